@@ -1,0 +1,103 @@
+// Tables of the accounts-billing context, in its own Postgres schema.
+import { sql } from "drizzle-orm";
+import { bigint, bigserial, index, integer, pgSchema, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
+
+export const accountsBilling = pgSchema("accounts_billing");
+
+const id = () => bigserial("id", { mode: "number" }).primaryKey();
+const ref = (name: string) => bigint(name, { mode: "number" });
+const createdAt = () => timestamp("created_at", { withTimezone: true }).notNull().defaultNow();
+const updatedAt = () => timestamp("updated_at", { withTimezone: true }).notNull().defaultNow();
+
+export const plans = accountsBilling.table("plans", {
+  id: id(),
+  name: text("name").notNull(),
+  monthlyWords: bigint("monthly_words", { mode: "number" }).notNull(),
+  requestsPerMinute: integer("requests_per_minute").notNull(),
+  requestsPerHour: integer("requests_per_hour").notNull(),
+  requestsPerDay: integer("requests_per_day").notNull(),
+  createdAt: createdAt(),
+});
+
+export const accounts = accountsBilling.table("accounts", {
+  id: id(),
+  name: text("name").notNull(),
+  createdAt: createdAt(),
+});
+
+/** One row per subscription period; the active one has no end. */
+export const subscriptions = accountsBilling.table(
+  "subscriptions",
+  {
+    id: id(),
+    accountId: ref("account_id").notNull().references(() => accounts.id),
+    planId: ref("plan_id").notNull().references(() => plans.id),
+    startedAt: timestamp("started_at", { withTimezone: true }).notNull().defaultNow(),
+    endedAt: timestamp("ended_at", { withTimezone: true }),
+  },
+  (t) => [uniqueIndex("subscriptions_one_active").on(t.accountId).where(sql`${t.endedAt} is null`)],
+);
+
+export const users = accountsBilling.table("users", {
+  id: id(),
+  name: text("name").notNull(),
+  email: text("email").notNull().unique(),
+  emailVerifiedAt: timestamp("email_verified_at", { withTimezone: true }),
+  currentAccountId: ref("current_account_id"),
+  currentProjectId: ref("current_project_id"),
+  disabledAt: timestamp("disabled_at", { withTimezone: true }),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+});
+
+export const memberships = accountsBilling.table(
+  "memberships",
+  {
+    accountId: ref("account_id").notNull().references(() => accounts.id),
+    userId: ref("user_id").notNull().references(() => users.id),
+    role: text("role", { enum: ["owner", "admin", "editor", "viewer"] }).notNull(),
+    /** When set, the member reaches only these projects of the account. */
+    projectIds: bigint("project_ids", { mode: "number" }).array(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.userId] }), index("memberships_user").on(t.userId)],
+);
+
+export const projects = accountsBilling.table(
+  "projects",
+  {
+    id: id(),
+    accountId: ref("account_id").notNull().references(() => accounts.id),
+    name: text("name").notNull(),
+    defaultAudience: text("default_audience"),
+    createdAt: createdAt(),
+  },
+  (t) => [index("projects_account").on(t.accountId)],
+);
+
+/** Only a SHA-256 of the token is kept; the token itself is shown once at creation. */
+export const apiKeys = accountsBilling.table("api_keys", {
+  id: id(),
+  accountId: ref("account_id").notNull().references(() => accounts.id),
+  userId: ref("user_id").notNull().references(() => users.id),
+  tokenHash: text("token_hash").notNull().unique(),
+  prefix: text("prefix").notNull(),
+  expiresAt: timestamp("expires_at", { withTimezone: true }),
+  revokedAt: timestamp("revoked_at", { withTimezone: true }),
+  createdAt: createdAt(),
+});
+
+/** The word quota ledger: one row per article reservation, settled or released later. */
+export const wordReservations = accountsBilling.table(
+  "word_reservations",
+  {
+    reference: text("reference").primaryKey(),
+    accountId: ref("account_id").notNull().references(() => accounts.id),
+    period: text("period").notNull(),
+    words: bigint("words", { mode: "number" }).notNull(),
+    state: text("state", { enum: ["reserved", "settled", "released"] }).notNull(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [index("word_reservations_account_period").on(t.accountId, t.period)],
+);

@@ -1,0 +1,265 @@
+// Users, accounts, memberships, projects, plans and keys: reads and operator changes.
+import { and, eq, gt, isNull, or, sql } from "drizzle-orm";
+import type { Db } from "../db/client.ts";
+import { accounts, apiKeys, memberships, plans, projects, subscriptions, users } from "../db/schema.ts";
+import { invalidFields, notFound, forbidden, unauthenticated, type FieldErrors } from "../../../kit/src/errors.ts";
+import { displayPrefix, hashToken, isWellFormedToken, newToken } from "./api-keys.ts";
+import { membershipCovers, roleGrants, type AccessLevel, type Role } from "./access.ts";
+
+export type UserRow = typeof users.$inferSelect;
+export type PlanRow = typeof plans.$inferSelect;
+export type ProjectRow = typeof projects.$inferSelect;
+export type KeyRow = typeof apiKeys.$inferSelect;
+
+export interface Principal {
+  keyId: number;
+  accountId: number;
+  user: UserRow;
+  plan: PlanRow | null;
+}
+
+/** Resolves a bearer token; every refusal looks the same to the caller. */
+export async function authenticateKey(db: Db, token: string, now = new Date()): Promise<Principal> {
+  if (!isWellFormedToken(token)) throw unauthenticated();
+  const [row] = await db
+    .select({ key: apiKeys, user: users, plan: plans })
+    .from(apiKeys)
+    .innerJoin(users, eq(users.id, apiKeys.userId))
+    .innerJoin(memberships, and(eq(memberships.accountId, apiKeys.accountId), eq(memberships.userId, apiKeys.userId)))
+    .leftJoin(subscriptions, and(eq(subscriptions.accountId, apiKeys.accountId), isNull(subscriptions.endedAt)))
+    .leftJoin(plans, eq(plans.id, subscriptions.planId))
+    .where(
+      and(
+        eq(apiKeys.tokenHash, hashToken(token)),
+        isNull(apiKeys.revokedAt),
+        or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, now)),
+      ),
+    )
+    .limit(1);
+  if (!row) throw unauthenticated();
+  return { keyId: row.key.id, accountId: row.key.accountId, user: row.user, plan: row.plan };
+}
+
+export async function getUser(db: Db, userId: number): Promise<UserRow> {
+  const [user] = await db.select().from(users).where(eq(users.id, userId));
+  if (!user) throw notFound("No such user.");
+  return user;
+}
+
+export async function getProject(db: Db, projectId: number): Promise<ProjectRow> {
+  const [project] = await db.select().from(projects).where(eq(projects.id, projectId));
+  if (!project) throw notFound("No such project.");
+  return project;
+}
+
+/** Another account's project is "not found"; a visible one with too little access is "forbidden". */
+export async function authorizeProject(db: Db, userId: number, projectId: number, level: AccessLevel): Promise<ProjectRow> {
+  const [row] = await db
+    .select({ project: projects, membership: memberships })
+    .from(projects)
+    .innerJoin(memberships, and(eq(memberships.accountId, projects.accountId), eq(memberships.userId, userId)))
+    .where(eq(projects.id, projectId));
+  if (!row) throw notFound("Project not found.");
+  const { role, projectIds } = row.membership;
+  if (!membershipCovers(projectIds, projectId) || !roleGrants(role, level)) {
+    throw forbidden("This action is unauthorized.");
+  }
+  return row.project;
+}
+
+export async function listViewableProjects(db: Db, userId: number): Promise<ProjectRow[]> {
+  const rows = await db
+    .select({ project: projects, membership: memberships })
+    .from(projects)
+    .innerJoin(memberships, and(eq(memberships.accountId, projects.accountId), eq(memberships.userId, userId)))
+    .orderBy(projects.id);
+  return rows.filter((r) => membershipCovers(r.membership.projectIds, r.project.id) && roleGrants(r.membership.role, "view")).map((r) => r.project);
+}
+
+// ---- operator changes ----
+
+function requireText(fields: FieldErrors, name: string, value: string, max = 255) {
+  if (!value.trim()) fields[name] = [`The ${name} field is required.`];
+  else if (value.length > max) fields[name] = [`The ${name} field must not be greater than ${max} characters.`];
+}
+
+function throwIfAny(fields: FieldErrors) {
+  if (Object.keys(fields).length) throw invalidFields(fields);
+}
+
+export interface PlanInput {
+  name: string;
+  monthlyWords: number;
+  requestsPerMinute: number;
+  requestsPerHour: number;
+  requestsPerDay: number;
+}
+
+function checkPlan(input: Partial<PlanInput>, fields: FieldErrors) {
+  if (input.name !== undefined) requireText(fields, "name", input.name);
+  for (const [key, value] of Object.entries(input)) {
+    if (key !== "name" && (typeof value !== "number" || !Number.isInteger(value) || value < 0)) {
+      fields[key] = [`${key} must be a whole number of at least 0.`];
+    }
+  }
+}
+
+export async function createPlan(db: Db, input: PlanInput): Promise<PlanRow> {
+  const fields: FieldErrors = {};
+  checkPlan(input, fields);
+  throwIfAny(fields);
+  const [plan] = await db.insert(plans).values(input).returning();
+  return plan;
+}
+
+export async function updatePlan(db: Db, planId: number, input: Partial<PlanInput>): Promise<PlanRow> {
+  const fields: FieldErrors = {};
+  checkPlan(input, fields);
+  throwIfAny(fields);
+  const changes = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined));
+  const [plan] = Object.keys(changes).length
+    ? await db.update(plans).set(changes).where(eq(plans.id, planId)).returning()
+    : await db.select().from(plans).where(eq(plans.id, planId));
+  if (!plan) throw notFound("No such plan.");
+  return plan;
+}
+
+export async function activePlanId(db: Db, accountId: number): Promise<number | null> {
+  const [row] = await db.select({ planId: subscriptions.planId }).from(subscriptions).where(and(eq(subscriptions.accountId, accountId), isNull(subscriptions.endedAt)));
+  return row?.planId ?? null;
+}
+
+export async function createAccount(db: Db, name: string, planId?: number) {
+  const fields: FieldErrors = {};
+  requireText(fields, "name", name);
+  throwIfAny(fields);
+  return db.transaction(async (tx) => {
+    const [account] = await tx.insert(accounts).values({ name }).returning();
+    if (planId !== undefined) await startSubscription(tx as unknown as Db, account.id, planId);
+    return { ...account, planId: planId ?? null };
+  });
+}
+
+/** Ends any active subscription and starts one on planId, atomically. */
+export async function startSubscription(db: Db, accountId: number, planId: number): Promise<void> {
+  const [plan] = await db.select({ id: plans.id }).from(plans).where(eq(plans.id, planId));
+  if (!plan) throw notFound("No such plan.");
+  const [account] = await db.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, accountId)).for("update");
+  if (!account) throw notFound("No such account.");
+  await db.update(subscriptions).set({ endedAt: new Date() }).where(and(eq(subscriptions.accountId, accountId), isNull(subscriptions.endedAt)));
+  await db.insert(subscriptions).values({ accountId, planId });
+}
+
+export async function subscribe(db: Db, accountId: number, planId: number) {
+  await db.transaction((tx) => startSubscription(tx as unknown as Db, accountId, planId));
+  return getAccount(db, accountId);
+}
+
+export async function unsubscribe(db: Db, accountId: number) {
+  const account = await getAccount(db, accountId);
+  await db.update(subscriptions).set({ endedAt: new Date() }).where(and(eq(subscriptions.accountId, accountId), isNull(subscriptions.endedAt)));
+  return { ...account, planId: null };
+}
+
+export async function getAccount(db: Db, accountId: number) {
+  const [account] = await db.select().from(accounts).where(eq(accounts.id, accountId));
+  if (!account) throw notFound("No such account.");
+  return { ...account, planId: await activePlanId(db, accountId) };
+}
+
+export async function createUser(db: Db, name: string, email: string): Promise<UserRow> {
+  const fields: FieldErrors = {};
+  requireText(fields, "name", name);
+  if (!/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(email)) fields.email = ["The email field must be a valid email address."];
+  throwIfAny(fields);
+  const [taken] = await db.select({ id: users.id }).from(users).where(eq(users.email, email.toLowerCase()));
+  if (taken) throw invalidFields({ email: ["The email has already been taken."] });
+  const [user] = await db.insert(users).values({ name, email: email.toLowerCase(), emailVerifiedAt: new Date() }).returning();
+  return user;
+}
+
+export async function disableUser(db: Db, userId: number): Promise<UserRow> {
+  const [user] = await db.update(users).set({ disabledAt: new Date(), updatedAt: new Date() }).where(eq(users.id, userId)).returning();
+  if (!user) throw notFound("No such user.");
+  return user;
+}
+
+export async function addMember(db: Db, accountId: number, userId: number, role: Role, projectIds: number[]) {
+  await getAccount(db, accountId);
+  await getUser(db, userId);
+  if (projectIds.length) {
+    const own = await db.select({ id: projects.id }).from(projects).where(eq(projects.accountId, accountId));
+    const foreign = projectIds.filter((id) => !own.some((p) => p.id === id));
+    if (foreign.length) throw invalidFields({ project_ids: [`Projects ${foreign.join(", ")} do not belong to account ${accountId}.`] });
+  }
+  const values = { accountId, userId, role, projectIds: projectIds.length ? projectIds : null };
+  const [membership] = await db
+    .insert(memberships)
+    .values(values)
+    .onConflictDoUpdate({ target: [memberships.accountId, memberships.userId], set: { role, projectIds: values.projectIds } })
+    .returning();
+  // The dashboard's selection defaults to the first account a user joins.
+  await db.update(users).set({ currentAccountId: accountId, updatedAt: new Date() }).where(and(eq(users.id, userId), isNull(users.currentAccountId)));
+  return membership;
+}
+
+export async function removeMember(db: Db, accountId: number, userId: number): Promise<void> {
+  const removed = await db.delete(memberships).where(and(eq(memberships.accountId, accountId), eq(memberships.userId, userId))).returning();
+  if (!removed.length) throw notFound("No such membership.");
+}
+
+export async function createProject(db: Db, accountId: number, name: string, defaultAudience?: string): Promise<ProjectRow> {
+  const fields: FieldErrors = {};
+  requireText(fields, "name", name);
+  if (defaultAudience !== undefined && defaultAudience.length > 1000) fields.audience = ["The audience must not be greater than 1000 characters."];
+  throwIfAny(fields);
+  await getAccount(db, accountId);
+  const [project] = await db.insert(projects).values({ accountId, name, defaultAudience: defaultAudience ?? null }).returning();
+  await db
+    .update(users)
+    .set({ currentProjectId: project.id, updatedAt: new Date() })
+    .where(and(eq(users.currentAccountId, accountId), isNull(users.currentProjectId), sql`exists (select 1 from ${memberships} m where m.account_id = ${accountId} and m.user_id = ${users.id})`));
+  return project;
+}
+
+export async function createApiKey(db: Db, accountId: number, userId: number, expiresAt?: Date): Promise<{ key: KeyRow; token: string }> {
+  const [membership] = await db.select().from(memberships).where(and(eq(memberships.accountId, accountId), eq(memberships.userId, userId)));
+  if (!membership) throw invalidFields({ user: [`User ${userId} is not a member of account ${accountId}.`] });
+  const token = newToken();
+  const [key] = await db.insert(apiKeys).values({ accountId, userId, tokenHash: hashToken(token), prefix: displayPrefix(token), expiresAt: expiresAt ?? null }).returning();
+  return { key, token };
+}
+
+export async function revokeApiKey(db: Db, keyId: number): Promise<KeyRow> {
+  const [key] = await db.update(apiKeys).set({ revokedAt: sql`coalesce(${apiKeys.revokedAt}, now())` }).where(eq(apiKeys.id, keyId)).returning();
+  if (!key) throw notFound("No such key.");
+  return key;
+}
+
+export const DEMO_PLAN: PlanInput = { name: "Demo", monthlyWords: 200_000, requestsPerMinute: 60, requestsPerHour: 1_000, requestsPerDay: 10_000 };
+
+/** An account on a plan, its owner, a project and a key, all or nothing. */
+export async function createDemoTenant(db: Db) {
+  return db.transaction(async (t) => {
+    const tx = t as unknown as Db;
+    const plan = await createPlan(tx, DEMO_PLAN);
+    const account = await createAccount(tx, "Demo account", plan.id);
+    const user = await createUser(tx, "Demo user", `demo+${account.id}@example.com`);
+    await addMember(tx, account.id, user.id, "owner", []);
+    const project = await createProject(tx, account.id, "Demo project", "Readers new to the topic");
+    const { key, token } = await createApiKey(tx, account.id, user.id);
+    return { plan, account: { ...account, planId: plan.id }, user: await getUser(tx, user.id), project, key, token };
+  });
+}
+
+/** Creates the demo tenant only on a deployment's first start (no account yet). */
+export async function ensureDemoTenant(db: Db) {
+  return db.transaction(async (t) => {
+    const tx = t as unknown as Db;
+    // Serialises concurrent first starts.
+    await tx.execute(sql`select pg_advisory_xact_lock(hashtext('accounts_billing:demo-tenant'))`);
+    const [any] = await tx.select({ id: accounts.id }).from(accounts).limit(1);
+    if (any) return null;
+    return createDemoTenant(tx);
+  });
+}

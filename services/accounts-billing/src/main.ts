@@ -1,0 +1,14 @@
+// accounts-billing process: identity, access and the word quota ledger over gRPC.
+import { fileURLToPath } from "node:url";
+import { runService } from "../../kit/src/service-process.ts";
+import { schema } from "./db/client.ts";
+import { accountsBillingRoutes } from "./rpc.ts";
+
+await runService({
+  name: "accounts-billing",
+  urlKey: "accountsBilling",
+  schemaName: "accounts_billing",
+  schema,
+  migrationsFolder: fileURLToPath(new URL("./db/migrations", import.meta.url)),
+  routes: ({ database }) => accountsBillingRoutes(database.db),
+});

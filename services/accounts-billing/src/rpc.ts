@@ -1,0 +1,203 @@
+// gRPC handlers of accounts-billing: thin translations between proto messages and the domain.
+import type { ConnectRouter } from "@connectrpc/connect";
+import { timestampDate, timestampFromDate, type Timestamp } from "@bufbuild/protobuf/wkt";
+import {
+  AccessLevel,
+  AccountsService,
+  PlanSchema,
+  ProjectSchema,
+  UserSchema,
+} from "../../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
+import { QuotaService, ReservationState, WordReservationSchema } from "../../../proto/gen/articles/accounts_billing/v1/quota_pb.ts";
+import { ApiKeySchema, OperatorService, Role as ProtoRole } from "../../../proto/gen/articles/accounts_billing/v1/operator_pb.ts";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { invalidFields } from "../../kit/src/errors.ts";
+import type { Db } from "./db/client.ts";
+import * as identity from "./domain/identity.ts";
+import * as quota from "./domain/word-quota.ts";
+import type { Role } from "./domain/access.ts";
+
+
+const ts = (d: Date) => timestampFromDate(d);
+const tsOpt = (d: Date | null) => (d ? timestampFromDate(d) : undefined);
+
+const userMessage = (u: identity.UserRow): MessageInitShape<typeof UserSchema> => ({
+  id: BigInt(u.id),
+  name: u.name,
+  email: u.email,
+  emailVerifiedAt: tsOpt(u.emailVerifiedAt),
+  currentAccountId: u.currentAccountId === null ? undefined : BigInt(u.currentAccountId),
+  currentProjectId: u.currentProjectId === null ? undefined : BigInt(u.currentProjectId),
+  createdAt: ts(u.createdAt),
+  updatedAt: ts(u.updatedAt),
+  disabled: u.disabledAt !== null,
+});
+
+const planMessage = (p: identity.PlanRow): MessageInitShape<typeof PlanSchema> => ({
+  id: BigInt(p.id),
+  name: p.name,
+  monthlyWords: BigInt(p.monthlyWords),
+  requestsPerMinute: p.requestsPerMinute,
+  requestsPerHour: p.requestsPerHour,
+  requestsPerDay: p.requestsPerDay,
+});
+
+const projectMessage = (p: identity.ProjectRow): MessageInitShape<typeof ProjectSchema> => ({
+  id: BigInt(p.id),
+  accountId: BigInt(p.accountId),
+  name: p.name,
+  defaultAudience: p.defaultAudience ?? undefined,
+  createdAt: ts(p.createdAt),
+});
+
+const keyMessage = (k: identity.KeyRow): MessageInitShape<typeof ApiKeySchema> => ({
+  id: BigInt(k.id),
+  accountId: BigInt(k.accountId),
+  userId: BigInt(k.userId),
+  prefix: k.prefix,
+  expiresAt: tsOpt(k.expiresAt),
+  revokedAt: tsOpt(k.revokedAt),
+  createdAt: ts(k.createdAt),
+});
+
+const accountMessage = (a: { id: number; name: string; planId: number | null; createdAt: Date }) => ({
+  id: BigInt(a.id),
+  name: a.name,
+  planId: a.planId === null ? undefined : BigInt(a.planId),
+  createdAt: ts(a.createdAt),
+});
+
+const STATE: Record<quota.Reservation["state"], ReservationState> = {
+  reserved: ReservationState.RESERVED,
+  settled: ReservationState.SETTLED,
+  released: ReservationState.RELEASED,
+};
+
+const reservationMessage = (r: quota.Reservation): MessageInitShape<typeof WordReservationSchema> => ({
+  reference: r.reference,
+  accountId: BigInt(r.accountId),
+  words: BigInt(r.words),
+  state: STATE[r.state],
+  period: r.period,
+});
+
+const ROLE_OF_PROTO: Partial<Record<ProtoRole, Role>> = {
+  [ProtoRole.OWNER]: "owner",
+  [ProtoRole.ADMIN]: "admin",
+  [ProtoRole.EDITOR]: "editor",
+  [ProtoRole.VIEWER]: "viewer",
+};
+
+function levelOf(level: AccessLevel) {
+  if (level === AccessLevel.VIEW) return "view" as const;
+  if (level === AccessLevel.UPDATE) return "update" as const;
+  throw invalidFields({ level: ["level must be VIEW or UPDATE."] });
+}
+
+function roleOf(role: ProtoRole): Role {
+  const r = ROLE_OF_PROTO[role];
+  if (!r) throw invalidFields({ role: ["role must be one of owner, admin, editor, viewer."] });
+  return r;
+}
+
+const optDate = (t: Timestamp | undefined) => (t ? timestampDate(t) : undefined);
+
+function demoMessage(t: Awaited<ReturnType<typeof identity.createDemoTenant>>) {
+  return {
+    account: accountMessage(t.account),
+    user: userMessage(t.user),
+    project: projectMessage(t.project),
+    key: keyMessage(t.key),
+    token: t.token,
+    plan: planMessage(t.plan),
+  };
+}
+
+export function accountsBillingRoutes(db: Db) {
+  return (router: ConnectRouter) => {
+    router.service(AccountsService, {
+      async authenticateKey(req) {
+        const p = await identity.authenticateKey(db, req.token);
+        return { keyId: BigInt(p.keyId), accountId: BigInt(p.accountId), user: userMessage(p.user), plan: p.plan ? planMessage(p.plan) : undefined };
+      },
+      getUser: async (req) => ({ user: userMessage(await identity.getUser(db, Number(req.userId))) }),
+      authorizeProject: async (req) => ({
+        project: projectMessage(await identity.authorizeProject(db, Number(req.userId), Number(req.projectId), levelOf(req.level))),
+      }),
+      listViewableProjects: async (req) => ({ projects: (await identity.listViewableProjects(db, Number(req.userId))).map(projectMessage) }),
+      getProject: async (req) => ({ project: projectMessage(await identity.getProject(db, Number(req.projectId))) }),
+    });
+
+    router.service(QuotaService, {
+      async reserveWords(req) {
+        const r = await quota.reserveWords(db, Number(req.accountId), req.reference, Number(req.words));
+        return { reservation: reservationMessage(r.reservation), remainingWords: BigInt(r.remainingWords) };
+      },
+      settleWords: async (req) => ({ reservation: reservationMessage(await quota.settleWords(db, req.reference, Number(req.actualWords))) }),
+      releaseWords: async (req) => ({ reservation: reservationMessage(await quota.releaseWords(db, req.reference)) }),
+      async getWordUsage(req) {
+        const u = await quota.getWordUsage(db, Number(req.accountId));
+        return {
+          period: u.period,
+          monthlyWords: BigInt(u.monthlyWords),
+          usedWords: BigInt(u.usedWords),
+          reservedWords: BigInt(u.reservedWords),
+          remainingWords: BigInt(u.remainingWords),
+        };
+      },
+    });
+
+    router.service(OperatorService, {
+      createPlan: async (req) => ({
+        plan: planMessage(
+          await identity.createPlan(db, {
+            name: req.name,
+            monthlyWords: Number(req.monthlyWords),
+            requestsPerMinute: req.requestsPerMinute,
+            requestsPerHour: req.requestsPerHour,
+            requestsPerDay: req.requestsPerDay,
+          }),
+        ),
+      }),
+      updatePlan: async (req) => ({
+        plan: planMessage(
+          await identity.updatePlan(db, Number(req.planId), {
+            name: req.name,
+            monthlyWords: req.monthlyWords === undefined ? undefined : Number(req.monthlyWords),
+            requestsPerMinute: req.requestsPerMinute,
+            requestsPerHour: req.requestsPerHour,
+            requestsPerDay: req.requestsPerDay,
+          }),
+        ),
+      }),
+      createAccount: async (req) => ({
+        account: accountMessage(await identity.createAccount(db, req.name, req.planId === undefined ? undefined : Number(req.planId))),
+      }),
+      subscribe: async (req) => ({ account: accountMessage(await identity.subscribe(db, Number(req.accountId), Number(req.planId))) }),
+      unsubscribe: async (req) => ({ account: accountMessage(await identity.unsubscribe(db, Number(req.accountId))) }),
+      createUser: async (req) => ({ user: userMessage(await identity.createUser(db, req.name, req.email)) }),
+      disableUser: async (req) => ({ user: userMessage(await identity.disableUser(db, Number(req.userId))) }),
+      async addMember(req) {
+        const m = await identity.addMember(db, Number(req.accountId), Number(req.userId), roleOf(req.role), req.projectIds.map(Number));
+        return { membership: { accountId: BigInt(m.accountId), userId: BigInt(m.userId), role: req.role, projectIds: (m.projectIds ?? []).map(BigInt) } };
+      },
+      async removeMember(req) {
+        await identity.removeMember(db, Number(req.accountId), Number(req.userId));
+        return {};
+      },
+      createProject: async (req) => ({
+        project: projectMessage(await identity.createProject(db, Number(req.accountId), req.name, req.defaultAudience)),
+      }),
+      async createApiKey(req) {
+        const { key, token } = await identity.createApiKey(db, Number(req.accountId), Number(req.userId), optDate(req.expiresAt));
+        return { key: keyMessage(key), token };
+      },
+      revokeApiKey: async (req) => ({ key: keyMessage(await identity.revokeApiKey(db, Number(req.keyId))) }),
+      createDemoTenant: async () => demoMessage(await identity.createDemoTenant(db)),
+      async ensureDemoTenant() {
+        const created = await identity.ensureDemoTenant(db);
+        return { created: created ? demoMessage(created) : undefined };
+      },
+    });
+  };
+}

@@ -1,0 +1,150 @@
+// Environment configuration with validated defaults. A bad value is one clear line naming the
+// variable and a non-zero exit (see failOnConfigError), never a stack trace.
+
+export class ConfigError extends Error {
+  constructor(readonly variable: string, problem: string) {
+    super(`${variable}: ${problem}`);
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function raw(env: Env, name: string): string | undefined {
+  const value = env[name];
+  return value === undefined || value.trim() === "" ? undefined : value.trim();
+}
+
+export function envString(env: Env, name: string, fallback: string): string {
+  return raw(env, name) ?? fallback;
+}
+
+export function envOptional(env: Env, name: string): string | undefined {
+  return raw(env, name);
+}
+
+export function envInt(env: Env, name: string, fallback: number, range: { min?: number; max?: number } = {}): number {
+  const value = raw(env, name);
+  if (value === undefined) return fallback;
+  if (!/^\d+$/.test(value)) throw new ConfigError(name, `expected a whole number, got "${value}"`);
+  const n = Number(value);
+  if (range.min !== undefined && n < range.min) throw new ConfigError(name, `must be at least ${range.min}, got ${n}`);
+  if (range.max !== undefined && n > range.max) throw new ConfigError(name, `must be at most ${range.max}, got ${n}`);
+  return n;
+}
+
+export function envPort(env: Env, name: string, fallback: number): number {
+  return envInt(env, name, fallback, { min: 0, max: 65535 });
+}
+
+export function envBool(env: Env, name: string, fallback: boolean): boolean {
+  const value = raw(env, name);
+  if (value === undefined) return fallback;
+  if (/^(true|1|yes)$/i.test(value)) return true;
+  if (/^(false|0|no)$/i.test(value)) return false;
+  throw new ConfigError(name, `expected true or false, got "${value}"`);
+}
+
+export function envUrl(env: Env, name: string, fallback: string, protocols: string[]): string {
+  const value = raw(env, name) ?? fallback;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(name, `not a valid URL: "${redactUrl(value)}"`);
+  }
+  if (!protocols.includes(url.protocol)) {
+    throw new ConfigError(name, `expected a ${protocols.map((p) => p.replace(":", "://")).join(" or ")} URL, got "${redactUrl(value)}"`);
+  }
+  return value;
+}
+
+export function envIntList(env: Env, name: string, fallback: number[]): number[] {
+  const value = raw(env, name);
+  if (value === undefined) return fallback;
+  const parts = value.split(",").map((p) => p.trim());
+  if (parts.length === 0 || parts.some((p) => !/^\d+$/.test(p))) {
+    throw new ConfigError(name, `expected comma-separated whole numbers, got "${value}"`);
+  }
+  return parts.map(Number);
+}
+
+/** Hides a password in a URL so configuration errors never print a secret. */
+export function redactUrl(value: string): string {
+  return value.replace(/\/\/([^:/@]+):([^@]+)@/, "//$1:***@");
+}
+
+/** Runs fn; a ConfigError becomes one line on stderr and exit code 2. */
+export function failOnConfigError<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(`configuration error: ${error.message}`);
+      process.exit(2);
+    }
+    throw error;
+  }
+}
+
+/** Settings every service process shares. */
+export interface PlatformConfig {
+  databaseUrl: string;
+  redisUrl: string;
+  redisPrefix: string;
+  serviceToken: string;
+  services: ServiceUrls;
+}
+
+export interface ServiceUrls {
+  accountsBilling: string;
+  workflowCatalog: string;
+  articleStore: string;
+  generationRunner: string;
+  webhookDispatcher: string;
+}
+
+export const DEFAULT_SERVICE_PORTS = {
+  accountsBilling: 7101,
+  workflowCatalog: 7102,
+  articleStore: 7103,
+  generationRunner: 7104,
+  webhookDispatcher: 7105,
+} as const;
+
+export const SERVICE_URL_VARIABLES: Record<keyof ServiceUrls, string> = {
+  accountsBilling: "ACCOUNTS_BILLING_URL",
+  workflowCatalog: "WORKFLOW_CATALOG_URL",
+  articleStore: "ARTICLE_STORE_URL",
+  generationRunner: "GENERATION_RUNNER_URL",
+  webhookDispatcher: "WEBHOOK_DISPATCHER_URL",
+};
+
+export function loadServiceUrls(env: Env): ServiceUrls {
+  const urls = {} as ServiceUrls;
+  for (const key of Object.keys(SERVICE_URL_VARIABLES) as (keyof ServiceUrls)[]) {
+    urls[key] = envUrl(env, SERVICE_URL_VARIABLES[key], `http://127.0.0.1:${DEFAULT_SERVICE_PORTS[key]}`, ["http:", "https:"]);
+  }
+  return urls;
+}
+
+export function loadPlatformConfig(env: Env = process.env): PlatformConfig {
+  const redisPrefix = envString(env, "REDIS_PREFIX", "articles");
+  if (!/^[A-Za-z0-9._-]{1,64}$/.test(redisPrefix)) {
+    throw new ConfigError("REDIS_PREFIX", "use 1 to 64 letters, digits, dots, dashes or underscores");
+  }
+  const serviceToken = envOptional(env, "SERVICE_TOKEN");
+  if (serviceToken === undefined) throw new ConfigError("SERVICE_TOKEN", "required: the shared credential of calls between services");
+  if (serviceToken.length < 16) throw new ConfigError("SERVICE_TOKEN", "must be at least 16 characters");
+  return {
+    databaseUrl: envUrl(env, "DATABASE_URL", "postgres://postgres@127.0.0.1:5432/articles", ["postgres:", "postgresql:"]),
+    redisUrl: envUrl(env, "REDIS_URL", "redis://127.0.0.1:6379", ["redis:", "rediss:"]),
+    redisPrefix,
+    serviceToken,
+    services: loadServiceUrls(env),
+  };
+}
+
+/** The port a service listens on: GRPC_PORT, else the port of its own URL. */
+export function listenPort(env: Env, ownUrl: string): number {
+  return envPort(env, "GRPC_PORT", Number(new URL(ownUrl).port || 80));
+}

@@ -1,0 +1,64 @@
+// Postgres through drizzle-orm: creates the database when missing and applies the service's own
+// migrations, tracked in its own schema so services never touch each other's tables.
+import postgres from "postgres";
+import { drizzle } from "drizzle-orm/postgres-js";
+import { migrate } from "drizzle-orm/postgres-js/migrator";
+import { existsSync } from "node:fs";
+import { redactUrl } from "./config.ts";
+
+export async function ensureDatabase(databaseUrl: string): Promise<void> {
+  const url = new URL(databaseUrl);
+  const name = decodeURIComponent(url.pathname.replace(/^\//, "")) || "postgres";
+  url.pathname = "/postgres";
+  const admin = postgres(url.toString(), { max: 1, onnotice: () => {}, connect_timeout: 5 });
+  try {
+    const rows = await admin`select 1 from pg_database where datname = ${name}`;
+    if (rows.length === 0) {
+      try {
+        await admin.unsafe(`create database "${name.replace(/"/g, '""')}"`);
+      } catch (error) {
+        // Another process created it first (services start in parallel).
+        if ((error as { code?: string }).code !== "42P04" && (error as { code?: string }).code !== "23505") throw error;
+      }
+    }
+  } catch (error) {
+    throw new Error(`DATABASE_URL: cannot reach ${redactUrl(databaseUrl)} (${(error as Error).message})`);
+  } finally {
+    await admin.end({ timeout: 1 });
+  }
+}
+
+export interface ServiceDatabase<S extends Record<string, unknown>> {
+  db: ReturnType<typeof drizzle<S>>;
+  sql: postgres.Sql;
+  close(): Promise<void>;
+}
+
+export async function openServiceDatabase<S extends Record<string, unknown>>(opts: {
+  databaseUrl: string;
+  schemaName: string;
+  schema: S;
+  migrationsFolder: string;
+  poolSize?: number;
+}): Promise<ServiceDatabase<S>> {
+  await ensureDatabase(opts.databaseUrl);
+  const sql = postgres(opts.databaseUrl, { max: opts.poolSize ?? 10, onnotice: () => {} });
+  const db = drizzle(sql, { schema: opts.schema });
+  if (existsSync(opts.migrationsFolder)) {
+    // Replicas starting together migrate one at a time: the lock is held on a reserved connection.
+    const lock = await sql.reserve();
+    try {
+      await lock`select pg_advisory_lock(hashtext(${"migrate:" + opts.schemaName}))`;
+      await migrate(db, {
+        migrationsFolder: opts.migrationsFolder,
+        // Kept beside (not inside) the service schema, whose first migration creates it.
+        migrationsSchema: `${opts.schemaName}_migrations`,
+        migrationsTable: "applied",
+      });
+    } finally {
+      await lock`select pg_advisory_unlock(hashtext(${"migrate:" + opts.schemaName}))`;
+      lock.release();
+    }
+  }
+  return { db, sql, close: () => sql.end({ timeout: 5 }) };
+}

@@ -1,0 +1,12 @@
+// Redis connections of the deployment. Every key and queue lives under REDIS_PREFIX so two
+// stacks can share one Redis.
+import IORedis, { type RedisOptions } from "ioredis";
+
+export function connectRedis(redisUrl: string, options: RedisOptions = {}): IORedis {
+  return new IORedis(redisUrl, { maxRetriesPerRequest: null, enableReadyCheck: true, lazyConnect: false, ...options });
+}
+
+/** BullMQ's prefix option: queues become `<prefix>:bull:<queue>:…`. */
+export const queuePrefix = (redisPrefix: string) => `${redisPrefix}:bull`;
+
+export const redisKey = (redisPrefix: string, ...parts: (string | number)[]) => [redisPrefix, ...parts].join(":");

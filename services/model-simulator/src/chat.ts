@@ -1,0 +1,119 @@
+// The chat completions endpoint as a plain function, shared by the HTTP route and the batch runner.
+
+import { CallCounter } from "./call-counter.ts";
+import { readDirectives, withoutDirectives } from "./directives.ts";
+import { jsonFromSchema, smallJsonObject, type JsonSchema } from "./json-from-schema.ts";
+import { openAIErrorBody } from "./openai-errors.ts";
+import { fingerprint } from "./prompt-seed.ts";
+import { DEFAULT_WORDS, keywordsFor, outlineHeadings, titleFor, topicFor, wordsAskedFor } from "./prompt-reading.ts";
+import { writeArticle } from "./writer.ts";
+
+export interface ChatState {
+  calls: CallCounter;
+  /** Conversations already failed once by `[[sim:fail-once]]`. */
+  failedOnce: Set<string>;
+}
+
+export interface ChatOutcome {
+  status: number;
+  body: unknown;
+}
+
+interface Message {
+  role: string;
+  content: unknown;
+}
+
+export const SYSTEM_FINGERPRINT = "simulator";
+
+function messageText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) {
+    return content
+      .filter((part): part is { type: string; text: string } => part?.type === "text" && typeof part.text === "string")
+      .map((part) => part.text)
+      .join("\n");
+  }
+  return "";
+}
+
+// Tokens are approximated the way people estimate them by hand: about 1.3 per word.
+function tokensIn(text: string): number {
+  const words = text.split(/\s+/).filter(Boolean).length;
+  return Math.round(words * 1.3);
+}
+
+function invalid(message: string, param: string | null = null): ChatOutcome {
+  return { status: 400, body: openAIErrorBody(message, "invalid_request_error", null, param) };
+}
+
+export async function completeChat(request: unknown, state: ChatState): Promise<ChatOutcome> {
+  if (!request || typeof request !== "object") return invalid("The request body must be a JSON object.");
+  const body = request as Record<string, unknown>;
+  if (typeof body.model !== "string" || body.model === "") return invalid("you must provide a model parameter", "model");
+  if (body.stream === true) return invalid("Streaming is not supported by the model simulator.", "stream");
+  const messages = body.messages;
+  if (!Array.isArray(messages) || messages.length === 0 || !messages.every((m) => m && typeof m.role === "string")) {
+    return invalid("'messages' must be a non-empty array of {role, content} objects.", "messages");
+  }
+  const conversation = messages as Message[];
+  const lastUser = [...conversation].reverse().find((m) => m.role === "user");
+  const userText = lastUser ? messageText(lastUser.content) : "";
+  state.calls.record(userText);
+
+  const directives = readDirectives(userText);
+  if (directives.sleepMs > 0) await Bun.sleep(directives.sleepMs);
+  if (body.model.startsWith("unavailable")) {
+    return { status: 503, body: openAIErrorBody(`The model '${body.model}' is currently unavailable.`, "server_error", "model_unavailable") };
+  }
+  if (directives.fail) {
+    return { status: 500, body: openAIErrorBody("The server had an error while processing your request (simulated failure).", "server_error", "simulated_failure") };
+  }
+  const conversationKey = JSON.stringify(conversation);
+  if (directives.failOnce && !state.failedOnce.has(conversationKey)) {
+    state.failedOnce.add(conversationKey);
+    return { status: 500, body: openAIErrorBody("The server had an error while processing your request (simulated one-time failure).", "server_error", "simulated_failure") };
+  }
+
+  const format = body.response_format as { type?: string; json_schema?: { schema?: unknown } } | undefined;
+  if (format?.type === "json_schema" && (!format.json_schema || typeof format.json_schema.schema !== "object" || format.json_schema.schema === null)) {
+    return invalid("response_format.json_schema.schema must be a JSON Schema object.", "response_format");
+  }
+  const seed = JSON.stringify([conversation, format ?? null]);
+  const content = directives.echo ? withoutDirectives(userText) : compose(conversation, userText, directives.words, format, seed);
+
+  const allText = conversation.map((m) => messageText(m.content)).join("\n");
+  const promptTokens = tokensIn(allText);
+  const completionTokens = tokensIn(content);
+  return {
+    status: 200,
+    body: {
+      id: `chatcmpl-sim${fingerprint(seed)}`,
+      object: "chat.completion",
+      created: Math.floor(Date.now() / 1000),
+      model: body.model,
+      system_fingerprint: SYSTEM_FINGERPRINT,
+      choices: [{ index: 0, message: { role: "assistant", content, refusal: null }, logprobs: null, finish_reason: "stop" }],
+      usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens },
+    },
+  };
+}
+
+function compose(
+  conversation: Message[],
+  userText: string,
+  wordsDirective: number | null,
+  format: { type?: string; json_schema?: { schema?: unknown } } | undefined,
+  seed: string,
+): string {
+  const prompt = withoutDirectives(userText);
+  const everything = conversation.map((m) => withoutDirectives(messageText(m.content))).join("\n");
+  const words = wordsDirective ?? wordsAskedFor(prompt) ?? wordsAskedFor(everything) ?? DEFAULT_WORDS;
+  const title = titleFor(prompt);
+  const topic = topicFor(prompt, title);
+  const subject = { title, topic, keywords: keywordsFor(prompt, topic), words, seed };
+
+  if (format?.type === "json_schema") return JSON.stringify(jsonFromSchema(format.json_schema!.schema as JsonSchema, subject));
+  if (format?.type === "json_object") return JSON.stringify(smallJsonObject(subject));
+  return writeArticle({ ...subject, headings: outlineHeadings(prompt) });
+}

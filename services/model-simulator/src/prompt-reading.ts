@@ -1,0 +1,137 @@
+// Reads what a writer needs out of a free-form prompt: a title, a topic phrase, keywords and the
+// requested length. Prompts come from many pipeline steps, so every rule has a fallback.
+
+import { withoutDirectives } from "./directives.ts";
+
+export const DEFAULT_WORDS = 400;
+export const MAX_WORDS = 12_000;
+
+const STOPWORDS = new Set(
+  (
+    "a an and are as at be been but by can could did do does for from had has have how i if in into is it its " +
+    "may me more most my no not of on or our out over should so some such than that the their them then there " +
+    "these they this those to too under up us very was we were what when where which while who why will with " +
+    "would you your about above after again against all also any because before being below between both each " +
+    "few further here just once only other own same she he her his him very well yes via per " +
+    // instruction words that say how to write, not what about
+    "write writing written article articles post blog words word section sections include including using use " +
+    "please make sure following follow based provide return json format markdown target count length tone " +
+    "audience keyword keywords title topic outline draft step steps paragraph paragraphs heading headings " +
+    "must need needs given content output reply respond answer text language english plain style voice"
+  ).split(/\s+/),
+);
+
+/** Words with a letter or digit in them: what a reader would count, ignoring markdown marks. */
+export function countWords(text: string): number {
+  let count = 0;
+  for (const token of text.split(/\s+/)) if (/[\p{L}\p{N}]/u.test(token)) count++;
+  return count;
+}
+
+/** The length a text asks for, e.g. "1500 words", "target_word_count: 1500"; capped; null if none. */
+export function wordsAskedFor(text: string): number | null {
+  const keyed = /(?:target_)?word[_ ]?count["']?\s*[:=]\s*["']?(\d[\d,]*)/i.exec(text);
+  const phrased = /(\d[\d,]*)\s*(?:-\s*)?words?\b/i.exec(text);
+  const raw = keyed?.[1] ?? phrased?.[1];
+  if (!raw) return null;
+  const words = Number.parseInt(raw.replace(/,/g, ""), 10);
+  if (!Number.isFinite(words) || words <= 0) return null;
+  return Math.min(words, MAX_WORDS);
+}
+
+/** The requested length, else the default. */
+export function requestedWords(prompt: string): number {
+  return wordsAskedFor(prompt) ?? DEFAULT_WORDS;
+}
+
+function labelledLine(prompt: string, labels: string): string | null {
+  const pattern = new RegExp(`^[\\s>*_-]*(?:${labels})\\**\\s*[:=]\\**\\s*(.+)$`, "im");
+  const value = pattern.exec(prompt)?.[1]?.trim().replace(/^["'*]+|["'*]+$/g, "").trim();
+  return value ? value : null;
+}
+
+const LEAD_INS = [
+  /^(?:please\s+)?(?:write|draft|create|generate|produce|compose)\s+(?:me\s+)?(?:an?|the|one)?\s*(?:\d[\d,]*[- ]words?\s+)?(?:[\w-]+\s+){0,3}?(?:article|blog post|post|piece|guide|essay|story|overview|outline|introduction|summary)\s+(?:about|on|for|covering|explaining|that explains)\s+/i,
+  /^(?:please\s+)?(?:write|draft|create|generate|produce|explain|describe|summari[sz]e)\s+(?:about\s+)?/i,
+  /^(?:tell me|talk) about\s+/i,
+];
+
+export function titleCase(phrase: string): string {
+  const small = new Set(["a", "an", "and", "as", "at", "but", "by", "for", "in", "of", "on", "or", "the", "to", "vs", "with"]);
+  return phrase
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((word, i) => (i > 0 && small.has(word.toLowerCase()) ? word.toLowerCase() : word[0].toUpperCase() + word.slice(1)))
+    .join(" ");
+}
+
+function firstSentence(prompt: string): string {
+  const line = withoutDirectives(prompt)
+    .split("\n")
+    .map((l) => l.trim())
+    .find((l) => /[\p{L}\p{N}]/u.test(l));
+  if (!line) return "";
+  const sentence = line.split(/[.!?](?:\s|$)/)[0].replace(/^#+\s*/, "");
+  let cleaned = sentence;
+  for (const leadIn of LEAD_INS) cleaned = cleaned.replace(leadIn, "");
+  return cleaned.replace(/["“”]/g, "").split(/\s+/).slice(0, 12).join(" ").replace(/[,;:]+$/, "");
+}
+
+/** A title: an explicit `Title:` line wins, then a topic/keyword line, then the first sentence. */
+export function titleFor(prompt: string): string {
+  const explicit = labelledLine(prompt, "title|headline|article title");
+  if (explicit) return explicit;
+  const topic = labelledLine(prompt, "topic|target_keyword|target keyword|primary keyword|keyword|subject");
+  const phrase = topic ?? firstSentence(prompt);
+  return phrase ? titleCase(phrase) : "A Practical Guide";
+}
+
+/** The noun phrase the prose talks about, e.g. "coffee grinders" from "Coffee Grinders: A Buyer's Guide". */
+export function topicFor(prompt: string, title = titleFor(prompt)): string {
+  const labelled = labelledLine(prompt, "topic|target_keyword|target keyword|primary keyword|keyword|subject");
+  let phrase = labelled ?? title;
+  phrase = phrase.split(/[:|–—]/)[0];
+  phrase = phrase.replace(
+    /^(?:the\s+|an?\s+)?(?:(?:complete|ultimate|practical|essential|definitive|beginner'?s|quick|simple)\s+)*(?:guide|introduction|primer|handbook)\s+(?:to|for|on)\s+/i,
+    "",
+  );
+  phrase = phrase.replace(/^(?:how to|why|what (?:is|are)|everything you need to know about|understanding)\s+/i, "");
+  const words = phrase
+    .replace(/[^\p{L}\p{N}\s'-]/gu, " ")
+    .split(/\s+/)
+    .filter(Boolean)
+    .slice(0, 6)
+    .map((w) => (/[A-Z].*[A-Z]/.test(w) ? w : w.toLowerCase()));
+  while (words.length > 1 && STOPWORDS.has(words[words.length - 1].toLowerCase())) words.pop();
+  return words.join(" ") || "the subject";
+}
+
+/** Content words from the topic first, then the prompt's most frequent ones. */
+export function keywordsFor(prompt: string, topic: string): string[] {
+  const keywords: string[] = [];
+  const add = (word: string) => {
+    if (!keywords.includes(word)) keywords.push(word);
+  };
+  const topicWords = topic.split(/\s+/).filter((w) => w.length > 2 && !STOPWORDS.has(w.toLowerCase()));
+  if (topicWords.length > 1) add(topicWords.slice(-2).join(" "));
+  for (const word of topicWords) add(word);
+
+  const counts = new Map<string, number>();
+  for (const word of withoutDirectives(prompt).toLowerCase().match(/\p{L}[\p{L}'-]{3,}/gu) ?? []) {
+    if (!STOPWORDS.has(word)) counts.set(word, (counts.get(word) ?? 0) + 1);
+  }
+  const frequent = [...counts.entries()].filter(([, n]) => n > 1).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+  for (const [word] of frequent.slice(0, 3)) add(word);
+  if (keywords.length === 0) add(topic);
+  return keywords.slice(0, 6);
+}
+
+/** `##` headings already in the prompt (an outline from an earlier step) become the sections. */
+export function outlineHeadings(prompt: string): string[] {
+  const headings: string[] = [];
+  for (const match of withoutDirectives(prompt).matchAll(/^#{2,3}\s+(.+?)\s*#*\s*$/gm)) {
+    const heading = match[1].trim();
+    if (heading && !headings.includes(heading)) headings.push(heading);
+  }
+  return headings.slice(0, 12);
+}

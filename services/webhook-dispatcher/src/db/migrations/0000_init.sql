@@ -1,0 +1,1 @@
+CREATE SCHEMA "webhook_dispatcher";
