@@ -153,16 +153,17 @@ describe("checkUrlShape", () => {
 });
 
 describe("safeRequest refuses internal destinations", () => {
-  test.each([
-    () => `http://127.0.0.1:${main.port}/`,
-    () => "http://169.254.169.254/latest/meta-data/",
-    () => `http://[::1]:${main.port}/`,
-    () => "http://10.0.0.5/",
-    () => "http://100.64.1.1/",
-    () => "http://[fc00::1]/",
-    () => `http://[::ffff:127.0.0.1]:${main.port}/`,
-    () => `http://localhost:${main.port}/`,
-  ])("refuses %#", async (url) => {
+  const internalUrls: [string, () => string][] = [
+    ["loopback IPv4", () => `http://127.0.0.1:${main.port}/`],
+    ["cloud metadata", () => "http://169.254.169.254/latest/meta-data/"],
+    ["loopback IPv6", () => `http://[::1]:${main.port}/`],
+    ["private 10/8", () => "http://10.0.0.5/"],
+    ["carrier-grade NAT", () => "http://100.64.1.1/"],
+    ["unique-local IPv6", () => "http://[fc00::1]/"],
+    ["IPv4-mapped loopback", () => `http://[::ffff:127.0.0.1]:${main.port}/`],
+    ["a name resolving to loopback", () => `http://localhost:${main.port}/`],
+  ];
+  test.each(internalUrls)("refuses %s", async (_label, url) => {
     const before = hits.main;
     const err = await refusal(safeRequest(url(), { timeoutMs: 2000 }));
     expect(err.reason).toBe("refused-address");
@@ -260,18 +261,14 @@ describe("safeRequest connects to the checked address only", () => {
 
   test("a public first answer followed by a private one never reaches the private server", async () => {
     let calls = 0;
+    // Public unicast first (no route offline), then the local server: only the first may be used.
     const resolveHost: HostResolver = async () => {
       calls++;
-      return [{ address: calls === 1 ? "203.0.113.10" : "127.0.0.1", family: 4 }];
-    };
-    // 203.0.113.0/24 is documentation space (reserved) so use a public-looking address instead.
-    const publicFirst: HostResolver = async (host) => {
-      const answer = await resolveHost(host);
-      return calls === 1 ? [{ address: "198.51.99.7", family: 4 }] : answer;
+      return [{ address: calls === 1 ? "198.51.99.7" : "127.0.0.1", family: 4 }];
     };
     const before = hits.main;
     const err = await refusal(
-      safeRequest(`http://rebind.example.test:${main.port}/`, { resolveHost: publicFirst, timeoutMs: 500 }),
+      safeRequest(`http://rebind.example.test:${main.port}/`, { resolveHost, timeoutMs: 500 }),
     );
     expect(["connection", "timeout"]).toContain(err.reason);
     expect(calls).toBe(1);

@@ -17,7 +17,9 @@ const STOPWORDS = new Set(
     "write writing written article articles post blog words word section sections include including using use " +
     "please make sure following follow based provide return json format markdown target count length tone " +
     "audience keyword keywords title topic outline draft step steps paragraph paragraphs heading headings " +
-    "must need needs given content output reply respond answer text language english plain style voice"
+    "must need needs given content output reply respond answer text language english plain style voice " +
+    "mention explain describe cover covering focus discuss ensure avoid like want good great best readers reader " +
+    "article's tips guide introduction overview complete ultimate simple practical"
   ).split(/\s+/),
 );
 
@@ -106,22 +108,30 @@ export function topicFor(prompt: string, title = titleFor(prompt)): string {
   return words.join(" ") || "the subject";
 }
 
-/** Content words from the topic first, then the prompt's most frequent ones. */
+/**
+ * Phrases the prose can drop into sentences: the topic's head noun phrase first (written most
+ * often), then adjacent content-word pairs, then other content words from the prompt.
+ */
 export function keywordsFor(prompt: string, topic: string): string[] {
   const keywords: string[] = [];
-  const add = (word: string) => {
-    if (!keywords.includes(word)) keywords.push(word);
+  const add = (phrase: string) => {
+    if (phrase && !keywords.includes(phrase)) keywords.push(phrase);
   };
-  const topicWords = topic.split(/\s+/).filter((w) => w.length > 2 && !STOPWORDS.has(w.toLowerCase()));
-  if (topicWords.length > 1) add(topicWords.slice(-2).join(" "));
-  for (const word of topicWords) add(word);
+  const isContent = (word: string) => word.length > 2 && !STOPWORDS.has(word.toLowerCase());
+  const words = topic.split(/\s+/).filter(Boolean);
+  const stop = words.findIndex((w, i) => i > 0 && !isContent(w));
+  add((stop === -1 ? words : words.slice(0, stop)).join(" "));
+  for (let i = 0; i + 1 < words.length; i++) if (isContent(words[i]) && isContent(words[i + 1])) add(`${words[i]} ${words[i + 1]}`);
 
   const counts = new Map<string, number>();
+  const topicWords = new Set(words.map((w) => w.toLowerCase()));
   for (const word of withoutDirectives(prompt).toLowerCase().match(/\p{L}[\p{L}'-]{3,}/gu) ?? []) {
-    if (!STOPWORDS.has(word)) counts.set(word, (counts.get(word) ?? 0) + 1);
+    if (!STOPWORDS.has(word) && !topicWords.has(word)) counts.set(word, (counts.get(word) ?? 0) + 1);
   }
-  const frequent = [...counts.entries()].filter(([, n]) => n > 1).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
-  for (const [word] of frequent.slice(0, 3)) add(word);
+  // Frequent words first; ties keep the order they appear in, which Map iteration preserves.
+  const ranked = [...counts.entries()].sort((a, b) => b[1] - a[1]);
+  for (const [word] of ranked.slice(0, 3)) add(word);
+  for (const word of words) if (isContent(word) && keywords.length < 4) add(word.toLowerCase());
   if (keywords.length === 0) add(topic);
   return keywords.slice(0, 6);
 }

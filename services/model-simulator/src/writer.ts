@@ -49,17 +49,24 @@ const SENTENCES = [
   "Looking at real examples is the fastest way to understand how {T} works in practice.",
   "Seasoned users of {K} often say the first few weeks teach the most.",
   "A little {N} up front prevents most of the problems people run into later.",
+  "Simple tools, used well, beat complicated ones.",
+  "Nobody gets {K} perfect on the first attempt.",
+  "Write down what works and repeat it.",
+  "Reliable results come from a repeatable process.",
+  "The fundamentals of {K} rarely change.",
+  "Experience shows where the real effort belongs.",
+  "Good information makes every later step easier.",
 ];
 const OPENERS = ["In practice, ", "For example, ", "That said, ", "As a rule, ", "Equally, ", "In many cases, ", "Above all, "];
 const ADJECTIVES = ["practical", "reliable", "thoughtful", "consistent", "measured", "deliberate", "sensible", "steady", "patient", "well-planned"];
 const NOUNS = ["preparation", "timing", "consistency", "planning", "maintenance", "attention to detail", "feedback", "practice"];
 // Short closers fill the last few words of a paragraph so lengths land close to the target.
 const CLOSERS: Record<number, string[]> = {
-  2: ["Start small.", "Stay curious.", "Keep going."],
-  3: ["Keep it simple.", "Patience pays off.", "Details matter here."],
-  4: ["Plan first, then adjust.", "That makes a difference.", "Consistency beats intensity."],
-  5: ["This is worth remembering too.", "Small steps add up quickly."],
-  6: ["A little preparation goes a long way."],
+  2: ["Start small.", "Stay curious.", "Keep going.", "Test often.", "Measure progress."],
+  3: ["Keep it simple.", "Patience pays off.", "Details matter here.", "Small wins count.", "Progress beats perfection."],
+  4: ["Plan first, then adjust.", "That makes a difference.", "Every situation is different.", "Review and refine regularly."],
+  5: ["This is worth remembering too.", "Small steps add up quickly.", "Good preparation saves time later.", "Simple routines work best here."],
+  6: ["A little preparation goes a long way.", "The basics deserve more attention here.", "Few shortcuts survive real-world use."],
 };
 const SECTION_HEADINGS = [
   "Why {T} Matters",
@@ -79,8 +86,10 @@ const CLOSING_HEADING = "Final Thoughts";
 
 function fill(template: string, subject: Subject, dice: Dice): string {
   const keywords = subject.keywords.length > 0 ? subject.keywords : [subject.topic];
-  const first = dice.pick(keywords);
-  const others = keywords.filter((k) => k !== first);
+  // The head phrase is what the text is about, so it comes up about half the time.
+  const first = dice.next() < 0.5 ? keywords[0] : dice.pick(keywords);
+  // "coffee grinders and coffee" reads badly, so the second phrase must not overlap the first.
+  const others = keywords.filter((k) => !first.includes(k) && !k.includes(first));
   const text = template
     .replace("{T}", subject.topic)
     .replace("{K}", first)
@@ -90,10 +99,17 @@ function fill(template: string, subject: Subject, dice: Dice): string {
   return text[0].toUpperCase() + text.slice(1);
 }
 
+// Templates used lately per dice, so neighbouring sentences do not repeat each other.
+const recentTemplates = new WeakMap<Dice, number[]>();
+
 function sentence(subject: Subject, dice: Dice): string {
-  const text = fill(dice.pick(SENTENCES), subject, dice);
+  const recent = recentTemplates.get(dice) ?? [];
+  let index = dice.between(0, SENTENCES.length - 1);
+  for (let tries = 0; tries < 8 && recent.includes(index); tries++) index = dice.between(0, SENTENCES.length - 1);
+  recentTemplates.set(dice, [...recent, index].slice(-Math.floor(SENTENCES.length / 2)));
+  const text = fill(SENTENCES[index], subject, dice);
   if (dice.next() >= 0.2) return text;
-  return dice.pick(OPENERS) + (/^[A-Z][a-z]/.test(text) ? text[0].toLowerCase() + text.slice(1) : text);
+  return dice.pick(OPENERS) + (/^[A-Z](?![A-Z])/.test(text) ? text[0].toLowerCase() + text.slice(1) : text);
 }
 
 function closer(words: number, dice: Dice): string {

@@ -1,0 +1,174 @@
+// Runs the whole system on one machine as separate processes: the five services, the gateway
+// and (without OPENAI_API_KEY) the model simulator. Used by `npm start` and the test harness.
+import { randomBytes } from "node:crypto";
+import { createServer } from "node:net";
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import type { Subprocess } from "bun";
+import { createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import IORedis from "ioredis";
+import { Health, HealthCheckResponse_ServingStatus } from "../../proto/gen/grpc/health/v1/health_pb.ts";
+import { ConfigError, SERVICE_URL_VARIABLES, loadPlatformConfig, redactUrl, type ServiceUrls } from "../../services/kit/src/config.ts";
+import { ensureDatabase } from "../../services/kit/src/db.ts";
+import { loadGatewayConfig } from "../../gateway/src/config.ts";
+
+const root = fileURLToPath(new URL("../../", import.meta.url));
+
+export const SERVICE_ENTRIES: Record<keyof ServiceUrls, string> = {
+  accountsBilling: "services/accounts-billing/src/main.ts",
+  workflowCatalog: "services/workflow-catalog/src/main.ts",
+  articleStore: "services/article-store/src/main.ts",
+  generationRunner: "services/generation-runner/src/main.ts",
+  webhookDispatcher: "services/webhook-dispatcher/src/main.ts",
+};
+const SIMULATOR_ENTRY = "services/model-simulator/src/main.ts";
+const GATEWAY_ENTRY = "gateway/src/main.ts";
+
+export type ProcessName = keyof ServiceUrls | "gateway" | "simulator";
+
+export interface StackOptions {
+  env?: Record<string, string | undefined>;
+  /** Pick free ports instead of the defaults (tests). */
+  randomPorts?: boolean;
+  /** Where child output goes: "inherit" (npm start) or a file path prefix (tests). */
+  output?: "inherit" | "ignore";
+  readyTimeoutMs?: number;
+}
+
+export interface Stack {
+  baseUrl: string;
+  env: Record<string, string>;
+  simulatorUrl?: string;
+  processes: Map<ProcessName, Subprocess>;
+  /** Starts one process again (after kill) and waits until it is ready. */
+  start(name: ProcessName): Promise<void>;
+  /** Sends a signal to one process and waits for it to exit. */
+  kill(name: ProcessName, signal?: NodeJS.Signals): Promise<void>;
+  stop(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Fails with one line naming the variable when Postgres or Redis cannot be reached. */
+async function checkDependencies(env: Record<string, string>): Promise<void> {
+  const config = loadPlatformConfig(env);
+  await ensureDatabase(config.databaseUrl);
+  const redis = new IORedis(config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 3000, retryStrategy: () => null });
+  try {
+    await redis.connect();
+    await redis.ping();
+  } catch (error) {
+    throw new ConfigError("REDIS_URL", `cannot reach ${redactUrl(config.redisUrl)} (${(error as Error).message})`);
+  } finally {
+    redis.disconnect();
+  }
+}
+
+async function waitUntil(ready: () => Promise<boolean>, child: Subprocess, name: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${name} exited with code ${child.exitCode} during start`);
+    if (await ready().catch(() => false)) return;
+    await Bun.sleep(100);
+  }
+  throw new Error(`${name} was not ready within ${timeoutMs} ms`);
+}
+
+const grpcReady = (url: string) => async () => {
+  const health = createClient(Health, createGrpcTransport({ baseUrl: url, defaultTimeoutMs: 1000 }));
+  const reply = await health.check({});
+  return reply.status === HealthCheckResponse_ServingStatus.SERVING;
+};
+
+// Any answer below 500 means the HTTP server is up (the simulator wants a key on /v1).
+const httpReady = (url: string) => async () => (await fetch(url, { signal: AbortSignal.timeout(1000) })).status < 500;
+
+export async function startStack(options: StackOptions = {}): Promise<Stack> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries({ ...process.env, ...options.env })) if (v !== undefined) env[k] = v;
+  env.SERVICE_TOKEN ??= randomBytes(24).toString("base64url");
+  if (options.randomPorts) {
+    env.PORT = String(await freePort());
+    for (const variable of Object.values(SERVICE_URL_VARIABLES)) env[variable] = `http://127.0.0.1:${await freePort()}`;
+  }
+  // Validates every setting first: one clear line naming a bad variable.
+  const gatewayConfig = loadGatewayConfig(env);
+  await checkDependencies(env);
+
+  const processes = new Map<ProcessName, Subprocess>();
+  const entries = new Map<ProcessName, { file: string; ready: () => Promise<boolean>; env: Record<string, string> }>();
+
+  let simulatorUrl: string | undefined;
+  if (!env.OPENAI_API_KEY && existsSync(root + SIMULATOR_ENTRY)) {
+    const port = options.randomPorts ? await freePort() : Number(env.SIMULATOR_PORT ?? 8090);
+    simulatorUrl = `http://127.0.0.1:${port}`;
+    env.SIMULATOR_PORT = String(port);
+    env.OPENAI_BASE_URL = `${simulatorUrl}/v1`;
+    env.OPENAI_API_KEY = "simulator";
+    env.SIMULATOR_URL = simulatorUrl;
+    entries.set("simulator", { file: SIMULATOR_ENTRY, ready: httpReady(`${simulatorUrl}/v1/models`), env: {} });
+  }
+  for (const [name, file] of Object.entries(SERVICE_ENTRIES) as [keyof ServiceUrls, string][]) {
+    entries.set(name, { file, ready: grpcReady(gatewayConfig.services[name]), env: { GRPC_PORT: new URL(env[SERVICE_URL_VARIABLES[name]] ?? gatewayConfig.services[name]).port } });
+  }
+  const baseUrl = `http://127.0.0.1:${gatewayConfig.port}`;
+  entries.set("gateway", { file: GATEWAY_ENTRY, ready: httpReady(`${baseUrl}/healthz`), env: {} });
+
+  const spawn = (name: ProcessName) => {
+    const entry = entries.get(name)!;
+    const child = Bun.spawn([process.execPath, root + entry.file], {
+      cwd: root,
+      env: { ...env, ...entry.env },
+      stdout: options.output ?? "inherit",
+      stderr: "inherit",
+    });
+    processes.set(name, child);
+    return child;
+  };
+
+  const stop = async () => {
+    const running = [...processes.values()].filter((p) => p.exitCode === null);
+    for (const p of running) p.kill("SIGTERM");
+    await Promise.race([Promise.all(running.map((p) => p.exited)), Bun.sleep(15_000)]);
+    for (const p of running) if (p.exitCode === null) p.kill("SIGKILL");
+  };
+
+  const timeout = options.readyTimeoutMs ?? 30_000;
+  try {
+    // Services first (they migrate their own schemas), then the gateway in front of them.
+    const services = [...entries.keys()].filter((n) => n !== "gateway");
+    await Promise.all(services.map((name) => waitUntil(entries.get(name)!.ready, spawn(name), name, timeout)));
+    await waitUntil(entries.get("gateway")!.ready, spawn("gateway"), "gateway", timeout);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+
+  return {
+    baseUrl,
+    env,
+    simulatorUrl,
+    processes,
+    async start(name) {
+      await waitUntil(entries.get(name)!.ready, spawn(name), name, timeout);
+    },
+    async kill(name, signal = "SIGKILL") {
+      const child = processes.get(name);
+      if (!child || child.exitCode !== null) return;
+      child.kill(signal);
+      await child.exited;
+    },
+    stop,
+  };
+}

@@ -1,0 +1,51 @@
+// Builds the gateway's Elysia app (no listen), so tests and main share it.
+import { Elysia } from "elysia";
+import { openapi } from "@elysiajs/openapi";
+import { ConnectError } from "@connectrpc/connect";
+import type IORedis from "ioredis";
+import { HttpError, fromServiceError } from "./errors.ts";
+import { jsonBody } from "./plugins/json-body.ts";
+import { RateLimiter } from "./plugins/rate-limiter.ts";
+import type { V1Gate } from "./plugins/caller.ts";
+import { userRoutes } from "./routes/user.ts";
+import type { ServiceClients } from "./services.ts";
+import type { Logger } from "../../services/kit/src/logger.ts";
+
+export interface GatewayDeps {
+  clients: ServiceClients;
+  redis: IORedis;
+  redisPrefix: string;
+  logger: Logger;
+}
+
+function jsonResponse(status: number, body: unknown, headers: Record<string, unknown> = {}): Response {
+  const out = new Headers();
+  for (const [k, v] of Object.entries(headers)) if (v !== undefined) out.set(k, String(v));
+  out.set("content-type", "application/json; charset=utf-8");
+  return new Response(JSON.stringify(body), { status, headers: out });
+}
+
+export function buildApp(deps: GatewayDeps) {
+  const gate: V1Gate = { clients: deps.clients, limiter: new RateLimiter(deps.redis, deps.redisPrefix) };
+  return new Elysia()
+    .use(jsonBody)
+    .onError({ as: "global" }, ({ code, error, set, request }) => {
+      const headers = set.headers as Record<string, unknown>;
+      if (error instanceof HttpError) return jsonResponse(error.status, error.body, { ...headers, ...error.headers });
+      if (error instanceof ConnectError) {
+        const mapped = fromServiceError(error);
+        if (mapped.status >= 500) deps.logger.error("service call failed", { path: new URL(request.url).pathname, code: error.code, error: error.rawMessage });
+        return jsonResponse(mapped.status, mapped.body, headers);
+      }
+      if (code === "NOT_FOUND") return jsonResponse(404, { message: "Not found." }, headers);
+      if (code === "PARSE" || code === "VALIDATION") return jsonResponse(422, { message: "The given data was invalid.", errors: { body: ["The request body is not valid."] } }, headers);
+      deps.logger.error("unhandled error", { path: new URL(request.url).pathname, error: (error as Error).stack ?? String(error) });
+      return jsonResponse(500, { message: "Server Error" }, headers);
+    })
+    .use(openapi({ path: "/docs", documentation: { info: { title: "Article Generation Service", version: "1.0.0" } } }))
+    .get("/healthz", () => ({ status: "ok" }), { detail: { hide: true } })
+    .use(userRoutes(deps.clients))
+    .decorate("gate", gate);
+}
+
+export type GatewayApp = ReturnType<typeof buildApp>;

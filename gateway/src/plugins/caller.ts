@@ -1,0 +1,76 @@
+// Who is calling: resolves the bearer token through accounts-billing and applies the gates of
+// spec section 5 in order: authentication (401), disabled user (403), subscription (402), and
+// on /v1 the rate limits (429). Nothing is cached, so revocations take effect at once.
+import { Code, ConnectError } from "@connectrpc/connect";
+import type { AuthenticateKeyResponse, Plan, User } from "../../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
+import { HttpError, fromServiceError, gateError, plainError, unauthenticatedGate } from "../errors.ts";
+import type { ServiceClients } from "../services.ts";
+import { RateLimiter, rateLimitHeaders } from "./rate-limiter.ts";
+
+export interface Caller {
+  keyId: number;
+  /** The account the key is bound to: rate limits, quota and idempotency are scoped to it. */
+  accountId: number;
+  userId: number;
+  user: User;
+  plan: Plan;
+}
+
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+export const UNAVAILABLE_MESSAGE = "This account is unavailable.";
+
+async function resolveKey(clients: ServiceClients, authorization: string | null, unauthenticated: () => HttpError): Promise<AuthenticateKeyResponse> {
+  const token = authorization?.match(BEARER)?.[1];
+  if (!token) throw unauthenticated();
+  try {
+    return await clients.accounts.authenticateKey({ token });
+  } catch (error) {
+    if (error instanceof ConnectError && error.code === Code.Unauthenticated) throw unauthenticated();
+    throw error instanceof ConnectError ? fromServiceError(error) : error;
+  }
+}
+
+/** /user: authentication and the disabled check only (no subscription gate, plain errors). */
+export async function userProbeCaller(clients: ServiceClients, authorization: string | null): Promise<User> {
+  const resolved = await resolveKey(clients, authorization, () => plainError(401, "Unauthenticated."));
+  if (resolved.user!.disabled) throw plainError(403, UNAVAILABLE_MESSAGE);
+  return resolved.user!;
+}
+
+export interface V1Gate {
+  limiter: RateLimiter;
+  clients: ServiceClients;
+}
+
+/**
+ * Every /v1 request. `bucket` groups endpoints that share one limit (all article endpoints
+ * share "articles"). Returns the caller and the RateLimit headers to put on the response.
+ */
+export async function v1Caller(gate: V1Gate, authorization: string | null, bucket: string): Promise<{ caller: Caller; headers: Record<string, string> }> {
+  const resolved = await resolveKey(gate.clients, authorization, unauthenticatedGate);
+  const user = resolved.user!;
+  if (user.disabled) throw plainError(403, UNAVAILABLE_MESSAGE);
+  const plan = resolved.plan;
+  if (!plan) throw gateError(402, "Payment Required", "An active subscription is required.", "NO_ACTIVE_SUBSCRIPTION");
+  const decision = await gate.limiter.hit(resolved.accountId, bucket, {
+    perMinute: plan.requestsPerMinute,
+    perHour: plan.requestsPerHour,
+    perDay: plan.requestsPerDay,
+  });
+  const headers = rateLimitHeaders(decision);
+  if (!decision.allowed) {
+    throw gateError(
+      429,
+      "Too Many Requests",
+      `Rate limit exceeded. Retry in ${decision.resetSeconds} seconds.`,
+      "RATE_LIMIT_EXCEEDED",
+      { retry_after: decision.resetSeconds },
+      { ...headers, "Retry-After": String(decision.resetSeconds) },
+    );
+  }
+  return {
+    caller: { keyId: Number(resolved.keyId), accountId: Number(resolved.accountId), userId: Number(user.id), user, plan },
+    headers,
+  };
+}

@@ -1,0 +1,10 @@
+// GET /user (spec 4.11): outside /v1 and the subscription gate; the user record unwrapped.
+import { Elysia } from "elysia";
+import { userProbeCaller } from "../plugins/caller.ts";
+import { presentUser } from "../presenters/user.ts";
+import type { ServiceClients } from "../services.ts";
+
+export const userRoutes = (clients: ServiceClients) =>
+  new Elysia({ name: "user-routes" }).get("/user", async ({ request }) => presentUser(await userProbeCaller(clients, request.headers.get("authorization"))), {
+    detail: { summary: "The user behind the API key", tags: ["User"] },
+  });
