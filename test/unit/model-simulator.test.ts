@@ -38,7 +38,7 @@ async function statusOf(promise: Promise<unknown>): Promise<number | undefined> 
 
 describe("chat completions", () => {
   test("writes a markdown article about the prompt, with usage, deterministically", async () => {
-    const prompt = "Write an article about sourdough bread baking at home. Title: Sourdough Bread at Home";
+    const prompt = "Write an article about sourdough bread baking at home.\nTitle: Sourdough Bread at Home";
     const first = await ask(prompt);
     const content = first.choices[0].message.content ?? "";
     expect(first.object).toBe("chat.completion");

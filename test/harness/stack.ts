@@ -1,0 +1,71 @@
+// The shared whole-stack harness: one real stack (every service process, the gateway, the model
+// simulator) on free ports, its own fresh database and Redis prefix, started once per test run
+// and stopped by the preload hook. A missing Postgres or Redis fails the tests with a clear message.
+import { randomBytes } from "node:crypto";
+import postgres from "postgres";
+import IORedis from "ioredis";
+import { startStack, type Stack } from "../../deploy/local/stack.ts";
+
+export interface TestStack extends Stack {
+  databaseUrl: string;
+  redisPrefix: string;
+}
+
+const ADMIN_DATABASE_URL = process.env.TEST_DATABASE_ADMIN_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+
+type Global = { __stack?: Promise<TestStack>; __stopStack?: () => Promise<void> };
+const g = globalThis as Global;
+
+/** Extra environment every test stack gets: fast webhooks, local receivers allowed. */
+export const TEST_STACK_ENV: Record<string, string> = {
+  ALLOW_PRIVATE_URLS: "true",
+  WEBHOOK_ATTEMPTS: "3",
+  WEBHOOK_BACKOFF_MS: "300,600",
+  SIMULATOR_BATCH_DELAY_MS: "500",
+  LOG_LEVEL: "silent",
+};
+
+async function bootStack(): Promise<TestStack> {
+  const id = `${process.pid}_${randomBytes(3).toString("hex")}`;
+  const admin = new URL(ADMIN_DATABASE_URL);
+  admin.pathname = `/articles_test_${id}`;
+  const databaseUrl = admin.toString();
+  const redisPrefix = `test-${id}`;
+  let stack: Stack;
+  try {
+    stack = await startStack({
+      randomPorts: true,
+      output: process.env.STACK_LOGS ? "inherit" : "ignore",
+      env: { ...TEST_STACK_ENV, DATABASE_URL: databaseUrl, REDIS_URL, REDIS_PREFIX: redisPrefix, OPENAI_API_KEY: undefined, OPENAI_BASE_URL: undefined },
+    });
+  } catch (error) {
+    throw new Error(`The test stack could not start (Postgres at 127.0.0.1:5432 and Redis at 127.0.0.1:6379 must be running): ${(error as Error).message}`);
+  }
+  g.__stopStack = async () => {
+    await stack.stop();
+    await dropTestData(databaseUrl, redisPrefix);
+  };
+  return { ...stack, databaseUrl, redisPrefix };
+}
+
+async function dropTestData(databaseUrl: string, redisPrefix: string): Promise<void> {
+  const name = new URL(databaseUrl).pathname.slice(1);
+  const sql = postgres(ADMIN_DATABASE_URL, { max: 1, onnotice: () => {} });
+  await sql.unsafe(`drop database if exists "${name}" with (force)`).catch(() => {});
+  await sql.end();
+  const redis = new IORedis(REDIS_URL);
+  let cursor = "0";
+  do {
+    const [next, keys] = await redis.scan(cursor, "MATCH", `${redisPrefix}:*`, "COUNT", 500);
+    if (keys.length) await redis.del(...keys);
+    cursor = next;
+  } while (cursor !== "0");
+  redis.disconnect();
+}
+
+/** The running stack, started on first use. */
+export function useStack(): Promise<TestStack> {
+  g.__stack ??= bootStack();
+  return g.__stack;
+}
