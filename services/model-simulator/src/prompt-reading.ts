@@ -105,7 +105,9 @@ export function topicFor(prompt: string, title = titleFor(prompt)): string {
     .slice(0, 6)
     .map((w) => (/[A-Z].*[A-Z]/.test(w) ? w : w.toLowerCase()));
   while (words.length > 1 && STOPWORDS.has(words[words.length - 1].toLowerCase())) words.pop();
-  return words.join(" ") || "the subject";
+  // A phrase of nothing but filler ("A Practical Guide") says nothing about the subject.
+  if (!words.some((w) => !STOPWORDS.has(w.toLowerCase()))) return "the subject";
+  return words.join(" ");
 }
 
 /**

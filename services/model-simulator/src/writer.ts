@@ -46,7 +46,7 @@ const SENTENCES = [
   "The right choice depends on your situation, not on what worked for someone else.",
   "Good habits around {K} compound, much like interest in a savings account.",
   "Context matters: what suits a beginner may frustrate someone with more experience.",
-  "Looking at real examples is the fastest way to understand how {T} works in practice.",
+  "Looking at real examples is the fastest way to understand {T} in practice.",
   "Seasoned users of {K} often say the first few weeks teach the most.",
   "A little {N} up front prevents most of the problems people run into later.",
   "Simple tools, used well, beat complicated ones.",
@@ -69,7 +69,7 @@ const CLOSERS: Record<number, string[]> = {
   6: ["A little preparation goes a long way.", "The basics deserve more attention here.", "Few shortcuts survive real-world use."],
 };
 const SECTION_HEADINGS = [
-  "Why {T} Matters",
+  "The Case for {T}",
   "Understanding {K}",
   "Getting Started",
   "Choosing the Right {K}",
