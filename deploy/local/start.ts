@@ -2,11 +2,12 @@
 import { ConfigError } from "../../services/kit/src/config.ts";
 import { OperatorService } from "../../proto/gen/articles/accounts_billing/v1/operator_pb.ts";
 import { serviceClient } from "../../services/kit/src/clients.ts";
+import { localServiceToken } from "./service-token.ts";
 import { startStack, type Stack } from "./stack.ts";
 
 let stack: Stack;
 try {
-  stack = await startStack({ output: "inherit" });
+  stack = await startStack({ output: "inherit", env: { SERVICE_TOKEN: process.env.SERVICE_TOKEN || localServiceToken() } });
 } catch (error) {
   const message = error instanceof ConfigError ? error.message : (error as Error).message;
   console.error(`cannot start: ${message}`);

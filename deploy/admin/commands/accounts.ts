@@ -1,0 +1,154 @@
+// Operator commands of accounts-billing: plans, accounts, users, members, projects, keys.
+import {
+  AddMemberResponseSchema,
+  CreateAccountResponseSchema,
+  CreateApiKeyResponseSchema,
+  CreatePlanResponseSchema,
+  CreateProjectResponseSchema,
+  CreateUserResponseSchema,
+  DisableUserResponseSchema,
+  RevokeApiKeyResponseSchema,
+  Role,
+  SubscribeResponseSchema,
+  UnsubscribeResponseSchema,
+  UpdatePlanResponseSchema,
+} from "../../../proto/gen/articles/accounts_billing/v1/operator_pb.ts";
+import { GetWordUsageResponseSchema } from "../../../proto/gen/articles/accounts_billing/v1/quota_pb.ts";
+import { UsageError, id, idList, int, required, requiredInt, timestamp } from "../args.ts";
+import type { AdminCommand } from "../command.ts";
+import { asJson } from "../json-output.ts";
+
+const ROLES: Record<string, Role> = { owner: Role.OWNER, admin: Role.ADMIN, editor: Role.EDITOR, viewer: Role.VIEWER };
+
+export const accountCommands: AdminCommand[] = [
+  {
+    name: "plan create",
+    usage: "--name N --monthly-words W --per-minute M --per-hour H --per-day D",
+    summary: "create a plan (monthly word allowance and request caps)",
+    run: async (f, c) =>
+      asJson(
+        CreatePlanResponseSchema,
+        await c.operator.createPlan({
+          name: required(f, "name"),
+          monthlyWords: BigInt(requiredInt(f, "monthly-words")),
+          requestsPerMinute: requiredInt(f, "per-minute"),
+          requestsPerHour: requiredInt(f, "per-hour"),
+          requestsPerDay: requiredInt(f, "per-day"),
+        }),
+      ).plan,
+  },
+  {
+    name: "plan update",
+    usage: "--plan ID [--name N] [--monthly-words W] [--per-minute M] [--per-hour H] [--per-day D]",
+    summary: "change a plan's allowance or caps",
+    run: async (f, c) => {
+      const words = int(f, "monthly-words");
+      return asJson(
+        UpdatePlanResponseSchema,
+        await c.operator.updatePlan({
+          planId: id(f, "plan"),
+          name: f.name,
+          monthlyWords: words === undefined ? undefined : BigInt(words),
+          requestsPerMinute: int(f, "per-minute"),
+          requestsPerHour: int(f, "per-hour"),
+          requestsPerDay: int(f, "per-day"),
+        }),
+      ).plan;
+    },
+  },
+  {
+    name: "account create",
+    usage: "--name N [--plan ID]",
+    summary: "create an account, subscribed to a plan when given",
+    run: async (f, c) => {
+      const plan = int(f, "plan");
+      return asJson(CreateAccountResponseSchema, await c.operator.createAccount({ name: required(f, "name"), planId: plan === undefined ? undefined : BigInt(plan) })).account;
+    },
+  },
+  {
+    name: "account subscribe",
+    usage: "--account ID --plan ID",
+    summary: "start or switch the account's subscription",
+    run: async (f, c) => asJson(SubscribeResponseSchema, await c.operator.subscribe({ accountId: id(f, "account"), planId: id(f, "plan") })).account,
+  },
+  {
+    name: "account unsubscribe",
+    usage: "--account ID",
+    summary: "end the account's subscription (/v1 answers 402)",
+    run: async (f, c) => asJson(UnsubscribeResponseSchema, await c.operator.unsubscribe({ accountId: id(f, "account") })).account,
+  },
+  {
+    name: "account usage",
+    usage: "--account ID",
+    summary: "words allowed, used and reserved this month",
+    run: async (f, c) => asJson(GetWordUsageResponseSchema, await c.quota.getWordUsage({ accountId: id(f, "account") })),
+  },
+  {
+    name: "user create",
+    usage: "--name N --email E",
+    summary: "create a user",
+    run: async (f, c) => asJson(CreateUserResponseSchema, await c.operator.createUser({ name: required(f, "name"), email: required(f, "email") })).user,
+  },
+  {
+    name: "user disable",
+    usage: "--user ID",
+    summary: "disable a user everywhere (403)",
+    run: async (f, c) => asJson(DisableUserResponseSchema, await c.operator.disableUser({ userId: id(f, "user") })).user,
+  },
+  {
+    name: "member add",
+    usage: "--account ID --user ID --role owner|admin|editor|viewer [--projects 1,2]",
+    summary: "add a member (or change a member's role and project limit)",
+    run: async (f, c) => {
+      const role = ROLES[required(f, "role")];
+      if (role === undefined) throw new UsageError("--role must be owner, admin, editor or viewer");
+      return asJson(AddMemberResponseSchema, await c.operator.addMember({ accountId: id(f, "account"), userId: id(f, "user"), role, projectIds: idList(f, "projects") })).membership;
+    },
+  },
+  {
+    name: "member remove",
+    usage: "--account ID --user ID",
+    summary: "remove a member; their keys on the account stop working",
+    run: async (f, c) => {
+      await c.operator.removeMember({ accountId: id(f, "account"), userId: id(f, "user") });
+      return { removed: true };
+    },
+  },
+  {
+    name: "project create",
+    usage: "--account ID --name N [--audience TEXT]",
+    summary: "create a project with an optional default target audience",
+    run: async (f, c) => asJson(CreateProjectResponseSchema, await c.operator.createProject({ accountId: id(f, "account"), name: required(f, "name"), defaultAudience: f.audience })).project,
+  },
+  {
+    name: "key create",
+    usage: "--account ID --user ID [--expires-at ISO8601]",
+    summary: "create an API key; the token is printed only this once",
+    run: async (f, c) => {
+      const reply = asJson(CreateApiKeyResponseSchema, await c.operator.createApiKey({ accountId: id(f, "account"), userId: id(f, "user"), expiresAt: timestamp(f, "expires-at") }));
+      return { ...reply.key, token: reply.token };
+    },
+  },
+  {
+    name: "key revoke",
+    usage: "--id ID",
+    summary: "revoke an API key",
+    run: async (f, c) => asJson(RevokeApiKeyResponseSchema, await c.operator.revokeApiKey({ keyId: id(f, "id") })).key,
+  },
+  {
+    name: "demo",
+    usage: "",
+    summary: "an account on a plan, a user, a project and a key in one go",
+    run: async (_f, c) => {
+      const t = await c.operator.createDemoTenant({});
+      return {
+        account: { id: Number(t.account!.id) },
+        user: { id: Number(t.user!.id) },
+        project: { id: Number(t.project!.id) },
+        key: { id: Number(t.key!.id) },
+        plan: { id: Number(t.plan!.id) },
+        token: t.token,
+      };
+    },
+  },
+];
