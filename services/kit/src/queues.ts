@@ -1,0 +1,43 @@
+// The typed catalog of background jobs, kept apart from their handlers: queue names, payloads
+// and retry policies. Job ids are deterministic (the article's external_id), so enqueueing the
+// same work twice is harmless.
+import { Queue, type ConnectionOptions, type JobsOptions } from "bullmq";
+import { queuePrefix } from "./redis.ts";
+
+/** Generate one article: produced by article-store's outbox relay, consumed by generation-runner. */
+export interface GenerationJob {
+  externalId: string;
+}
+
+/** Deliver one article's completion webhook: produced by generation-runner, consumed by webhook-dispatcher. */
+export interface WebhookJob {
+  externalId: string;
+  /** The version the payload describes; it becomes published_version_id on success. */
+  versionId: number;
+}
+
+export const QUEUES = {
+  generation: {
+    name: "generation",
+    defaults: {
+      attempts: 5,
+      backoff: { type: "exponential", delay: 2000 },
+      removeOnComplete: { age: 86_400, count: 10_000 },
+      removeOnFail: { age: 7 * 86_400 },
+    } satisfies JobsOptions,
+  },
+  webhooks: {
+    name: "webhooks",
+    // Attempts and backoff come from WEBHOOK_ATTEMPTS / WEBHOOK_BACKOFF_MS (webhook-dispatcher).
+    defaults: {
+      removeOnComplete: { age: 86_400, count: 10_000 },
+      removeOnFail: { age: 7 * 86_400 },
+    } satisfies JobsOptions,
+  },
+} as const;
+
+export type QueueName = keyof typeof QUEUES;
+
+export function openQueue<T>(name: QueueName, connection: ConnectionOptions, redisPrefix: string): Queue<T> {
+  return new Queue<T>(QUEUES[name].name, { connection, prefix: queuePrefix(redisPrefix), defaultJobOptions: QUEUES[name].defaults });
+}
