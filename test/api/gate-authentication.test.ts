@@ -1,0 +1,124 @@
+// Authentication on /v1 (spec 5, 7): every refusal is 401 in the gate shape, and revocations,
+// expiry and membership removal take effect at once.
+import { beforeAll, describe, expect, test } from "bun:test";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { useStack, type TestStack } from "../harness/stack.ts";
+import { apiClient } from "../harness/http.ts";
+import { addMemberWithKey, createTenant, operatorClient } from "../harness/tenants.ts";
+
+const UNAUTHENTICATED = { error: "Unauthenticated", message: "Unauthenticated.", code: "UNAUTHENTICATED" };
+
+let stack: TestStack;
+beforeAll(async () => {
+  stack = await useStack();
+});
+
+describe("401 on /v1", () => {
+  test("missing, malformed and unknown keys", async () => {
+    const headers = [{}, { authorization: "Bearer" }, { authorization: "Token abc" }, { authorization: "Bearer not-a-key" }, { authorization: "Bearer agk_0000000000000000000000000000000000000000000" }];
+    for (const h of headers) {
+      const res = await apiClient(stack.baseUrl).get("/v1/articles", { headers: h });
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual(UNAUTHENTICATED);
+    }
+  });
+
+  test("a revoked key stops working at once", async () => {
+    const tenant = await createTenant(stack);
+    const api = apiClient(stack.baseUrl, tenant.token);
+    expect((await api.get("/v1/articles")).status).toBe(200);
+    await operatorClient(stack).revokeApiKey({ keyId: BigInt(tenant.keyId) });
+    const res = await api.get("/v1/articles");
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual(UNAUTHENTICATED);
+  });
+
+  test("an expired key is refused", async () => {
+    const tenant = await createTenant(stack);
+    const { key, token } = await operatorClient(stack).createApiKey({
+      accountId: BigInt(tenant.accountId),
+      userId: BigInt(tenant.userId),
+      expiresAt: timestampFromDate(new Date(Date.now() + 1500)),
+    });
+    expect(key!.expiresAt).toBeDefined();
+    const api = apiClient(stack.baseUrl, token);
+    expect((await api.get("/v1/articles")).status).toBe(200);
+    await Bun.sleep(1600);
+    expect((await api.get("/v1/articles")).body).toEqual(UNAUTHENTICATED);
+  });
+
+  test("a key stops working when its creator leaves the account", async () => {
+    const tenant = await createTenant(stack);
+    const editor = await addMemberWithKey(stack, tenant, "editor");
+    const api = apiClient(stack.baseUrl, editor.token);
+    expect((await api.get("/v1/articles")).status).toBe(200);
+    await operatorClient(stack).removeMember({ accountId: BigInt(tenant.accountId), userId: BigInt(editor.userId) });
+    expect((await api.get("/v1/articles")).status).toBe(401);
+  });
+
+  test("the token never appears in what the service stores or answers", async () => {
+    const tenant = await createTenant(stack);
+    const res = await apiClient(stack.baseUrl, tenant.token).get("/user");
+    expect(JSON.stringify(res.body)).not.toContain(tenant.token);
+    const postgres = (await import("postgres")).default;
+    const sql = postgres(stack.databaseUrl, { max: 1 });
+    const rows = await sql`select token_hash, prefix from accounts_billing.api_keys where id = ${tenant.keyId}`;
+    await sql.end();
+    expect(rows[0].token_hash).not.toContain(tenant.token);
+    expect(tenant.token.startsWith(rows[0].prefix)).toBe(true);
+    expect(rows[0].prefix.length).toBeLessThan(tenant.token.length / 2);
+  });
+});
+
+describe("403 for a disabled user", () => {
+  test("on /v1 with the plain message", async () => {
+    const tenant = await createTenant(stack);
+    await operatorClient(stack).disableUser({ userId: BigInt(tenant.userId) });
+    const res = await apiClient(stack.baseUrl, tenant.token).get("/v1/articles");
+    expect(res.status).toBe(403);
+    expect(res.body).toEqual({ message: "This account is unavailable." });
+  });
+});
+
+describe("402 without an active subscription", () => {
+  test("every /v1 endpoint answers NO_ACTIVE_SUBSCRIPTION; /user is exempt", async () => {
+    const tenant = await createTenant(stack, { subscribed: false });
+    const api = apiClient(stack.baseUrl, tenant.token);
+    for (const [method, path] of [
+      ["GET", "/v1/articles"],
+      ["POST", "/v1/articles"],
+      ["GET", "/v1/articles/1"],
+      ["GET", `/v1/projects/${tenant.projectId}/workflows`],
+      ["POST", `/v1/projects/${tenant.projectId}/workflows/reorder`],
+    ]) {
+      const res = method === "GET" ? await api.get(path) : await api.post(path, {});
+      expect(res.status).toBe(402);
+      expect(res.body.code).toBe("NO_ACTIVE_SUBSCRIPTION");
+      expect(typeof res.body.error).toBe("string");
+      expect(typeof res.body.message).toBe("string");
+    }
+    expect((await api.get("/user")).status).toBe(200);
+  });
+
+  test("ending a subscription takes effect at once", async () => {
+    const tenant = await createTenant(stack);
+    const api = apiClient(stack.baseUrl, tenant.token);
+    expect((await api.get("/v1/articles")).status).toBe(200);
+    await operatorClient(stack).unsubscribe({ accountId: BigInt(tenant.accountId) });
+    expect((await api.get("/v1/articles")).status).toBe(402);
+    await operatorClient(stack).subscribe({ accountId: BigInt(tenant.accountId), planId: BigInt(tenant.planId) });
+    expect((await api.get("/v1/articles")).status).toBe(200);
+  });
+});
+
+describe("every response is JSON", () => {
+  test("unknown routes are 404 JSON", async () => {
+    const tenant = await createTenant(stack);
+    for (const path of ["/nope", "/v1/nope", "/v2/articles"]) {
+      const res = await apiClient(stack.baseUrl, tenant.token).get(path);
+      expect(res.status).toBe(404);
+      expect(res.headers.get("content-type")).toContain("application/json");
+      expect(typeof res.body.message).toBe("string");
+    }
+  });
+});
