@@ -18,24 +18,28 @@ export interface Principal {
   plan: PlanRow | null;
 }
 
-/** Resolves a bearer token; every refusal looks the same to the caller. */
-export async function authenticateKey(db: Db, token: string, now = new Date()): Promise<Principal> {
-  if (!isWellFormedToken(token)) throw unauthenticated();
-  const [row] = await db
+// Built once per database handle and prepared: this runs on every API request.
+const authQueries = new WeakMap<Db, ReturnType<typeof buildAuthQuery>>();
+
+function buildAuthQuery(db: Db) {
+  return db
     .select({ key: apiKeys, user: users, plan: plans })
     .from(apiKeys)
     .innerJoin(users, eq(users.id, apiKeys.userId))
     .innerJoin(memberships, and(eq(memberships.accountId, apiKeys.accountId), eq(memberships.userId, apiKeys.userId)))
     .leftJoin(subscriptions, and(eq(subscriptions.accountId, apiKeys.accountId), isNull(subscriptions.endedAt)))
     .leftJoin(plans, eq(plans.id, subscriptions.planId))
-    .where(
-      and(
-        eq(apiKeys.tokenHash, hashToken(token)),
-        isNull(apiKeys.revokedAt),
-        or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, now)),
-      ),
-    )
-    .limit(1);
+    .where(and(eq(apiKeys.tokenHash, sql.placeholder("hash")), isNull(apiKeys.revokedAt), or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, sql`now()`))))
+    .limit(1)
+    .prepare("authenticate_key");
+}
+
+/** Resolves a bearer token; every refusal looks the same to the caller. */
+export async function authenticateKey(db: Db, token: string): Promise<Principal> {
+  if (!isWellFormedToken(token)) throw unauthenticated();
+  let query = authQueries.get(db);
+  if (!query) authQueries.set(db, (query = buildAuthQuery(db)));
+  const [row] = await query.execute({ hash: hashToken(token) });
   if (!row) throw unauthenticated();
   return { keyId: row.key.id, accountId: row.key.accountId, user: row.user, plan: row.plan };
 }
@@ -98,7 +102,7 @@ export interface PlanInput {
 function checkPlan(input: Partial<PlanInput>, fields: FieldErrors) {
   if (input.name !== undefined) requireText(fields, "name", input.name);
   for (const [key, value] of Object.entries(input)) {
-    if (key !== "name" && (typeof value !== "number" || !Number.isInteger(value) || value < 0)) {
+    if (key !== "name" && value !== undefined && (typeof value !== "number" || !Number.isInteger(value) || value < 0)) {
       fields[key] = [`${key} must be a whole number of at least 0.`];
     }
   }

@@ -1,0 +1,60 @@
+// Small measuring helpers for the benchmarks: concurrent load with latency percentiles.
+
+export interface LoadResult {
+  name: string;
+  requests: number;
+  seconds: number;
+  perSecond: number;
+  p50ms: number;
+  p99ms: number;
+  errors: number;
+}
+
+/** Runs `once` from `concurrency` loops for `durationMs`, recording each call's latency. */
+export async function load(name: string, once: () => Promise<boolean>, opts: { concurrency: number; durationMs: number }): Promise<LoadResult> {
+  const latencies: number[] = [];
+  let errors = 0;
+  const started = performance.now();
+  const until = started + opts.durationMs;
+  await Promise.all(
+    Array.from({ length: opts.concurrency }, async () => {
+      while (performance.now() < until) {
+        const t = performance.now();
+        const ok = await once().catch(() => false);
+        latencies.push(performance.now() - t);
+        if (!ok) errors++;
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
+  return { name, requests: latencies.length, seconds, perSecond: latencies.length / seconds, p50ms: at(0.5), p99ms: at(0.99), errors };
+}
+
+/** Calls `fn` n times in a tight loop and returns operations per second. */
+export function opsPerSecond(n: number, fn: (i: number) => unknown): number {
+  const t = performance.now();
+  for (let i = 0; i < n; i++) fn(i);
+  return n / ((performance.now() - t) / 1000);
+}
+
+export function rssMiB(pid: number): number | null {
+  try {
+    const status = require("node:fs").readFileSync(`/proc/${pid}/status`, "utf8") as string;
+    const kb = Number(status.match(/VmRSS:\s+(\d+)/)?.[1]);
+    return Number.isFinite(kb) ? kb / 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
+export function printTable(rows: Record<string, string | number>[]): void {
+  if (!rows.length) return;
+  const keys = Object.keys(rows[0]);
+  const widths = keys.map((k) => Math.max(k.length, ...rows.map((r) => String(r[k]).length)));
+  const line = (values: string[]) => values.map((v, i) => v.padEnd(widths[i])).join("  ");
+  console.log(line(keys));
+  console.log(line(widths.map((w) => "-".repeat(w))));
+  for (const r of rows) console.log(line(keys.map((k) => String(r[k]))));
+}
