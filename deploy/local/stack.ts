@@ -65,11 +65,13 @@ async function checkDependencies(env: Record<string, string>): Promise<void> {
   const config = loadPlatformConfig(env);
   await ensureDatabase(config.databaseUrl);
   const redis = new IORedis(config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 3000, retryStrategy: () => null });
+  let reason = "";
+  redis.on("error", (error) => (reason ||= error.message));
   try {
     await redis.connect();
     await redis.ping();
   } catch (error) {
-    throw new ConfigError("REDIS_URL", `cannot reach ${redactUrl(config.redisUrl)} (${(error as Error).message})`);
+    throw new ConfigError("REDIS_URL", `cannot reach ${redactUrl(config.redisUrl)} (${reason || (error as Error).message})`);
   } finally {
     redis.disconnect();
   }
