@@ -8,8 +8,11 @@ import { adminClients } from "./clients.ts";
 import { localServiceToken } from "../local/service-token.ts";
 import type { AdminCommand } from "./command.ts";
 import { accountCommands } from "./commands/accounts.ts";
+import { webhookCommands } from "./commands/webhooks.ts";
+import { modelCommands } from "./commands/models.ts";
+import { articleCommands } from "./commands/articles.ts";
 
-const COMMANDS: AdminCommand[] = [...accountCommands];
+const COMMANDS: AdminCommand[] = [...accountCommands, ...webhookCommands, ...modelCommands, ...articleCommands];
 
 function help(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));

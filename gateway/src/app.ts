@@ -8,6 +8,8 @@ import { jsonBody } from "./plugins/json-body.ts";
 import { RateLimiter } from "./plugins/rate-limiter.ts";
 import type { V1Gate } from "./plugins/caller.ts";
 import { userRoutes } from "./routes/user.ts";
+import { articleRoutes } from "./routes/articles.ts";
+import { workflowRoutes } from "./routes/workflows.ts";
 import type { ServiceClients } from "./services.ts";
 import type { Logger } from "../../services/kit/src/logger.ts";
 
@@ -45,6 +47,8 @@ export function buildApp(deps: GatewayDeps) {
     .use(openapi({ path: "/docs", documentation: { info: { title: "Article Generation Service", version: "1.0.0" } } }))
     .get("/healthz", () => ({ status: "ok" }), { detail: { hide: true } })
     .use(userRoutes(deps.clients))
+    .use(articleRoutes(gate, deps.logger))
+    .use(workflowRoutes(gate))
     .decorate("gate", gate);
 }
 

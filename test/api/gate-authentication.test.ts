@@ -15,7 +15,7 @@ beforeAll(async () => {
 
 describe("401 on /v1", () => {
   test("missing, malformed and unknown keys", async () => {
-    const headers = [{}, { authorization: "Bearer" }, { authorization: "Token abc" }, { authorization: "Bearer not-a-key" }, { authorization: "Bearer agk_0000000000000000000000000000000000000000000" }];
+    const headers: Record<string, string>[] = [{}, { authorization: "Bearer" }, { authorization: "Token abc" }, { authorization: "Bearer not-a-key" }, { authorization: "Bearer agk_0000000000000000000000000000000000000000000" }];
     for (const h of headers) {
       const res = await apiClient(stack.baseUrl).get("/v1/articles", { headers: h });
       expect(res.status).toBe(401);

@@ -1,7 +1,17 @@
-// article-store process.
+// article-store process: articles, their versions and records over gRPC, and the outbox relay
+// that turns each created article into its generation job.
 import { fileURLToPath } from "node:url";
+import { AccountsService } from "../../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
+import { serviceClient } from "../../kit/src/clients.ts";
+import { openQueue, type GenerationJob } from "../../kit/src/queues.ts";
+import { connectRedis } from "../../kit/src/redis.ts";
 import { runService } from "../../kit/src/service-process.ts";
-import * as schema from "./db/schema.ts";
+import { schema } from "./db/client.ts";
+import { startOutboxRelay, type OutboxRelay } from "./outbox-relay.ts";
+import { articleStoreRoutes } from "./rpc.ts";
+
+// The relay starts after the server (runService order); creations before that wait for its first pass.
+let relay: OutboxRelay | undefined;
 
 await runService({
   name: "article-store",
@@ -9,5 +19,21 @@ await runService({
   schemaName: "article_store",
   schema,
   migrationsFolder: fileURLToPath(new URL("./db/migrations", import.meta.url)),
-  routes: () => () => {},
+  routes: ({ database, config }) =>
+    articleStoreRoutes({
+      db: database.db,
+      accounts: serviceClient(AccountsService, { baseUrl: config.services.accountsBilling, serviceToken: config.serviceToken }),
+      onArticleCreated: () => relay?.wake(),
+    }),
+  async background({ database, config, logger }) {
+    const redis = connectRedis(config.redisUrl);
+    redis.on("error", (error) => logger.error("redis error", { error: error.message }));
+    const generationQueue = openQueue<GenerationJob>("generation", redis, config.redisPrefix);
+    relay = startOutboxRelay({ db: database.db, generationQueue, logger });
+    return async () => {
+      await relay?.stop();
+      await generationQueue.close();
+      redis.disconnect();
+    };
+  },
 });

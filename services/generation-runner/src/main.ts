@@ -1,7 +1,15 @@
-// generation-runner process.
+// generation-runner process: the model catalog over gRPC and the BullMQ worker that generates
+// articles step by step.
 import { fileURLToPath } from "node:url";
+import { failOnConfigError } from "../../kit/src/config.ts";
 import { runService } from "../../kit/src/service-process.ts";
-import * as schema from "./db/schema.ts";
+import { schema } from "./db/client.ts";
+import { loadRunnerConfig } from "./config.ts";
+import { ensureSeedModels, seedModels } from "./domain/model-catalog.ts";
+import { generationRunnerRoutes } from "./rpc.ts";
+import { startGenerationWorker } from "./worker.ts";
+
+const runner = failOnConfigError(() => loadRunnerConfig());
 
 await runService({
   name: "generation-runner",
@@ -9,5 +17,14 @@ await runService({
   schemaName: "generation_runner",
   schema,
   migrationsFolder: fileURLToPath(new URL("./db/migrations", import.meta.url)),
-  routes: () => () => {},
+  routes: ({ database, logger }) => {
+    // Seeded as the server comes up; catalog calls wait for it, so the first article never
+    // finds an empty catalog.
+    const seeded = ensureSeedModels(database.db, seedModels({ simulator: runner.clients.providers.has("simulator"), openai: runner.realOpenAi })).then((count) => {
+      if (count > 0) logger.info("seeded the model catalog", { models: count });
+      logger.info("model providers", { providers: [...runner.clients.providers.keys()] });
+    });
+    return generationRunnerRoutes(database.db, (id) => runner.clients.isConfigured(id), seeded);
+  },
+  background: (ctx) => startGenerationWorker(ctx, runner),
 });

@@ -1,7 +1,24 @@
-// webhook-dispatcher process.
+// webhook-dispatcher process: completion webhooks off the `webhooks` queue (deliveries, retries,
+// the delivery log, published status), and per-project signing secrets over gRPC.
 import { fileURLToPath } from "node:url";
+import { AccountsService } from "../../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
+import { ArticleLifecycleService, ArticleStoreService } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
+import { serviceClient } from "../../kit/src/clients.ts";
+import { failOnConfigError, loadPlatformConfig } from "../../kit/src/config.ts";
 import { runService } from "../../kit/src/service-process.ts";
-import * as schema from "./db/schema.ts";
+import { DELIVERY_TIMEOUT_MS, loadDispatcherSettings } from "./config.ts";
+import { schema } from "./db/client.ts";
+import { startDeliveryWorker } from "./delivery-worker.ts";
+import { webhookDispatcherRoutes } from "./rpc.ts";
+
+const platform = failOnConfigError(() => loadPlatformConfig());
+const settings = failOnConfigError(() => loadDispatcherSettings(process.env, platform.serviceToken));
+const via = (baseUrl: string) => ({ baseUrl, serviceToken: platform.serviceToken, timeoutMs: 10_000 });
+const services = {
+  articles: serviceClient(ArticleStoreService, via(platform.services.articleStore)),
+  lifecycle: serviceClient(ArticleLifecycleService, via(platform.services.articleStore)),
+  accounts: serviceClient(AccountsService, via(platform.services.accountsBilling)),
+};
 
 await runService({
   name: "webhook-dispatcher",
@@ -9,5 +26,28 @@ await runService({
   schemaName: "webhook_dispatcher",
   schema,
   migrationsFolder: fileURLToPath(new URL("./db/migrations", import.meta.url)),
-  routes: () => () => {},
+  routes: ({ database }) => webhookDispatcherRoutes(database.db, settings.secretKey, services.accounts),
+  async background({ database, config, logger }) {
+    if (settings.secretKeyDerived) {
+      logger.warn("WEBHOOK_SECRET_KEY is unset: signing secrets are encrypted under a key derived from SERVICE_TOKEN (fine for local development; set WEBHOOK_SECRET_KEY in deployments)");
+    }
+    if (settings.allowPrivateUrls) logger.warn("ALLOW_PRIVATE_URLS=true: webhooks may reach private and loopback addresses");
+    return startDeliveryWorker({
+      context: {
+        db: database.db,
+        services,
+        policy: {
+          attempts: settings.attempts,
+          backoffMs: settings.backoffMs,
+          allowPrivate: settings.allowPrivateUrls,
+          timeoutMs: DELIVERY_TIMEOUT_MS,
+          secretKey: settings.secretKey,
+        },
+      },
+      redisUrl: config.redisUrl,
+      redisPrefix: config.redisPrefix,
+      concurrency: settings.concurrency,
+      logger,
+    });
+  },
 });

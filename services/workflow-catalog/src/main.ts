@@ -1,7 +1,9 @@
-// workflow-catalog process.
+// workflow-catalog process: built-in and custom workflows, revisions and pinned snapshots over gRPC.
 import { fileURLToPath } from "node:url";
 import { runService } from "../../kit/src/service-process.ts";
-import * as schema from "./db/schema.ts";
+import { schema } from "./db/client.ts";
+import { recordBuiltinSnapshots } from "./domain/pinned-snapshots.ts";
+import { workflowCatalogRoutes } from "./rpc.ts";
 
 await runService({
   name: "workflow-catalog",
@@ -9,5 +11,10 @@ await runService({
   schemaName: "workflow_catalog",
   schema,
   migrationsFolder: fileURLToPath(new URL("./db/migrations", import.meta.url)),
-  routes: () => () => {},
+  routes: ({ database }) => workflowCatalogRoutes(database.db),
+  // Every built-in revision this deployment pins stays readable after the code moves on.
+  background: async ({ database }) => {
+    await recordBuiltinSnapshots(database.db);
+    return async () => {};
+  },
 });

@@ -1,7 +1,7 @@
 // The monthly word ledger. A reservation holds words until the article settles (actual words)
 // or releases them (failure). Every change is keyed by the caller's reference, so retries of a
 // cross-service step never double-count.
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { accounts, plans, subscriptions, wordReservations } from "../db/schema.ts";
 import { notFound, precondition } from "../../../kit/src/errors.ts";
@@ -49,7 +49,9 @@ export async function reserveWords(db: Db, accountId: number, reference: string,
     if (!account) throw notFound("No such account.");
     const [existing] = await tx.select().from(wordReservations).where(eq(wordReservations.reference, reference));
     const period = currentPeriod(now);
-    if (existing) return { reservation: existing, remainingWords: (await usage(tx, accountId, existing.period)).remainingWords };
+    // A released reservation is taken again (a retried creation after a failed one); a held or
+    // settled one is returned as it is.
+    if (existing && existing.state !== "released") return { reservation: existing, remainingWords: (await usage(tx, accountId, existing.period)).remainingWords };
     const before = await usage(tx, accountId, period);
     if (words > before.remainingWords) {
       throw precondition(
@@ -57,16 +59,18 @@ export async function reserveWords(db: Db, accountId: number, reference: string,
         { target_word_count: [`Insufficient monthly word quota: ${before.remainingWords} words remaining, ${words} required (120% of target_word_count).`] },
       );
     }
-    const [reservation] = await tx.insert(wordReservations).values({ reference, accountId, period, words, state: "reserved" }).returning();
+    const [reservation] = existing
+      ? await tx.update(wordReservations).set({ accountId, period, words, state: "reserved", updatedAt: now }).where(eq(wordReservations.reference, reference)).returning()
+      : await tx.insert(wordReservations).values({ reference, accountId, period, words, state: "reserved" }).returning();
     return { reservation, remainingWords: before.remainingWords - words };
   });
 }
 
-async function finish(db: Db, reference: string, change: Partial<Reservation>): Promise<Reservation> {
+async function finish(db: Db, reference: string, change: Partial<Reservation>, from: Reservation["state"][]): Promise<Reservation> {
   const [updated] = await db
     .update(wordReservations)
     .set({ ...change, updatedAt: new Date() })
-    .where(and(eq(wordReservations.reference, reference), eq(wordReservations.state, "reserved")))
+    .where(and(eq(wordReservations.reference, reference), inArray(wordReservations.state, from)))
     .returning();
   if (updated) return updated;
   const [existing] = await db.select().from(wordReservations).where(eq(wordReservations.reference, reference));
@@ -74,7 +78,9 @@ async function finish(db: Db, reference: string, change: Partial<Reservation>): 
   return existing; // already settled or released: the retry is a no-op
 }
 
+// Words actually generated always count, even when the hold was released meanwhile (a creation
+// whose reply was lost looked failed to its caller, yet the article went on to generate).
 export const settleWords = (db: Db, reference: string, actualWords: number) =>
-  finish(db, reference, { state: "settled", words: Math.max(0, Math.round(actualWords)) });
+  finish(db, reference, { state: "settled", words: Math.max(0, Math.round(actualWords)) }, ["reserved", "released"]);
 
-export const releaseWords = (db: Db, reference: string) => finish(db, reference, { state: "released" });
+export const releaseWords = (db: Db, reference: string) => finish(db, reference, { state: "released" }, ["reserved"]);

@@ -1,4 +1,201 @@
 // Tables of the article-store context, in its own Postgres schema.
-import { pgSchema } from "drizzle-orm/pg-core";
+import { sql } from "drizzle-orm";
+import { bigint, bigserial, boolean, index, integer, jsonb, numeric, pgSchema, primaryKey, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
 
 export const articleStoreSchema = pgSchema("article_store");
+
+const id = () => bigserial("id", { mode: "number" }).primaryKey();
+const ref = (name: string) => bigint(name, { mode: "number" });
+const at = (name: string) => timestamp(name, { withTimezone: true });
+const createdAt = () => at("created_at").notNull().defaultNow();
+const updatedAt = () => at("updated_at").notNull().defaultNow();
+
+export const ARTICLE_STATUSES = ["queued", "batching", "writing", "polishing", "completed", "published", "failed"] as const;
+export type ArticleStatus = (typeof ARTICLE_STATUSES)[number];
+
+/** Everything generation needs, fixed at creation (the pinned workflow, model and options). */
+export interface GenerationSettings {
+  workflowId: number;
+  workflowRevision: number;
+  builtinWorkflow: boolean;
+  model: string;
+  targetAudience: string | null;
+  brandVoiceId: number | null;
+  includeKeyTakeaways: boolean;
+  includeFaq: boolean;
+  headingCapitalization: string | null;
+  researchEnabled: boolean;
+  researchMaxSources: number;
+  researchMinContentWords: number;
+  researchMaxWordsPerSource: number;
+  researchIncludeDomains: string[];
+  researchExcludeDomains: string[];
+  useBatchApi: boolean;
+  additionalInstruction: string | null;
+  imageCount: number;
+  imageAspectRatio: string | null;
+  imagePresetId: number | null;
+  reservedWords: number;
+}
+
+export const articles = articleStoreSchema.table(
+  "articles",
+  {
+    id: id(),
+    externalId: uuid("external_id").notNull().unique(),
+    accountId: ref("account_id").notNull(),
+    projectId: ref("project_id").notNull(),
+    title: text("title").notNull(),
+    description: text("description"),
+    content: text("content"),
+    originalContent: text("original_content"),
+    currentVersionId: ref("current_version_id"),
+    publishedVersionId: ref("published_version_id"),
+    status: text("status", { enum: ARTICLE_STATUSES }).notNull(),
+    articleType: text("article_type").notNull(),
+    targetKeyword: text("target_keyword"),
+    keywords: text("keywords").array().notNull().default(sql`'{}'::text[]`),
+    targetWordCount: integer("target_word_count").notNull(),
+    actualWordCount: integer("actual_word_count").notNull().default(0),
+    tone: text("tone").notNull(),
+    pointOfView: text("point_of_view").notNull(),
+    language: text("language").notNull(),
+    countryTargeting: text("country_targeting"),
+    aiModelUsed: text("ai_model_used"),
+    // USD, exact; read and written as a decimal string.
+    cost: numeric("cost", { precision: 20, scale: 12 }).notNull().default("0"),
+    currentStep: text("current_step"),
+    humanize: boolean("humanize").notNull().default(false),
+    aiDetectionScore: integer("ai_detection_score"),
+    originalityCheckedAt: at("originality_checked_at"),
+    additionalContext: text("additional_context"),
+    webhookUrl: text("webhook_url"),
+    settings: jsonb("settings").$type<GenerationSettings>().notNull(),
+    failureReason: text("failure_reason"),
+    deliveryFailedAt: at("delivery_failed_at"),
+    deliveryFailureReason: text("delivery_failure_reason"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    // Lists are per project(s), newest first, optionally by status.
+    index("articles_project_newest").on(t.projectId, t.createdAt.desc(), t.id.desc()),
+    index("articles_project_status_newest").on(t.projectId, t.status, t.createdAt.desc(), t.id.desc()),
+  ],
+);
+
+/** Every body the article has had: 1 is the generation output, later ones passes or edits. */
+export const articleVersions = articleStoreSchema.table(
+  "article_versions",
+  {
+    id: id(),
+    articleId: ref("article_id")
+      .notNull()
+      .references(() => articles.id),
+    number: integer("number").notNull(),
+    // "generated" for version 1; e.g. "humanized" for the humanization pass.
+    kind: text("kind").notNull(),
+    content: text("content").notNull(),
+    wordCount: integer("word_count").notNull(),
+    aiDetectionScore: integer("ai_detection_score"),
+    originalityCheckedAt: at("originality_checked_at"),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("article_versions_number").on(t.articleId, t.number), uniqueIndex("article_versions_kind").on(t.articleId, t.kind)],
+);
+
+/**
+ * The transactional outbox: written with the article, relayed to the generation queue. A row
+ * stays unsent until the job is in the queue, so a crash in between only delays generation.
+ */
+export const outbox = articleStoreSchema.table(
+  "outbox",
+  {
+    id: id(),
+    articleId: ref("article_id")
+      .notNull()
+      .references(() => articles.id),
+    externalId: uuid("external_id").notNull(),
+    queue: text("queue", { enum: ["generation"] }).notNull(),
+    createdAt: createdAt(),
+    sentAt: at("sent_at"),
+  },
+  (t) => [index("outbox_unsent").on(t.id).where(sql`${t.sentAt} is null`)],
+);
+
+/**
+ * Idempotency-Key claims of POST /v1/articles, per API key account. A claim holds the
+ * external_id its creation uses; once the article exists it also holds the first response.
+ */
+export const idempotencyKeys = articleStoreSchema.table(
+  "idempotency_keys",
+  {
+    accountId: ref("account_id").notNull(),
+    key: text("key").notNull(),
+    requestHash: text("request_hash").notNull(),
+    externalId: uuid("external_id").notNull(),
+    articleId: ref("article_id").references(() => articles.id),
+    /** The article as the first request created it, replayed verbatim. */
+    firstResponse: jsonb("first_response"),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.key] }), index("idempotency_keys_created").on(t.createdAt)],
+);
+
+export const brandVoices = articleStoreSchema.table(
+  "brand_voices",
+  {
+    id: id(),
+    projectId: ref("project_id").notNull(),
+    name: text("name").notNull(),
+    description: text("description").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index("brand_voices_project").on(t.projectId)],
+);
+
+export const imagePresets = articleStoreSchema.table(
+  "image_presets",
+  {
+    id: id(),
+    projectId: ref("project_id").notNull(),
+    name: text("name").notNull(),
+    style: text("style").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index("image_presets_project").on(t.projectId)],
+);
+
+export const researchSources = articleStoreSchema.table(
+  "research_sources",
+  {
+    articleId: ref("article_id")
+      .notNull()
+      .references(() => articles.id),
+    position: integer("position").notNull(),
+    title: text("title").notNull(),
+    url: text("url").notNull(),
+    wordCount: integer("word_count").notNull(),
+    fetchedAt: at("fetched_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.articleId, t.position] })],
+);
+
+export const deliveryAttempts = articleStoreSchema.table(
+  "delivery_attempts",
+  {
+    id: id(),
+    articleId: ref("article_id")
+      .notNull()
+      .references(() => articles.id),
+    deliveryId: text("delivery_id").notNull(),
+    attempt: integer("attempt").notNull(),
+    attemptedAt: at("attempted_at").notNull(),
+    statusCode: integer("status_code"),
+    error: text("error"),
+    durationMs: integer("duration_ms").notNull(),
+    succeeded: boolean("succeeded").notNull(),
+    versionId: ref("version_id").notNull(),
+  },
+  (t) => [uniqueIndex("delivery_attempts_once").on(t.articleId, t.deliveryId, t.attempt), index("delivery_attempts_article").on(t.articleId, t.attemptedAt)],
+);

@@ -1,4 +1,107 @@
 // Tables of the generation-runner context, in its own Postgres schema.
-import { pgSchema } from "drizzle-orm/pg-core";
+import { sql } from "drizzle-orm";
+import { bigint, boolean, customType, integer, jsonb, numeric, pgSchema, primaryKey, text, timestamp } from "drizzle-orm/pg-core";
 
 export const generationRunnerSchema = pgSchema("generation_runner");
+
+const createdAt = () => timestamp("created_at", { withTimezone: true }).notNull().defaultNow();
+const updatedAt = () => timestamp("updated_at", { withTimezone: true }).notNull().defaultNow();
+// USD amounts and prices: exact decimals, read and written as strings.
+const usd = (name: string) => numeric(name, { precision: 20, scale: 12 });
+const bytea = customType<{ data: Buffer }>({ dataType: () => "bytea" });
+
+/** The model catalog: which provider:model ids articles may use, their prices and fallbacks. */
+export const models = generationRunnerSchema.table("models", {
+  id: text("id").primaryKey(),
+  active: boolean("active").notNull().default(true),
+  supportsBatch: boolean("supports_batch").notNull().default(false),
+  inputPricePerMillion: usd("input_price_per_million").notNull(),
+  outputPricePerMillion: usd("output_price_per_million").notNull(),
+  fallbackModel: text("fallback_model"),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+});
+
+/** One article's run: what it was pinned to and how far its finishing work got. */
+export const runs = generationRunnerSchema.table("runs", {
+  externalId: text("external_id").primaryKey(),
+  workflowId: bigint("workflow_id", { mode: "number" }).notNull(),
+  workflowRevision: integer("workflow_revision").notNull(),
+  articleType: text("article_type").notNull(),
+  requestedModel: text("requested_model").notNull(),
+  pickups: integer("pickups").notNull().default(1),
+  lastError: text("last_error"),
+  /** The provider batch holding the article's single step (batch mode). */
+  batchId: text("batch_id"),
+  batchPolls: integer("batch_polls").notNull().default(0),
+  humanizedVersionId: bigint("humanized_version_id", { mode: "number" }),
+  webhookEnqueuedAt: timestamp("webhook_enqueued_at", { withTimezone: true }),
+  finishedAt: timestamp("finished_at", { withTimezone: true }),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+});
+
+/**
+ * The checkpoint of one finished step. Written before the run moves on, so a retried job or a
+ * restarted worker reuses it and never calls or bills the model for that step again.
+ */
+export const stepCheckpoints = generationRunnerSchema.table(
+  "step_checkpoints",
+  {
+    externalId: text("external_id").notNull(),
+    stepNumber: integer("step_number").notNull(),
+    stepName: text("step_name").notNull(),
+    model: text("model").notNull(),
+    usedFallback: boolean("used_fallback").notNull().default(false),
+    batched: boolean("batched").notNull().default(false),
+    promptTokens: integer("prompt_tokens").notNull(),
+    completionTokens: integer("completion_tokens").notNull(),
+    cost: usd("cost").notNull(),
+    output: text("output").notNull(),
+    completedAt: timestamp("completed_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.externalId, t.stepNumber] })],
+);
+
+/** Checkpoints of the work after the steps (e.g. "humanize"), billed like steps. */
+export const finishingCheckpoints = generationRunnerSchema.table(
+  "finishing_checkpoints",
+  {
+    externalId: text("external_id").notNull(),
+    task: text("task").notNull(),
+    model: text("model").notNull(),
+    promptTokens: integer("prompt_tokens").notNull(),
+    completionTokens: integer("completion_tokens").notNull(),
+    cost: usd("cost").notNull(),
+    output: text("output").notNull(),
+    completedAt: timestamp("completed_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.externalId, t.task] })],
+);
+
+/** Images generated for an article while polishing; each row is its own checkpoint. */
+export const articleImages = generationRunnerSchema.table(
+  "article_images",
+  {
+    externalId: text("external_id").notNull(),
+    position: integer("position").notNull(),
+    model: text("model").notNull(),
+    size: text("size").notNull(),
+    prompt: text("prompt").notNull(),
+    mediaType: text("media_type").notNull(),
+    data: bytea("data").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.externalId, t.position] })],
+);
+
+/** The research a run gathered (once per article), so retries reuse the same sources. */
+export const researchCheckpoints = generationRunnerSchema.table("research_checkpoints", {
+  externalId: text("external_id").primaryKey(),
+  query: text("query").notNull(),
+  /** The numbered sources with their extracted text. */
+  sources: jsonb("sources").notNull(),
+  /** Searchers' questions, passed on to the FAQ guidance. */
+  questions: jsonb("questions").notNull().default(sql`'[]'::jsonb`),
+  createdAt: createdAt(),
+});

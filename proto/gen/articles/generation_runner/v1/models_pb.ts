@@ -27,6 +27,8 @@ export type Model = Message<"articles.generation_runner.v1.Model"> & {
   id: string;
 
   /**
+   * Only active models can be chosen for new articles (a fallback may be inactive).
+   *
    * @generated from field: bool active = 2;
    */
   active: boolean;
@@ -193,6 +195,8 @@ export type UpdateModelRequest = Message<"articles.generation_runner.v1.UpdateMo
   outputPricePerMillion?: string | undefined;
 
   /**
+   * An empty string removes the fallback.
+   *
    * @generated from field: optional string fallback_model = 6;
    */
   fallbackModel?: string | undefined;
@@ -228,8 +232,9 @@ export const UpdateModelResponseSchema: GenMessage<UpdateModelResponse> = /*@__P
 export const ModelCatalogService: GenService<{
   /**
    * The model an article will use: the requested one when it is active, else (when no model is
-   * requested) the cheapest active model. INVALID_ARGUMENT on field `model` when the requested
-   * model is unknown or inactive.
+   * requested) the cheapest active model (input + output price). Only models whose provider the
+   * runner has configured qualify. INVALID_ARGUMENT on field `model` when the requested model is
+   * unknown, inactive or on an unconfigured provider; FAILED_PRECONDITION when no model qualifies.
    *
    * @generated from rpc articles.generation_runner.v1.ModelCatalogService.ResolveModel
    */

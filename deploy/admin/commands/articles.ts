@@ -1,0 +1,47 @@
+// Operator commands of article-store: the style records of a project that articles reference
+// (brand voices, image presets), and a look at one article with its generation settings.
+import {
+  CreateBrandVoiceResponseSchema,
+  CreateImagePresetResponseSchema,
+  GetArticleResponseSchema,
+  GetBrandVoiceResponseSchema,
+  GetImagePresetResponseSchema,
+} from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
+import { id, required } from "../args.ts";
+import type { AdminCommand } from "../command.ts";
+import { asJson } from "../json-output.ts";
+
+export const articleCommands: AdminCommand[] = [
+  {
+    name: "brand-voice create",
+    usage: "--project ID --name N --description TEXT",
+    summary: "create a brand voice in a project (articles of that project may use it as brand_voice_id)",
+    run: async (f, c) =>
+      asJson(CreateBrandVoiceResponseSchema, await c.articles.createBrandVoice({ projectId: id(f, "project"), name: required(f, "name"), description: required(f, "description") })).brand_voice,
+  },
+  {
+    name: "brand-voice show",
+    usage: "--id ID",
+    summary: "show a brand voice",
+    run: async (f, c) => asJson(GetBrandVoiceResponseSchema, await c.articles.getBrandVoice({ brandVoiceId: id(f, "id") })).brand_voice,
+  },
+  {
+    name: "image-preset create",
+    usage: "--project ID --name N --style TEXT",
+    summary: "create an image preset in a project (articles of that project may use it as image_preset_id)",
+    run: async (f, c) =>
+      asJson(CreateImagePresetResponseSchema, await c.articles.createImagePreset({ projectId: id(f, "project"), name: required(f, "name"), style: required(f, "style") })).image_preset,
+  },
+  {
+    name: "image-preset show",
+    usage: "--id ID",
+    summary: "show an image preset",
+    run: async (f, c) => asJson(GetImagePresetResponseSchema, await c.articles.getImagePreset({ imagePresetId: id(f, "id") })).image_preset,
+  },
+  {
+    name: "article show",
+    usage: "--id ID|UUID",
+    summary: "show an article with its generation settings and failure or delivery records",
+    run: async (f, c) => asJson(GetArticleResponseSchema, await c.articles.getArticle({ identifier: required(f, "id") })).article,
+  },
+];

@@ -1,0 +1,227 @@
+// POST /v1/articles orchestration (spec 4.1): body → project access → idempotent replay →
+// article type, model, brand voice and image preset of the project → cross-field rules (every
+// field failure reported at once) → idempotency claim → word reservation → article + outbox.
+// Once words are reserved, any failure gives them back.
+import { randomUUID } from "node:crypto";
+import { Code, ConnectError } from "@connectrpc/connect";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { AccessLevel, type Project } from "../../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
+import type { Article, ArticleSchema } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
+import type { PinnedWorkflow } from "../../../proto/gen/articles/workflow_catalog/v1/snapshots_pb.ts";
+import type { Model } from "../../../proto/gen/articles/generation_runner/v1/models_pb.ts";
+import { fieldErrorsOf } from "../../../services/kit/src/errors.ts";
+import type { Logger } from "../../../services/kit/src/logger.ts";
+import { validationError } from "../errors.ts";
+import type { Caller } from "../plugins/caller.ts";
+import { MalformedBody } from "../plugins/json-body.ts";
+import type { ServiceClients } from "../services.ts";
+import { Validator } from "../validation.ts";
+import { readArticleRequest, type ArticleRequest } from "./creation-request.ts";
+import { KEY_REUSED_MESSAGE, requestHashOf } from "./idempotency.ts";
+
+/** Creation reserves 120% of the target (spec 4.1 rule 1); settled later to the words generated. */
+export const reservedWordsFor = (targetWordCount: number) => Math.ceil(targetWordCount * 1.2);
+
+export interface CreatedArticle {
+  article: Article;
+  project: Project;
+  /** The first response of an earlier request with the same Idempotency-Key. */
+  replayed: boolean;
+}
+
+interface Resolved {
+  workflow?: PinnedWorkflow;
+  model?: Model;
+}
+
+const isCode = (error: unknown, ...codes: Code[]): error is ConnectError => error instanceof ConnectError && codes.includes(error.code);
+
+/** Runs a lookup whose "no such thing" answer is a field error rather than a failure. */
+async function lookup<T>(v: Validator, field: string, message: string, call: () => Promise<T>, refusals: Code[] = [Code.NotFound]): Promise<T | undefined> {
+  try {
+    return await call();
+  } catch (error) {
+    if (!isCode(error, ...refusals)) throw error;
+    const reported = fieldErrorsOf(error)[field];
+    for (const m of reported?.length ? reported : [message]) v.fail(field, m);
+    return undefined;
+  }
+}
+
+/** The rules that need the project's catalog, styles and the model catalog; failures go to `v`. */
+async function resolveAgainstProject(clients: ServiceClients, v: Validator, request: ArticleRequest, project: Project | undefined): Promise<Resolved> {
+  const projectId = project?.id;
+  const [workflow, model] = await Promise.all([
+    projectId !== undefined && !v.errors.article_type
+      ? lookup(v, "article_type", "The selected article type is invalid: it is neither a built-in type nor a custom workflow of this project.", async () =>
+          (await clients.snapshots.resolveArticleType({ projectId, articleType: request.articleType })).workflow,
+        )
+      : undefined,
+    !v.errors.model
+      ? lookup(
+          v,
+          "model",
+          request.model ? `The selected model ${request.model} is not an active model.` : "No active model is available.",
+          async () => (await clients.models.resolveModel({ model: request.model })).model,
+          [Code.InvalidArgument, Code.NotFound, Code.FailedPrecondition],
+        )
+      : undefined,
+    projectId !== undefined && request.brandVoiceId !== null
+      ? lookup(v, "brand_voice_id", "The selected brand voice is invalid.", async () => {
+          const { brandVoice } = await clients.articles.getBrandVoice({ brandVoiceId: BigInt(request.brandVoiceId!) });
+          // Another project's voice is reported exactly like a missing one.
+          if (brandVoice!.projectId !== projectId) v.fail("brand_voice_id", "The selected brand voice is invalid.");
+        })
+      : undefined,
+    projectId !== undefined && request.imagePresetId !== null
+      ? lookup(v, "image_preset_id", "The selected image preset is invalid.", async () => {
+          const { imagePreset } = await clients.articles.getImagePreset({ imagePresetId: BigInt(request.imagePresetId!) });
+          if (imagePreset!.projectId !== projectId) v.fail("image_preset_id", "The selected image preset is invalid.");
+        })
+      : undefined,
+  ]);
+
+  if (workflow && request.researchEnabled && !workflow.hasResearchStep) {
+    v.fail("research_enabled", `Research cannot be enabled: the ${request.articleType} workflow has no step that uses research.`);
+  }
+  if (request.useBatchApi && workflow && workflow.stepCount !== 1) {
+    v.fail("use_batch_api", `The batch API is only available for single-step workflows; ${request.articleType} has ${workflow.stepCount} steps.`);
+  }
+  if (request.useBatchApi && model && !model.supportsBatch) {
+    v.fail("use_batch_api", `The batch API is not available for the model ${model.id}.`);
+  }
+  return { workflow, model };
+}
+
+function articleMessage(caller: Caller, project: Project, request: ArticleRequest, resolved: Required<Resolved>, externalId: string): MessageInitShape<typeof ArticleSchema> {
+  const { workflow, model } = resolved;
+  // Omitted inherits the project's default audience; an explicit null means none.
+  const audience = request.targetAudience === undefined ? project.defaultAudience : (request.targetAudience ?? undefined);
+  return {
+    externalId,
+    accountId: BigInt(caller.accountId),
+    projectId: project.id,
+    title: request.title,
+    articleType: request.articleType,
+    targetKeyword: request.targetKeyword ?? undefined,
+    keywords: request.keywords,
+    targetWordCount: request.targetWordCount,
+    tone: request.tone,
+    pointOfView: request.pointOfView,
+    language: request.language,
+    countryTargeting: request.countryTargeting ?? undefined,
+    humanize: request.humanize,
+    additionalContext: request.additionalContext ?? undefined,
+    webhookUrl: request.webhookUrl ?? undefined,
+    status: request.status ?? (request.useBatchApi ? "batching" : "queued"),
+    settings: {
+      workflowId: workflow.workflowId,
+      workflowRevision: workflow.revision,
+      builtinWorkflow: workflow.builtin,
+      model: model.id,
+      targetAudience: audience,
+      brandVoiceId: request.brandVoiceId === null ? undefined : BigInt(request.brandVoiceId),
+      includeKeyTakeaways: request.includeKeyTakeaways,
+      includeFaq: request.includeFaq,
+      headingCapitalization: request.headingCapitalization ?? undefined,
+      researchEnabled: request.researchEnabled,
+      researchMaxSources: request.researchMaxSources,
+      researchMinContentWords: request.researchMinContentWords,
+      researchMaxWordsPerSource: request.researchMaxWordsPerSource,
+      researchIncludeDomains: request.researchIncludeDomains,
+      researchExcludeDomains: request.researchExcludeDomains,
+      useBatchApi: request.useBatchApi,
+      additionalInstruction: request.additionalInstruction ?? undefined,
+      imageCount: request.imageCount,
+      imageAspectRatio: request.imageAspectRatio ?? undefined,
+      imagePresetId: request.imagePresetId === null ? undefined : BigInt(request.imagePresetId),
+      reservedWords: BigInt(reservedWordsFor(request.targetWordCount)),
+    },
+  };
+}
+
+const keyReused = () => validationError({ idempotency_key: [KEY_REUSED_MESSAGE] }, KEY_REUSED_MESSAGE);
+
+export class ArticleCreation {
+  constructor(
+    private readonly clients: ServiceClients,
+    private readonly logger: Logger,
+  ) {}
+
+  async create(caller: Caller, body: unknown, idempotencyKey: string | undefined): Promise<CreatedArticle> {
+    if (body instanceof MalformedBody) throw validationError({ body: [body.reason] });
+    const v = new Validator(body ?? {});
+    v.check(); // a body that is not a JSON object has no fields to report on
+    const request = readArticleRequest(v);
+
+    // Access outranks field errors: 404 for another account's project, 403 without update access.
+    const project = v.errors.project_id
+      ? undefined
+      : (await this.clients.accounts.authorizeProject({ userId: BigInt(caller.userId), projectId: BigInt(request.projectId), level: AccessLevel.UPDATE })).project!;
+
+    const idempotency = idempotencyKey === undefined ? undefined : { key: idempotencyKey, hash: requestHashOf(body) };
+    if (idempotency && project && v.valid) {
+      const earlier = await this.clients.articles.findIdempotentArticle({ accountId: BigInt(caller.accountId), idempotencyKey: idempotency.key });
+      if (earlier.requestHash !== undefined && earlier.requestHash !== idempotency.hash) throw keyReused();
+      if (earlier.article) return { article: earlier.article, project, replayed: true };
+    }
+
+    const resolved = await resolveAgainstProject(this.clients, v, request, project);
+    v.check();
+    const { workflow, model } = resolved;
+    if (!project || !workflow || !model) throw new Error("creation passed validation without its project, workflow or model");
+
+    let externalId: string = randomUUID();
+    if (idempotency) {
+      try {
+        const claim = await this.clients.articles.claimIdempotencyKey({ accountId: BigInt(caller.accountId), idempotencyKey: idempotency.key, requestHash: idempotency.hash });
+        if (claim.article) return { article: claim.article, project, replayed: true };
+        externalId = claim.externalId;
+      } catch (error) {
+        if (isCode(error, Code.AlreadyExists)) throw keyReused();
+        throw error;
+      }
+    }
+
+    // The external_id is the reservation's reference: a repeated claim reserves nothing twice.
+    try {
+      await this.clients.quota.reserveWords({ accountId: BigInt(caller.accountId), reference: externalId, words: BigInt(reservedWordsFor(request.targetWordCount)) });
+    } catch (error) {
+      // A refusal reserved nothing; any other failure may have reserved before the reply was lost.
+      if (!isCode(error, Code.FailedPrecondition)) await this.releaseUnlessCreated(externalId);
+      throw error;
+    }
+
+    try {
+      const created = await this.clients.articles.createArticle({
+        article: articleMessage(caller, project, request, { workflow, model }, externalId),
+        idempotencyKey: idempotency?.key,
+        requestHash: idempotency?.hash,
+      });
+      return { article: created.article!, project, replayed: created.replayed };
+    } catch (error) {
+      await this.releaseUnlessCreated(externalId);
+      if (isCode(error, Code.AlreadyExists)) throw keyReused();
+      throw error;
+    }
+  }
+
+  /**
+   * Gives the reservation back when no article holds it. An article that exists despite the
+   * failure (a lost reply) keeps its words; if the check itself fails the words are released,
+   * and completion settles them anyway.
+   */
+  private async releaseUnlessCreated(externalId: string): Promise<void> {
+    try {
+      await this.clients.articles.getArticle({ identifier: externalId });
+      return;
+    } catch (error) {
+      if (!isCode(error, Code.NotFound)) this.logger.warn("could not check for the article before releasing its words", { externalId, error: (error as Error).message });
+    }
+    try {
+      await this.clients.quota.releaseWords({ reference: externalId });
+    } catch (error) {
+      if (!isCode(error, Code.NotFound)) this.logger.error("could not release reserved words", { externalId, error: (error as Error).message });
+    }
+  }
+}

@@ -1,0 +1,49 @@
+// The article record of spec 2.2, exactly: no generation settings or internal fields.
+import type { Project } from "../../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
+import type { Article } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
+import { iso, optionalNumber } from "./user.ts";
+
+/** USD as a decimal string with at least two decimals ("0.00", "0.0123"), never rounded away. */
+export function presentCost(cost: string): string {
+  const [whole, fraction = ""] = (cost || "0").split(".");
+  const digits = fraction.replace(/0+$/, "").padEnd(2, "0");
+  return `${BigInt(whole || "0")}.${digits}`;
+}
+
+export type ProjectRef = Pick<Project, "id" | "name">;
+
+export function presentArticle(article: Article, project: ProjectRef) {
+  return {
+    id: Number(article.id),
+    external_id: article.externalId,
+    title: article.title,
+    description: article.description ?? null,
+    content: article.content ?? null,
+    original_content: article.originalContent ?? null,
+    current_version_id: optionalNumber(article.currentVersionId),
+    published_version_id: optionalNumber(article.publishedVersionId),
+    status: article.status,
+    article_type: article.articleType,
+    target_keyword: article.targetKeyword ?? null,
+    keywords: [...article.keywords],
+    target_word_count: article.targetWordCount,
+    actual_word_count: article.actualWordCount,
+    tone: article.tone,
+    point_of_view: article.pointOfView,
+    language: article.language,
+    country_targeting: article.countryTargeting ?? null,
+    ai_model_used: article.aiModelUsed ?? null,
+    cost: presentCost(article.cost),
+    current_step: article.currentStep ?? null,
+    humanize: article.humanize,
+    ai_detection_score: article.aiDetectionScore ?? null,
+    originality_checked_at: iso(article.originalityCheckedAt),
+    additional_context: article.additionalContext ?? null,
+    webhook_url: article.webhookUrl ?? null,
+    project: { id: Number(project.id), name: project.name },
+    created_at: iso(article.createdAt),
+    updated_at: iso(article.updatedAt),
+  };
+}
+
+export type PresentedArticle = ReturnType<typeof presentArticle>;

@@ -1,0 +1,77 @@
+// Article endpoints (spec 4.1–4.3): create, list, retrieve. All share the "articles" rate limit.
+import { Elysia } from "elysia";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { AccessLevel, type Project } from "../../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
+import type { Article } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
+import type { Logger } from "../../../services/kit/src/logger.ts";
+import { ArticleCreation } from "../articles/create-article.ts";
+import { idempotencyKeyOf, REPLAYED_HEADER } from "../articles/idempotency.ts";
+import { listQueryOf, isArticleIdentifier } from "../articles/reading.ts";
+import { notFoundError } from "../errors.ts";
+import type { Caller, V1Gate } from "../plugins/caller.ts";
+import { v1Gate } from "../plugins/v1-gate.ts";
+import { presentArticle } from "../presenters/article.ts";
+
+const TAGS = ["Articles"];
+const ARTICLE_NOT_FOUND = "Article not found.";
+
+const creationMessage = (article: Article) =>
+  article.status === "batching" ? "Article created and submitted for batch generation." : "Article created and queued for generation.";
+
+export const articleRoutes = (gate: V1Gate, logger: Logger) => {
+  const { clients } = gate;
+  const creation = new ArticleCreation(clients, logger);
+
+  const authorize = (caller: Caller, projectId: bigint, level: AccessLevel) =>
+    clients.accounts.authorizeProject({ userId: BigInt(caller.userId), projectId, level }).then((r) => r.project!);
+
+  /** The article and its project, when the caller may view it: 404 for another account's, 403 for a project out of reach. */
+  async function viewableArticle(caller: Caller, identifier: string): Promise<{ article: Article; project: Project }> {
+    if (!isArticleIdentifier(identifier)) throw notFoundError(ARTICLE_NOT_FOUND);
+    try {
+      const { article } = await clients.articles.getArticle({ identifier });
+      return { article: article!, project: await authorize(caller, article!.projectId, AccessLevel.VIEW) };
+    } catch (error) {
+      if (error instanceof ConnectError && error.code === Code.NotFound) throw notFoundError(ARTICLE_NOT_FOUND);
+      throw error;
+    }
+  }
+
+  return new Elysia({ name: "article-routes" })
+    .use(v1Gate(gate, "articles"))
+    .post(
+      "/v1/articles",
+      async ({ caller, body, request, set }) => {
+        const created = await creation.create(caller, body, idempotencyKeyOf(request.headers));
+        set.status = 201;
+        if (created.replayed) set.headers[REPLAYED_HEADER] = "true";
+        return { success: true, message: creationMessage(created.article), data: presentArticle(created.article, created.project) };
+      },
+      { detail: { summary: "Create an article and start its generation (Idempotency-Key supported)", tags: TAGS } },
+    )
+    .get(
+      "/v1/articles",
+      async ({ caller, query }) => {
+        const { status, projectId, page, perPage } = listQueryOf(query);
+        const projects = projectId === undefined
+          ? (await clients.accounts.listViewableProjects({ userId: BigInt(caller.userId) })).projects
+          : [await authorize(caller, BigInt(projectId), AccessLevel.VIEW)];
+        const byId = new Map(projects.map((p) => [p.id, p]));
+        const reply = await clients.articles.listArticles({ projectIds: projects.map((p) => p.id), status, page, perPage });
+        return {
+          success: true,
+          data: reply.articles.map((a) => presentArticle(a, byId.get(a.projectId)!)),
+          meta: { current_page: page, last_page: Math.max(1, Math.ceil(reply.total / perPage)), per_page: perPage, total: reply.total },
+        };
+      },
+      { detail: { summary: "List articles of every project the caller can view, newest first", tags: TAGS } },
+    )
+    .get(
+      "/v1/articles/:id",
+      async ({ caller, params }) => {
+        const { article, project } = await viewableArticle(caller, params.id);
+        return { success: true, data: presentArticle(article, project) };
+      },
+      { detail: { summary: "Retrieve an article by numeric id or external_id (poll this)", tags: TAGS } },
+    );
+};

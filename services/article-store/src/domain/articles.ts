@@ -1,0 +1,158 @@
+// Articles: creation (with its outbox entry, in one transaction), lookup and listing.
+import { and, count, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
+import type { Db } from "../db/client.ts";
+import { articles, outbox, type ArticleStatus, type GenerationSettings } from "../db/schema.ts";
+import { conflict, invalidFields, notFound } from "../../../kit/src/errors.ts";
+import { bindArticleToKey, lockLiveKey, type IdempotencyRequest } from "./idempotency.ts";
+
+export type ArticleRecord = typeof articles.$inferSelect;
+
+/** An article's status right after creation: anything else would skip generation. */
+export const INITIAL_STATUSES = ["queued", "batching"] as const satisfies readonly ArticleStatus[];
+export type InitialStatus = (typeof INITIAL_STATUSES)[number];
+
+export interface NewArticle {
+  externalId: string;
+  accountId: number;
+  projectId: number;
+  title: string;
+  articleType: string;
+  targetKeyword: string | null;
+  keywords: string[];
+  targetWordCount: number;
+  tone: string;
+  pointOfView: string;
+  language: string;
+  countryTargeting: string | null;
+  humanize: boolean;
+  additionalContext: string | null;
+  webhookUrl: string | null;
+  status: InitialStatus;
+  settings: GenerationSettings;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const NUMERIC_ID = /^[1-9]\d{0,15}$/;
+
+export const isUuid = (value: string) => UUID.test(value);
+
+/** Postgres rejects a malformed uuid with an error; an unknown identifier is simply not found. */
+export function requireUuid(externalId: string, what = "article"): string {
+  if (!isUuid(externalId)) throw notFound(`No such ${what}.`);
+  return externalId.toLowerCase();
+}
+
+function checkNewArticle(input: NewArticle): void {
+  const errors: Record<string, string[]> = {};
+  if (!isUuid(input.externalId)) errors.external_id = ["external_id must be a UUID."];
+  if (!(input.accountId > 0)) errors.account_id = ["account_id is required."];
+  if (!(input.projectId > 0)) errors.project_id = ["project_id is required."];
+  if (input.title.trim() === "") errors.title = ["title is required."];
+  if (input.articleType.trim() === "") errors.article_type = ["article_type is required."];
+  if (!(input.targetWordCount > 0)) errors.target_word_count = ["target_word_count must be positive."];
+  if (!INITIAL_STATUSES.includes(input.status)) errors.status = [`An article starts as ${INITIAL_STATUSES.join(" or ")}.`];
+  if (Object.keys(errors).length) throw invalidFields(errors);
+}
+
+export interface CreatedArticle {
+  article: ArticleRecord;
+  /** True when an earlier request (same idempotency key or external_id) created it. */
+  replayed: boolean;
+}
+
+/**
+ * Stores the article and its generation outbox entry in one transaction. Idempotent by
+ * external_id; with an idempotency key, the key's first response is returned on reuse.
+ */
+export async function createArticle(db: Db, input: NewArticle, idempotency?: IdempotencyRequest): Promise<CreatedArticle> {
+  checkNewArticle(input);
+  const externalId = input.externalId.toLowerCase();
+  return db.transaction(async (t) => {
+    const tx = t as unknown as Db;
+    if (idempotency) {
+      const key = await lockLiveKey(tx, input.accountId, idempotency, externalId);
+      if (key.firstResponse) return { article: key.firstResponse, replayed: true };
+      if (key.externalId !== externalId) throw conflict("This Idempotency-Key is in use by another request.");
+    }
+    const [created] = await tx
+      .insert(articles)
+      .values({ ...input, externalId })
+      .onConflictDoNothing({ target: articles.externalId })
+      .returning();
+    if (!created) {
+      const [existing] = await tx.select().from(articles).where(eq(articles.externalId, externalId));
+      if (existing.accountId !== input.accountId) throw conflict("external_id is taken.");
+      return { article: existing, replayed: true };
+    }
+    await tx.insert(outbox).values({ articleId: created.id, externalId, queue: "generation" });
+    if (idempotency) await bindArticleToKey(tx, input.accountId, idempotency.key, created);
+    return { article: created, replayed: false };
+  });
+}
+
+/** By numeric id or external_id UUID; anything else is not found. */
+export async function getArticle(db: Db, identifier: string): Promise<ArticleRecord> {
+  const value = identifier.trim();
+  let where;
+  if (NUMERIC_ID.test(value) && Number.isSafeInteger(Number(value))) where = eq(articles.id, Number(value));
+  else if (isUuid(value)) where = eq(articles.externalId, value.toLowerCase());
+  else throw notFound("No such article.");
+  const [article] = await db.select().from(articles).where(where);
+  if (!article) throw notFound("No such article.");
+  return article;
+}
+
+export async function getArticleByExternalId(db: Db, externalId: string): Promise<ArticleRecord> {
+  const [article] = await db.select().from(articles).where(eq(articles.externalId, requireUuid(externalId)));
+  if (!article) throw notFound("No such article.");
+  return article;
+}
+
+export interface ArticleListQuery {
+  projectIds: number[];
+  status?: string;
+  page: number;
+  perPage: number;
+}
+
+/** Articles of the given projects, newest first. */
+export async function listArticles(db: Db, query: ArticleListQuery): Promise<{ articles: ArticleRecord[]; total: number }> {
+  if (query.page < 1 || query.perPage < 1 || query.perPage > 100) {
+    throw invalidFields({ ...(query.page < 1 ? { page: ["page must be at least 1."] } : {}), ...(query.perPage < 1 || query.perPage > 100 ? { per_page: ["per_page must be between 1 and 100."] } : {}) });
+  }
+  if (query.projectIds.length === 0) return { articles: [], total: 0 };
+  const where = and(inArray(articles.projectId, query.projectIds), query.status ? eq(articles.status, query.status as ArticleStatus) : undefined);
+  const [{ total }] = await db.select({ total: count() }).from(articles).where(where);
+  const rows = await db
+    .select()
+    .from(articles)
+    .where(where)
+    .orderBy(desc(articles.createdAt), desc(articles.id))
+    .limit(query.perPage)
+    .offset((query.page - 1) * query.perPage);
+  return { articles: rows, total: Number(total) };
+}
+
+/** Locks one article (by external_id) for a change made in the same transaction. */
+export async function lockArticle(tx: Db, externalId: string): Promise<ArticleRecord> {
+  const [article] = await tx
+    .select()
+    .from(articles)
+    .where(eq(articles.externalId, requireUuid(externalId)))
+    .for("update");
+  if (!article) throw notFound("No such article.");
+  return article;
+}
+
+/** New values of some columns; SQL for values the database computes (e.g. now()). */
+export type ArticleChange = { [K in keyof ArticleRecord]?: ArticleRecord[K] | SQL };
+
+/** Applies a change to a locked article and advances updated_at. */
+export async function updateArticle(tx: Db, id: number, change: ArticleChange): Promise<ArticleRecord> {
+  const [updated] = await tx
+    .update(articles)
+    .set({ ...change, updatedAt: sql`now()` })
+    .where(eq(articles.id, id))
+    .returning();
+  return updated;
+}

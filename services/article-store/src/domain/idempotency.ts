@@ -1,0 +1,102 @@
+// Idempotency-Key of article creation, as Stripe does it: per account, a key lives 24 hours,
+// binds one request hash, and once its article exists replays the first response verbatim.
+// A claim is taken before any cross-service work so that concurrent identical requests share
+// one external_id (the quota reservation's reference too): one article, one reservation.
+import { randomUUID } from "node:crypto";
+import { and, eq, sql } from "drizzle-orm";
+import type { Db } from "../db/client.ts";
+import { idempotencyKeys } from "../db/schema.ts";
+import { conflict, invalidFields } from "../../../kit/src/errors.ts";
+import type { ArticleRecord } from "./articles.ts";
+
+export const KEY_LIFETIME_HOURS = 24;
+const MAX_KEY_LENGTH = 255;
+
+export interface IdempotencyRequest {
+  key: string;
+  requestHash: string;
+}
+
+type KeyRow = typeof idempotencyKeys.$inferSelect;
+
+export interface IdempotencyClaim {
+  externalId: string;
+  requestHash: string;
+  /** The article as the first request created it, once it exists. */
+  firstResponse: ArticleRecord | null;
+}
+
+const expired = sql`${idempotencyKeys.createdAt} < now() - make_interval(hours => ${KEY_LIFETIME_HOURS})`;
+
+function checkRequest(accountId: number, request: IdempotencyRequest): void {
+  const errors: Record<string, string[]> = {};
+  if (!(accountId > 0)) errors.account_id = ["account_id is required."];
+  if (request.key === "" || request.key.length > MAX_KEY_LENGTH) errors.idempotency_key = [`The idempotency key must be 1 to ${MAX_KEY_LENGTH} characters.`];
+  if (request.requestHash === "") errors.request_hash = ["request_hash is required."];
+  if (Object.keys(errors).length) throw invalidFields(errors);
+}
+
+const DATE_FIELDS = ["createdAt", "updatedAt", "originalityCheckedAt", "deliveryFailedAt"] as const;
+
+/** The stored first response back as a record (JSON holds its times as strings). */
+function reviveArticle(json: unknown): ArticleRecord {
+  const record = { ...(json as Record<string, unknown>) };
+  for (const field of DATE_FIELDS) if (typeof record[field] === "string") record[field] = new Date(record[field] as string);
+  return record as unknown as ArticleRecord;
+}
+
+function claimOf(row: KeyRow): IdempotencyClaim {
+  return { externalId: row.externalId, requestHash: row.requestHash, firstResponse: row.firstResponse ? reviveArticle(row.firstResponse) : null };
+}
+
+/**
+ * Takes (or joins) the account's claim on the key inside the caller's transaction and locks it.
+ * An expired claim is started afresh. A claim bound to another request hash is a conflict.
+ */
+export async function lockLiveKey(tx: Db, accountId: number, request: IdempotencyRequest, proposedExternalId: string): Promise<IdempotencyClaim> {
+  checkRequest(accountId, request);
+  const match = and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, request.key));
+  const fresh = { accountId, key: request.key, requestHash: request.requestHash, externalId: proposedExternalId };
+  await tx.insert(idempotencyKeys).values(fresh).onConflictDoNothing();
+  let [row] = await tx.select().from(idempotencyKeys).where(match).for("update");
+  // The purge removed an expired claim between the two statements: claim afresh.
+  if (!row) [row] = await tx.insert(idempotencyKeys).values(fresh).returning();
+  const [stale] = await tx
+    .update(idempotencyKeys)
+    .set({ requestHash: request.requestHash, externalId: proposedExternalId, articleId: null, firstResponse: null, createdAt: sql`now()` })
+    .where(and(match, expired))
+    .returning();
+  if (stale) row = stale;
+  if (row.requestHash !== request.requestHash) {
+    throw conflict("This Idempotency-Key was already used with a different request body; use a new key for a different request.");
+  }
+  return claimOf(row);
+}
+
+export async function claimIdempotencyKey(db: Db, accountId: number, request: IdempotencyRequest): Promise<IdempotencyClaim> {
+  return db.transaction(async (t) => lockLiveKey(t as unknown as Db, accountId, request, randomUUID()));
+}
+
+/** The live claim on a key, if any (a read only: nothing is claimed). */
+export async function findIdempotencyClaim(db: Db, accountId: number, key: string): Promise<IdempotencyClaim | null> {
+  if (key === "" || key.length > MAX_KEY_LENGTH) return null;
+  const [row] = await db
+    .select()
+    .from(idempotencyKeys)
+    .where(and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, key), sql`not (${expired})`));
+  return row ? claimOf(row) : null;
+}
+
+/** Records the created article as the key's first response (same transaction as the article). */
+export async function bindArticleToKey(tx: Db, accountId: number, key: string, article: ArticleRecord): Promise<void> {
+  await tx
+    .update(idempotencyKeys)
+    .set({ articleId: article.id, firstResponse: article })
+    .where(and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, key)));
+}
+
+/** Forgets keys past their lifetime (their articles stay). */
+export async function purgeExpiredKeys(db: Db): Promise<number> {
+  const removed = await db.delete(idempotencyKeys).where(expired).returning({ key: idempotencyKeys.key });
+  return removed.length;
+}

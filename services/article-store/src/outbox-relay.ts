@@ -1,0 +1,81 @@
+// The background loop that turns outbox rows into generation jobs: woken right after each
+// creation, and polling meanwhile so rows left by a crash (or another replica) still go out.
+import type { Queue } from "bullmq";
+import type { GenerationJob } from "../../kit/src/queues.ts";
+import type { Logger } from "../../kit/src/logger.ts";
+import type { Db } from "./db/client.ts";
+import { relayPendingEntries, type OutboxEntry } from "./domain/outbox.ts";
+import { purgeExpiredKeys } from "./domain/idempotency.ts";
+
+export interface OutboxRelay {
+  /** Relay now instead of at the next poll. */
+  wake(): void;
+  stop(): Promise<void>;
+}
+
+const PURGE_EVERY_MS = 3_600_000;
+const ENQUEUE_TIMEOUT_MS = 10_000;
+
+export function startOutboxRelay(opts: { db: Db; generationQueue: Queue<GenerationJob>; logger: Logger; pollMs?: number }): OutboxRelay {
+  const { db, generationQueue, logger } = opts;
+  const pollMs = opts.pollMs ?? 1000;
+  let stopped = false;
+  let wakeUp: (() => void) | undefined;
+  // Set by a wake that arrives during a pass, so the row it announces is not left to the poll.
+  let woken = false;
+  let lastPurge = 0;
+
+  // Bounded, so an unreachable Redis cannot hold the pass's row locks (or shutdown) open; the
+  // rows stay unsent and the next pass sends them again.
+  const enqueue = async (entries: OutboxEntry[]) => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`enqueueing took longer than ${ENQUEUE_TIMEOUT_MS} ms`)), ENQUEUE_TIMEOUT_MS);
+    });
+    try {
+      await Promise.race([generationQueue.addBulk(entries.map(({ externalId }) => ({ name: "generate", data: { externalId }, opts: { jobId: externalId } }))), timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+
+  const sleep = () =>
+    new Promise<void>((resolve) => {
+      if (woken) return resolve();
+      const timer = setTimeout(resolve, pollMs);
+      wakeUp = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+
+  const loop = (async () => {
+    while (!stopped) {
+      woken = false;
+      try {
+        // Drain everything pending before waiting again.
+        while (!stopped && (await relayPendingEntries(db, enqueue)) > 0);
+        if (Date.now() - lastPurge > PURGE_EVERY_MS) {
+          lastPurge = Date.now();
+          await purgeExpiredKeys(db);
+        }
+      } catch (error) {
+        // Redis or Postgres is away: the rows stay unsent and the next pass retries them.
+        logger.error("outbox relay pass failed", { error });
+      }
+      if (!stopped) await sleep();
+    }
+  })();
+
+  return {
+    wake() {
+      woken = true;
+      wakeUp?.();
+    },
+    async stop() {
+      stopped = true;
+      wakeUp?.();
+      await loop;
+    },
+  };
+}

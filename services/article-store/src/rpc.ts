@@ -1,0 +1,273 @@
+// gRPC handlers of article-store: thin translations between proto messages and the domain.
+import { Code, ConnectError, type Client, type ConnectRouter } from "@connectrpc/connect";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
+import {
+  ArticleLifecycleService,
+  ArticleSchema,
+  ArticleStoreService,
+  DeliveryAttemptSchema,
+  GenerationSettingsSchema,
+  ResearchSourceSchema,
+  type Article,
+  type GenerationSettings as SettingsMessage,
+} from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
+import type { AccountsService } from "../../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
+import { invalidFields } from "../../kit/src/errors.ts";
+import type { Db } from "./db/client.ts";
+import type { GenerationSettings } from "./db/schema.ts";
+import * as store from "./domain/articles.ts";
+import * as idempotency from "./domain/idempotency.ts";
+import * as lifecycle from "./domain/lifecycle.ts";
+import * as research from "./domain/research-sources.ts";
+import * as delivery from "./domain/delivery-attempts.ts";
+import * as styles from "./domain/project-styles.ts";
+
+const ts = (d: Date) => timestampFromDate(d);
+const tsOpt = (d: Date | null) => (d ? timestampFromDate(d) : undefined);
+const big = (n: number) => BigInt(n);
+const bigOpt = (n: number | null) => (n === null ? undefined : BigInt(n));
+const opt = <T>(v: T | null) => (v === null ? undefined : v);
+const nullable = <T>(v: T | undefined) => (v === undefined ? null : v);
+const numOpt = (n: bigint | undefined) => (n === undefined ? null : Number(n));
+
+const settingsMessage = (s: GenerationSettings): MessageInitShape<typeof GenerationSettingsSchema> => ({
+  workflowId: big(s.workflowId),
+  workflowRevision: s.workflowRevision,
+  builtinWorkflow: s.builtinWorkflow,
+  model: s.model,
+  targetAudience: opt(s.targetAudience),
+  brandVoiceId: bigOpt(s.brandVoiceId),
+  includeKeyTakeaways: s.includeKeyTakeaways,
+  includeFaq: s.includeFaq,
+  headingCapitalization: opt(s.headingCapitalization),
+  researchEnabled: s.researchEnabled,
+  researchMaxSources: s.researchMaxSources,
+  researchMinContentWords: s.researchMinContentWords,
+  researchMaxWordsPerSource: s.researchMaxWordsPerSource,
+  researchIncludeDomains: s.researchIncludeDomains,
+  researchExcludeDomains: s.researchExcludeDomains,
+  useBatchApi: s.useBatchApi,
+  additionalInstruction: opt(s.additionalInstruction),
+  imageCount: s.imageCount,
+  imageAspectRatio: opt(s.imageAspectRatio),
+  imagePresetId: bigOpt(s.imagePresetId),
+  reservedWords: big(s.reservedWords),
+});
+
+const settingsOf = (s: SettingsMessage | undefined): GenerationSettings => {
+  if (!s) throw invalidFields({ "article.settings": ["settings are required."] });
+  return {
+    workflowId: Number(s.workflowId),
+    workflowRevision: s.workflowRevision,
+    builtinWorkflow: s.builtinWorkflow,
+    model: s.model,
+    targetAudience: nullable(s.targetAudience),
+    brandVoiceId: numOpt(s.brandVoiceId),
+    includeKeyTakeaways: s.includeKeyTakeaways,
+    includeFaq: s.includeFaq,
+    headingCapitalization: nullable(s.headingCapitalization),
+    researchEnabled: s.researchEnabled,
+    researchMaxSources: s.researchMaxSources,
+    researchMinContentWords: s.researchMinContentWords,
+    researchMaxWordsPerSource: s.researchMaxWordsPerSource,
+    researchIncludeDomains: s.researchIncludeDomains,
+    researchExcludeDomains: s.researchExcludeDomains,
+    useBatchApi: s.useBatchApi,
+    additionalInstruction: nullable(s.additionalInstruction),
+    imageCount: s.imageCount,
+    imageAspectRatio: nullable(s.imageAspectRatio),
+    imagePresetId: numOpt(s.imagePresetId),
+    reservedWords: Number(s.reservedWords),
+  };
+};
+
+export const articleMessage = (a: store.ArticleRecord): MessageInitShape<typeof ArticleSchema> => ({
+  id: big(a.id),
+  externalId: a.externalId,
+  projectId: big(a.projectId),
+  accountId: big(a.accountId),
+  title: a.title,
+  description: opt(a.description),
+  content: opt(a.content),
+  originalContent: opt(a.originalContent),
+  currentVersionId: bigOpt(a.currentVersionId),
+  publishedVersionId: bigOpt(a.publishedVersionId),
+  status: a.status,
+  articleType: a.articleType,
+  targetKeyword: opt(a.targetKeyword),
+  keywords: a.keywords,
+  targetWordCount: a.targetWordCount,
+  actualWordCount: a.actualWordCount,
+  tone: a.tone,
+  pointOfView: a.pointOfView,
+  language: a.language,
+  countryTargeting: opt(a.countryTargeting),
+  aiModelUsed: opt(a.aiModelUsed),
+  cost: a.cost,
+  currentStep: opt(a.currentStep),
+  humanize: a.humanize,
+  aiDetectionScore: opt(a.aiDetectionScore),
+  originalityCheckedAt: tsOpt(a.originalityCheckedAt),
+  additionalContext: opt(a.additionalContext),
+  webhookUrl: opt(a.webhookUrl),
+  createdAt: ts(a.createdAt),
+  updatedAt: ts(a.updatedAt),
+  settings: settingsMessage(a.settings),
+  failureReason: opt(a.failureReason),
+  deliveryFailedAt: tsOpt(a.deliveryFailedAt),
+  deliveryFailureReason: opt(a.deliveryFailureReason),
+});
+
+function newArticleOf(a: Article | undefined): store.NewArticle {
+  if (!a) throw invalidFields({ article: ["article is required."] });
+  return {
+    externalId: a.externalId,
+    accountId: Number(a.accountId),
+    projectId: Number(a.projectId),
+    title: a.title,
+    articleType: a.articleType,
+    targetKeyword: nullable(a.targetKeyword),
+    keywords: a.keywords,
+    targetWordCount: a.targetWordCount,
+    tone: a.tone,
+    pointOfView: a.pointOfView,
+    language: a.language,
+    countryTargeting: nullable(a.countryTargeting),
+    humanize: a.humanize,
+    additionalContext: nullable(a.additionalContext),
+    webhookUrl: nullable(a.webhookUrl),
+    status: (a.status || "queued") as store.InitialStatus,
+    settings: settingsOf(a.settings),
+  };
+}
+
+const idempotencyOf = (key: string | undefined, hash: string | undefined): idempotency.IdempotencyRequest | undefined =>
+  key === undefined ? undefined : { key, requestHash: hash ?? "" };
+
+/** Styles belong to an existing project: checked with accounts-billing, which owns projects. */
+async function requireProject(accounts: Client<typeof AccountsService>, projectId: bigint): Promise<number> {
+  try {
+    await accounts.getProject({ projectId });
+  } catch (error) {
+    if (error instanceof ConnectError && error.code === Code.NotFound) throw invalidFields({ project_id: ["No such project."] });
+    throw error;
+  }
+  return Number(projectId);
+}
+
+export interface ArticleStoreDeps {
+  db: Db;
+  accounts: Client<typeof AccountsService>;
+  /** Called after a creation commits, so its outbox row is relayed at once. */
+  onArticleCreated(): void;
+}
+
+export function articleStoreRoutes({ db, accounts, onArticleCreated }: ArticleStoreDeps) {
+  const article = (a: store.ArticleRecord) => ({ article: articleMessage(a) });
+  return (router: ConnectRouter) => {
+    router.service(ArticleStoreService, {
+      async createArticle(req) {
+        const created = await store.createArticle(db, newArticleOf(req.article), idempotencyOf(req.idempotencyKey, req.requestHash));
+        if (!created.replayed) onArticleCreated();
+        return { article: articleMessage(created.article), replayed: created.replayed };
+      },
+      getArticle: async (req) => article(await store.getArticle(db, req.identifier)),
+      async listArticles(req) {
+        const page = await store.listArticles(db, { projectIds: req.projectIds.map(Number), status: req.status || undefined, page: req.page || 1, perPage: req.perPage || 20 });
+        return { articles: page.articles.map(articleMessage), total: page.total };
+      },
+      async findIdempotentArticle(req) {
+        const claim = await idempotency.findIdempotencyClaim(db, Number(req.accountId), req.idempotencyKey);
+        return { article: claim?.firstResponse ? articleMessage(claim.firstResponse) : undefined, requestHash: claim?.requestHash };
+      },
+      async claimIdempotencyKey(req) {
+        const claim = await idempotency.claimIdempotencyKey(db, Number(req.accountId), { key: req.idempotencyKey, requestHash: req.requestHash });
+        return { externalId: claim.externalId, article: claim.firstResponse ? articleMessage(claim.firstResponse) : undefined };
+      },
+      async createBrandVoice(req) {
+        const projectId = await requireProject(accounts, req.projectId);
+        const v = await styles.createBrandVoice(db, projectId, req.name, req.description);
+        return { brandVoice: { id: big(v.id), projectId: big(v.projectId), name: v.name, description: v.description } };
+      },
+      async getBrandVoice(req) {
+        const v = await styles.getBrandVoice(db, Number(req.brandVoiceId));
+        return { brandVoice: { id: big(v.id), projectId: big(v.projectId), name: v.name, description: v.description } };
+      },
+      async createImagePreset(req) {
+        const projectId = await requireProject(accounts, req.projectId);
+        const p = await styles.createImagePreset(db, projectId, req.name, req.style);
+        return { imagePreset: { id: big(p.id), projectId: big(p.projectId), name: p.name, style: p.style } };
+      },
+      async getImagePreset(req) {
+        const p = await styles.getImagePreset(db, Number(req.imagePresetId));
+        return { imagePreset: { id: big(p.id), projectId: big(p.projectId), name: p.name, style: p.style } };
+      },
+    });
+
+    router.service(ArticleLifecycleService, {
+      recordProgress: async (req) =>
+        article(await lifecycle.recordProgress(db, req.externalId, { status: req.status, currentStep: req.currentStep, aiModelUsed: req.aiModelUsed, cost: req.cost })),
+      completeGeneration: async (req) =>
+        article(
+          await lifecycle.completeGeneration(db, req.externalId, {
+            content: req.content,
+            description: req.description,
+            actualWordCount: req.actualWordCount,
+            aiModelUsed: req.aiModelUsed,
+            cost: req.cost,
+            moreVersionsFollow: req.moreVersionsFollow,
+          }),
+        ),
+      async addVersion(req) {
+        const added = await lifecycle.addVersion(db, req.externalId, { content: req.content, kind: req.kind, actualWordCount: req.actualWordCount, complete: req.complete, cost: req.cost });
+        return { article: articleMessage(added.article), versionId: big(added.version.id) };
+      },
+      recordOriginality: async (req) => article(await lifecycle.recordOriginality(db, req.externalId, Number(req.versionId), req.aiDetectionScore)),
+      failArticle: async (req) => article(await lifecycle.failArticle(db, req.externalId, req.reason)),
+      async recordResearchSources(req) {
+        await research.recordResearchSources(
+          db,
+          req.externalId,
+          req.sources.map((s) => ({ position: s.position, title: s.title, url: s.url, wordCount: s.wordCount, fetchedAt: s.fetchedAt ? timestampDate(s.fetchedAt) : new Date() })),
+        );
+        return {};
+      },
+      async listResearchSources(req) {
+        const sources = await research.listResearchSources(db, req.externalId);
+        return { sources: sources.map((s): MessageInitShape<typeof ResearchSourceSchema> => ({ ...s, fetchedAt: ts(s.fetchedAt) })) };
+      },
+      async recordDeliveryAttempt(req) {
+        const a = req.attempt;
+        if (!a) throw invalidFields({ attempt: ["attempt is required."] });
+        await delivery.recordDeliveryAttempt(db, req.externalId, {
+          deliveryId: a.deliveryId,
+          attempt: a.attempt,
+          attemptedAt: a.attemptedAt ? timestampDate(a.attemptedAt) : new Date(),
+          statusCode: nullable(a.statusCode),
+          error: nullable(a.error),
+          durationMs: a.durationMs,
+          succeeded: a.succeeded,
+          versionId: Number(a.versionId),
+        });
+        return {};
+      },
+      async listDeliveryAttempts(req) {
+        const attempts = await delivery.listDeliveryAttempts(db, req.externalId);
+        return {
+          attempts: attempts.map(
+            (a): MessageInitShape<typeof DeliveryAttemptSchema> => ({
+              ...a,
+              attemptedAt: ts(a.attemptedAt),
+              statusCode: opt(a.statusCode),
+              error: opt(a.error),
+              versionId: big(a.versionId),
+            }),
+          ),
+        };
+      },
+      markPublished: async (req) => article(await lifecycle.markPublished(db, req.externalId, Number(req.versionId))),
+      markDeliveryFailed: async (req) => article(await lifecycle.markDeliveryFailed(db, req.externalId, req.reason)),
+    });
+  };
+}

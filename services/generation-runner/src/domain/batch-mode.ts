@@ -1,0 +1,74 @@
+// Batch mode (use_batch_api): the article's single step goes to the provider's batch API
+// (files + batches through the SDK), at half the model's prices, and the run polls until the
+// batch is done. The batch id is checkpointed, so a retried job polls the same batch instead of
+// submitting (and paying for) another.
+import { toFile } from "openai";
+import type OpenAI from "openai";
+import type { Db } from "../db/client.ts";
+import { updateRun, type RunRow } from "./checkpoints.ts";
+import { chatBody, replyText, StepFailure, type ChatRequest } from "./model-call.ts";
+import type { CatalogModel } from "./model-catalog.ts";
+import type { ModelClients } from "./providers.ts";
+import { costOfUsage, type Picodollars } from "./usd.ts";
+
+/** Providers bill batch work at about half price (spec 3). */
+export const BATCH_SHARE = { numerator: 1n, denominator: 2n };
+
+const FINAL_FAILURES = new Set(["failed", "expired", "cancelled", "cancelling"]);
+
+export type BatchProgress =
+  | { state: "waiting"; polls: number }
+  | { state: "done"; output: string; promptTokens: number; completionTokens: number; cost: Picodollars };
+
+async function submit(client: OpenAI, externalId: string, body: unknown): Promise<string> {
+  const line = JSON.stringify({ custom_id: externalId, method: "POST", url: "/v1/chat/completions", body });
+  const file = await client.files.create({ file: await toFile(Buffer.from(line + "\n"), `${externalId}.jsonl`), purpose: "batch" });
+  const batch = await client.batches.create({
+    input_file_id: file.id,
+    endpoint: "/v1/chat/completions",
+    completion_window: "24h",
+    metadata: { external_id: externalId },
+  });
+  return batch.id;
+}
+
+/** Submits the step when no batch is pending, else polls it once. */
+export async function advanceBatch(db: Db, clients: ModelClients, run: RunRow, model: CatalogModel, req: ChatRequest): Promise<BatchProgress> {
+  const { client, model: name } = clients.forModel(model.id);
+  if (!run.batchId) {
+    const batchId = await submit(client, run.externalId, chatBody(name, req));
+    await updateRun(db, run.externalId, { batchId, batchPolls: 0 });
+    return { state: "waiting", polls: 0 };
+  }
+  const batch = await client.batches.retrieve(run.batchId);
+  if (FINAL_FAILURES.has(batch.status)) {
+    // Cleared so the job's retry submits a fresh batch.
+    await updateRun(db, run.externalId, { batchId: null });
+    const reason = batch.errors?.data?.map((e) => e.message).join("; ") || batch.status;
+    throw new StepFailure(`batch ${batch.id} ended ${batch.status}: ${reason}`);
+  }
+  if (batch.status !== "completed") {
+    await updateRun(db, run.externalId, { batchPolls: run.batchPolls + 1 });
+    return { state: "waiting", polls: run.batchPolls + 1 };
+  }
+  const fileId = batch.output_file_id ?? batch.error_file_id;
+  if (!fileId) {
+    await updateRun(db, run.externalId, { batchId: null });
+    throw new StepFailure(`batch ${batch.id} completed without an output file`);
+  }
+  const text = await (await client.files.content(fileId)).text();
+  const line = text
+    .split("\n")
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as { custom_id?: string; response?: { status_code?: number; body?: unknown }; error?: { message?: string } | null })
+    .find((l) => l.custom_id === run.externalId);
+  if (!line?.response || line.response.status_code !== 200) {
+    await updateRun(db, run.externalId, { batchId: null });
+    const why = line?.error?.message ?? (line?.response ? `status ${line.response.status_code}` : "no result line for the article");
+    throw new StepFailure(`batch ${batch.id}: the request failed (${why})`);
+  }
+  const completion = line.response.body as OpenAI.Chat.Completions.ChatCompletion;
+  const output = replyText(completion, req.outputFormat);
+  const usage = { promptTokens: completion.usage?.prompt_tokens ?? 0, completionTokens: completion.usage?.completion_tokens ?? 0 };
+  return { state: "done", output, ...usage, cost: costOfUsage(model, usage, BATCH_SHARE) };
+}

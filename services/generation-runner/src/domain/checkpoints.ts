@@ -1,0 +1,137 @@
+// The run ledger: one row per article run and a checkpoint per finished step or finishing task.
+// A checkpoint is written before the run moves on, so whatever happens afterwards (a retried
+// job, a killed worker) the model is never called or billed twice for the same work.
+import { and, asc, eq, sql } from "drizzle-orm";
+import { notFound } from "../../../kit/src/errors.ts";
+import type { Db } from "../db/client.ts";
+import { articleImages, finishingCheckpoints, researchCheckpoints, runs, stepCheckpoints } from "../db/schema.ts";
+import { formatUsd, parseUsd, sumUsd, type Picodollars } from "./usd.ts";
+
+export type RunRow = typeof runs.$inferSelect;
+
+export interface StepCheckpoint {
+  stepNumber: number;
+  stepName: string;
+  model: string;
+  usedFallback: boolean;
+  batched: boolean;
+  promptTokens: number;
+  completionTokens: number;
+  cost: Picodollars;
+  output: string;
+  completedAt: Date;
+}
+
+export interface FinishingCheckpoint {
+  task: string;
+  model: string;
+  promptTokens: number;
+  completionTokens: number;
+  cost: Picodollars;
+  output: string;
+}
+
+export interface StoredImage {
+  position: number;
+  model: string;
+  size: string;
+  prompt: string;
+  mediaType: string;
+  data: Buffer;
+}
+
+export interface RunPin {
+  externalId: string;
+  workflowId: number;
+  workflowRevision: number;
+  articleType: string;
+  requestedModel: string;
+}
+
+/** Opens the run on first pickup; every later pickup (retry, restarted worker) is counted. */
+export async function pickUpRun(db: Db, pin: RunPin): Promise<RunRow> {
+  const [row] = await db
+    .insert(runs)
+    .values(pin)
+    .onConflictDoUpdate({ target: runs.externalId, set: { pickups: sql`${runs.pickups} + 1`, updatedAt: new Date() } })
+    .returning();
+  return row!;
+}
+
+export async function findRun(db: Db, externalId: string): Promise<RunRow | undefined> {
+  const [row] = await db.select().from(runs).where(eq(runs.externalId, externalId));
+  return row;
+}
+
+export async function updateRun(db: Db, externalId: string, changes: Partial<Pick<RunRow, "lastError" | "batchId" | "batchPolls" | "humanizedVersionId" | "webhookEnqueuedAt" | "finishedAt">>) {
+  await db.update(runs).set({ ...changes, updatedAt: new Date() }).where(eq(runs.externalId, externalId));
+}
+
+const toStep = (r: typeof stepCheckpoints.$inferSelect): StepCheckpoint => ({ ...r, cost: parseUsd(r.cost) });
+
+export async function stepCheckpointsOf(db: Db, externalId: string): Promise<Map<number, StepCheckpoint>> {
+  const rows = await db.select().from(stepCheckpoints).where(eq(stepCheckpoints.externalId, externalId)).orderBy(asc(stepCheckpoints.stepNumber));
+  return new Map(rows.map((r) => [r.stepNumber, toStep(r)]));
+}
+
+/** Stores a step's result; when one is already stored (a second worker raced), that one wins. */
+export async function saveStepCheckpoint(db: Db, externalId: string, cp: Omit<StepCheckpoint, "completedAt">): Promise<StepCheckpoint> {
+  await db
+    .insert(stepCheckpoints)
+    .values({ ...cp, externalId, cost: formatUsd(cp.cost) })
+    .onConflictDoNothing();
+  const [row] = await db.select().from(stepCheckpoints).where(and(eq(stepCheckpoints.externalId, externalId), eq(stepCheckpoints.stepNumber, cp.stepNumber)));
+  return toStep(row!);
+}
+
+export async function finishingCheckpointOf(db: Db, externalId: string, task: string): Promise<FinishingCheckpoint | undefined> {
+  const [row] = await db.select().from(finishingCheckpoints).where(and(eq(finishingCheckpoints.externalId, externalId), eq(finishingCheckpoints.task, task)));
+  return row ? { ...row, cost: parseUsd(row.cost) } : undefined;
+}
+
+export async function saveFinishingCheckpoint(db: Db, externalId: string, cp: FinishingCheckpoint): Promise<FinishingCheckpoint> {
+  await db.insert(finishingCheckpoints).values({ ...cp, externalId, cost: formatUsd(cp.cost) }).onConflictDoNothing();
+  return (await finishingCheckpointOf(db, externalId, cp.task))!;
+}
+
+export async function imagesOf(db: Db, externalId: string): Promise<StoredImage[]> {
+  return db.select().from(articleImages).where(eq(articleImages.externalId, externalId)).orderBy(asc(articleImages.position));
+}
+
+export async function saveImage(db: Db, externalId: string, image: StoredImage): Promise<void> {
+  await db.insert(articleImages).values({ ...image, externalId }).onConflictDoNothing();
+}
+
+export interface StoredResearch {
+  query: string;
+  sources: { index: number; title: string; url: string; text: string; wordCount: number; fetchedAt: string }[];
+  questions: string[];
+}
+
+export async function researchOf(db: Db, externalId: string): Promise<StoredResearch | undefined> {
+  const [row] = await db.select().from(researchCheckpoints).where(eq(researchCheckpoints.externalId, externalId));
+  return row ? { query: row.query, sources: row.sources as StoredResearch["sources"], questions: row.questions as string[] } : undefined;
+}
+
+export async function saveResearch(db: Db, externalId: string, research: StoredResearch): Promise<StoredResearch> {
+  await db.insert(researchCheckpoints).values({ externalId, ...research }).onConflictDoNothing();
+  return (await researchOf(db, externalId))!;
+}
+
+/** The run's total cost: every checkpoint counted once, however often the job ran. */
+export async function runCost(db: Db, externalId: string): Promise<Picodollars> {
+  const steps = await db.select({ cost: stepCheckpoints.cost }).from(stepCheckpoints).where(eq(stepCheckpoints.externalId, externalId));
+  const finishing = await db.select({ cost: finishingCheckpoints.cost }).from(finishingCheckpoints).where(eq(finishingCheckpoints.externalId, externalId));
+  return sumUsd([...steps, ...finishing].map((r) => parseUsd(r.cost)));
+}
+
+export async function getRunRecord(db: Db, externalId: string) {
+  const run = await findRun(db, externalId);
+  if (!run) throw notFound(`no run for article ${externalId}`);
+  return {
+    run,
+    steps: [...(await stepCheckpointsOf(db, externalId)).values()],
+    images: await imagesOf(db, externalId),
+    cost: await runCost(db, externalId),
+  };
+}

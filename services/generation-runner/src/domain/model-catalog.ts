@@ -1,0 +1,157 @@
+// The model catalog: provider:model ids, their prices (USD per million tokens) and fallbacks.
+// Article creation resolves the model here; the runner prices every call from it.
+import { asc, eq, sql } from "drizzle-orm";
+import { invalidFields, notFound, precondition, conflict } from "../../../kit/src/errors.ts";
+import type { Db } from "../db/client.ts";
+import { models } from "../db/schema.ts";
+import { formatUsd, isUsdDecimal, parseUsd } from "./usd.ts";
+
+export interface CatalogModel {
+  id: string;
+  active: boolean;
+  supportsBatch: boolean;
+  inputPricePerMillion: string;
+  outputPricePerMillion: string;
+  fallbackModel: string | null;
+}
+
+/** Answers whether this runner can reach the model's provider. */
+export type ProviderCheck = (modelId: string) => boolean;
+
+// provider:model; model names may carry dots, slashes or colons (e.g. "meta-llama/Llama-3.1-8B", "llama3:8b").
+const MODEL_ID = /^[a-z0-9][a-z0-9_-]{0,49}:[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,199}$/;
+
+/**
+ * Seeded on first start, each only when absent, so operator changes survive restarts. The
+ * simulated models are active only when the simulator is configured; the real OpenAI model
+ * only when a real OpenAI key is.
+ */
+export function seedModels(opts: { simulator: boolean; openai: boolean }): CatalogModel[] {
+  const sim = (id: string, input: string, output: string, extra: Partial<CatalogModel> = {}): CatalogModel => ({
+    id: `simulator:${id}`,
+    active: opts.simulator,
+    supportsBatch: false,
+    inputPricePerMillion: input,
+    outputPricePerMillion: output,
+    fallbackModel: null,
+    ...extra,
+  });
+  return [
+    sim("sim-fast", "0.10", "0.40"),
+    sim("sim-pro", "2.50", "10.00", { fallbackModel: "simulator:sim-fast" }),
+    sim("sim-batch", "0.50", "2.00", { supportsBatch: true }),
+    sim("unavailable-model", "1.00", "4.00", { fallbackModel: "simulator:sim-fast" }),
+    {
+      id: "openai:gpt-4o-mini",
+      active: opts.openai,
+      supportsBatch: true,
+      inputPricePerMillion: "0.15",
+      outputPricePerMillion: "0.60",
+      fallbackModel: null,
+    },
+  ];
+}
+
+type Row = typeof models.$inferSelect;
+
+const present = (r: Row): CatalogModel => ({
+  id: r.id,
+  active: r.active,
+  supportsBatch: r.supportsBatch,
+  inputPricePerMillion: formatUsd(parseUsd(r.inputPricePerMillion)),
+  outputPricePerMillion: formatUsd(parseUsd(r.outputPricePerMillion)),
+  fallbackModel: r.fallbackModel,
+});
+
+export async function ensureSeedModels(db: Db, seeds: CatalogModel[]): Promise<number> {
+  const inserted = await db.insert(models).values(seeds).onConflictDoNothing().returning({ id: models.id });
+  return inserted.length;
+}
+
+export async function listModels(db: Db): Promise<CatalogModel[]> {
+  return (await db.select().from(models).orderBy(asc(models.id))).map(present);
+}
+
+export async function findModel(db: Db, id: string): Promise<CatalogModel | undefined> {
+  const [row] = await db.select().from(models).where(eq(models.id, id));
+  return row ? present(row) : undefined;
+}
+
+export async function getModel(db: Db, id: string): Promise<CatalogModel> {
+  const model = await findModel(db, id);
+  if (!model) throw notFound(`no model "${id}" in the catalog`);
+  return model;
+}
+
+/**
+ * The requested model when it is active and its provider reachable; without a request, the
+ * cheapest such model (input + output price per million, then id, so the choice is stable).
+ */
+export async function resolveModel(db: Db, requested: string, reachable: ProviderCheck): Promise<CatalogModel> {
+  if (requested.trim() !== "") {
+    const model = await findModel(db, requested.trim());
+    if (!model || !model.active) throw invalidFields({ model: [`The selected model "${requested}" is not an active model.`] });
+    if (!reachable(model.id)) throw invalidFields({ model: [`The selected model "${requested}" is not available: its provider is not configured.`] });
+    return model;
+  }
+  const rows = await db
+    .select()
+    .from(models)
+    .where(eq(models.active, true))
+    .orderBy(sql`${models.inputPricePerMillion} + ${models.outputPricePerMillion}`, asc(models.id));
+  const cheapest = rows.map(present).find((m) => reachable(m.id));
+  if (!cheapest) throw precondition("No active model is available; an operator must add or activate one.");
+  return cheapest;
+}
+
+function checkPrice(field: string, value: string, errors: Record<string, string[]>) {
+  if (!isUsdDecimal(value)) errors[field] = [`${field} must be a non-negative decimal amount with at most 12 decimal places.`];
+}
+
+async function checkFallback(db: Db, id: string, fallback: string, errors: Record<string, string[]>) {
+  if (fallback === id) errors.fallback_model = ["A model cannot fall back to itself."];
+  else if (!(await findModel(db, fallback))) errors.fallback_model = [`No model "${fallback}" in the catalog.`];
+}
+
+export async function addModel(db: Db, model: CatalogModel): Promise<CatalogModel> {
+  const errors: Record<string, string[]> = {};
+  if (!MODEL_ID.test(model.id)) errors.id = ["id must look like provider:model (lower-case provider name)."];
+  checkPrice("input_price_per_million", model.inputPricePerMillion, errors);
+  checkPrice("output_price_per_million", model.outputPricePerMillion, errors);
+  if (model.fallbackModel) await checkFallback(db, model.id, model.fallbackModel, errors);
+  if (Object.keys(errors).length) throw invalidFields(errors);
+  const [row] = await db.insert(models).values({ ...model, fallbackModel: model.fallbackModel || null }).onConflictDoNothing().returning();
+  if (!row) throw conflict(`model "${model.id}" already exists`);
+  return present(row);
+}
+
+export interface ModelChanges {
+  active?: boolean;
+  supportsBatch?: boolean;
+  inputPricePerMillion?: string;
+  outputPricePerMillion?: string;
+  /** "" removes the fallback. */
+  fallbackModel?: string;
+}
+
+export async function updateModel(db: Db, id: string, changes: ModelChanges): Promise<CatalogModel> {
+  await getModel(db, id);
+  const errors: Record<string, string[]> = {};
+  if (changes.inputPricePerMillion !== undefined) checkPrice("input_price_per_million", changes.inputPricePerMillion, errors);
+  if (changes.outputPricePerMillion !== undefined) checkPrice("output_price_per_million", changes.outputPricePerMillion, errors);
+  if (changes.fallbackModel) await checkFallback(db, id, changes.fallbackModel, errors);
+  if (Object.keys(errors).length) throw invalidFields(errors);
+  const [row] = await db
+    .update(models)
+    .set({
+      active: changes.active,
+      supportsBatch: changes.supportsBatch,
+      inputPricePerMillion: changes.inputPricePerMillion,
+      outputPricePerMillion: changes.outputPricePerMillion,
+      fallbackModel: changes.fallbackModel === undefined ? undefined : changes.fallbackModel || null,
+      updatedAt: new Date(),
+    })
+    .where(eq(models.id, id))
+    .returning();
+  return present(row!);
+}

@@ -1,0 +1,274 @@
+// One article's run: the pinned snapshot's steps in order, each rendered, called and
+// checkpointed before the next; then polishing (images, the humanization pass), completion,
+// the originality check, quota settlement and the webhook hand-off. Every stage can be repeated
+// after a crash: finished work is read back from checkpoints, and the article-store, quota and
+// queue calls are idempotent.
+import { Code, ConnectError, type Client } from "@connectrpc/connect";
+import type { ArticleLifecycleService, ArticleStoreService } from "../../../../proto/gen/articles/article_store/v1/articles_pb.ts";
+import type { QuotaService } from "../../../../proto/gen/articles/accounts_billing/v1/quota_pb.ts";
+import type { SnapshotStep, WorkflowSnapshotService } from "../../../../proto/gen/articles/workflow_catalog/v1/snapshots_pb.ts";
+import { renderTemplate, temperatureForTone, type StepFlags } from "../../../kit/src/prompt-template.ts";
+import type { Logger } from "../../../kit/src/logger.ts";
+import type { WebhookJob } from "../../../kit/src/queues.ts";
+import type { Db } from "../db/client.ts";
+import { articleResearch, researchText, type ResearchTools } from "../research/article-research.ts";
+import { advanceBatch } from "./batch-mode.ts";
+import { findRun, pickUpRun, researchOf, runCost, saveStepCheckpoint, stepCheckpointsOf, updateRun, type RunRow, type StepCheckpoint } from "./checkpoints.ts";
+import { generateImages, humanize } from "./finishing.ts";
+import { callModel, StepFailure, type ChatRequest } from "./model-call.ts";
+import { findModel, type CatalogModel } from "./model-catalog.ts";
+import type { OriginalityDetector } from "./originality.ts";
+import type { ModelClients } from "./providers.ts";
+import { bodyOf, descriptionOf, templateValues, wordCountOf, type RunContext } from "./step-values.ts";
+import { formatUsd } from "./usd.ts";
+
+export interface PipelineDeps {
+  db: Db;
+  logger: Logger;
+  clients: ModelClients;
+  articles: Client<typeof ArticleStoreService>;
+  lifecycle: Client<typeof ArticleLifecycleService>;
+  snapshots: Client<typeof WorkflowSnapshotService>;
+  quota: Client<typeof QuotaService>;
+  enqueueWebhook(job: WebhookJob): Promise<void>;
+  detector: OriginalityDetector;
+  research?: ResearchTools;
+  imageModel: string;
+  batchPoll: { firstMs: number; maxMs: number };
+}
+
+export interface JobControl {
+  /** The job's last attempt: finishing touches then degrade instead of failing the article. */
+  finalAttempt: boolean;
+  /** Parks the job and resumes it after delayMs (batch polling); never returns. */
+  resumeLater(delayMs: number): Promise<never>;
+}
+
+/** The article cannot run at all (no model, empty snapshot): retrying would not help. */
+export class ArticleCannotRun extends Error {
+  override readonly name = "ArticleCannotRun";
+}
+
+export type RunOutcome = "completed" | "skipped";
+
+const DEFAULT_STEP_TIMEOUT_SECONDS = 300;
+const TERMINAL = new Set(["completed", "published"]);
+
+const flagsOf = (s: SnapshotStep): StepFlags => ({
+  include_additional_context: s.includeAdditionalContext,
+  include_additional_instruction: s.includeAdditionalInstruction,
+  include_requirements: s.includeRequirements,
+  include_research: s.includeResearch,
+  include_outline: s.includeOutline,
+});
+
+async function findArticle(deps: PipelineDeps, externalId: string) {
+  try {
+    return (await deps.articles.getArticle({ identifier: externalId })).article;
+  } catch (error) {
+    if (error instanceof ConnectError && error.code === Code.NotFound) return undefined;
+    throw error;
+  }
+}
+
+async function pinnedSnapshot(deps: PipelineDeps, workflowId: bigint, revision: number, articleType: string) {
+  try {
+    return await deps.snapshots.getSnapshot({ workflowId, revision, articleType });
+  } catch (error) {
+    if (error instanceof ConnectError && error.code === Code.NotFound) {
+      throw new ArticleCannotRun(`the pinned workflow ${articleType} (revision ${revision}) no longer exists`);
+    }
+    throw error;
+  }
+}
+
+async function catalogModel(db: Db, id: string): Promise<CatalogModel> {
+  const model = await findModel(db, id);
+  if (!model) throw new ArticleCannotRun(`model "${id}" is not in the catalog`);
+  return model;
+}
+
+export async function generateArticle(deps: PipelineDeps, externalId: string, job: JobControl): Promise<RunOutcome> {
+  const { db, lifecycle } = deps;
+  const article = await findArticle(deps, externalId);
+  if (!article) {
+    deps.logger.warn("generation job for an unknown article dropped", { externalId });
+    return "skipped";
+  }
+  if (!article.settings) throw new ArticleCannotRun(`article ${externalId} has no generation settings`);
+  const earlier = await findRun(db, externalId);
+  // Terminal articles are skipped, unless this runner completed one and died before finishing
+  // its hand-offs (settlement, webhook), which the idempotent tail below then completes.
+  if (article.status === "failed" || earlier?.finishedAt || (TERMINAL.has(article.status) && !earlier)) return "skipped";
+
+  const settings = article.settings;
+  const snapshot = await pinnedSnapshot(deps, settings.workflowId, settings.workflowRevision, article.articleType);
+  const steps = [...snapshot.steps].sort((a, b) => a.stepNumber - b.stepNumber);
+  if (steps.length === 0) throw new ArticleCannotRun(`workflow ${article.articleType} revision ${settings.workflowRevision} has no steps`);
+  const run = await pickUpRun(db, {
+    externalId,
+    workflowId: Number(settings.workflowId),
+    workflowRevision: settings.workflowRevision,
+    articleType: article.articleType,
+    requestedModel: settings.model,
+  });
+
+  const requested = await catalogModel(db, settings.model);
+  const fallback = requested.fallbackModel ? await findModel(db, requested.fallbackModel) : undefined;
+  const temperature = temperatureForTone(article.tone);
+  const checkpoints = await stepCheckpointsOf(db, externalId);
+  const outputs = new Map([...checkpoints].map(([n, cp]) => [n, cp.output]));
+  // ai_model_used is the model that produced the first step, once it has.
+  const modelUsed = () => checkpoints.get(steps[0]!.stepNumber)?.model;
+  const progress = async (status: "writing" | "batching" | "polishing", currentStep: string) => {
+    await lifecycle.recordProgress({ externalId, status, currentStep, aiModelUsed: modelUsed(), cost: formatUsd(await runCost(db, externalId)) });
+  };
+  // Batch mode takes single-step workflows only (spec 4.1); creation enforces it.
+  const batchMode = settings.useBatchApi && steps.length === 1;
+
+  const pending = steps.filter((s) => !checkpoints.has(s.stepNumber));
+  if (pending.length > 0) {
+    const brandVoice = settings.brandVoiceId ? (await deps.articles.getBrandVoice({ brandVoiceId: settings.brandVoiceId })).brandVoice : undefined;
+    // Gathered before the first step that includes it; read back otherwise, so {requirements}
+    // keeps the searchers' questions on every pickup.
+    const research = !settings.researchEnabled
+      ? undefined
+      : pending.some((s) => s.includeResearch)
+        ? await articleResearch(db, lifecycle, deps.research, article)
+        : await researchOf(db, externalId);
+    const ctx: RunContext = {
+      article,
+      settings,
+      brandVoice: brandVoice ? { name: brandVoice.name, description: brandVoice.description } : null,
+      research: researchText(research),
+      faqQuestions: research?.questions ?? [],
+    };
+
+    for (const step of pending) {
+      await progress(batchMode ? "batching" : "writing", step.stepName);
+      const values = templateValues(ctx, steps, outputs);
+      const flags = flagsOf(step);
+      const request: ChatRequest = {
+        system: renderTemplate(step.system, values, flags),
+        user: renderTemplate(step.user, values, flags),
+        temperature,
+        outputFormat: step.outputFormat,
+        jsonSchema: step.jsonSchema,
+        schemaName: `step_${step.stepNumber}`,
+        timeoutMs: (step.timeoutSeconds || DEFAULT_STEP_TIMEOUT_SECONDS) * 1000,
+      };
+      let checkpoint: StepCheckpoint;
+      try {
+        checkpoint = batchMode ? await batchedStep(deps, run, requested, step, request, job) : await liveStep(deps, externalId, requested, fallback, step, request);
+      } catch (error) {
+        if (error instanceof StepFailure) throw new StepFailure(`step ${step.stepNumber} "${step.stepName}": ${error.message}`);
+        throw error;
+      }
+      checkpoints.set(step.stepNumber, checkpoint);
+      outputs.set(step.stepNumber, checkpoint.output);
+      deps.logger.info("step completed", { externalId, step: step.stepNumber, model: checkpoint.model, fallback: checkpoint.usedFallback });
+    }
+  }
+
+  // Polishing: the finishing touches.
+  const last = steps[steps.length - 1]!;
+  const content = outputs.get(last.stepNumber)!;
+  if (settings.imageCount > 0) {
+    await progress("polishing", "Generating images");
+    const preset = settings.imagePresetId ? (await deps.articles.getImagePreset({ imagePresetId: settings.imagePresetId })).imagePreset : undefined;
+    try {
+      await generateImages(db, deps.clients, externalId, deps.imageModel, {
+        count: settings.imageCount,
+        aspectRatio: settings.imageAspectRatio,
+        title: article.title,
+        keyword: article.targetKeyword,
+        style: preset?.style,
+      });
+    } catch (error) {
+      // Images are finishing touches: on the last attempt the article completes without the missing ones.
+      if (!job.finalAttempt) throw error;
+      deps.logger.warn("images left out after the last attempt", { externalId, error: (error as Error).message });
+    }
+  }
+  await progress("polishing", article.humanize ? "Humanizing" : "Finishing touches");
+
+  const { article: generated } = await lifecycle.completeGeneration({
+    externalId,
+    content,
+    description: descriptionOf(steps, outputs, content) ?? undefined,
+    actualWordCount: wordCountOf(content),
+    aiModelUsed: modelUsed()!,
+    cost: formatUsd(await runCost(db, externalId)),
+    moreVersionsFollow: article.humanize,
+  });
+  let finalContent = content;
+  let versionId = generated?.currentVersionId;
+  if (article.humanize) {
+    const pass = await humanize(db, deps.clients, externalId, content, {
+      primary: requested,
+      fallback,
+      temperature,
+      title: article.title,
+      keyword: article.targetKeyword,
+      language: article.language,
+      timeoutMs: (last.timeoutSeconds || DEFAULT_STEP_TIMEOUT_SECONDS) * 1000,
+    });
+    const added = await lifecycle.addVersion({
+      externalId,
+      content: pass.output,
+      kind: "humanized",
+      actualWordCount: wordCountOf(pass.output),
+      complete: true,
+      cost: formatUsd(await runCost(db, externalId)),
+    });
+    await updateRun(db, externalId, { humanizedVersionId: Number(added.versionId) });
+    finalContent = pass.output;
+    versionId = added.versionId;
+  }
+  if (versionId === undefined) throw new Error("article-store returned no current version after completion");
+
+  const score = await deps.detector.score(bodyOf(finalContent));
+  await lifecycle.recordOriginality({ externalId, versionId, aiDetectionScore: score });
+  await deps.quota.settleWords({ reference: externalId, actualWords: BigInt(wordCountOf(finalContent)) });
+  if (article.webhookUrl && !run.webhookEnqueuedAt) {
+    await deps.enqueueWebhook({ externalId, versionId: Number(versionId) });
+    await updateRun(db, externalId, { webhookEnqueuedAt: new Date() });
+  }
+  await updateRun(db, externalId, { finishedAt: new Date(), lastError: null });
+  deps.logger.info("article completed", { externalId, steps: steps.length, humanized: article.humanize });
+  return "completed";
+}
+
+async function liveStep(deps: PipelineDeps, externalId: string, requested: CatalogModel, fallback: CatalogModel | undefined, step: SnapshotStep, request: ChatRequest) {
+  const reply = await callModel(deps.clients, requested, fallback, request);
+  return saveStepCheckpoint(deps.db, externalId, {
+    stepNumber: step.stepNumber,
+    stepName: step.stepName,
+    model: reply.model,
+    usedFallback: reply.usedFallback,
+    batched: false,
+    promptTokens: reply.promptTokens,
+    completionTokens: reply.completionTokens,
+    cost: reply.cost,
+    output: reply.output,
+  });
+}
+
+/** Submits or polls the provider batch; parks the job until the batch is done. */
+async function batchedStep(deps: PipelineDeps, run: RunRow, requested: CatalogModel, step: SnapshotStep, request: ChatRequest, job: JobControl) {
+  const progress = await advanceBatch(deps.db, deps.clients, run, requested, request);
+  if (progress.state === "waiting") {
+    return job.resumeLater(Math.min(deps.batchPoll.firstMs * 2 ** progress.polls, deps.batchPoll.maxMs));
+  }
+  return saveStepCheckpoint(deps.db, run.externalId, {
+    stepNumber: step.stepNumber,
+    stepName: step.stepName,
+    model: requested.id,
+    usedFallback: false,
+    batched: true,
+    promptTokens: progress.promptTokens,
+    completionTokens: progress.completionTokens,
+    cost: progress.cost,
+    output: progress.output,
+  });
+}

@@ -1,0 +1,125 @@
+// The BullMQ worker of the "generation" queue. Attempts and backoff come from the job catalog
+// (QUEUES.generation.defaults); only the last failed attempt marks the article failed and gives
+// its reserved words back. A worker that dies loses its job lock, and BullMQ hands the job to
+// another worker (or this one restarted), which resumes from the checkpoints.
+import { Code, ConnectError } from "@connectrpc/connect";
+import { DelayedError, QueueEvents, UnrecoverableError, Worker, type Job } from "bullmq";
+import { ArticleLifecycleService, ArticleStoreService } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
+import { QuotaService } from "../../../proto/gen/articles/accounts_billing/v1/quota_pb.ts";
+import { WorkflowSnapshotService } from "../../../proto/gen/articles/workflow_catalog/v1/snapshots_pb.ts";
+import { serviceClient } from "../../kit/src/clients.ts";
+import { openQueue, QUEUES, type GenerationJob, type WebhookJob } from "../../kit/src/queues.ts";
+import { connectRedis, queuePrefix } from "../../kit/src/redis.ts";
+import type { ServiceContext } from "../../kit/src/service-process.ts";
+import type { RunnerConfig } from "./config.ts";
+import type { schema } from "./db/client.ts";
+import { findRun, updateRun } from "./domain/checkpoints.ts";
+import { ArticleCannotRun, generateArticle, type JobControl, type PipelineDeps } from "./domain/pipeline.ts";
+
+// A job that stalls (its worker died) this often is failed for good: a run that keeps killing
+// its worker should not loop forever. The QueueEvents listener below then fails the article.
+const MAX_STALLS = 5;
+// How long SIGTERM waits for in-flight articles before leaving them to the stalled-job recovery.
+const DRAIN_MS = 20_000;
+const RUNNING = new Set(["queued", "batching", "writing", "polishing"]);
+
+export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, runner: RunnerConfig): Promise<() => Promise<void>> {
+  const { config, logger } = ctx;
+  const prefix = queuePrefix(config.redisPrefix);
+  const via = (baseUrl: string) => ({ baseUrl, serviceToken: config.serviceToken, timeoutMs: 15_000 });
+  const connection = connectRedis(config.redisUrl);
+  const webhooks = openQueue<WebhookJob>("webhooks", connection, config.redisPrefix);
+
+  const deps: PipelineDeps = {
+    db: ctx.database.db,
+    logger,
+    clients: runner.clients,
+    articles: serviceClient(ArticleStoreService, via(config.services.articleStore)),
+    lifecycle: serviceClient(ArticleLifecycleService, via(config.services.articleStore)),
+    snapshots: serviceClient(WorkflowSnapshotService, via(config.services.workflowCatalog)),
+    quota: serviceClient(QuotaService, via(config.services.accountsBilling)),
+    async enqueueWebhook(job) {
+      // One completion webhook per article: the job id is its external_id (BullMQ ids may not contain ":").
+      await webhooks.add("deliver", job, { jobId: job.externalId });
+    },
+    detector: runner.detector,
+    research: runner.research,
+    imageModel: runner.imageModel,
+    batchPoll: { firstMs: runner.batchPollMs, maxMs: runner.batchPollMaxMs },
+  };
+
+  /** Terminal failure: status failed with the reason (no webhook), reserved words released. */
+  async function failArticle(externalId: string, reason: string): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await deps.lifecycle.failArticle({ externalId, reason: reason.slice(0, 2000) });
+        await deps.quota.releaseWords({ reference: externalId });
+        logger.warn("article failed", { externalId, reason });
+        return;
+      } catch (error) {
+        // Completed meanwhile (or unknown): nothing to fail, and its words stay settled.
+        if (error instanceof ConnectError && (error.code === Code.FailedPrecondition || error.code === Code.NotFound)) return;
+        if (attempt >= 5) throw error;
+        await Bun.sleep(500 * attempt);
+      }
+    }
+  }
+
+  async function runJob(job: Job<GenerationJob>, token?: string): Promise<string> {
+    const { externalId } = job.data;
+    const control: JobControl = {
+      finalAttempt: job.attemptsMade + 1 >= (job.opts.attempts ?? 1),
+      async resumeLater(delayMs) {
+        await job.moveToDelayed(Date.now() + delayMs, token);
+        throw new DelayedError();
+      },
+    };
+    try {
+      return await generateArticle(deps, externalId, control);
+    } catch (error) {
+      if (error instanceof DelayedError) throw error;
+      // The article was failed or finished elsewhere while this run was under way.
+      if (error instanceof ConnectError && error.code === Code.FailedPrecondition) {
+        const { article } = await deps.articles.getArticle({ identifier: externalId });
+        if (article && !RUNNING.has(article.status)) return "skipped";
+      }
+      const reason = error instanceof Error ? error.message : String(error);
+      if (await findRun(deps.db, externalId)) await updateRun(deps.db, externalId, { lastError: reason }).catch(() => {});
+      if (error instanceof ArticleCannotRun || control.finalAttempt) {
+        await failArticle(externalId, reason);
+        throw new UnrecoverableError(reason);
+      }
+      logger.warn("generation attempt failed; it will be retried", { externalId, attempt: job.attemptsMade + 1, reason });
+      throw error;
+    }
+  }
+
+  const worker = new Worker<GenerationJob, string>(QUEUES.generation.name, runJob, {
+    connection: connectRedis(config.redisUrl),
+    prefix,
+    concurrency: runner.concurrency,
+    lockDuration: runner.lockDurationMs,
+    stalledInterval: Math.max(1000, Math.floor(runner.lockDurationMs / 2)),
+    maxStalledCount: MAX_STALLS,
+  });
+  worker.on("error", (error) => logger.error("generation worker error", { error: error.message }));
+
+  // Jobs failed by the stalled-job check never reach `runJob`; their articles are failed here.
+  const events = new QueueEvents(QUEUES.generation.name, { connection: connectRedis(config.redisUrl), prefix });
+  events.on("failed", ({ jobId, failedReason }) => {
+    if (!/stalled more than/i.test(failedReason)) return;
+    failArticle(jobId, `the generation worker stopped ${MAX_STALLS + 1} times while running this article`).catch((error) =>
+      logger.error("could not fail a stalled article", { externalId: jobId, error: (error as Error).message }),
+    );
+  });
+
+  logger.info("generation worker started", { concurrency: runner.concurrency, lockDurationMs: runner.lockDurationMs });
+  return async () => {
+    const closed = worker.close();
+    const drained = await Promise.race([closed.then(() => true), Bun.sleep(DRAIN_MS).then(() => false)]);
+    if (!drained) await worker.close(true);
+    await events.close();
+    await webhooks.close();
+    connection.disconnect();
+  };
+}

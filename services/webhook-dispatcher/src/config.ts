@@ -1,0 +1,55 @@
+// webhook-dispatcher settings from the environment, validated at start (one clear line naming a
+// bad variable). The delivery timeout is the spec's fixed 30 s; attempts and backoff are
+// configurable so tests and operators can shorten or lengthen the retry schedule.
+import { hkdfSync } from "node:crypto";
+import { ConfigError, envBool, envInt, envIntList, envOptional } from "../../kit/src/config.ts";
+
+type Env = Record<string, string | undefined>;
+
+export interface DispatcherSettings {
+  /** ALLOW_PRIVATE_URLS: lets deliveries reach private and loopback addresses (local dev, tests). */
+  allowPrivateUrls: boolean;
+  /** WEBHOOK_ATTEMPTS: deliveries tried in all for one completion. */
+  attempts: number;
+  /** WEBHOOK_BACKOFF_MS: the wait before attempt k+1 is the k-th value; the last one repeats. */
+  backoffMs: number[];
+  /** WEBHOOK_CONCURRENCY: deliveries one process keeps in flight (they are I/O, not CPU). */
+  concurrency: number;
+  /** AES-256-GCM key under which signing secrets are stored. */
+  secretKey: Buffer;
+  /** True when WEBHOOK_SECRET_KEY was unset and the key was derived from SERVICE_TOKEN. */
+  secretKeyDerived: boolean;
+}
+
+export const DELIVERY_TIMEOUT_MS = 30_000;
+
+/**
+ * WEBHOOK_SECRET_KEY is the base64 of 32 random bytes (`openssl rand -base64 32`). Without it the
+ * key is derived from SERVICE_TOKEN with HKDF-SHA256: convenient for local development, but then
+ * rotating SERVICE_TOKEN makes the stored signing secrets unreadable, so deployments set it.
+ */
+export function signingSecretKey(env: Env, serviceToken: string): { key: Buffer; derived: boolean } {
+  const given = envOptional(env, "WEBHOOK_SECRET_KEY");
+  if (given === undefined) {
+    const key = Buffer.from(hkdfSync("sha256", serviceToken, "articles.webhook-dispatcher", "signing-secret-encryption-key", 32));
+    return { key, derived: true };
+  }
+  const key = /^[A-Za-z0-9+/_-]+={0,2}$/.test(given) ? Buffer.from(given, "base64") : Buffer.alloc(0);
+  if (key.length !== 32) throw new ConfigError("WEBHOOK_SECRET_KEY", "expected the base64 of exactly 32 bytes (e.g. `openssl rand -base64 32`)");
+  return { key, derived: false };
+}
+
+export function loadDispatcherSettings(env: Env, serviceToken: string): DispatcherSettings {
+  const backoffMs = envIntList(env, "WEBHOOK_BACKOFF_MS", [10_000, 20_000, 30_000]);
+  if (backoffMs.length === 0) throw new ConfigError("WEBHOOK_BACKOFF_MS", "needs at least one wait");
+  const { key, derived } = signingSecretKey(env, serviceToken);
+  return {
+    allowPrivateUrls: envBool(env, "ALLOW_PRIVATE_URLS", false),
+    attempts: envInt(env, "WEBHOOK_ATTEMPTS", 3, { min: 1, max: 25 }),
+    backoffMs,
+    concurrency: envInt(env, "WEBHOOK_CONCURRENCY", 50, { min: 1, max: 1000 }),
+    secretKey: key,
+    secretKeyDerived: derived,
+  };
+}
+

@@ -1,0 +1,118 @@
+// One attempt at delivering an article's completion webhook (spec 6), from the article's state to
+// what the article records: the attempt in its delivery log, then published on success, or the
+// delivery marked failed once no attempt is left. Queue mechanics live in the worker.
+import { Code, ConnectError, type Client } from "@connectrpc/connect";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { AccountsService } from "../../../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
+import type { ArticleLifecycleService, ArticleStoreService } from "../../../../proto/gen/articles/article_store/v1/articles_pb.ts";
+import type { WebhookJob } from "../../../kit/src/queues.ts";
+import type { HostResolver } from "../../../kit/src/safe-http.ts";
+import type { Db } from "../db/client.ts";
+import { completionPayload } from "./completion-payload.ts";
+import { deliverWebhook, type AttemptResult } from "./deliver-webhook.ts";
+import { frozenMessage, type CompletionMessage } from "./messages.ts";
+import { nextStep } from "./retry-schedule.ts";
+import { signingSecretOf } from "./signing-secrets.ts";
+import { signatureHeaders, webhookMessageId } from "./standard-webhooks.ts";
+
+export interface DeliveryServices {
+  articles: Client<typeof ArticleStoreService>;
+  lifecycle: Client<typeof ArticleLifecycleService>;
+  accounts: Client<typeof AccountsService>;
+}
+
+export interface DeliveryPolicy {
+  attempts: number;
+  backoffMs: readonly number[];
+  allowPrivate: boolean;
+  timeoutMs: number;
+  secretKey: Buffer;
+  resolveHost?: HostResolver;
+}
+
+export interface DeliveryContext {
+  db: Db;
+  services: DeliveryServices;
+  policy: DeliveryPolicy;
+}
+
+export type DeliveryOutcome =
+  | { kind: "delivered"; messageId: string; attempt: number }
+  | { kind: "not-sent"; reason: string }
+  | { kind: "retry"; attempt: number; delayMs: number; error: string }
+  | { kind: "given-up"; messageId: string; attempt: number; reason: string };
+
+// Statuses in which an article has a finished version to deliver (published: a later version).
+const DELIVERABLE = new Set(["completed", "published"]);
+
+const USER_AGENT = "ArticleGenerationService-Webhooks/1";
+
+/** Attempt number `attempt` (from 1) of the delivery of `job`. Errors of other services propagate. */
+export async function attemptCompletionDelivery(ctx: DeliveryContext, job: WebhookJob, attempt: number): Promise<DeliveryOutcome> {
+  const { services, policy, db } = ctx;
+  const article = await findArticle(services, job.externalId);
+  if (!article) return { kind: "not-sent", reason: "article not found" };
+  // Checked on every attempt: a failed article never fires a webhook (spec 3).
+  if (article.status === "failed") return { kind: "not-sent", reason: "the article failed; failed articles are never delivered" };
+  if (!DELIVERABLE.has(article.status)) return { kind: "not-sent", reason: `the article is ${article.status}, not completed` };
+  if (article.status === "published" && article.publishedVersionId === BigInt(job.versionId)) {
+    return { kind: "not-sent", reason: "this version was already delivered" };
+  }
+  if (!article.webhookUrl) return { kind: "not-sent", reason: "the article has no webhook_url" };
+
+  const messageId = webhookMessageId(job.externalId, job.versionId);
+  const message = await frozenMessage(db, messageId, async (): Promise<CompletionMessage> => {
+    const { project } = await services.accounts.getProject({ projectId: article.projectId });
+    const payload = completionPayload(article, { id: article.projectId, name: project?.name ?? "" });
+    return {
+      id: messageId,
+      externalId: job.externalId,
+      versionId: job.versionId,
+      projectId: Number(article.projectId),
+      url: article.webhookUrl!,
+      body: JSON.stringify(payload),
+    };
+  });
+
+  const secret = await signingSecretOf(db, policy.secretKey, message.projectId);
+  const headers = { "user-agent": USER_AGENT, ...(secret ? signatureHeaders(secret, message.id, message.body) : {}) };
+  const result = await deliverWebhook(message.url, message.body, headers, policy);
+  await recordAttempt(services, job, message.id, attempt, result);
+
+  const step = nextStep(result, attempt, policy);
+  switch (step.kind) {
+    case "done":
+      await services.lifecycle.markPublished({ externalId: job.externalId, versionId: BigInt(job.versionId) });
+      return { kind: "delivered", messageId, attempt };
+    case "retry":
+      return { kind: "retry", attempt, delayMs: step.delayMs, error: result.error ?? "delivery failed" };
+    case "give-up":
+      await services.lifecycle.markDeliveryFailed({ externalId: job.externalId, reason: step.reason });
+      return { kind: "given-up", messageId, attempt, reason: step.reason };
+  }
+}
+
+async function findArticle(services: DeliveryServices, externalId: string) {
+  try {
+    return (await services.articles.getArticle({ identifier: externalId })).article;
+  } catch (error) {
+    if (error instanceof ConnectError && error.code === Code.NotFound) return undefined;
+    throw error;
+  }
+}
+
+function recordAttempt(services: DeliveryServices, job: WebhookJob, deliveryId: string, attempt: number, result: AttemptResult) {
+  return services.lifecycle.recordDeliveryAttempt({
+    externalId: job.externalId,
+    attempt: {
+      deliveryId,
+      attempt,
+      attemptedAt: timestampFromDate(result.attemptedAt),
+      statusCode: result.statusCode,
+      error: result.error,
+      durationMs: result.durationMs,
+      succeeded: result.succeeded,
+      versionId: BigInt(job.versionId),
+    },
+  });
+}

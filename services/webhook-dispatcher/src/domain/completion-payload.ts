@@ -1,0 +1,87 @@
+// The completion webhook's body (spec 6): { success, data, content, seo }. content.html and
+// content.markdown are always the article's body itself, unwrapped from a JSON envelope
+// ({"article": {"content": …}}) when the workflow produced one. `data` is the article exactly as
+// the public API presents it, by the gateway's own presenter, so the two can never drift apart.
+import { Marked } from "marked";
+import sanitizeHtml from "sanitize-html";
+import type { Article } from "../../../../proto/gen/articles/article_store/v1/articles_pb.ts";
+import { presentArticle, type PresentedArticle, type ProjectRef } from "../../../../gateway/src/presenters/article.ts";
+
+export interface ArticleBody {
+  /** "json" when the stored content is a JSON document (an envelope), else "markdown". */
+  format: "json" | "markdown";
+  markdown: string;
+  metaTitle?: string;
+  metaDescription?: string;
+}
+
+const asText = (value: unknown) => (typeof value === "string" ? value : undefined);
+
+/** The body of stored content: a JSON envelope's article.content, else the content as written. */
+export function unwrapBody(content: string): ArticleBody {
+  const trimmed = content.trim();
+  if (!trimmed.startsWith("{") && !trimmed.startsWith("[")) return { format: "markdown", markdown: content };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(trimmed);
+  } catch {
+    // Markdown may open with a brace; only a whole JSON document counts as an envelope.
+    return { format: "markdown", markdown: content };
+  }
+  const inner = (parsed as { article?: Record<string, unknown> } | null)?.article;
+  const body = asText(inner?.content);
+  if (body === undefined) return { format: "json", markdown: content };
+  return { format: "json", markdown: body, metaTitle: asText(inner?.meta_title), metaDescription: asText(inner?.meta_description) };
+}
+
+// A private instance, so no other module's marked options leak into webhook rendering.
+const markdown = new Marked({ gfm: true, async: false });
+
+const SANITIZE: sanitizeHtml.IOptions = {
+  allowedTags: [...sanitizeHtml.defaults.allowedTags, "img", "h1", "h2"],
+  allowedAttributes: { a: ["href", "title"], img: ["src", "alt", "title"], th: ["align"], td: ["align"], ol: ["start"] },
+  allowedSchemes: ["http", "https", "mailto"],
+  allowProtocolRelative: false,
+};
+
+/** Markdown to HTML with marked, then sanitised: the body is model output and must not carry script. */
+export function renderHtml(body: string): string {
+  return sanitizeHtml(markdown.parse(body) as string, SANITIZE);
+}
+
+export interface CompletionPayload {
+  success: true;
+  data: PresentedArticle;
+  content: { format: string; html: string; markdown: string; meta_title: string; meta_description: string };
+  seo: {
+    target_keyword: string | null;
+    keywords: string[];
+    language: string;
+    country_targeting: string | null;
+    word_count: number;
+    ai_detection_score: number | null;
+  };
+}
+
+export function completionPayload(article: Article, project: ProjectRef): CompletionPayload {
+  const body = unwrapBody(article.content ?? "");
+  return {
+    success: true,
+    data: presentArticle(article, project),
+    content: {
+      format: body.format,
+      html: renderHtml(body.markdown),
+      markdown: body.markdown,
+      meta_title: body.metaTitle ?? article.title,
+      meta_description: body.metaDescription ?? article.description ?? "",
+    },
+    seo: {
+      target_keyword: article.targetKeyword ?? null,
+      keywords: [...article.keywords],
+      language: article.language,
+      country_targeting: article.countryTargeting ?? null,
+      word_count: article.actualWordCount,
+      ai_detection_score: article.aiDetectionScore ?? null,
+    },
+  };
+}

@@ -1,0 +1,447 @@
+// Custom workflows of a project (spec 2.3, 4.4–4.10): steps are created, changed, moved, deleted,
+// reordered and duplicated one transaction at a time, each holding the row locks of the workflows
+// it touches and closing with commitRevision (revision + immutable snapshot).
+import { and, asc, eq, inArray, ne, sql } from "drizzle-orm";
+import { invalidFields, notFound, type FieldErrors } from "../../../kit/src/errors.ts";
+import type { Db } from "../db/client.ts";
+import { workflows, workflowSteps } from "../db/schema.ts";
+import { builtinWorkflow, starterPrompts } from "./builtin-workflows/index.ts";
+import {
+  commitRevision,
+  inChange,
+  lockOrCreateWorkflow,
+  lockWorkflowById,
+  RetryChange,
+  sqlState,
+  stepsOf,
+  violatedConstraint,
+  type StepRow,
+  type WorkflowRow,
+} from "./revisions.ts";
+import {
+  checkCustomTypeName,
+  checkStep,
+  checkTypeReference,
+  DEFAULT_TIMEOUT_SECONDS,
+  parseJsonSchema,
+  promptWarnings,
+  type OutputFormat,
+  type StepFields,
+} from "./step-rules.ts";
+
+export const STEP_NOT_FOUND = "Workflow step not found.";
+export const FOREIGN_STEPS = "One or more steps do not belong to this project; no step was changed.";
+export const DEFAULT_PER_PAGE = 20;
+export const MAX_PER_PAGE = 100;
+
+/** A step with its workflow's slug (the step's article_type). */
+export interface StepView {
+  step: StepRow;
+  articleType: string;
+}
+
+export interface WorkflowView {
+  workflow: WorkflowRow;
+  steps: StepRow[];
+}
+
+/** A new step as the client sent it; json_schema is JSON text. */
+export interface NewStep extends Omit<StepFields, "timeout_seconds" | "json_schema"> {
+  article_type: string;
+  /** null: DEFAULT_TIMEOUT_SECONDS. */
+  timeout_seconds: number | null;
+  json_schema: string | null;
+}
+
+/** Changes to a step; undefined leaves a field as it is, null clears a nullable one. */
+export type StepChanges = Partial<Omit<StepFields, "json_schema">> & {
+  article_type?: string;
+  /** JSON text, or null to clear. */
+  json_schema?: string | null;
+};
+
+// ---- conversions ----------------------------------------------------------------------------
+
+function fieldsOf(step: StepRow): StepFields {
+  return {
+    step_number: step.stepNumber,
+    step_name: step.stepName,
+    step_description: step.stepDescription,
+    step_icon: step.stepIcon,
+    system: step.system,
+    user: step.user,
+    output_format: step.outputFormat,
+    timeout_seconds: step.timeoutSeconds,
+    include_additional_context: step.includeAdditionalContext,
+    include_additional_instruction: step.includeAdditionalInstruction,
+    include_requirements: step.includeRequirements,
+    include_research: step.includeResearch,
+    include_outline: step.includeOutline,
+    json_schema: (step.jsonSchema as Record<string, unknown> | null) ?? null,
+  };
+}
+
+function columnsOf(fields: StepFields) {
+  return {
+    stepNumber: fields.step_number,
+    stepName: fields.step_name,
+    stepDescription: fields.step_description,
+    stepIcon: fields.step_icon,
+    system: fields.system,
+    user: fields.user,
+    outputFormat: fields.output_format as OutputFormat,
+    timeoutSeconds: fields.timeout_seconds,
+    includeAdditionalContext: fields.include_additional_context,
+    includeAdditionalInstruction: fields.include_additional_instruction,
+    includeRequirements: fields.include_requirements,
+    includeResearch: fields.include_research,
+    includeOutline: fields.include_outline,
+    jsonSchema: fields.json_schema,
+  };
+}
+
+/** A step's fields with the changes applied; leaving json makes the schema meaningless, so it goes too. */
+function applyChanges(current: StepFields, changes: StepChanges, errors: FieldErrors): StepFields {
+  const { article_type: _moveTo, json_schema, ...own } = changes;
+  const defined = Object.fromEntries(Object.entries(own).filter(([, value]) => value !== undefined)) as Partial<StepFields>;
+  const next: StepFields = { ...current, ...defined };
+  if (json_schema !== undefined) next.json_schema = json_schema === null ? null : parseJsonSchema(errors, json_schema);
+  else if (next.output_format !== "json") next.json_schema = null;
+  return next;
+}
+
+function throwIfAny(errors: FieldErrors): void {
+  if (Object.keys(errors).length > 0) throw invalidFields(errors);
+}
+
+const stepNumberTakenMessage = (stepNumber: number, slug: string) =>
+  `The step number ${stepNumber} is already taken by another step of the "${slug}" workflow.`;
+
+async function assertStepNumberFree(tx: Db, workflow: WorkflowRow, stepNumber: number, exceptStepId?: number): Promise<void> {
+  const conditions = [eq(workflowSteps.workflowId, workflow.id), eq(workflowSteps.stepNumber, stepNumber)];
+  if (exceptStepId !== undefined) conditions.push(ne(workflowSteps.id, exceptStepId));
+  const [taken] = await tx.select({ id: workflowSteps.id }).from(workflowSteps).where(and(...conditions));
+  if (taken) throw invalidFields({ step_number: [stepNumberTakenMessage(stepNumber, workflow.slug)] });
+}
+
+/**
+ * Reports a taken step number with the other field errors of a request. Read without a lock: the
+ * check that decides is assertStepNumberFree, made again under the workflow's lock.
+ */
+async function noteTakenStepNumber(tx: Db, errors: FieldErrors, projectId: number, slug: string, stepNumber: number, exceptStepId?: number): Promise<void> {
+  if (errors.step_number || errors.article_type) return;
+  const conditions = [eq(workflows.projectId, projectId), eq(workflows.slug, slug), eq(workflowSteps.stepNumber, stepNumber)];
+  if (exceptStepId !== undefined) conditions.push(ne(workflowSteps.id, exceptStepId));
+  const [taken] = await tx
+    .select({ id: workflowSteps.id })
+    .from(workflowSteps)
+    .innerJoin(workflows, eq(workflows.id, workflowSteps.workflowId))
+    .where(and(...conditions));
+  if (taken) errors.step_number = [stepNumberTakenMessage(stepNumber, slug)];
+}
+
+/** The unique constraints back up the checks made under the locks; their violations stay 422s. */
+function asFieldError(error: unknown, slug: string, stepNumber?: number): never {
+  if (sqlState(error) === "23505") {
+    if (violatedConstraint(error) === "workflow_steps_number") {
+      throw invalidFields({ step_number: [stepNumber === undefined ? "The step number has already been taken." : stepNumberTakenMessage(stepNumber, slug)] });
+    }
+    if (violatedConstraint(error) === "workflows_project_slug") throw invalidFields({ article_type: ["The article type has already been taken."] });
+  }
+  throw error;
+}
+
+/**
+ * The project's step, with its workflow locked. A step moved to another workflow between the two
+ * reads starts the change over, so the lock held is always the one of the step's workflow.
+ */
+async function lockStep(tx: Db, projectId: number, stepId: number): Promise<{ step: StepRow; workflow: WorkflowRow }> {
+  const [found] = await tx
+    .select({ workflowId: workflowSteps.workflowId })
+    .from(workflowSteps)
+    .where(and(eq(workflowSteps.id, stepId), eq(workflowSteps.projectId, projectId)));
+  if (!found) throw notFound(STEP_NOT_FOUND);
+  const workflow = await lockWorkflowById(tx, found.workflowId);
+  const [step] = await tx
+    .select()
+    .from(workflowSteps)
+    .where(and(eq(workflowSteps.id, stepId), eq(workflowSteps.workflowId, found.workflowId)));
+  if (!workflow || !step) throw new RetryChange();
+  return { step, workflow };
+}
+
+/**
+ * Before a move: workflows are locked in id order, so when the target's id is lower it is locked
+ * before the step's own workflow. Crossing moves (A→B and B→A) then queue instead of deadlocking.
+ */
+async function lockLowerMoveTarget(tx: Db, projectId: number, stepId: number, targetSlug: string): Promise<void> {
+  const [target] = await tx
+    .select({ id: workflows.id })
+    .from(workflows)
+    .where(and(eq(workflows.projectId, projectId), eq(workflows.slug, targetSlug)));
+  const [step] = await tx
+    .select({ workflowId: workflowSteps.workflowId })
+    .from(workflowSteps)
+    .where(and(eq(workflowSteps.id, stepId), eq(workflowSteps.projectId, projectId)));
+  if (target && step && target.id < step.workflowId) await lockWorkflowById(tx, target.id);
+}
+
+// ---- reads ----------------------------------------------------------------------------------
+
+export async function getStep(db: Db, projectId: number, stepId: number): Promise<StepView> {
+  const [row] = await db
+    .select({ step: workflowSteps, slug: workflows.slug })
+    .from(workflowSteps)
+    .innerJoin(workflows, eq(workflows.id, workflowSteps.workflowId))
+    .where(and(eq(workflowSteps.id, stepId), eq(workflowSteps.projectId, projectId)));
+  if (!row) throw notFound(STEP_NOT_FOUND);
+  return { step: row.step, articleType: row.slug };
+}
+
+export interface WorkflowPage {
+  workflows: WorkflowView[];
+  total: number;
+  page: number;
+  perPage: number;
+}
+
+/** Ordered by slug (byte order, the same on every database), steps by step_number. */
+export async function listWorkflows(db: Db, projectId: number, query: { articleType?: string; page: number; perPage: number }): Promise<WorkflowPage> {
+  const errors: FieldErrors = {};
+  const page = query.page === 0 ? 1 : query.page;
+  const perPage = query.perPage === 0 ? DEFAULT_PER_PAGE : query.perPage;
+  if (page < 1) errors.page = ["The page field must be at least 1."];
+  if (perPage < 1 || perPage > MAX_PER_PAGE) errors.per_page = [`The per page field must be between 1 and ${MAX_PER_PAGE}.`];
+  throwIfAny(errors);
+  const where =
+    query.articleType === undefined ? eq(workflows.projectId, projectId) : and(eq(workflows.projectId, projectId), eq(workflows.slug, query.articleType));
+  // One snapshot of the catalog for the count, the page and its steps.
+  return db.transaction(
+    async (t) => {
+      const tx = t as unknown as Db;
+      const [{ total }] = await tx.select({ total: sql<number>`count(*)::int` }).from(workflows).where(where);
+      const rows = await tx
+        .select()
+        .from(workflows)
+        .where(where)
+        .orderBy(sql`${workflows.slug} collate "C"`)
+        .limit(perPage)
+        .offset((page - 1) * perPage);
+      const steps = rows.length
+        ? await tx
+            .select()
+            .from(workflowSteps)
+            .where(inArray(workflowSteps.workflowId, rows.map((w) => w.id)))
+            .orderBy(asc(workflowSteps.stepNumber))
+        : [];
+      return {
+        workflows: rows.map((workflow) => ({ workflow, steps: steps.filter((s) => s.workflowId === workflow.id) })),
+        total,
+        page,
+        perPage,
+      };
+    },
+    { isolationLevel: "repeatable read", accessMode: "read only" },
+  );
+}
+
+// ---- changes --------------------------------------------------------------------------------
+
+/** Creates one step; the first step of a new type creates its workflow (spec 2.3 rule 2). */
+export async function createStep(db: Db, projectId: number, input: NewStep): Promise<{ step: StepView; warnings: string[] }> {
+  const errors: FieldErrors = {};
+  checkCustomTypeName(errors, "article_type", input.article_type);
+  const { article_type: slug, ...own } = input;
+  const fields: StepFields = {
+    ...own,
+    timeout_seconds: input.timeout_seconds ?? DEFAULT_TIMEOUT_SECONDS,
+    json_schema: input.json_schema === null ? null : parseJsonSchema(errors, input.json_schema),
+  };
+  checkStep(errors, fields);
+  if (Object.keys(errors).length > 0) await noteTakenStepNumber(db, errors, projectId, slug, fields.step_number);
+  throwIfAny(errors);
+  const step = await inChange(db, async (tx) => {
+    const { workflow } = await lockOrCreateWorkflow(tx, projectId, slug);
+    await assertStepNumberFree(tx, workflow, fields.step_number);
+    const [row] = await tx
+      .insert(workflowSteps)
+      .values({ ...columnsOf(fields), workflowId: workflow.id, projectId })
+      .returning()
+      .catch((error) => asFieldError(error, slug, fields.step_number));
+    await commitRevision(tx, workflow.id);
+    return { step: row, articleType: workflow.slug };
+  });
+  return { step, warnings: promptWarnings(fields) };
+}
+
+/**
+ * Changes the given fields (PATCH and PUT alike). A new article_type moves the step: the target
+ * workflow is created when absent, the source deleted when the move empties it.
+ */
+export async function updateStep(db: Db, projectId: number, stepId: number, changes: StepChanges): Promise<{ step: StepView; warnings: string[] }> {
+  return inChange(db, async (tx) => {
+    if (changes.article_type !== undefined) await lockLowerMoveTarget(tx, projectId, stepId, changes.article_type);
+    const { step, workflow } = await lockStep(tx, projectId, stepId);
+    const errors: FieldErrors = {};
+    if (changes.article_type !== undefined) checkCustomTypeName(errors, "article_type", changes.article_type);
+    const fields = applyChanges(fieldsOf(step), changes, errors);
+    checkStep(errors, fields);
+    const moving = changes.article_type !== undefined && changes.article_type !== workflow.slug;
+    if (Object.keys(errors).length > 0) await noteTakenStepNumber(tx, errors, projectId, moving ? changes.article_type! : workflow.slug, fields.step_number, step.id);
+    throwIfAny(errors);
+
+    const target = moving ? (await lockOrCreateWorkflow(tx, projectId, changes.article_type!)).workflow : workflow;
+    await assertStepNumberFree(tx, target, fields.step_number, step.id);
+    const [row] = await tx
+      .update(workflowSteps)
+      .set({ ...columnsOf(fields), workflowId: target.id, updatedAt: new Date() })
+      .where(eq(workflowSteps.id, step.id))
+      .returning()
+      .catch((error) => asFieldError(error, target.slug, fields.step_number));
+    await commitRevision(tx, target.id);
+    if (moving) await commitRevision(tx, workflow.id);
+    return { step: { step: row, articleType: target.slug }, warnings: promptWarnings(fields) };
+  });
+}
+
+/** Deletes one step; the last one takes its workflow with it. Numbers are not closed up. */
+export async function deleteStep(db: Db, projectId: number, stepId: number): Promise<{ workflowId: number; articleType: string; workflowDeleted: boolean }> {
+  return inChange(db, async (tx) => {
+    const { step, workflow } = await lockStep(tx, projectId, stepId);
+    await tx.delete(workflowSteps).where(eq(workflowSteps.id, step.id));
+    const after = await commitRevision(tx, workflow.id);
+    return { workflowId: workflow.id, articleType: workflow.slug, workflowDeleted: after === null };
+  });
+}
+
+export interface StepPosition {
+  stepId: number;
+  stepNumber: number;
+}
+
+/**
+ * New numbers for several steps at once: all or nothing, each touched workflow one revision up.
+ * A step id that is not the project's fails the whole request with notFound(FOREIGN_STEPS).
+ */
+export async function reorderSteps(db: Db, projectId: number, positions: StepPosition[]): Promise<WorkflowRow[]> {
+  const errors: FieldErrors = {};
+  if (positions.length === 0) errors.steps = ["The steps field must have at least 1 item."];
+  const seen = new Set<number>();
+  positions.forEach((p, i) => {
+    if (seen.has(p.stepId)) errors[`steps.${i}.id`] = [`The steps.${i}.id field has a duplicate value.`];
+    seen.add(p.stepId);
+    if (!Number.isInteger(p.stepNumber) || p.stepNumber < 1) errors[`steps.${i}.step_number`] = [`The steps.${i}.step_number field must be at least 1.`];
+  });
+  throwIfAny(errors);
+
+  return inChange(db, async (tx) => {
+    const ids = positions.map((p) => p.stepId);
+    const owned = await tx
+      .select({ id: workflowSteps.id, workflowId: workflowSteps.workflowId })
+      .from(workflowSteps)
+      .where(and(inArray(workflowSteps.id, ids), eq(workflowSteps.projectId, projectId)));
+    if (owned.length !== ids.length) throw notFound(FOREIGN_STEPS);
+
+    // Locked in id order, so two reorders over the same workflows never wait on each other in a cycle.
+    const workflowIds = [...new Set(owned.map((s) => s.workflowId))].sort((a, b) => a - b);
+    const locked: WorkflowRow[] = [];
+    for (const id of workflowIds) {
+      const workflow = await lockWorkflowById(tx, id);
+      if (!workflow) throw new RetryChange();
+      locked.push(workflow);
+    }
+    const steps = await tx.select().from(workflowSteps).where(inArray(workflowSteps.workflowId, workflowIds));
+    const byId = new Map(steps.map((s) => [s.id, s]));
+    if (ids.some((id) => !byId.has(id))) throw new RetryChange(); // moved or deleted before the locks
+
+    const finalNumber = new Map(steps.map((s) => [s.id, s.stepNumber]));
+    for (const p of positions) finalNumber.set(p.stepId, p.stepNumber);
+    const collisions: FieldErrors = {};
+    positions.forEach((p, i) => {
+      const own = byId.get(p.stepId)!;
+      const clash = steps.find((s) => s.id !== p.stepId && s.workflowId === own.workflowId && finalNumber.get(s.id) === p.stepNumber);
+      if (clash) {
+        const slug = locked.find((w) => w.id === own.workflowId)!.slug;
+        collisions[`steps.${i}.step_number`] = [stepNumberTakenMessage(p.stepNumber, slug)];
+      }
+    });
+    throwIfAny(collisions);
+
+    // Two statements: the moved steps first step aside to negative numbers, then take their new
+    // ones, so swaps never trip the unique (workflow_id, step_number) halfway through.
+    await tx
+      .update(workflowSteps)
+      .set({ stepNumber: sql`-${workflowSteps.stepNumber}` })
+      .where(inArray(workflowSteps.id, ids));
+    const cases = sql.join(
+      positions.map((p) => sql`when ${p.stepId}::bigint then ${p.stepNumber}::integer`),
+      sql` `,
+    );
+    await tx
+      .update(workflowSteps)
+      .set({ stepNumber: sql`case ${workflowSteps.id} ${cases} end`, updatedAt: new Date() })
+      .where(inArray(workflowSteps.id, ids));
+
+    const revised: WorkflowRow[] = [];
+    for (const id of workflowIds) revised.push((await commitRevision(tx, id))!.workflow);
+    return revised;
+  });
+}
+
+/**
+ * Copies every step of a source type into a new custom type of the project. A custom source is
+ * copied verbatim; a built-in one keeps its structure, formats, timeouts, flags and schemas but
+ * gets generic starter prompts, because built-in prompts never leave the service. A custom type
+ * of the source's name wins over the built-in.
+ */
+export async function duplicateWorkflow(db: Db, projectId: number, sourceType: string, newType: string): Promise<WorkflowView> {
+  const errors: FieldErrors = {};
+  checkTypeReference(errors, "source_article_type", sourceType);
+  checkCustomTypeName(errors, "new_article_type", newType);
+  throwIfAny(errors);
+
+  return inChange(db, async (tx) => {
+    // Shared lock: the source cannot change while its steps are read, but may be read by others.
+    const [custom] = await tx
+      .select()
+      .from(workflows)
+      .where(and(eq(workflows.projectId, projectId), eq(workflows.slug, sourceType)))
+      .for("share");
+    let copies: StepFields[] | null = null;
+    if (custom) {
+      copies = (await stepsOf(tx, custom.id)).map(fieldsOf);
+    } else {
+      const builtin = builtinWorkflow(sourceType);
+      if (builtin) {
+        copies = builtin.steps.map((s) => ({
+          step_number: s.step_number,
+          step_name: s.step_name,
+          step_description: s.step_description,
+          step_icon: s.step_icon,
+          ...starterPrompts(s, builtin.steps),
+          output_format: s.output_format,
+          timeout_seconds: s.timeout_seconds,
+          include_additional_context: s.include_additional_context,
+          include_additional_instruction: s.include_additional_instruction,
+          include_requirements: s.include_requirements,
+          include_research: s.include_research,
+          include_outline: s.include_outline,
+          json_schema: s.json_schema === null ? null : structuredClone(s.json_schema as Record<string, unknown>),
+        }));
+      }
+    }
+    if (!copies) errors.source_article_type = [`The source article type "${sourceType}" is neither a custom workflow of this project nor a built-in type.`];
+    const [taken] = await tx
+      .select({ id: workflows.id })
+      .from(workflows)
+      .where(and(eq(workflows.projectId, projectId), eq(workflows.slug, newType)));
+    if (taken) errors.new_article_type = [`The new article type "${newType}" already exists in this project.`];
+    throwIfAny(errors);
+
+    const { workflow, created } = await lockOrCreateWorkflow(tx, projectId, newType, custom?.description ?? null);
+    // Created by a concurrent request since the check above.
+    if (!created) throw invalidFields({ new_article_type: [`The new article type "${newType}" already exists in this project.`] });
+    await tx.insert(workflowSteps).values(copies!.map((fields) => ({ ...columnsOf(fields), workflowId: workflow.id, projectId })));
+    return (await commitRevision(tx, workflow.id))!;
+  });
+}

@@ -1,0 +1,135 @@
+// Never stranded (issue item 6): an article stored with its outbox row gets its generation job
+// even when article-store dies before relaying it, and a relay that dies after enqueueing but
+// before marking the row sent enqueues nothing twice. The crash is real: the article-store
+// process is killed, and the state it leaves (article + unsent outbox row, committed) is written
+// with article-store's own creation code, as its last act would have.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { randomUUID } from "node:crypto";
+import postgres from "postgres";
+import { drizzle } from "drizzle-orm/postgres-js";
+import { eq } from "drizzle-orm";
+import { useStack, type TestStack } from "../harness/stack.ts";
+import { apiClient } from "../harness/http.ts";
+import { createTenant, type Tenant } from "../harness/tenants.ts";
+import { schema, type Db } from "../../services/article-store/src/db/client.ts";
+import { createArticle, type NewArticle } from "../../services/article-store/src/domain/articles.ts";
+import { eventually, generationQueue, holdGeneration, type GenerationHold } from "./articles-fixtures.ts";
+
+let stack: TestStack;
+let hold: GenerationHold;
+let tenant: Tenant;
+let sql: postgres.Sql;
+let db: Db;
+
+beforeAll(async () => {
+  stack = await useStack();
+  hold = await holdGeneration(stack);
+  tenant = await createTenant(stack);
+  sql = postgres(stack.databaseUrl, { max: 2, onnotice: () => {} });
+  db = drizzle(sql, { schema }) as unknown as Db;
+});
+
+afterAll(async () => {
+  if (stack.processes.get("articleStore")?.exitCode !== null) await stack.start("articleStore");
+  await sql.end();
+  await hold.release();
+});
+
+function storedArticle(): NewArticle {
+  return {
+    externalId: randomUUID(),
+    accountId: tenant.accountId,
+    projectId: tenant.projectId,
+    title: "Written just before the crash",
+    articleType: "blog_post",
+    targetKeyword: null,
+    keywords: [],
+    targetWordCount: 500,
+    tone: "casual",
+    pointOfView: "third_person",
+    language: "en",
+    countryTargeting: null,
+    humanize: false,
+    additionalContext: null,
+    webhookUrl: null,
+    status: "queued",
+    settings: {
+      workflowId: 0,
+      workflowRevision: 1,
+      builtinWorkflow: true,
+      model: "simulator:sim-fast",
+      targetAudience: null,
+      brandVoiceId: null,
+      includeKeyTakeaways: false,
+      includeFaq: false,
+      headingCapitalization: null,
+      researchEnabled: false,
+      researchMaxSources: 5,
+      researchMinContentWords: 100,
+      researchMaxWordsPerSource: 1000,
+      researchIncludeDomains: [],
+      researchExcludeDomains: [],
+      useBatchApi: false,
+      additionalInstruction: null,
+      imageCount: 0,
+      imageAspectRatio: null,
+      imagePresetId: null,
+      reservedWords: 600,
+    },
+  };
+}
+
+const outboxRow = async (externalId: string) => (await db.select().from(schema.outbox).where(eq(schema.outbox.externalId, externalId)))[0];
+
+describe("generation outbox", () => {
+  test("an article committed but not relayed before a crash is enqueued after restart", async () => {
+    const { queue, close } = generationQueue(stack);
+    try {
+      await stack.kill("articleStore");
+      const { article } = await createArticle(db, storedArticle());
+      await Bun.sleep(300);
+      expect(await queue.getJob(article.externalId)).toBeUndefined();
+      expect((await outboxRow(article.externalId)).sentAt).toBeNull();
+
+      await stack.start("articleStore");
+      const job = await eventually(
+        () => queue.getJob(article.externalId),
+        (j) => j !== undefined,
+      );
+      expect(job!.data).toEqual({ externalId: article.externalId });
+      await eventually(
+        () => outboxRow(article.externalId),
+        (row) => row.sentAt !== null,
+      );
+
+      const res = await apiClient(stack.baseUrl, tenant.token).get(`/v1/articles/${article.externalId}`);
+      expect(res.status).toBe(200);
+      expect(res.body.data.status).toBe("queued");
+    } finally {
+      await close();
+    }
+  });
+
+  test("a relay that crashed after enqueueing sends again harmlessly: still one job", async () => {
+    const { queue, close } = generationQueue(stack);
+    try {
+      await stack.kill("articleStore");
+      const { article } = await createArticle(db, storedArticle());
+      // The enqueue the crashed relay had already made, with the catalog's job id.
+      const before = await queue.add("generate", { externalId: article.externalId }, { jobId: article.externalId });
+
+      await stack.start("articleStore");
+      await eventually(
+        () => outboxRow(article.externalId),
+        (row) => row.sentAt !== null,
+      );
+      const job = await queue.getJob(article.externalId);
+      expect(job!.timestamp).toBe(before.timestamp);
+      const counts = await queue.getJobCounts("waiting", "paused", "prioritized", "delayed", "active");
+      const jobs = await queue.getJobs(["waiting", "paused", "prioritized", "delayed", "active"], 0, Object.values(counts).reduce((a, b) => a + b, 0));
+      expect(jobs.filter((j) => j.data.externalId === article.externalId).length).toBe(1);
+    } finally {
+      await close();
+    }
+  });
+});

@@ -1,0 +1,106 @@
+// The model catalog of generation-runner over its gRPC contract (what article creation and the
+// operator CLI call): seeded simulated models, default resolution, add and update rules.
+import { beforeAll, describe, expect, test } from "bun:test";
+import { randomBytes } from "node:crypto";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { ModelCatalogService } from "../../proto/gen/articles/generation_runner/v1/models_pb.ts";
+import { serviceClient } from "../../services/kit/src/clients.ts";
+import { fieldErrorsOf } from "../../services/kit/src/errors.ts";
+import { useStack, type TestStack } from "../harness/stack.ts";
+
+let stack: TestStack;
+let catalog: ReturnType<typeof serviceClient<typeof ModelCatalogService>>;
+
+beforeAll(async () => {
+  stack = await useStack();
+  catalog = serviceClient(ModelCatalogService, { baseUrl: stack.env.GENERATION_RUNNER_URL, serviceToken: stack.env.SERVICE_TOKEN });
+});
+
+async function rejection(call: Promise<unknown>): Promise<ConnectError> {
+  try {
+    await call;
+  } catch (error) {
+    return ConnectError.from(error);
+  }
+  throw new Error("expected the call to fail");
+}
+
+const uniqueId = (provider = "simulator") => `${provider}:test-${randomBytes(4).toString("hex")}`;
+
+describe("the seeded catalog", () => {
+  test("lists the simulated models with their prices, batch support and fallbacks", async () => {
+    const { models } = await catalog.listModels({});
+    const byId = new Map(models.map((m) => [m.id, m]));
+    expect(byId.get("simulator:sim-fast")).toMatchObject({ active: true, inputPricePerMillion: "0.10", outputPricePerMillion: "0.40" });
+    expect(byId.get("simulator:sim-pro")).toMatchObject({ active: true, fallbackModel: "simulator:sim-fast" });
+    expect(byId.get("simulator:sim-batch")).toMatchObject({ active: true, supportsBatch: true });
+    expect(byId.get("simulator:unavailable-model")).toMatchObject({ active: true, fallbackModel: "simulator:sim-fast" });
+    // The stack runs on the simulator: the real OpenAI model is listed but not active.
+    expect(byId.get("openai:gpt-4o-mini")?.active).toBe(false);
+  });
+
+  test("the default is the cheapest active model", async () => {
+    const { model } = await catalog.resolveModel({ model: "" });
+    expect(model?.id).toBe("simulator:sim-fast");
+  });
+
+  test("a requested active model resolves to itself", async () => {
+    const { model } = await catalog.resolveModel({ model: "simulator:sim-pro" });
+    expect(model).toMatchObject({ id: "simulator:sim-pro", inputPricePerMillion: "2.50", outputPricePerMillion: "10.00" });
+  });
+
+  test("unknown and inactive models are rejected on the field model", async () => {
+    const unknown = await rejection(catalog.resolveModel({ model: "simulator:no-such-model" }));
+    expect(unknown.code).toBe(Code.InvalidArgument);
+    expect(Object.keys(fieldErrorsOf(unknown))).toEqual(["model"]);
+    const inactive = await rejection(catalog.resolveModel({ model: "openai:gpt-4o-mini" }));
+    expect(inactive.code).toBe(Code.InvalidArgument);
+    expect(fieldErrorsOf(inactive).model?.[0]).toContain("not an active model");
+  });
+});
+
+describe("operators change the catalog", () => {
+  test("add, then update prices, status and fallback", async () => {
+    const id = uniqueId();
+    const { model } = await catalog.addModel({ model: { id, active: true, inputPricePerMillion: "0.7", outputPricePerMillion: "1.25", fallbackModel: "simulator:sim-fast" } });
+    expect(model).toMatchObject({ id, active: true, supportsBatch: false, inputPricePerMillion: "0.70", outputPricePerMillion: "1.25", fallbackModel: "simulator:sim-fast" });
+
+    const updated = await catalog.updateModel({ id, outputPricePerMillion: "3.125", supportsBatch: true, fallbackModel: "" });
+    expect(updated.model).toMatchObject({ outputPricePerMillion: "3.125", supportsBatch: true, inputPricePerMillion: "0.70" });
+    expect(updated.model?.fallbackModel).toBeUndefined();
+
+    await catalog.updateModel({ id, active: false });
+    const inactive = await rejection(catalog.resolveModel({ model: id }));
+    expect(inactive.code).toBe(Code.InvalidArgument);
+  });
+
+  test("a taken id is ALREADY_EXISTS", async () => {
+    const error = await rejection(catalog.addModel({ model: { id: "simulator:sim-fast", active: true, inputPricePerMillion: "1", outputPricePerMillion: "1" } }));
+    expect(error.code).toBe(Code.AlreadyExists);
+  });
+
+  test("malformed ids, prices and fallbacks are field errors", async () => {
+    const error = await rejection(
+      catalog.addModel({ model: { id: "no-provider", active: true, inputPricePerMillion: "-1", outputPricePerMillion: "abc", fallbackModel: "simulator:missing" } }),
+    );
+    expect(error.code).toBe(Code.InvalidArgument);
+    expect(Object.keys(fieldErrorsOf(error)).sort()).toEqual(["fallback_model", "id", "input_price_per_million", "output_price_per_million"]);
+    const self = uniqueId();
+    await catalog.addModel({ model: { id: self, active: false, inputPricePerMillion: "1", outputPricePerMillion: "1" } });
+    const loop = await rejection(catalog.updateModel({ id: self, fallbackModel: self }));
+    expect(fieldErrorsOf(loop).fallback_model).toBeDefined();
+  });
+
+  test("a model on a provider this runner has not configured cannot be selected", async () => {
+    const id = uniqueId("nowhere");
+    await catalog.addModel({ model: { id, active: true, inputPricePerMillion: "0", outputPricePerMillion: "0" } });
+    const error = await rejection(catalog.resolveModel({ model: id }));
+    expect(fieldErrorsOf(error).model?.[0]).toContain("provider is not configured");
+    // Free as it is, it is never the default either.
+    expect((await catalog.resolveModel({ model: "" })).model?.id).toBe("simulator:sim-fast");
+  });
+
+  test("updating an unknown model is NOT_FOUND", async () => {
+    expect((await rejection(catalog.updateModel({ id: "simulator:never-added", active: true }))).code).toBe(Code.NotFound);
+  });
+});

@@ -1,0 +1,113 @@
+// Shared by the generation and research whole-stack tests: article creation and polling through
+// the public API, custom workflows, the simulator's call counts, the runner's run record, the
+// quota ledger, and a local webhook receiver.
+import { expect } from "bun:test";
+import { GetRunResponseSchema, GenerationRunService } from "../../proto/gen/articles/generation_runner/v1/runs_pb.ts";
+import { QuotaService } from "../../proto/gen/articles/accounts_billing/v1/quota_pb.ts";
+import { ArticleLifecycleService } from "../../proto/gen/articles/article_store/v1/articles_pb.ts";
+import type { MessageShape } from "@bufbuild/protobuf";
+import { serviceClient } from "../../services/kit/src/clients.ts";
+import type { ApiClient } from "../harness/http.ts";
+import type { TestStack } from "../harness/stack.ts";
+
+export const TERMINAL = ["completed", "published", "failed"];
+
+/** A unique marker so simulator call counts and echoes belong to one test. */
+export const marker = (label = "m") => `${label}-${crypto.randomUUID().slice(0, 8)}`;
+
+export const articleBody = (projectId: number, extra: Record<string, unknown> = {}) => ({
+  project_id: projectId,
+  title: "Choosing a coffee grinder",
+  article_type: "blog_post",
+  target_word_count: 150,
+  tone: "friendly",
+  point_of_view: "second_person",
+  language: "en",
+  ...extra,
+});
+
+export async function createArticle(api: ApiClient, body: Record<string, unknown>): Promise<any> {
+  const res = await api.post("/v1/articles", body);
+  if (res.status !== 201) throw new Error(`POST /v1/articles answered ${res.status}: ${JSON.stringify(res.body)}`);
+  return res.body.data;
+}
+
+/** Polls GET /v1/articles/{id} until `done` holds or the deadline passes (then fails with the last state). */
+export async function waitForArticle(api: ApiClient, id: string | number, done: (a: any) => boolean = (a) => TERMINAL.includes(a.status), timeoutMs = 60_000): Promise<any> {
+  const deadline = Date.now() + timeoutMs;
+  let last: any;
+  while (Date.now() < deadline) {
+    const res = await api.get(`/v1/articles/${id}`);
+    expect(res.status).toBe(200);
+    last = res.body.data;
+    if (done(last)) return last;
+    await Bun.sleep(200);
+  }
+  throw new Error(`article ${id} did not reach the expected state within ${timeoutMs} ms; last: ${JSON.stringify({ status: last?.status, current_step: last?.current_step })}`);
+}
+
+/** A finished article: completed (or published once its webhook went out) with its originality check recorded. */
+export const finished = (a: any) => a.status === "failed" || (["completed", "published"].includes(a.status) && a.ai_detection_score !== null);
+
+export async function createStep(api: ApiClient, projectId: number, step: Record<string, unknown>): Promise<any> {
+  const res = await api.post(`/v1/projects/${projectId}/workflows`, { output_format: "markdown", system: "", ...step });
+  if (res.status !== 201) throw new Error(`creating step answered ${res.status}: ${JSON.stringify(res.body)}`);
+  return res.body.data;
+}
+
+/** A custom workflow from step definitions (numbered 1, 2, … unless given). */
+export async function createWorkflow(api: ApiClient, projectId: number, articleType: string, steps: Record<string, unknown>[]): Promise<any[]> {
+  const created = [];
+  for (const [i, step] of steps.entries()) {
+    created.push(await createStep(api, projectId, { article_type: articleType, step_number: i + 1, step_name: `Step ${i + 1}`, system: "You write.", ...step }));
+  }
+  return created;
+}
+
+/** How many times the simulator served prompts containing `contains`, per prompt and in total. */
+export async function simulatorCalls(stack: TestStack, contains: string): Promise<{ calls: { prompt: string; count: number }[]; total: number }> {
+  const res = await fetch(`${stack.simulatorUrl}/_sim/calls?contains=${encodeURIComponent(contains)}`);
+  return (await res.json()) as { calls: { prompt: string; count: number }[]; total: number };
+}
+
+/** Calls of the one prompt that, directives aside, starts with `start` and contains `m`. */
+export async function callsStartingWith(stack: TestStack, m: string, start: string): Promise<number> {
+  const { calls } = await simulatorCalls(stack, m);
+  return calls.filter((c) => c.prompt.replace(/\[\[sim:[^\]]*\]\]/g, "").startsWith(start)).reduce((n, c) => n + c.count, 0);
+}
+
+const via = (stack: TestStack, url: string) => ({ baseUrl: url, serviceToken: stack.env.SERVICE_TOKEN });
+
+export async function runOf(stack: TestStack, externalId: string): Promise<MessageShape<typeof GetRunResponseSchema>["run"]> {
+  return (await serviceClient(GenerationRunService, via(stack, stack.env.GENERATION_RUNNER_URL)).getRun({ externalId })).run;
+}
+
+export async function wordUsage(stack: TestStack, accountId: number) {
+  return serviceClient(QuotaService, via(stack, stack.env.ACCOUNTS_BILLING_URL)).getWordUsage({ accountId: BigInt(accountId) });
+}
+
+export async function researchSources(stack: TestStack, externalId: string) {
+  return (await serviceClient(ArticleLifecycleService, via(stack, stack.env.ARTICLE_STORE_URL)).listResearchSources({ externalId })).sources;
+}
+
+export interface WebhookReceiver {
+  url: string;
+  received: { body: any; at: number }[];
+  stop(): void;
+}
+
+/** A local HTTP endpoint that records every POST (the test stack allows private webhook URLs). */
+export function webhookReceiver(): WebhookReceiver {
+  const received: WebhookReceiver["received"] = [];
+  const server = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    async fetch(request) {
+      received.push({ body: await request.json().catch(() => null), at: Date.now() });
+      return new Response("ok");
+    },
+  });
+  return { url: `http://127.0.0.1:${server.port}/hook`, received, stop: () => server.stop(true) };
+}
+
+export const isDecimal = (value: unknown) => typeof value === "string" && /^\d+\.\d+$/.test(value);

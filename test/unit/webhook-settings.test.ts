@@ -1,0 +1,35 @@
+// webhook-dispatcher settings: the spec's defaults, the test stack's shortened schedule, and one
+// clear error naming a bad variable.
+import { describe, expect, test } from "bun:test";
+import { ConfigError } from "../../services/kit/src/config.ts";
+import { loadDispatcherSettings } from "../../services/webhook-dispatcher/src/config.ts";
+
+const token = "a-service-token-of-some-length";
+
+describe("dispatcher settings", () => {
+  test("defaults: 3 attempts, 10 s / 20 s / 30 s, private addresses refused", () => {
+    const settings = loadDispatcherSettings({}, token);
+    expect(settings).toMatchObject({ attempts: 3, backoffMs: [10_000, 20_000, 30_000], allowPrivateUrls: false, secretKeyDerived: true });
+  });
+
+  test("WEBHOOK_ATTEMPTS, WEBHOOK_BACKOFF_MS and ALLOW_PRIVATE_URLS are read", () => {
+    const settings = loadDispatcherSettings({ WEBHOOK_ATTEMPTS: "5", WEBHOOK_BACKOFF_MS: "300, 600", ALLOW_PRIVATE_URLS: "true" }, token);
+    expect(settings).toMatchObject({ attempts: 5, backoffMs: [300, 600], allowPrivateUrls: true });
+  });
+
+  test.each([
+    ["WEBHOOK_ATTEMPTS", "0"],
+    ["WEBHOOK_ATTEMPTS", "three"],
+    ["WEBHOOK_BACKOFF_MS", "10s,20s"],
+    ["ALLOW_PRIVATE_URLS", "maybe"],
+    ["WEBHOOK_SECRET_KEY", "too-short"],
+  ])("%s=%s is refused naming the variable", (variable, value) => {
+    try {
+      loadDispatcherSettings({ [variable]: value }, token);
+      throw new Error("expected a configuration error");
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as ConfigError).variable).toBe(variable);
+    }
+  });
+});
