@@ -3,6 +3,10 @@
 // same work twice is harmless.
 import { Queue, type ConnectionOptions, type JobsOptions } from "bullmq";
 import { queuePrefix } from "./redis.ts";
+import { envInt, failOnConfigError } from "./config.ts";
+
+// The first retry delay of a generation job (doubling after each failure). Tests shorten it.
+const generationRetryDelayMs = failOnConfigError(() => envInt(process.env, "GENERATION_RETRY_DELAY_MS", 2000, { min: 10, max: 600_000 }));
 
 /** Generate one article: produced by article-store's outbox relay, consumed by generation-runner. */
 export interface GenerationJob {
@@ -21,7 +25,7 @@ export const QUEUES = {
     name: "generation",
     defaults: {
       attempts: 5,
-      backoff: { type: "exponential", delay: 2000 },
+      backoff: { type: "exponential", delay: generationRetryDelayMs },
       removeOnComplete: { age: 86_400, count: 10_000 },
       removeOnFail: { age: 7 * 86_400 },
     } satisfies JobsOptions,
