@@ -48,8 +48,7 @@ export function buildApp(deps: GatewayDeps) {
     .get("/healthz", () => ({ status: "ok" }), { detail: { hide: true } })
     .use(userRoutes(deps.clients))
     .use(articleRoutes(gate, deps.logger))
-    .use(workflowRoutes(gate))
-    .decorate("gate", gate);
+    .use(workflowRoutes(gate));
 }
 
 export type GatewayApp = ReturnType<typeof buildApp>;

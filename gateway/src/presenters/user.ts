@@ -1,9 +1,7 @@
 // The user record of spec 2.6: no credential or internal fields.
-import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
+import { iso, optionalNumber } from "../../../services/kit/src/public-article.ts";
 import type { User } from "../../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
 
-export const iso = (t: Timestamp | undefined) => (t ? timestampDate(t).toISOString() : null);
-export const optionalNumber = (n: bigint | undefined) => (n === undefined ? null : Number(n));
 
 export function presentUser(user: User) {
   return {

@@ -1,7 +1,7 @@
 // Workflows (spec 2.3) and workflow steps (spec 2.4) as the public API shows them. Only custom
 // workflows ever reach this presenter, so is_custom is always true and is_redacted always false.
 import type { Workflow, WorkflowStep } from "../../../proto/gen/articles/workflow_catalog/v1/workflows_pb.ts";
-import { iso } from "./user.ts";
+import { iso } from "../../../services/kit/src/public-article.ts";
 
 export function presentStep(step: WorkflowStep) {
   return {

@@ -10,7 +10,7 @@ import { listQueryOf, isArticleIdentifier } from "../articles/reading.ts";
 import { notFoundError } from "../errors.ts";
 import type { Caller, V1Gate } from "../plugins/caller.ts";
 import { v1Gate } from "../plugins/v1-gate.ts";
-import { presentArticle } from "../presenters/article.ts";
+import { presentArticle } from "../../../services/kit/src/public-article.ts";
 
 const TAGS = ["Articles"];
 const ARTICLE_NOT_FOUND = "Article not found.";

@@ -5,7 +5,7 @@
 import { Marked } from "marked";
 import sanitizeHtml from "sanitize-html";
 import type { Article } from "../../../../proto/gen/articles/article_store/v1/articles_pb.ts";
-import { presentArticle, type PresentedArticle, type ProjectRef } from "../../../../gateway/src/presenters/article.ts";
+import { presentArticle, type PresentedArticle, type ProjectRef } from "../../../kit/src/public-article.ts";
 
 export interface ArticleBody {
   /** "json" when the stored content is a JSON document (an envelope), else "markdown". */

@@ -1,7 +1,11 @@
-// The article record of spec 2.2, exactly: no generation settings or internal fields.
+// The public article record of spec 2.2, exactly: no generation settings or internal fields.
+// Shared by the gateway's responses and the completion webhook's `data`, so they cannot drift.
+import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import type { Project } from "../../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
 import type { Article } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
-import { iso, optionalNumber } from "./user.ts";
+
+export const iso = (t: Timestamp | undefined) => (t ? timestampDate(t).toISOString() : null);
+export const optionalNumber = (n: bigint | undefined) => (n === undefined ? null : Number(n));
 
 /** USD as a decimal string with at least two decimals ("0.00", "0.0123"), never rounded away. */
 export function presentCost(cost: string): string {
