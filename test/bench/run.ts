@@ -12,6 +12,48 @@ import { serviceClient } from "../../services/kit/src/clients.ts";
 import { load, opsPerSecond, printTable, rssMiB } from "./measure.ts";
 
 const DURATION_MS = Number(process.env.BENCH_SECONDS ?? 5) * 1000;
+const IN_FLIGHT = Number(process.env.BENCH_IN_FLIGHT ?? 300);
+
+/**
+ * Creates IN_FLIGHT articles at once on a one-step workflow whose model call sleeps 3 s, and
+ * measures creation throughput and the time until every article completed: with the runner's
+ * concurrency of 200, that is two waves of 3 s when the runner really keeps them in flight.
+ */
+async function generationInFlight(api: ReturnType<typeof apiClient>, projectId: number, runnerPid: number) {
+  const type = `bench_${id}`;
+  const step = await api.post(`/v1/projects/${projectId}/workflows`, {
+    article_type: type,
+    step_number: 1,
+    step_name: "Write",
+    system: "You write short articles.",
+    user: "[[sim:sleep=3000]] [[sim:words=60]] Write about {title}.",
+    output_format: "markdown",
+  });
+  if (step.status !== 201) throw new Error(`workflow step: ${step.status} ${JSON.stringify(step.body)}`);
+  const body = (i: number) => ({ project_id: projectId, title: `Bench article ${i}`, article_type: type, target_word_count: 100, tone: "friendly", point_of_view: "second_person", language: "en" });
+  const started = performance.now();
+  const created = await Promise.all(Array.from({ length: IN_FLIGHT }, (_, i) => api.post("/v1/articles", body(i))));
+  const createSeconds = (performance.now() - started) / 1000;
+  const failures = created.filter((r) => r.status !== 201).length;
+  let peakRss = 0;
+  let completed = 0;
+  while (performance.now() - started < 120_000) {
+    peakRss = Math.max(peakRss, rssMiB(runnerPid) ?? 0);
+    const list = await api.get(`/v1/articles?status=completed&project_id=${projectId}&per_page=1`);
+    completed = list.body.meta?.total ?? 0;
+    if (completed >= IN_FLIGHT - failures) break;
+    await Bun.sleep(250);
+  }
+  const totalSeconds = (performance.now() - started) / 1000;
+  return {
+    articles: IN_FLIGHT,
+    "create failures": failures,
+    "creations/s": Math.round(IN_FLIGHT / createSeconds),
+    completed,
+    "all completed after s": totalSeconds.toFixed(1),
+    "runner peak RSS MiB": peakRss.toFixed(1),
+  };
+}
 const id = randomBytes(3).toString("hex");
 const databaseUrl = `postgres://postgres@127.0.0.1:5432/articles_bench_${id}`;
 const redisPrefix = `bench-${id}`;
@@ -60,6 +102,9 @@ try {
       errors: r.errors,
     })),
   );
+
+  console.log(`\ngeneration in flight: ${IN_FLIGHT} articles, each one model call that takes 3 s`);
+  printTable([await generationInFlight(api, Number(tenant.project!.id), stack.processes.get("generationRunner")!.pid)]);
 
   console.log("\nresident memory after the load");
   printTable([...stack.processes.entries()].map(([name, p]) => ({ process: name, "RSS MiB": rssMiB(p.pid)?.toFixed(1) ?? "n/a" })));

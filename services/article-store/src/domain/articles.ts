@@ -122,14 +122,17 @@ export async function listArticles(db: Db, query: ArticleListQuery): Promise<{ a
   }
   if (query.projectIds.length === 0) return { articles: [], total: 0 };
   const where = and(inArray(articles.projectId, query.projectIds), query.status ? eq(articles.status, query.status as ArticleStatus) : undefined);
-  const [{ total }] = await db.select({ total: count() }).from(articles).where(where);
-  const rows = await db
-    .select()
-    .from(articles)
-    .where(where)
-    .orderBy(desc(articles.createdAt), desc(articles.id))
-    .limit(query.perPage)
-    .offset((query.page - 1) * query.perPage);
+  // The count and the page are independent reads: run them side by side.
+  const [[{ total }], rows] = await Promise.all([
+    db.select({ total: count() }).from(articles).where(where),
+    db
+      .select()
+      .from(articles)
+      .where(where)
+      .orderBy(desc(articles.createdAt), desc(articles.id))
+      .limit(query.perPage)
+      .offset((query.page - 1) * query.perPage),
+  ]);
   return { articles: rows, total: Number(total) };
 }
 
