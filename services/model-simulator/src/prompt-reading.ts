@@ -81,7 +81,7 @@ function firstSentence(prompt: string): string {
 
 /** A title: an explicit `Title:` line wins, then a topic/keyword line, then the first sentence. */
 export function titleFor(prompt: string): string {
-  const explicit = labelledLine(prompt, "title|headline|article title");
+  const explicit = labelledLine(prompt, "title|working title|headline|article title");
   if (explicit) return explicit;
   const topic = labelledLine(prompt, "topic|target_keyword|target keyword|primary keyword|keyword|subject");
   const phrase = topic ?? firstSentence(prompt);
