@@ -28,12 +28,21 @@ if (demo.created) {
 console.log(`article generation service ready at ${stack.baseUrl}`);
 
 let stopping = false;
-const shutdown = async () => {
+const shutdown = async (code = 0) => {
   if (stopping) return;
   stopping = true;
   console.log("stopping…");
   await stack.stop();
-  process.exit(0);
+  process.exit(code);
 };
-process.on("SIGINT", shutdown);
-process.on("SIGTERM", shutdown);
+process.on("SIGINT", () => shutdown());
+process.on("SIGTERM", () => shutdown());
+
+// A process that dies on its own leaves the system incomplete: say which, and stop the rest.
+for (const [name, child] of stack.processes) {
+  void child.exited.then((code) => {
+    if (stopping) return;
+    console.error(`${name} exited unexpectedly (code ${code}); stopping the other processes`);
+    void shutdown(1);
+  });
+}
