@@ -8,6 +8,13 @@ type Json = Record<string, unknown>;
 
 const label = (field: string) => field.replace(/_/g, " ");
 
+/** Characters as a person counts them (code points): an emoji is one, not two UTF-16 units. */
+export const characterCount = (value: string) => {
+  let n = 0;
+  for (const _ of value) n++;
+  return n;
+};
+
 interface Presence {
   required?: boolean;
   /** null is accepted and returned as null. */
@@ -59,8 +66,9 @@ export class Validator {
     const value = this.input[field];
     if (typeof value !== "string") return void this.fail(field, `The ${label(field)} field must be a string.`);
     if (opts.required && value.trim() === "") return void this.fail(field, `The ${label(field)} field is required.`);
-    if (opts.min !== undefined && value.length < opts.min) return void this.fail(field, `The ${label(field)} field must be at least ${opts.min} characters.`);
-    if (opts.max !== undefined && value.length > opts.max) return void this.fail(field, `The ${label(field)} field must not be greater than ${opts.max} characters.`);
+    const length = opts.min !== undefined || opts.max !== undefined ? characterCount(value) : 0;
+    if (opts.min !== undefined && length < opts.min) return void this.fail(field, `The ${label(field)} field must be at least ${opts.min} characters.`);
+    if (opts.max !== undefined && length > opts.max) return void this.fail(field, `The ${label(field)} field must not be greater than ${opts.max} characters.`);
     return value;
   }
 
@@ -113,7 +121,7 @@ export class Validator {
       if (typeof item !== "string") {
         this.fail(`${field}.${i}`, `The ${label(field)}.${i} field must be a string.`);
         ok = false;
-      } else if (opts.maxItemLength !== undefined && item.length > opts.maxItemLength) {
+      } else if (opts.maxItemLength !== undefined && characterCount(item) > opts.maxItemLength) {
         this.fail(`${field}.${i}`, `The ${label(field)}.${i} field must not be greater than ${opts.maxItemLength} characters.`);
         ok = false;
       } else if (opts.item) {

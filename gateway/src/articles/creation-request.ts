@@ -34,6 +34,8 @@ export const LIMITS = {
   researchMaxWordsPerSource: { min: 100, max: 10_000, fallback: 1000 },
   researchDomains: 50,
   imageCount: { min: 0, max: 5 },
+  // Record ids travel as int64; a larger JSON number could not be sent on, let alone exist.
+  id: Number.MAX_SAFE_INTEGER,
 } as const;
 
 /** A creation request after its own checks; ids are still to be resolved against the project. */
@@ -86,8 +88,11 @@ function keywordsOf(v: Validator): string[] {
     v.fail("keywords", "The keywords field must be a comma-separated string or an array of strings.");
     return [];
   }
-  const items = list.map((k) => (typeof k === "string" ? k.trim() : k)).filter((k) => k !== "");
-  return v.items("keywords", items, LIMITS.keywords) ?? [];
+  // Checked before blanks are dropped, so an error's keywords.N is the position the client sent.
+  const items = list.map((k) => (typeof k === "string" ? k.trim() : k));
+  const kept = items.filter((k) => k !== "");
+  if (kept.length > LIMITS.keywords.maxItems) v.fail("keywords", `The keywords field must not have more than ${LIMITS.keywords.maxItems} items.`);
+  return v.items("keywords", items, { maxItemLength: LIMITS.keywords.maxItemLength }) ? (kept as string[]) : [];
 }
 
 function webhookUrlOf(v: Validator): string | null {
@@ -106,7 +111,7 @@ function domainsOf(v: Validator, field: string): string[] | undefined {
 /** Checks the body on its own; `v.errors` holds every failure (the caller adds more, then throws). */
 export function readArticleRequest(v: Validator): ArticleRequest {
   const request: ArticleRequest = {
-    projectId: v.integer("project_id", { required: true, min: 1 }) ?? 0,
+    projectId: v.integer("project_id", { required: true, min: 1, max: LIMITS.id }) ?? 0,
     title: v.string("title", { required: true, ...LIMITS.title }) ?? "",
     articleType: v.string("article_type", { required: true, max: LIMITS.articleType }) ?? "",
     targetWordCount: v.integer("target_word_count", { required: true, ...LIMITS.targetWordCount }) ?? 0,
@@ -126,7 +131,7 @@ export function readArticleRequest(v: Validator): ArticleRequest {
     additionalInstruction: v.string("additional_instruction", { max: LIMITS.additionalInstruction }) ?? null,
     targetAudience: v.string("target_audience", { max: LIMITS.targetAudience, nullable: true }),
     model: (v.string("model", { max: LIMITS.model }) ?? "").trim(),
-    brandVoiceId: v.integer("brand_voice_id", { min: 1 }) ?? null,
+    brandVoiceId: v.integer("brand_voice_id", { min: 1, max: LIMITS.id }) ?? null,
     includeKeyTakeaways: v.boolean("include_key_takeaways") ?? false,
     includeFaq: v.boolean("include_faq") ?? false,
     headingCapitalization: v.oneOf("heading_capitalization", HEADING_CAPITALIZATIONS) ?? null,
@@ -137,7 +142,7 @@ export function readArticleRequest(v: Validator): ArticleRequest {
     researchMaxWordsPerSource: v.integer("research_max_words_per_source", LIMITS.researchMaxWordsPerSource) ?? LIMITS.researchMaxWordsPerSource.fallback,
     imageCount: v.integer("image_count", LIMITS.imageCount) ?? 0,
     imageAspectRatio: v.oneOf("image_aspect_ratio", IMAGE_ASPECT_RATIOS) ?? null,
-    imagePresetId: v.integer("image_preset_id", { min: 1 }) ?? null,
+    imagePresetId: v.integer("image_preset_id", { min: 1, max: LIMITS.id }) ?? null,
   };
 
   // Compared only when both are individually valid, so one mistake gives one message.

@@ -3,7 +3,8 @@
 // gates (401/402/429), path ids (404), project access (404/403), body (422), then the catalog.
 import { Elysia } from "elysia";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { HttpError, notFoundError } from "../errors.ts";
+import { fieldErrorsOf, type FieldErrors } from "../../../services/kit/src/errors.ts";
+import { HttpError, notFoundError, validationError } from "../errors.ts";
 import { v1Gate } from "../plugins/v1-gate.ts";
 import type { Caller, V1Gate } from "../plugins/caller.ts";
 import { presentStep, presentWorkflow } from "../presenters/workflow.ts";
@@ -14,6 +15,23 @@ const TAGS = ["Workflows"];
 
 /** Warnings about accepted prompts travel in the envelope's optional message (spec 2.1). */
 const withWarnings = (body: { success: true; data: unknown }, warnings: string[]) => (warnings.length ? { ...body, message: warnings.join(" ") } : body);
+
+/**
+ * Runs a step change. When the gateway already refused some fields, the catalog only checks the
+ * request (validate_only) and its problems with the other fields join the gateway's in one 422.
+ */
+async function changeStep<T>(gatewayErrors: FieldErrors, change: (validateOnly: boolean) => Promise<T>): Promise<T> {
+  if (Object.keys(gatewayErrors).length === 0) return change(false);
+  const errors = { ...gatewayErrors };
+  try {
+    await change(true);
+  } catch (error) {
+    if (!(error instanceof ConnectError) || error.code !== Code.InvalidArgument) throw error;
+    // A field the gateway refused was sent to the catalog as a placeholder: its own message stands.
+    for (const [field, messages] of Object.entries(fieldErrorsOf(error))) errors[field] ??= messages;
+  }
+  throw validationError(errors);
+}
 
 export const workflowRoutes = (gate: V1Gate) => {
   const catalog = gate.clients.workflows;
@@ -35,7 +53,8 @@ export const workflowRoutes = (gate: V1Gate) => {
   const updateStep = async ({ caller, params, body }: { caller: Caller; params: { project: string; workflow: string }; body: unknown }) => {
     const step = stepId(params.workflow);
     const projectId = await project(caller, params.project, "update");
-    const reply = await catalog.updateStep({ projectId, stepId: step, ...updateStepInput(body) });
+    const { input, errors } = updateStepInput(body);
+    const reply = await changeStep(errors, (validateOnly) => catalog.updateStep({ projectId, stepId: step, ...input, validateOnly }));
     return withWarnings({ success: true, data: presentStep(reply.step!) }, reply.warnings);
   };
 
@@ -59,7 +78,8 @@ export const workflowRoutes = (gate: V1Gate) => {
       "/v1/projects/:project/workflows",
       async ({ caller, params, body, set }) => {
         const projectId = await project(caller, params.project, "update");
-        const reply = await catalog.createStep({ projectId, ...createStepInput(body) });
+        const { input, errors } = createStepInput(body);
+        const reply = await changeStep(errors, (validateOnly) => catalog.createStep({ projectId, ...input, validateOnly }));
         set.status = 201;
         return withWarnings({ success: true, data: presentStep(reply.step!) }, reply.warnings);
       },

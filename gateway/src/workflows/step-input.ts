@@ -1,7 +1,9 @@
 // Public request bodies of the workflow endpoints (spec 4.4–4.10) turned into catalog requests.
 // The gateway checks JSON types and presence only, plus integers too large for the request message;
 // workflow-catalog owns every other rule (names, lengths, ranges, formats, schemas, templates,
-// numbering) and reports all of them together in the same 422 shape.
+// numbering) and reports all of them together in the same 422 shape. Step bodies come back with
+// the gateway's own field errors rather than throwing them, so the route can have the catalog
+// check the remaining fields and report everything at once.
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import {
   NullableStepField,
@@ -10,6 +12,7 @@ import {
   type StepPositionSchema,
   type UpdateStepRequestSchema,
 } from "../../../proto/gen/articles/workflow_catalog/v1/workflows_pb.ts";
+import type { FieldErrors } from "../../../services/kit/src/errors.ts";
 import { MalformedBody } from "../plugins/json-body.ts";
 import { validationError } from "../errors.ts";
 import { queryInteger, Validator } from "../validation.ts";
@@ -50,8 +53,14 @@ function int32(v: Validator, field: string, opts: { required?: boolean } = {}): 
 
 const schemaText = (schema: Record<string, unknown> | null | undefined) => (schema ? JSON.stringify(schema) : undefined);
 
+/** A step body as a catalog request; fields named in `errors` failed here and are left at their defaults. */
+export interface StepInput<T> {
+  input: T;
+  errors: FieldErrors;
+}
+
 /** POST /v1/projects/{project}/workflows. */
-export function createStepInput(body: unknown): CreateStep {
+export function createStepInput(body: unknown): StepInput<CreateStep> {
   const v = validatorOf(body);
   const input: CreateStep = {
     articleType: v.string("article_type", { required: true }) ?? "",
@@ -66,8 +75,7 @@ export function createStepInput(body: unknown): CreateStep {
     jsonSchema: schemaText(v.object("json_schema", { nullable: true })),
   };
   for (const [field, key] of FLAGS) input[key] = v.boolean(field) ?? false;
-  v.check();
-  return input;
+  return { input, errors: v.errors };
 }
 
 /**
@@ -76,7 +84,7 @@ export function createStepInput(body: unknown): CreateStep {
  * spec 4.7 lists, since they are part of the step and a client editing it expects to change them.
  * null clears step_description, step_icon and json_schema; on any other field it is an error.
  */
-export function updateStepInput(body: unknown): UpdateStep {
+export function updateStepInput(body: unknown): StepInput<UpdateStep> {
   const v = validatorOf(body);
   for (const field of ["article_type", "step_number", "step_name", "system", "user", "output_format", "timeout_seconds", ...FLAGS.map(([f]) => f)]) {
     if (v.input[field] === null) v.fail(field, `The ${field.replace(/_/g, " ")} field must not be null.`);
@@ -99,8 +107,7 @@ export function updateStepInput(body: unknown): UpdateStep {
     jsonSchema: schemaText(nullable(v.object("json_schema", { nullable: true }), NullableStepField.JSON_SCHEMA)),
   };
   for (const [field, key] of FLAGS) input[key] = v.boolean(field);
-  v.check();
-  return { ...input, clearedFields: cleared };
+  return { input: { ...input, clearedFields: cleared }, errors: v.errors };
 }
 
 /** POST /v1/projects/{project}/workflows/reorder: `steps`, at least one `{id, step_number}`. */

@@ -125,7 +125,7 @@ export function workflowCatalogRoutes(db: Db) {
         return { workflows: page.workflows.map(workflowMessage), total: page.total, page: page.page, perPage: page.perPage };
       },
       async createStep(req) {
-        const { step, warnings } = await catalog.createStep(db, Number(req.projectId), {
+        const created = await catalog.createStep(db, Number(req.projectId), {
           article_type: req.articleType,
           step_number: req.stepNumber,
           step_name: req.stepName,
@@ -141,16 +141,16 @@ export function workflowCatalogRoutes(db: Db) {
           include_research: req.includeResearch,
           include_outline: req.includeOutline,
           json_schema: req.jsonSchema ?? null,
-        });
-        return { step: stepMessage(step.step, step.articleType), warnings };
+        }, { validateOnly: req.validateOnly });
+        return created ? { step: stepMessage(created.step.step, created.step.articleType), warnings: created.warnings } : {};
       },
       async getStep(req) {
         const { step, articleType } = await catalog.getStep(db, Number(req.projectId), Number(req.stepId));
         return { step: stepMessage(step, articleType) };
       },
       async updateStep(req) {
-        const { step, warnings } = await catalog.updateStep(db, Number(req.projectId), Number(req.stepId), changesOf(req));
-        return { step: stepMessage(step.step, step.articleType), warnings };
+        const updated = await catalog.updateStep(db, Number(req.projectId), Number(req.stepId), changesOf(req), { validateOnly: req.validateOnly });
+        return updated ? { step: stepMessage(updated.step.step, updated.step.articleType), warnings: updated.warnings } : {};
       },
       async deleteStep(req) {
         const deleted = await catalog.deleteStep(db, Number(req.projectId), Number(req.stepId));

@@ -247,8 +247,13 @@ export async function listWorkflows(db: Db, projectId: number, query: { articleT
 
 // ---- changes --------------------------------------------------------------------------------
 
-/** Creates one step; the first step of a new type creates its workflow (spec 2.3 rule 2). */
-export async function createStep(db: Db, projectId: number, input: NewStep): Promise<{ step: StepView; warnings: string[] }> {
+/** A change checked with validateOnly: every problem is thrown as usual, and nothing is written. */
+export interface CheckOnly {
+  validateOnly?: boolean;
+}
+
+/** Creates one step; the first step of a new type creates its workflow (spec 2.3 rule 2). With validateOnly, a valid step gives null. */
+export async function createStep(db: Db, projectId: number, input: NewStep, opts: CheckOnly = {}): Promise<{ step: StepView; warnings: string[] } | null> {
   const errors: FieldErrors = {};
   checkCustomTypeName(errors, "article_type", input.article_type);
   const { article_type: slug, ...own } = input;
@@ -258,8 +263,9 @@ export async function createStep(db: Db, projectId: number, input: NewStep): Pro
     json_schema: input.json_schema === null ? null : parseJsonSchema(errors, input.json_schema),
   };
   checkStep(errors, fields);
-  if (Object.keys(errors).length > 0) await noteTakenStepNumber(db, errors, projectId, slug, fields.step_number);
+  if (Object.keys(errors).length > 0 || opts.validateOnly) await noteTakenStepNumber(db, errors, projectId, slug, fields.step_number);
   throwIfAny(errors);
+  if (opts.validateOnly) return null;
   const step = await inChange(db, async (tx) => {
     const { workflow } = await lockOrCreateWorkflow(tx, projectId, slug);
     await assertStepNumberFree(tx, workflow, fields.step_number);
@@ -278,7 +284,7 @@ export async function createStep(db: Db, projectId: number, input: NewStep): Pro
  * Changes the given fields (PATCH and PUT alike). A new article_type moves the step: the target
  * workflow is created when absent, the source deleted when the move empties it.
  */
-export async function updateStep(db: Db, projectId: number, stepId: number, changes: StepChanges): Promise<{ step: StepView; warnings: string[] }> {
+export async function updateStep(db: Db, projectId: number, stepId: number, changes: StepChanges, opts: CheckOnly = {}): Promise<{ step: StepView; warnings: string[] } | null> {
   return inChange(db, async (tx) => {
     if (changes.article_type !== undefined) await lockLowerMoveTarget(tx, projectId, stepId, changes.article_type);
     const { step, workflow } = await lockStep(tx, projectId, stepId);
@@ -287,8 +293,9 @@ export async function updateStep(db: Db, projectId: number, stepId: number, chan
     const fields = applyChanges(fieldsOf(step), changes, errors);
     checkStep(errors, fields);
     const moving = changes.article_type !== undefined && changes.article_type !== workflow.slug;
-    if (Object.keys(errors).length > 0) await noteTakenStepNumber(tx, errors, projectId, moving ? changes.article_type! : workflow.slug, fields.step_number, step.id);
+    if (Object.keys(errors).length > 0 || opts.validateOnly) await noteTakenStepNumber(tx, errors, projectId, moving ? changes.article_type! : workflow.slug, fields.step_number, step.id);
     throwIfAny(errors);
+    if (opts.validateOnly) return null;
 
     const target = moving ? (await lockOrCreateWorkflow(tx, projectId, changes.article_type!)).workflow : workflow;
     await assertStepNumberFree(tx, target, fields.step_number, step.id);
@@ -398,8 +405,8 @@ export async function duplicateWorkflow(db: Db, projectId: number, sourceType: s
   const errors: FieldErrors = {};
   checkTypeReference(errors, "source_article_type", sourceType);
   checkCustomTypeName(errors, "new_article_type", newType);
-  throwIfAny(errors);
 
+  // Both names are looked up even when the other failed, so every problem is reported at once.
   return inChange(db, async (tx) => {
     // Shared lock: the source cannot change while its steps are read, but may be read by others.
     const [custom] = await tx
@@ -430,12 +437,16 @@ export async function duplicateWorkflow(db: Db, projectId: number, sourceType: s
         }));
       }
     }
-    if (!copies) errors.source_article_type = [`The source article type "${sourceType}" is neither a custom workflow of this project nor a built-in type.`];
-    const [taken] = await tx
-      .select({ id: workflows.id })
-      .from(workflows)
-      .where(and(eq(workflows.projectId, projectId), eq(workflows.slug, newType)));
-    if (taken) errors.new_article_type = [`The new article type "${newType}" already exists in this project.`];
+    if (!copies && !errors.source_article_type) {
+      errors.source_article_type = [`The source article type "${sourceType}" is neither a custom workflow of this project nor a built-in type.`];
+    }
+    if (!errors.new_article_type) {
+      const [taken] = await tx
+        .select({ id: workflows.id })
+        .from(workflows)
+        .where(and(eq(workflows.projectId, projectId), eq(workflows.slug, newType)));
+      if (taken) errors.new_article_type = [`The new article type "${newType}" already exists in this project.`];
+    }
     throwIfAny(errors);
 
     const { workflow, created } = await lockOrCreateWorkflow(tx, projectId, newType, custom?.description ?? null);

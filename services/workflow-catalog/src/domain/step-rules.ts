@@ -40,13 +40,16 @@ export interface StepFields {
 
 const label = (field: string) => field.replace(/_/g, " ");
 
+/** Limits count characters as a person does (code points), so an emoji is one. */
+const characterCount = (value: string) => [...value].length;
+
 function fail(errors: FieldErrors, field: string, message: string): void {
   (errors[field] ??= []).push(message);
 }
 
 function checkText(errors: FieldErrors, field: string, value: string, max?: number): void {
   if (value.trim() === "") fail(errors, field, `The ${label(field)} field is required.`);
-  else if (max !== undefined && value.length > max) fail(errors, field, `The ${label(field)} field must not be greater than ${max} characters.`);
+  else if (max !== undefined && characterCount(value) > max) fail(errors, field, `The ${label(field)} field must not be greater than ${max} characters.`);
 }
 
 /** A name a custom workflow may take (article_type, new_article_type). */
@@ -87,7 +90,7 @@ export function checkStep(errors: FieldErrors, step: StepFields): void {
     fail(errors, "step_number", `The step number field must be between 1 and ${MAX_STEP_NUMBER}.`);
   }
   checkText(errors, "step_name", step.step_name, MAX_STEP_NAME_LENGTH);
-  if (step.step_icon !== null && step.step_icon.length > MAX_STEP_ICON_LENGTH) {
+  if (step.step_icon !== null && characterCount(step.step_icon) > MAX_STEP_ICON_LENGTH) {
     fail(errors, "step_icon", `The step icon field must not be greater than ${MAX_STEP_ICON_LENGTH} characters.`);
   }
   if (!isOutputFormat(step.output_format)) {
