@@ -6,6 +6,7 @@ import type IORedis from "ioredis";
 import { HttpError, fromServiceError } from "./errors.ts";
 import { jsonBody } from "./plugins/json-body.ts";
 import { RateLimiter } from "./plugins/rate-limiter.ts";
+import { KeyResolver } from "./plugins/key-resolver.ts";
 import type { V1Gate } from "./plugins/caller.ts";
 import { userRoutes } from "./routes/user.ts";
 import { articleRoutes } from "./routes/articles.ts";
@@ -28,7 +29,7 @@ function jsonResponse(status: number, body: unknown, headers: Record<string, unk
 }
 
 export function buildApp(deps: GatewayDeps) {
-  const gate: V1Gate = { clients: deps.clients, limiter: new RateLimiter(deps.redis, deps.redisPrefix) };
+  const gate: V1Gate = { clients: deps.clients, limiter: new RateLimiter(deps.redis, deps.redisPrefix), keys: new KeyResolver(deps.clients) };
   return new Elysia()
     .use(jsonBody)
     .onError({ as: "global" }, ({ code, error, set, request }) => {
@@ -46,7 +47,7 @@ export function buildApp(deps: GatewayDeps) {
     })
     .use(openapi({ path: "/docs", documentation: { info: { title: "Article Generation Service", version: "1.0.0" } } }))
     .get("/healthz", () => ({ status: "ok" }), { detail: { hide: true } })
-    .use(userRoutes(deps.clients))
+    .use(userRoutes(gate.keys))
     .use(articleRoutes(gate, deps.logger))
     .use(workflowRoutes(gate));
 }

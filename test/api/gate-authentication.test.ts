@@ -1,5 +1,5 @@
 // Authentication on /v1 (spec 5, 7): every refusal is 401 in the gate shape, and revocations,
-// expiry and membership removal take effect at once.
+// expiry, membership removal and subscription changes take effect within one second.
 import { beforeAll, describe, expect, test } from "bun:test";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { useStack, type TestStack } from "../harness/stack.ts";
@@ -7,6 +7,18 @@ import { apiClient } from "../harness/http.ts";
 import { addMemberWithKey, createTenant, operatorClient } from "../harness/tenants.ts";
 
 const UNAUTHENTICATED = { error: "Unauthenticated", message: "Unauthenticated.", code: "UNAUTHENTICATED" };
+
+/** Polls until the status is the expected one; fails unless that happens within one second. */
+async function withinOneSecond(request: () => Promise<{ status: number; body: unknown }>, status: number) {
+  const deadline = Date.now() + 1000;
+  let last = await request();
+  while (last.status !== status && Date.now() < deadline) {
+    await Bun.sleep(50);
+    last = await request();
+  }
+  expect(last.status).toBe(status);
+  return last;
+}
 
 let stack: TestStack;
 beforeAll(async () => {
@@ -23,13 +35,12 @@ describe("401 on /v1", () => {
     }
   });
 
-  test("a revoked key stops working at once", async () => {
+  test("a revoked key stops working within one second", async () => {
     const tenant = await createTenant(stack);
     const api = apiClient(stack.baseUrl, tenant.token);
     expect((await api.get("/v1/articles")).status).toBe(200);
     await operatorClient(stack).revokeApiKey({ keyId: BigInt(tenant.keyId) });
-    const res = await api.get("/v1/articles");
-    expect(res.status).toBe(401);
+    const res = await withinOneSecond(() => api.get("/v1/articles"), 401);
     expect(res.body).toEqual(UNAUTHENTICATED);
   });
 
@@ -53,7 +64,7 @@ describe("401 on /v1", () => {
     const api = apiClient(stack.baseUrl, editor.token);
     expect((await api.get("/v1/articles")).status).toBe(200);
     await operatorClient(stack).removeMember({ accountId: BigInt(tenant.accountId), userId: BigInt(editor.userId) });
-    expect((await api.get("/v1/articles")).status).toBe(401);
+    await withinOneSecond(() => api.get("/v1/articles"), 401);
   });
 
   test("the token never appears in what the service stores or answers", async () => {
@@ -71,11 +82,12 @@ describe("401 on /v1", () => {
 });
 
 describe("403 for a disabled user", () => {
-  test("on /v1 with the plain message", async () => {
+  test("on /v1 with the plain message, within one second of disabling", async () => {
     const tenant = await createTenant(stack);
+    const api = apiClient(stack.baseUrl, tenant.token);
+    expect((await api.get("/v1/articles")).status).toBe(200);
     await operatorClient(stack).disableUser({ userId: BigInt(tenant.userId) });
-    const res = await apiClient(stack.baseUrl, tenant.token).get("/v1/articles");
-    expect(res.status).toBe(403);
+    const res = await withinOneSecond(() => api.get("/v1/articles"), 403);
     expect(res.body).toEqual({ message: "This account is unavailable." });
   });
 });
@@ -100,14 +112,14 @@ describe("402 without an active subscription", () => {
     expect((await api.get("/user")).status).toBe(200);
   });
 
-  test("ending a subscription takes effect at once", async () => {
+  test("ending and restarting a subscription take effect within one second", async () => {
     const tenant = await createTenant(stack);
     const api = apiClient(stack.baseUrl, tenant.token);
     expect((await api.get("/v1/articles")).status).toBe(200);
     await operatorClient(stack).unsubscribe({ accountId: BigInt(tenant.accountId) });
-    expect((await api.get("/v1/articles")).status).toBe(402);
+    await withinOneSecond(() => api.get("/v1/articles"), 402);
     await operatorClient(stack).subscribe({ accountId: BigInt(tenant.accountId), planId: BigInt(tenant.planId) });
-    expect((await api.get("/v1/articles")).status).toBe(200);
+    await withinOneSecond(() => api.get("/v1/articles"), 200);
   });
 });
 

@@ -1,11 +1,12 @@
 // Who is calling: resolves the bearer token through accounts-billing and applies the gates of
 // spec section 5 in order: authentication (401), disabled user (403), subscription (402), and
-// on /v1 the rate limits (429). Nothing is cached, so revocations take effect at once.
-import { Code, ConnectError } from "@connectrpc/connect";
+// on /v1 the rate limits (429).
+import { ConnectError } from "@connectrpc/connect";
 import type { AuthenticateKeyResponse, Plan, User } from "../../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
 import { HttpError, fromServiceError, gateError, plainError, unauthenticatedGate } from "../errors.ts";
 import type { ServiceClients } from "../services.ts";
 import { RateLimiter, rateLimitHeaders } from "./rate-limiter.ts";
+import type { KeyResolver } from "./key-resolver.ts";
 
 export interface Caller {
   keyId: number;
@@ -20,20 +21,21 @@ const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
 export const UNAVAILABLE_MESSAGE = "This account is unavailable.";
 
-async function resolveKey(clients: ServiceClients, authorization: string | null, unauthenticated: () => HttpError): Promise<AuthenticateKeyResponse> {
+async function resolveKey(keys: KeyResolver, authorization: string | null, unauthenticated: () => HttpError): Promise<AuthenticateKeyResponse> {
   const token = authorization?.match(BEARER)?.[1];
   if (!token) throw unauthenticated();
   try {
-    return await clients.accounts.authenticateKey({ token });
+    const resolved = await keys.resolve(token);
+    if (!resolved) throw unauthenticated();
+    return resolved;
   } catch (error) {
-    if (error instanceof ConnectError && error.code === Code.Unauthenticated) throw unauthenticated();
     throw error instanceof ConnectError ? fromServiceError(error) : error;
   }
 }
 
 /** /user: authentication and the disabled check only (no subscription gate, plain errors). */
-export async function userProbeCaller(clients: ServiceClients, authorization: string | null): Promise<User> {
-  const resolved = await resolveKey(clients, authorization, () => plainError(401, "Unauthenticated."));
+export async function userProbeCaller(keys: KeyResolver, authorization: string | null): Promise<User> {
+  const resolved = await resolveKey(keys, authorization, () => plainError(401, "Unauthenticated."));
   if (resolved.user!.disabled) throw plainError(403, UNAVAILABLE_MESSAGE);
   return resolved.user!;
 }
@@ -41,6 +43,7 @@ export async function userProbeCaller(clients: ServiceClients, authorization: st
 export interface V1Gate {
   limiter: RateLimiter;
   clients: ServiceClients;
+  keys: KeyResolver;
 }
 
 /**
@@ -48,7 +51,7 @@ export interface V1Gate {
  * share "articles"). Returns the caller and the RateLimit headers to put on the response.
  */
 export async function v1Caller(gate: V1Gate, authorization: string | null, bucket: string): Promise<{ caller: Caller; headers: Record<string, string> }> {
-  const resolved = await resolveKey(gate.clients, authorization, unauthenticatedGate);
+  const resolved = await resolveKey(gate.keys, authorization, unauthenticatedGate);
   const user = resolved.user!;
   if (user.disabled) throw plainError(403, UNAVAILABLE_MESSAGE);
   const plan = resolved.plan;

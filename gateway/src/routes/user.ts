@@ -2,9 +2,9 @@
 import { Elysia } from "elysia";
 import { userProbeCaller } from "../plugins/caller.ts";
 import { presentUser } from "../presenters/user.ts";
-import type { ServiceClients } from "../services.ts";
+import type { KeyResolver } from "../plugins/key-resolver.ts";
 
-export const userRoutes = (clients: ServiceClients) =>
-  new Elysia({ name: "user-routes" }).get("/user", async ({ request }) => presentUser(await userProbeCaller(clients, request.headers.get("authorization"))), {
+export const userRoutes = (keys: KeyResolver) =>
+  new Elysia({ name: "user-routes" }).get("/user", async ({ request }) => presentUser(await userProbeCaller(keys, request.headers.get("authorization"))), {
     detail: { summary: "The user behind the API key", tags: ["User"] },
   });
