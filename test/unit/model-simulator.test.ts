@@ -284,6 +284,26 @@ describe("batches", () => {
     expect(errors[0].response.status_code).toBe(500);
   });
 
+  test("a line with a malformed schema fails on its own: 400 in the error file, the batch and the simulator carry on", async () => {
+    const line = (customId: string, extra: Record<string, unknown>) =>
+      JSON.stringify({ custom_id: customId, method: "POST", url: "/v1/chat/completions", body: { model: "sim-batch", messages: [{ role: "user", content: "Write about kites" }], ...extra } });
+    const broken = { response_format: { type: "json_schema", json_schema: { name: "x", schema: { type: "object", properties: { a: null } } } } };
+    const jsonl = [line("good", {}), line("broken", broken)].join("\n");
+    const file = await openai.files.create({ file: await toFile(Buffer.from(jsonl), "mixed.jsonl"), purpose: "batch" });
+    const created = await openai.batches.create({ input_file_id: file.id, endpoint: "/v1/chat/completions", completion_window: "24h" });
+    let batch = created;
+    for (let i = 0; i < 100 && batch.status !== "completed"; i++) {
+      await Bun.sleep(25);
+      batch = await openai.batches.retrieve(created.id);
+    }
+    expect(batch.status).toBe("completed");
+    expect(batch.request_counts).toEqual({ total: 2, completed: 1, failed: 1 });
+    const errors = (await (await openai.files.content(batch.error_file_id!)).text()).trim().split("\n").map((l) => JSON.parse(l));
+    expect(errors.map((e) => [e.custom_id, e.response.status_code])).toEqual([["broken", 400]]);
+    // The same request made directly is the same 400, in OpenAI's error shape.
+    expect(await statusOf(ask("Write about kites", broken as never))).toBe(400);
+  });
+
   test("a batch can be cancelled while it is pending", async () => {
     const jsonl = JSON.stringify({ custom_id: "x", method: "POST", url: "/v1/chat/completions", body: { model: "sim-batch", messages: [{ role: "user", content: "hi" }] } });
     const file = await openai.files.create({ file: await toFile(Buffer.from(jsonl), "one.jsonl"), purpose: "batch" });

@@ -413,6 +413,17 @@ describe("gatherResearch", () => {
     expect(research.discarded).toEqual([{ url: excluded, reason: "excluded domain" }]);
   });
 
+  test("an explicit empty exclude list excludes nothing, not even the default domains", async () => {
+    const forum = on("www.reddit.com", "/r/gardening/2", articlePage("raised beds"));
+    const pins = on("www.pinterest.com", "/pin/9", articlePage("trellis"));
+    const research = await gatherResearch(
+      { query: "raised beds", excludeDomains: [] },
+      { provider: fakeProvider([forum, pins]), fetchPage },
+    );
+    expect(research.sources.map((s) => s.url)).toEqual([forum, pins]);
+    expect(research.discarded).toEqual([]);
+  });
+
   test("at most maxSources are kept, the top-ranked ones, and later pages are not fetched", async () => {
     const urls = TOPICS.map((topic) => on(`${topic}.example.net`, "/guide", articlePage(topic)));
     const fetched: string[] = [];

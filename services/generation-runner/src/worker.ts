@@ -13,7 +13,7 @@ import { connectRedis, queuePrefix } from "../../kit/src/redis.ts";
 import type { ServiceContext } from "../../kit/src/service-process.ts";
 import type { RunnerConfig } from "./config.ts";
 import type { schema } from "./db/client.ts";
-import { findRun, updateRun } from "./domain/checkpoints.ts";
+import { updateRun } from "./domain/checkpoints.ts";
 import { ArticleCannotRun, generateArticle, type JobControl, type PipelineDeps } from "./domain/pipeline.ts";
 
 // A job that stalls (its worker died) this often is failed for good: a run that keeps killing
@@ -22,6 +22,10 @@ const MAX_STALLS = 5;
 // How long SIGTERM waits for in-flight articles before leaving them to the stalled-job recovery.
 const DRAIN_MS = 20_000;
 const RUNNING = new Set(["queued", "batching", "writing", "polishing"]);
+// How long a job that spent its attempts without ending its article waits before it runs again,
+// and for how long after its creation it keeps doing so.
+const UNFAILABLE_RETRY_MS = Math.min(60_000, 5 * QUEUES.generation.defaults.backoff.delay);
+const PARK_LIMIT_MS = 86_400_000;
 
 export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, runner: RunnerConfig): Promise<() => Promise<void>> {
   const { config, logger } = ctx;
@@ -48,17 +52,17 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
     batchPoll: { firstMs: runner.batchPollMs, maxMs: runner.batchPollMaxMs },
   };
 
-  /** Terminal failure: status failed with the reason (no webhook), reserved words released. */
-  async function failArticle(externalId: string, reason: string): Promise<void> {
+  /** Terminal failure: status failed with the reason (no webhook), reserved words released; "finished" when it had already completed (or is unknown). */
+  async function failArticle(externalId: string, reason: string): Promise<"failed" | "finished"> {
     for (let attempt = 1; ; attempt++) {
       try {
         await deps.lifecycle.failArticle({ externalId, reason: reason.slice(0, 2000) });
         await deps.quota.releaseWords({ reference: externalId });
         logger.warn("article failed", { externalId, reason });
-        return;
+        return "failed";
       } catch (error) {
-        // Completed meanwhile (or unknown): nothing to fail, and its words stay settled.
-        if (error instanceof ConnectError && (error.code === Code.FailedPrecondition || error.code === Code.NotFound)) return;
+        // Completed meanwhile (or unknown): nothing to fail, and its words are the completion's to settle.
+        if (error instanceof ConnectError && (error.code === Code.FailedPrecondition || error.code === Code.NotFound)) return "finished";
         if (attempt >= 5) throw error;
         await Bun.sleep(500 * attempt);
       }
@@ -80,13 +84,26 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
       if (error instanceof DelayedError) throw error;
       // The article was failed or finished elsewhere while this run was under way.
       if (error instanceof ConnectError && error.code === Code.FailedPrecondition) {
-        const { article } = await deps.articles.getArticle({ identifier: externalId });
-        if (article && !RUNNING.has(article.status)) return "skipped";
+        const found = await deps.articles.getArticle({ identifier: externalId }).catch(() => undefined);
+        if (found?.article && !RUNNING.has(found.article.status)) return "skipped";
       }
       const reason = error instanceof Error ? error.message : String(error);
-      if (await findRun(deps.db, externalId)) await updateRun(deps.db, externalId, { lastError: reason }).catch(() => {});
+      // Best effort (no run row yet is a no-op): the reason must not stand in the way of failing the article.
+      await updateRun(deps.db, externalId, { lastError: reason }).catch(() => {});
       if (error instanceof ArticleCannotRun || control.finalAttempt) {
-        await failArticle(externalId, reason);
+        let ended: "failed" | "finished" | "unreachable";
+        try {
+          ended = await failArticle(externalId, reason);
+        } catch (unreachable) {
+          logger.error("could not fail the article", { externalId, error: (unreachable as Error).message });
+          ended = "unreachable";
+        }
+        // Ending the job now would leave the article running forever, or a completed one without
+        // its settlement and webhook: the job runs again later (for a day at most).
+        if (ended !== "failed" && Date.now() - job.timestamp < PARK_LIMIT_MS) {
+          logger.warn("the job runs again later", { externalId, article: ended === "finished" ? "completed, hand-offs pending" : "unreachable" });
+          return control.resumeLater(UNFAILABLE_RETRY_MS);
+        }
         throw new UnrecoverableError(reason);
       }
       logger.warn("generation attempt failed; it will be retried", { externalId, attempt: job.attemptsMade + 1, reason });
@@ -94,8 +111,11 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
     }
   }
 
+  // BullMQ leaves connections it was handed open on close; these are closed in the stop function.
+  const workerConnection = connectRedis(config.redisUrl);
+  const eventsConnection = connectRedis(config.redisUrl);
   const worker = new Worker<GenerationJob, string>(QUEUES.generation.name, runJob, {
-    connection: connectRedis(config.redisUrl),
+    connection: workerConnection,
     prefix,
     concurrency: runner.concurrency,
     lockDuration: runner.lockDurationMs,
@@ -105,7 +125,7 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
   worker.on("error", (error) => logger.error("generation worker error", { error: error.message }));
 
   // Jobs failed by the stalled-job check never reach `runJob`; their articles are failed here.
-  const events = new QueueEvents(QUEUES.generation.name, { connection: connectRedis(config.redisUrl), prefix });
+  const events = new QueueEvents(QUEUES.generation.name, { connection: eventsConnection, prefix });
   events.on("failed", ({ jobId, failedReason }) => {
     if (!/stalled more than/i.test(failedReason)) return;
     failArticle(jobId, `the generation worker stopped ${MAX_STALLS + 1} times while running this article`).catch((error) =>
@@ -120,6 +140,6 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
     if (!drained) await worker.close(true);
     await events.close();
     await webhooks.close();
-    connection.disconnect();
+    for (const c of [connection, workerConnection, eventsConnection]) c.disconnect();
   };
 }

@@ -156,7 +156,8 @@ export class BatchQueue {
   private later(ms: number, action: () => void | Promise<void>): void {
     const timer = setTimeout(() => {
       this.timers.delete(timer);
-      if (!this.stopped) void action();
+      // A failure here must not end the simulator process (an unhandled rejection would).
+      if (!this.stopped) Promise.resolve().then(action).catch((error) => console.error(`simulator batch task failed: ${(error as Error).message}`));
     }, ms);
     this.timers.add(timer);
   }

@@ -80,7 +80,13 @@ export async function completeChat(request: unknown, state: ChatState): Promise<
     return invalid("response_format.json_schema.schema must be a JSON Schema object.", "response_format");
   }
   const seed = JSON.stringify([conversation, format ?? null]);
-  const content = directives.echo ? withoutDirectives(userText) : compose(conversation, userText, directives.words, format, seed);
+  let content: string;
+  try {
+    content = directives.echo ? withoutDirectives(userText) : compose(conversation, userText, directives.words, format, seed);
+  } catch {
+    // Only a malformed schema (e.g. a property that is not an object) can break composing; OpenAI refuses those with 400.
+    return invalid("response_format.json_schema.schema is not a valid JSON Schema.", "response_format");
+  }
 
   const allText = conversation.map((m) => messageText(m.content)).join("\n");
   const promptTokens = tokensIn(allText);

@@ -88,11 +88,6 @@ export function pageArticle(address: PageAddress): PageArticle {
   return { ...meta, blocks };
 }
 
-/** Words of the article's main text (headings and paragraphs), as an extractor would see them. */
-export function mainTextWords(article: PageArticle): number {
-  return article.blocks.reduce((sum, block) => sum + countWords(block.replace(/^## /, "")), 0);
-}
-
 const escapeHtml = (text: string): string =>
   text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 

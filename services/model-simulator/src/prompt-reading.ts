@@ -41,11 +41,6 @@ export function wordsAskedFor(text: string): number | null {
   return Math.min(words, MAX_WORDS);
 }
 
-/** The requested length, else the default. */
-export function requestedWords(prompt: string): number {
-  return wordsAskedFor(prompt) ?? DEFAULT_WORDS;
-}
-
 function labelledLine(prompt: string, labels: string): string | null {
   const pattern = new RegExp(`^[\\s>*_-]*(?:${labels})\\**\\s*[:=]\\**\\s*(.+)$`, "im");
   const value = pattern.exec(prompt)?.[1]?.trim().replace(/^["'*]+|["'*]+$/g, "").trim();

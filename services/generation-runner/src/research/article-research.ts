@@ -55,6 +55,7 @@ export async function articleResearch(
         minContentWords: settings.researchMinContentWords || undefined,
         maxWordsPerSource: settings.researchMaxWordsPerSource || undefined,
         includeDomains: settings.researchIncludeDomains,
+        // Creation stores the resolved list (the default four unless the request said otherwise), so [] means none.
         excludeDomains: settings.researchExcludeDomains,
       },
       tools,

@@ -18,7 +18,7 @@ export interface ResearchInput {
   minContentWords?: number;
   maxWordsPerSource?: number;
   includeDomains?: string[];
-  /** Empty or omitted means DEFAULT_EXCLUDED_DOMAINS. */
+  /** Omitted means DEFAULT_EXCLUDED_DOMAINS; an explicit [] excludes nothing. */
   excludeDomains?: string[];
 }
 
@@ -131,7 +131,7 @@ export async function gatherResearch(input: ResearchInput, deps: ResearchDeps): 
   const include = input.includeDomains ?? [];
   const filter: DomainFilter = {
     include,
-    exclude: input.excludeDomains?.length ? input.excludeDomains : DEFAULT_EXCLUDED_DOMAINS,
+    exclude: input.excludeDomains ?? DEFAULT_EXCLUDED_DOMAINS,
   };
   const domainRefusal = include.length > 0 ? "not in the include-domains list" : "excluded domain";
 

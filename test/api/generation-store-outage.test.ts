@@ -1,0 +1,75 @@
+// A service the runner needs is down while an article's generation job spends its last attempt.
+// The article must not be left running forever, nor completed without its settlement and webhook:
+// once the service is back, the job finishes what it could not.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { apiClient, type ApiClient } from "../harness/http.ts";
+import { useStack, type TestStack } from "../harness/stack.ts";
+import { createTenant, type Tenant } from "../harness/tenants.ts";
+import { articleBody, createArticle, createWorkflow, marker, waitForArticle, webhookReceiver, wordUsage } from "./generation-support.ts";
+
+let stack: TestStack;
+let api: ApiClient;
+let tenant: Tenant;
+
+beforeAll(async () => {
+  stack = await useStack();
+  tenant = await createTenant(stack);
+  api = apiClient(stack.baseUrl, tenant.token);
+});
+
+afterAll(async () => {
+  for (const name of ["articleStore", "accountsBilling"] as const) if (stack.processes.get(name)?.exitCode !== null) await stack.start(name);
+});
+
+test("an article whose last attempt cannot reach article-store still ends once it is back", async () => {
+  const m = marker("outage");
+  const type = marker("outage");
+  await createWorkflow(api, tenant.projectId, type, [
+    { step_name: "Slow", user: `[[sim:sleep=1500]][[sim:echo]]one ${m}` },
+    { step_name: "Next", user: `[[sim:echo]]two ${m} after {step_1_output}` },
+  ]);
+  const created = await createArticle(api, articleBody(tenant.projectId, { article_type: type }));
+  await waitForArticle(api, created.external_id, (a) => a.current_step === "Slow", 10_000);
+
+  await stack.kill("articleStore");
+  // Five attempts 200 ms apart and doubling (about 3 s), then the runner's tries to mark the
+  // article failed (about 5 s): by then the job has spent every attempt.
+  await Bun.sleep(11_000);
+  await stack.start("articleStore");
+
+  const ended = await waitForArticle(api, created.external_id, (a) => ["completed", "published", "failed"].includes(a.status), 30_000);
+  expect(["completed", "failed"]).toContain(ended.status);
+  if (ended.status === "completed") expect(ended.content).toBe(`two ${m} after one ${m}`);
+  // Either way the reservation is settled or given back, never held.
+  const usage = await wordUsage(stack, tenant.accountId);
+  expect(Number(usage.reservedWords)).toBe(0);
+}, 60_000);
+
+test("a completed article whose last attempt cannot settle its words still settles them and sends its webhook", async () => {
+  const own = await createTenant(stack);
+  const ownApi = apiClient(stack.baseUrl, own.token);
+  const hook = webhookReceiver();
+  try {
+    const m = marker("settle");
+    const type = marker("settle");
+    await createWorkflow(ownApi, own.projectId, type, [{ step_name: "Slow", user: `[[sim:sleep=1500]][[sim:echo]]only ${m}` }]);
+    const created = await createArticle(ownApi, articleBody(own.projectId, { article_type: type, webhook_url: hook.url }));
+    await waitForArticle(ownApi, created.external_id, (a) => a.current_step === "Slow", 10_000);
+
+    // The article completes, but settling its words fails on every attempt (about 3 s).
+    await stack.kill("accountsBilling");
+    await Bun.sleep(6_000);
+    await stack.start("accountsBilling");
+
+    const deadline = Date.now() + 30_000;
+    while (hook.received.length === 0 && Date.now() < deadline) await Bun.sleep(100);
+    expect(hook.received.map((r) => r.body.data.external_id)).toEqual([created.external_id]);
+    const done = await waitForArticle(ownApi, created.external_id, (a) => a.status === "published", 10_000);
+    expect(done.content).toBe(`only ${m}`);
+    const usage = await wordUsage(stack, own.accountId);
+    expect(Number(usage.reservedWords)).toBe(0);
+    expect(Number(usage.usedWords)).toBe(done.actual_word_count);
+  } finally {
+    hook.stop();
+  }
+}, 60_000);
