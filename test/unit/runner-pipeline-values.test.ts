@@ -3,7 +3,8 @@
 import { describe, expect, test } from "bun:test";
 import type { SnapshotStep } from "../../proto/gen/articles/workflow_catalog/v1/snapshots_pb.ts";
 import { heuristicDetector, originalityDetector } from "../../services/generation-runner/src/domain/originality.ts";
-import { bodyOf, descriptionOf, outlineOf, wordCountOf } from "../../services/generation-runner/src/domain/step-values.ts";
+import { descriptionOf, outlineOf, wordCountOf } from "../../services/generation-runner/src/domain/step-values.ts";
+import { bodyOf } from "../../services/kit/src/article-envelope.ts";
 import { costOfUsage, formatUsd, parseUsd, sumUsd } from "../../services/generation-runner/src/domain/usd.ts";
 
 const step = (stepNumber: number, outputFormat: string, role = ""): SnapshotStep => ({ stepNumber, outputFormat, role }) as SnapshotStep;

@@ -24,6 +24,11 @@ await runService({
       if (count > 0) logger.info("seeded the model catalog", { models: count });
       logger.info("model providers", { providers: [...runner.clients.providers.keys()] });
     });
+    // A runner without its catalog cannot serve: say why and stop, rather than fail every call.
+    seeded.catch((error) => {
+      console.error(`generation-runner: cannot seed the model catalog (${(error as Error).message})`);
+      process.exit(1);
+    });
     return generationRunnerRoutes(database.db, (id) => runner.clients.isConfigured(id), seeded);
   },
   background: (ctx) => startGenerationWorker(ctx, runner),

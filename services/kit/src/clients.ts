@@ -3,6 +3,7 @@
 import { createClient, type Client, type Interceptor } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import type { DescService } from "@bufbuild/protobuf";
+import { createHash } from "node:crypto";
 
 export interface ServiceClientOptions {
   baseUrl: string;
@@ -14,7 +15,8 @@ export interface ServiceClientOptions {
 const transports = new Map<string, ReturnType<typeof createGrpcTransport>>();
 
 export function serviceClient<S extends DescService>(service: S, opts: ServiceClientOptions): Client<S> {
-  const key = `${opts.baseUrl}|${opts.timeoutMs ?? 5000}`;
+  // One HTTP/2 session per address, deadline and credential (a digest, never the token itself).
+  const key = `${opts.baseUrl}|${opts.timeoutMs ?? 5000}|${createHash("sha256").update(opts.serviceToken).digest("base64url")}`;
   let transport = transports.get(key);
   if (!transport) {
     const credential: Interceptor = (next) => (req) => {

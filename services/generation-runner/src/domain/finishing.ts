@@ -5,7 +5,8 @@ import { finishingCheckpointOf, imagesOf, saveFinishingCheckpoint, saveImage, ty
 import { callModel, StepFailure } from "./model-call.ts";
 import type { CatalogModel } from "./model-catalog.ts";
 import type { ModelClients } from "./providers.ts";
-import { bodyOf, envelopeOf, wordCountOf } from "./step-values.ts";
+import { wordCountOf } from "./step-values.ts";
+import { bodyOf, envelopeOf } from "../../../kit/src/article-envelope.ts";
 
 // The nearest sizes image models accept (gpt-image-1: square, 3:2 landscape, 2:3 portrait).
 const IMAGE_SIZE: Record<string, string> = {
@@ -100,7 +101,7 @@ export async function humanize(
     schemaName: "humanized",
     timeoutMs: opts.timeoutMs,
   });
-  const envelope = envelopeOf(content)?.envelope;
-  const output = envelope ? JSON.stringify({ ...envelope, article: { ...(envelope.article as object), content: reply.output } }) : reply.output;
+  const envelope = envelopeOf(content);
+  const output = envelope ? JSON.stringify({ ...envelope.document, article: { ...envelope.article, content: reply.output } }) : reply.output;
   return saveFinishingCheckpoint(db, externalId, { task: "humanize", model: reply.model, promptTokens: reply.promptTokens, completionTokens: reply.completionTokens, cost: reply.cost, output });
 }

@@ -19,7 +19,8 @@ import { callModel, StepFailure, type ChatRequest } from "./model-call.ts";
 import { findModel, type CatalogModel } from "./model-catalog.ts";
 import type { OriginalityDetector } from "./originality.ts";
 import type { ModelClients } from "./providers.ts";
-import { bodyOf, descriptionOf, templateValues, wordCountOf, type RunContext } from "./step-values.ts";
+import { descriptionOf, templateValues, wordCountOf, type RunContext } from "./step-values.ts";
+import { bodyOf } from "../../../kit/src/article-envelope.ts";
 import { formatUsd } from "./usd.ts";
 
 export interface PipelineDeps {

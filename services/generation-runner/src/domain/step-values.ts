@@ -4,6 +4,7 @@ import { renderRequirements, type TemplateValues } from "../../../kit/src/prompt
 import type { Article, GenerationSettings } from "../../../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import type { SnapshotStep } from "../../../../proto/gen/articles/workflow_catalog/v1/snapshots_pb.ts";
 import { countWords } from "../research/words.ts";
+import { bodyOf, envelopeOf, isJsonObject, parseJsonDocument } from "../../../kit/src/article-envelope.ts";
 
 export interface BrandVoiceGuidance {
   name: string;
@@ -71,26 +72,6 @@ export function templateValues(ctx: RunContext, steps: readonly SnapshotStep[], 
   };
 }
 
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
-
-/** A JSON envelope keeps the body at article.content (spec 2.2); null when the text is not one. */
-export function envelopeOf(content: string): { body: string; envelope: Record<string, unknown> } | null {
-  const parsed = parseJson(content);
-  if (!isObject(parsed) || !isObject(parsed.article) || typeof parsed.article.content !== "string") return null;
-  return { body: parsed.article.content, envelope: parsed };
-}
-
-/** The article body a reader sees: the envelope's article.content, else the content itself. */
-export const bodyOf = (content: string): string => envelopeOf(content)?.body ?? content;
-
 /** Words of the body (markup tokens such as "#" or "-" hold no letter and do not count). */
 export const wordCountOf = (content: string): number => countWords(bodyOf(content));
 
@@ -101,14 +82,14 @@ export const wordCountOf = (content: string): number => countWords(bodyOf(conten
  */
 export function descriptionOf(steps: readonly SnapshotStep[], outputs: ReadonlyMap<number, string>, content: string): string | null {
   const metaStep = steps.find((s) => s.role === "meta" && outputs.has(s.stepNumber));
-  const fromMeta = metaStep ? parseJson(outputs.get(metaStep.stepNumber)!) : undefined;
-  if (isObject(fromMeta) && typeof fromMeta.meta_description === "string" && fromMeta.meta_description.trim()) return fromMeta.meta_description.trim();
-  const envelope = envelopeOf(content)?.envelope.article as Record<string, unknown> | undefined;
+  const fromMeta = metaStep ? parseJsonDocument(outputs.get(metaStep.stepNumber)!) : undefined;
+  if (isJsonObject(fromMeta) && typeof fromMeta.meta_description === "string" && fromMeta.meta_description.trim()) return fromMeta.meta_description.trim();
+  const envelope = envelopeOf(content)?.article;
   if (envelope && typeof envelope.meta_description === "string" && envelope.meta_description.trim()) return envelope.meta_description.trim();
   for (const step of [...steps].reverse()) {
     if (step.outputFormat !== "json" || !outputs.has(step.stepNumber)) continue;
-    const parsed = parseJson(outputs.get(step.stepNumber)!);
-    if (isObject(parsed) && typeof parsed.meta_description === "string" && parsed.meta_description.trim()) return parsed.meta_description.trim();
+    const parsed = parseJsonDocument(outputs.get(step.stepNumber)!);
+    if (isJsonObject(parsed) && typeof parsed.meta_description === "string" && parsed.meta_description.trim()) return parsed.meta_description.trim();
   }
   return null;
 }

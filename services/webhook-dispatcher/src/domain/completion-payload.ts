@@ -5,6 +5,7 @@
 import { Marked } from "marked";
 import sanitizeHtml from "sanitize-html";
 import type { Article } from "../../../../proto/gen/articles/article_store/v1/articles_pb.ts";
+import { envelopeOf, parseJsonDocument } from "../../../kit/src/article-envelope.ts";
 import { presentArticle, type PresentedArticle, type ProjectRef } from "../../../kit/src/public-article.ts";
 
 export interface ArticleBody {
@@ -19,19 +20,10 @@ const asText = (value: unknown) => (typeof value === "string" ? value : undefine
 
 /** The body of stored content: a JSON envelope's article.content, else the content as written. */
 export function unwrapBody(content: string): ArticleBody {
-  const trimmed = content.trim();
-  if (!trimmed.startsWith("{") && !trimmed.startsWith("[")) return { format: "markdown", markdown: content };
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(trimmed);
-  } catch {
-    // Markdown may open with a brace; only a whole JSON document counts as an envelope.
-    return { format: "markdown", markdown: content };
-  }
-  const inner = (parsed as { article?: Record<string, unknown> } | null)?.article;
-  const body = asText(inner?.content);
-  if (body === undefined) return { format: "json", markdown: content };
-  return { format: "json", markdown: body, metaTitle: asText(inner?.meta_title), metaDescription: asText(inner?.meta_description) };
+  const envelope = envelopeOf(content);
+  if (envelope) return { format: "json", markdown: envelope.body, metaTitle: asText(envelope.article.meta_title), metaDescription: asText(envelope.article.meta_description) };
+  // Another JSON document is still JSON, passed on whole.
+  return { format: parseJsonDocument(content) === undefined ? "markdown" : "json", markdown: content };
 }
 
 // A private instance, so no other module's marked options leak into webhook rendering.
