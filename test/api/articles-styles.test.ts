@@ -1,6 +1,7 @@
 // Brand voices and image presets (issue item 2): created by an operator with the CLI in one
 // project, then referenced by that project's articles.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { runAdmin } from "../harness/admin-cli.ts";
 import { useStack, type TestStack } from "../harness/stack.ts";
 import { apiClient } from "../harness/http.ts";
 import { createTenant, type Tenant } from "../harness/tenants.ts";
@@ -20,23 +21,7 @@ afterAll(async () => {
   await hold.release();
 });
 
-/** The operator CLI, as an operator runs it against this stack. */
-async function admin(...args: string[]): Promise<{ code: number; json: any; stderr: string }> {
-  const child = Bun.spawn([process.execPath, "deploy/admin/cli.ts", ...args], {
-    cwd: new URL("../../", import.meta.url).pathname,
-    env: { ...stack.env, LOG_LEVEL: "silent" },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [out, err, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
-  let json: any;
-  try {
-    json = JSON.parse(out);
-  } catch {
-    json = undefined;
-  }
-  return { code, json, stderr: err };
-}
+const admin = (...args: string[]) => runAdmin(stack, ...args);
 
 describe("brand voices and image presets", () => {
   test("the CLI creates them in a project and an article of that project uses them", async () => {

@@ -2,21 +2,16 @@
 // stderr with a non-zero exit.
 import { beforeAll, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { fileURLToPath } from "node:url";
+import { runAdmin } from "../harness/admin-cli.ts";
 import { useStack, type TestStack } from "../harness/stack.ts";
 
-const root = fileURLToPath(new URL("../../", import.meta.url));
 let stack: TestStack;
 
 beforeAll(async () => {
   stack = await useStack();
 });
 
-async function admin(...args: string[]) {
-  const child = Bun.spawn([process.execPath, "deploy/admin/cli.ts", ...args], { cwd: root, env: stack.env, stdout: "pipe", stderr: "pipe" });
-  const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
-  return { code, stdout, stderr };
-}
+const admin = (...args: string[]) => runAdmin(stack, ...args);
 
 test("model add, update and list", async () => {
   const id = `simulator:cli-${randomBytes(4).toString("hex")}`;

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { Webhook } from "standardwebhooks";
+import { runAdmin } from "../harness/admin-cli.ts";
 import { useStack, type TestStack } from "../harness/stack.ts";
 import {
   createArticle,
@@ -29,23 +30,7 @@ beforeAll(async () => {
 
 afterAll(() => receiver?.stop());
 
-/** The operator CLI, as an operator runs it against this stack. */
-async function admin(...args: string[]): Promise<{ code: number; json: any; stderr: string }> {
-  const child = Bun.spawn([process.execPath, "deploy/admin/cli.ts", ...args], {
-    cwd: new URL("../../", import.meta.url).pathname,
-    env: { ...stack.env, LOG_LEVEL: "silent" },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [out, err, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
-  let json: any;
-  try {
-    json = JSON.parse(out);
-  } catch {
-    json = undefined;
-  }
-  return { code, json, stderr: err };
-}
+const admin = (...args: string[]) => runAdmin(stack, ...args);
 
 describe("webhook signatures", () => {
   test("the CLI sets a secret, shows it once, and signed deliveries verify across retries", async () => {

@@ -1,0 +1,26 @@
+// The operator CLI as an operator runs it against the test stack: a separate process, JSON on
+// stdout, errors on stderr.
+import { fileURLToPath } from "node:url";
+import type { TestStack } from "./stack.ts";
+
+const root = fileURLToPath(new URL("../../", import.meta.url));
+
+export interface AdminResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+  /** stdout parsed, when it is JSON. */
+  json: any;
+}
+
+export async function runAdmin(stack: TestStack, ...args: string[]): Promise<AdminResult> {
+  const child = Bun.spawn([process.execPath, "deploy/admin/cli.ts", ...args], { cwd: root, env: { ...stack.env, LOG_LEVEL: "silent" }, stdout: "pipe", stderr: "pipe" });
+  const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+  let json: any;
+  try {
+    json = JSON.parse(stdout);
+  } catch {
+    json = undefined;
+  }
+  return { code, stdout, stderr, json };
+}
