@@ -7,6 +7,8 @@ import { callModel, chatBody, StepFailure, type ChatRequest } from "../../servic
 import type { CatalogModel } from "../../services/generation-runner/src/domain/model-catalog.ts";
 import { ModelClients, providersFromEnv, splitModelId } from "../../services/generation-runner/src/domain/providers.ts";
 import { costOfUsage, formatUsd } from "../../services/generation-runner/src/domain/usd.ts";
+import { findRunningBatch } from "../../services/generation-runner/src/domain/batch-mode.ts";
+import { toFile } from "openai";
 
 let sim: RunningSimulator;
 let clients: ModelClients;
@@ -123,5 +125,19 @@ describe("a step call", () => {
   test("an unconfigured provider falls back too", async () => {
     const reply = await callModel(clients, model("elsewhere:some-model"), fast, request(`[[sim:words=10]] ${crypto.randomUUID()}`));
     expect(reply).toMatchObject({ model: "simulator:sim-fast", usedFallback: true });
+  });
+});
+
+describe("batch mode after a crash", () => {
+  test("a batch still running for the article is found by its metadata, not submitted again", async () => {
+    const { client } = clients.forModel("simulator:sim-batch");
+    const externalId = crypto.randomUUID();
+    const input = await client.files.create({ file: await toFile(Buffer.from(JSON.stringify({ custom_id: externalId, method: "POST", url: "/v1/chat/completions", body: { model: "sim-batch", messages: [{ role: "user", content: "[[sim:words=5]] hi" }] } }) + "\n"), "in.jsonl"), purpose: "batch" });
+    const batch = await client.batches.create({ input_file_id: input.id, endpoint: "/v1/chat/completions", completion_window: "24h", metadata: { external_id: externalId } });
+    expect(await findRunningBatch(client, externalId)).toBe(batch.id);
+    expect(await findRunningBatch(client, crypto.randomUUID())).toBeUndefined();
+    // A batch that ended is not reused: a retry after a failed batch submits afresh.
+    await client.batches.cancel(batch.id);
+    expect(await findRunningBatch(client, externalId)).toBeUndefined();
   });
 });

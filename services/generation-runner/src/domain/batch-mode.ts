@@ -1,7 +1,7 @@
 // Batch mode (use_batch_api): the article's single step goes to the provider's batch API
 // (files + batches through the SDK), at half the model's prices, and the run polls until the
 // batch is done. The batch id is checkpointed, so a retried job polls the same batch instead of
-// submitting (and paying for) another.
+// submitting (and paying for) another; a batch whose id a crash lost is found by its metadata.
 import { toFile } from "openai";
 import type OpenAI from "openai";
 import type { Db } from "../db/client.ts";
@@ -32,11 +32,22 @@ async function submit(client: OpenAI, externalId: string, body: unknown): Promis
   return batch.id;
 }
 
+const STILL_RUNNING = new Set(["validating", "in_progress", "finalizing"]);
+
+/** A batch of this article still running at the provider, found by the metadata it was submitted with. */
+export async function findRunningBatch(client: OpenAI, externalId: string): Promise<string | undefined> {
+  const recent = await client.batches.list({ limit: 100 });
+  return recent.data.find((b) => b.metadata?.external_id === externalId && STILL_RUNNING.has(b.status))?.id;
+}
+
 /** Submits the step when no batch is pending, else polls it once. */
 export async function advanceBatch(db: Db, clients: ModelClients, run: RunRow, model: CatalogModel, req: ChatRequest): Promise<BatchProgress> {
   const { client, model: name } = clients.forModel(model.id);
   if (!run.batchId) {
-    const batchId = await submit(client, run.externalId, chatBody(name, req));
+    // A crash between submitting and recording the id leaves the batch running: a later pickup
+    // finds it by its metadata instead of paying for a second one.
+    const submitted = run.pickups > 1 ? await findRunningBatch(client, run.externalId) : undefined;
+    const batchId = submitted ?? (await submit(client, run.externalId, chatBody(name, req)));
     await updateRun(db, run.externalId, { batchId, batchPolls: 0 });
     return { state: "waiting", polls: 0 };
   }
