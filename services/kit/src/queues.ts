@@ -18,6 +18,8 @@ export interface WebhookJob {
   externalId: string;
   /** The version the payload describes; it becomes published_version_id on success. */
   versionId: number;
+  /** Dispatcher bookkeeping: activations cut short by its own dependencies, which are not attempts. */
+  interruptions?: number;
 }
 
 export const QUEUES = {

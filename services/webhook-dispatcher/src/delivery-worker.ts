@@ -7,7 +7,8 @@ import { QUEUES, type WebhookJob } from "../../kit/src/queues.ts";
 import { connectRedis, queuePrefix } from "../../kit/src/redis.ts";
 import type { Logger } from "../../kit/src/logger.ts";
 import { attemptCompletionDelivery, type DeliveryContext, type DeliveryOutcome } from "./domain/completion-delivery.ts";
-import { nextStep } from "./domain/retry-schedule.ts";
+
+const INTERRUPTED_FOR_AT_MOST_MS = 24 * 3_600_000;
 
 export interface DeliveryWorkerOptions {
   context: DeliveryContext;
@@ -28,19 +29,26 @@ export function startDeliveryWorker(opts: DeliveryWorkerOptions): () => Promise<
   const connection = connectRedis(opts.redisUrl);
 
   async function deliver(job: Job<WebhookJob>, token?: string): Promise<DeliveryOutcome> {
-    // attemptsStarted counts this activation too; a worker that died mid-attempt spent one.
-    const attempt = Math.max(1, job.attemptsStarted);
+    // attemptsStarted counts this activation too (a worker that died mid-attempt spent one);
+    // activations our own services cut short are not attempts at the receiver.
+    const interruptions = job.data.interruptions ?? 0;
+    const attempt = Math.max(1, job.attemptsStarted - interruptions);
     const fields = { externalId: job.data.externalId, versionId: job.data.versionId, attempt };
     let outcome: DeliveryOutcome;
     try {
       outcome = await attemptCompletionDelivery(context, job.data, attempt);
     } catch (error) {
-      // Another service failed us mid-attempt: spent like a failed delivery, so it cannot loop forever.
+      // Article-store or accounts failed us: wait for them (for a day at most) without spending
+      // one of the receiver's attempts.
       const message = `could not complete the attempt: ${(error as Error).message}`;
-      logger.error("delivery attempt interrupted", { ...fields, error: message });
-      const step = nextStep({ succeeded: false, refused: false, error: message }, attempt, context.policy);
-      if (step.kind !== "retry") throw new UnrecoverableError(message);
-      return retryLater(job, token, step.delayMs);
+      if (Date.now() - job.timestamp > INTERRUPTED_FOR_AT_MOST_MS) {
+        logger.error("delivery abandoned: its dependencies stayed unavailable", { ...fields, error: message });
+        throw new UnrecoverableError(message);
+      }
+      const delayMs = context.policy.backoffMs[Math.min(interruptions, context.policy.backoffMs.length - 1)] ?? 10_000;
+      logger.warn("delivery attempt interrupted; trying again later", { ...fields, error: message, retryInMs: delayMs });
+      await job.updateData({ ...job.data, interruptions: interruptions + 1 });
+      return retryLater(job, token, Math.min(delayMs, 60_000));
     }
 
     switch (outcome.kind) {
