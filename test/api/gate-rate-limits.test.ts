@@ -14,8 +14,15 @@ beforeAll(async () => {
   stack = await useStack();
 });
 
+/** Minute windows restart on the minute: a test that fills one starts well away from the edge. */
+async function awayFromMinuteEdge() {
+  const intoMinute = Date.now() % 60_000;
+  if (intoMinute > 55_000) await Bun.sleep(60_000 - intoMinute + 100);
+}
+
 describe("429 RATE_LIMIT_EXCEEDED", () => {
   test("the request over the minute cap is refused with retry_after and headers", async () => {
+    await awayFromMinuteEdge();
     const tenant = await createTenant(stack, { perMinute: 3 });
     const api = apiClient(stack.baseUrl, tenant.token);
     for (let i = 0; i < 3; i++) {
@@ -38,6 +45,7 @@ describe("429 RATE_LIMIT_EXCEEDED", () => {
   });
 
   test("the article endpoints share one limit", async () => {
+    await awayFromMinuteEdge();
     const tenant = await createTenant(stack, { perMinute: 2 });
     const api = apiClient(stack.baseUrl, tenant.token);
     expect((await api.get("/v1/articles")).status).toBe(200);
@@ -46,6 +54,7 @@ describe("429 RATE_LIMIT_EXCEEDED", () => {
   });
 
   test("a refused request does not count in the other windows", async () => {
+    await awayFromMinuteEdge();
     const tenant = await createTenant(stack, { perMinute: 2, perHour: 50, perDay: 500 });
     const api = apiClient(stack.baseUrl, tenant.token);
     for (let i = 0; i < 5; i++) await api.get("/v1/articles");
@@ -71,6 +80,7 @@ describe("429 RATE_LIMIT_EXCEEDED", () => {
   });
 
   test("limits are shared by every gateway replica", async () => {
+    await awayFromMinuteEdge();
     const tenant = await createTenant(stack, { perMinute: 4 });
     // A second gateway on the same Redis prefix and services, answering in-process.
     const redis = new IORedis(stack.env.REDIS_URL ?? "redis://127.0.0.1:6379");
