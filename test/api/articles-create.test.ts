@@ -4,7 +4,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { useStack, type TestStack } from "../harness/stack.ts";
 import { apiClient, type ApiClient } from "../harness/http.ts";
 import { createTenant, type Tenant } from "../harness/tenants.ts";
-import { articleBody, eventually, generationQueue, holdGeneration, storeClient, wordUsage, type GenerationHold } from "./articles-fixtures.ts";
+import { articleBody } from "../harness/articles.ts";
+import { eventually } from "../harness/eventually.ts";
+import { storeClient } from "../harness/service-clients.ts";
+import { generationQueue, holdGeneration, wordUsage, type GenerationHold } from "./articles-fixtures.ts";
 
 const ARTICLE_FIELDS = [
   "id",

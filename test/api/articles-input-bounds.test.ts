@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { useStack, type TestStack } from "../harness/stack.ts";
 import { apiClient, type ApiClient } from "../harness/http.ts";
 import { createTenant, type Tenant } from "../harness/tenants.ts";
-import { articleBody, holdGeneration, wordUsage, type GenerationHold } from "./articles-fixtures.ts";
+import { articleBody } from "../harness/articles.ts";
+import { holdGeneration, wordUsage, type GenerationHold } from "./articles-fixtures.ts";
 
 let stack: TestStack;
 let hold: GenerationHold;

@@ -7,7 +7,9 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { useStack, type TestStack } from "../harness/stack.ts";
 import { apiClient, type ApiClient } from "../harness/http.ts";
 import { createTenant, type Tenant } from "../harness/tenants.ts";
-import { articleBody, holdGeneration, lifecycleClient, type GenerationHold } from "./articles-fixtures.ts";
+import { articleBody } from "../harness/articles.ts";
+import { lifecycleClient } from "../harness/service-clients.ts";
+import { holdGeneration, type GenerationHold } from "./articles-fixtures.ts";
 
 let stack: TestStack;
 let hold: GenerationHold;

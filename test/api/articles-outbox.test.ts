@@ -13,7 +13,8 @@ import { apiClient } from "../harness/http.ts";
 import { createTenant, type Tenant } from "../harness/tenants.ts";
 import { schema, type Db } from "../../services/article-store/src/db/client.ts";
 import { createArticle, type NewArticle } from "../../services/article-store/src/domain/articles.ts";
-import { eventually, generationQueue, holdGeneration, type GenerationHold } from "./articles-fixtures.ts";
+import { eventually } from "../harness/eventually.ts";
+import { generationQueue, holdGeneration, type GenerationHold } from "./articles-fixtures.ts";
 
 let stack: TestStack;
 let hold: GenerationHold;

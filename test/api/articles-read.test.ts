@@ -6,7 +6,9 @@ import { Role } from "../../proto/gen/articles/accounts_billing/v1/operator_pb.t
 import { useStack, type TestStack } from "../harness/stack.ts";
 import { apiClient, type ApiClient } from "../harness/http.ts";
 import { addMemberWithKey, createProject, createTenant, operatorClient, type Tenant } from "../harness/tenants.ts";
-import { articleBody, holdGeneration, lifecycleClient, type GenerationHold } from "./articles-fixtures.ts";
+import { articleBody } from "../harness/articles.ts";
+import { lifecycleClient } from "../harness/service-clients.ts";
+import { holdGeneration, type GenerationHold } from "./articles-fixtures.ts";
 
 let stack: TestStack;
 let hold: GenerationHold;

@@ -5,7 +5,9 @@ import { runAdmin } from "../harness/admin-cli.ts";
 import { useStack, type TestStack } from "../harness/stack.ts";
 import { apiClient } from "../harness/http.ts";
 import { createTenant, type Tenant } from "../harness/tenants.ts";
-import { articleBody, holdGeneration, storeClient, type GenerationHold } from "./articles-fixtures.ts";
+import { articleBody } from "../harness/articles.ts";
+import { storeClient } from "../harness/service-clients.ts";
+import { holdGeneration, type GenerationHold } from "./articles-fixtures.ts";
 
 let stack: TestStack;
 let hold: GenerationHold;

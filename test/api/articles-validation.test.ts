@@ -4,7 +4,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { useStack, type TestStack } from "../harness/stack.ts";
 import { apiClient, type ApiClient } from "../harness/http.ts";
 import { addMemberWithKey, createProject, createTenant, type Tenant } from "../harness/tenants.ts";
-import { articleBody, holdGeneration, storeClient, wordUsage, type GenerationHold } from "./articles-fixtures.ts";
+import { articleBody } from "../harness/articles.ts";
+import { storeClient } from "../harness/service-clients.ts";
+import { holdGeneration, wordUsage, type GenerationHold } from "./articles-fixtures.ts";
 
 let stack: TestStack;
 let hold: GenerationHold;

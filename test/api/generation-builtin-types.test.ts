@@ -5,7 +5,9 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { apiClient, type ApiClient } from "../harness/http.ts";
 import { useStack, type TestStack } from "../harness/stack.ts";
 import { createTenant, type Tenant } from "../harness/tenants.ts";
-import { articleBody, createArticle, finished, isDecimal, runOf, waitForArticle, webhookReceiver, wordUsage } from "./generation-support.ts";
+import { createArticle } from "../harness/articles.ts";
+import { eventually } from "../harness/eventually.ts";
+import { articleBody, finished, isDecimal, runOf, waitForArticle, webhookReceiver, wordUsage } from "./generation-support.ts";
 
 const BUILTIN_TYPES = [
   "blog_post",
@@ -86,9 +88,7 @@ describe("built-in article types", () => {
       ]);
       expect(run!.images.every((i) => i.byteSize > 0)).toBe(true);
 
-
-      const deadline = Date.now() + 15_000;
-      while (hook.received.length === 0 && Date.now() < deadline) await Bun.sleep(100);
+      await eventually(async () => hook.received.length, (n) => n > 0, 15_000, "the completion webhook");
       expect(hook.received.length).toBe(1);
       const payload = hook.received[0]!.body;
       expect(payload.data.external_id).toBe(created.external_id);

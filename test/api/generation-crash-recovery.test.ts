@@ -5,7 +5,8 @@ import { beforeAll, expect, test } from "bun:test";
 import { apiClient, type ApiClient } from "../harness/http.ts";
 import { useStack, type TestStack } from "../harness/stack.ts";
 import { createTenant, type Tenant } from "../harness/tenants.ts";
-import { articleBody, callsStartingWith, createArticle, createWorkflow, finished, marker, runOf, waitForArticle } from "./generation-support.ts";
+import { createArticle } from "../harness/articles.ts";
+import { articleBody, callsStartingWith, createWorkflow, finished, marker, runOf, waitForArticle } from "./generation-support.ts";
 
 let stack: TestStack;
 let api: ApiClient;

@@ -3,17 +3,16 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { ModelCatalogService } from "../../proto/gen/articles/generation_runner/v1/models_pb.ts";
-import { serviceClient } from "../../services/kit/src/clients.ts";
 import { fieldErrorsOf } from "../../services/kit/src/errors.ts";
+import { modelCatalogClient } from "../harness/service-clients.ts";
 import { useStack, type TestStack } from "../harness/stack.ts";
 
 let stack: TestStack;
-let catalog: ReturnType<typeof serviceClient<typeof ModelCatalogService>>;
+let catalog: ReturnType<typeof modelCatalogClient>;
 
 beforeAll(async () => {
   stack = await useStack();
-  catalog = serviceClient(ModelCatalogService, { baseUrl: stack.env.GENERATION_RUNNER_URL, serviceToken: stack.env.SERVICE_TOKEN });
+  catalog = modelCatalogClient(stack);
 });
 
 async function rejection(call: Promise<unknown>): Promise<ConnectError> {

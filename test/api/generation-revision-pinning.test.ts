@@ -4,7 +4,8 @@ import { beforeAll, expect, test } from "bun:test";
 import { apiClient, type ApiClient } from "../harness/http.ts";
 import { useStack } from "../harness/stack.ts";
 import { createTenant, type Tenant } from "../harness/tenants.ts";
-import { articleBody, createArticle, createWorkflow, finished, marker, waitForArticle } from "./generation-support.ts";
+import { createArticle } from "../harness/articles.ts";
+import { articleBody, createWorkflow, finished, marker, waitForArticle } from "./generation-support.ts";
 
 let api: ApiClient;
 let tenant: Tenant;

@@ -5,7 +5,9 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { apiClient, type ApiClient } from "../harness/http.ts";
 import { useStack, type TestStack } from "../harness/stack.ts";
 import { createTenant, type Tenant } from "../harness/tenants.ts";
-import { articleBody, createArticle, createWorkflow, marker, waitForArticle, webhookReceiver, wordUsage } from "./generation-support.ts";
+import { createArticle } from "../harness/articles.ts";
+import { eventually } from "../harness/eventually.ts";
+import { articleBody, createWorkflow, marker, waitForArticle, webhookReceiver, wordUsage } from "./generation-support.ts";
 
 let stack: TestStack;
 let api: ApiClient;
@@ -61,8 +63,7 @@ test("a completed article whose last attempt cannot settle its words still settl
     await Bun.sleep(6_000);
     await stack.start("accountsBilling");
 
-    const deadline = Date.now() + 30_000;
-    while (hook.received.length === 0 && Date.now() < deadline) await Bun.sleep(100);
+    await eventually(async () => hook.received.length, (n) => n > 0, 30_000, "the completion webhook");
     expect(hook.received.map((r) => r.body.data.external_id)).toEqual([created.external_id]);
     const done = await waitForArticle(ownApi, created.external_id, (a) => a.status === "published", 10_000);
     expect(done.content).toBe(`only ${m}`);

@@ -2,35 +2,22 @@
 // the public API, custom workflows, the simulator's call counts, the runner's run record, the
 // quota ledger, and a local webhook receiver.
 import { expect } from "bun:test";
-import { GetRunResponseSchema, GenerationRunService } from "../../proto/gen/articles/generation_runner/v1/runs_pb.ts";
-import { QuotaService } from "../../proto/gen/articles/accounts_billing/v1/quota_pb.ts";
-import { ArticleLifecycleService } from "../../proto/gen/articles/article_store/v1/articles_pb.ts";
+import { GetRunResponseSchema } from "../../proto/gen/articles/generation_runner/v1/runs_pb.ts";
 import type { MessageShape } from "@bufbuild/protobuf";
-import { serviceClient } from "../../services/kit/src/clients.ts";
+import { articleBody as baseArticleBody } from "../harness/articles.ts";
 import type { ApiClient } from "../harness/http.ts";
+import { lifecycleClient, quotaClient, runClient } from "../harness/service-clients.ts";
 import type { TestStack } from "../harness/stack.ts";
+import { startReceiver } from "../harness/webhook-receiver.ts";
 
 export const TERMINAL = ["completed", "published", "failed"];
 
 /** A unique marker so simulator call counts and echoes belong to one test. */
 export const marker = (label = "m") => `${label}-${crypto.randomUUID().slice(0, 8)}`;
 
-export const articleBody = (projectId: number, extra: Record<string, unknown> = {}) => ({
-  project_id: projectId,
-  title: "Choosing a coffee grinder",
-  article_type: "blog_post",
-  target_word_count: 150,
-  tone: "friendly",
-  point_of_view: "second_person",
-  language: "en",
-  ...extra,
-});
-
-export async function createArticle(api: ApiClient, body: Record<string, unknown>): Promise<any> {
-  const res = await api.post("/v1/articles", body);
-  if (res.status !== 201) throw new Error(`POST /v1/articles answered ${res.status}: ${JSON.stringify(res.body)}`);
-  return res.body.data;
-}
+/** A creation body for a short article, so a whole generation runs fast. */
+export const articleBody = (projectId: number, extra: Record<string, unknown> = {}) =>
+  baseArticleBody(projectId, { title: "Choosing a coffee grinder", target_word_count: 150, ...extra });
 
 /** Polls GET /v1/articles/{id} until `done` holds or the deadline passes (then fails with the last state). */
 export async function waitForArticle(api: ApiClient, id: string | number, done: (a: any) => boolean = (a) => TERMINAL.includes(a.status), timeoutMs = 60_000): Promise<any> {
@@ -76,18 +63,17 @@ export async function callsStartingWith(stack: TestStack, m: string, start: stri
   return calls.filter((c) => c.prompt.replace(/\[\[sim:[^\]]*\]\]/g, "").startsWith(start)).reduce((n, c) => n + c.count, 0);
 }
 
-const via = (stack: TestStack, url: string) => ({ baseUrl: url, serviceToken: stack.env.SERVICE_TOKEN });
-
 export async function runOf(stack: TestStack, externalId: string): Promise<MessageShape<typeof GetRunResponseSchema>["run"]> {
-  return (await serviceClient(GenerationRunService, via(stack, stack.env.GENERATION_RUNNER_URL)).getRun({ externalId })).run;
+  return (await runClient(stack).getRun({ externalId })).run;
 }
 
+/** The quota ledger as the quota service answers it (word counts as bigints). */
 export async function wordUsage(stack: TestStack, accountId: number) {
-  return serviceClient(QuotaService, via(stack, stack.env.ACCOUNTS_BILLING_URL)).getWordUsage({ accountId: BigInt(accountId) });
+  return quotaClient(stack).getWordUsage({ accountId: BigInt(accountId) });
 }
 
 export async function researchSources(stack: TestStack, externalId: string) {
-  return (await serviceClient(ArticleLifecycleService, via(stack, stack.env.ARTICLE_STORE_URL)).listResearchSources({ externalId })).sources;
+  return (await lifecycleClient(stack).listResearchSources({ externalId })).sources;
 }
 
 export interface WebhookReceiver {
@@ -96,18 +82,17 @@ export interface WebhookReceiver {
   stop(): void;
 }
 
-/** A local HTTP endpoint that records every POST (the test stack allows private webhook URLs). */
+/** One hook of the shared local receiver, its deliveries seen as parsed bodies. */
 export function webhookReceiver(): WebhookReceiver {
-  const received: WebhookReceiver["received"] = [];
-  const server = Bun.serve({
-    port: 0,
-    hostname: "127.0.0.1",
-    async fetch(request) {
-      received.push({ body: await request.json().catch(() => null), at: Date.now() });
-      return new Response("ok");
+  const receiver = startReceiver();
+  const hook = receiver.hook();
+  return {
+    url: hook.url,
+    get received() {
+      return hook.requests.map((r) => ({ body: r.json ?? null, at: r.at }));
     },
-  });
-  return { url: `http://127.0.0.1:${server.port}/hook`, received, stop: () => server.stop(true) };
+    stop: receiver.stop,
+  };
 }
 
 export const isDecimal = (value: unknown) => typeof value === "string" && /^\d+\.\d+$/.test(value);

@@ -6,7 +6,8 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { apiClient, type ApiClient } from "../harness/http.ts";
 import { useStack, type TestStack } from "../harness/stack.ts";
 import { createTenant, type Tenant } from "../harness/tenants.ts";
-import { articleBody, createArticle, createWorkflow, finished, marker, researchSources, runOf, simulatorCalls, waitForArticle, wordUsage } from "./generation-support.ts";
+import { createArticle } from "../harness/articles.ts";
+import { articleBody, createWorkflow, finished, marker, researchSources, runOf, simulatorCalls, waitForArticle, wordUsage } from "./generation-support.ts";
 
 let stack: TestStack;
 let api: ApiClient;

@@ -1,20 +1,10 @@
 // The completion webhook end to end (spec 6): an article finishes, the dispatcher POSTs it to a
 // real local receiver, retries what fails, logs every attempt on the article, and publishes it.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { eventually } from "../harness/eventually.ts";
 import { useStack, type TestStack } from "../harness/stack.ts";
-import {
-  addStep,
-  createArticle,
-  deliveryFailure,
-  deliveryLog,
-  eventually,
-  publicArticle,
-  startReceiver,
-  webhookTenant,
-  type Hook,
-  type Receiver,
-  type WebhookTenant,
-} from "./webhooks-fixtures.ts";
+import { startReceiver, type Hook, type Receiver } from "../harness/webhook-receiver.ts";
+import { addStep, createQuickArticle, deliveryFailure, deliveryLog, publicArticle, webhookTenant, type WebhookTenant } from "./webhooks-fixtures.ts";
 
 let stack: TestStack;
 let tenant: WebhookTenant;
@@ -29,7 +19,7 @@ beforeAll(async () => {
   receiver = startReceiver();
   await addStep(tenant.api, tenant.projectId, "webhook_failing", "This step cannot succeed. [[sim:fail]]");
   const hook = receiver.hook();
-  failing = { hook, article: await createArticle(tenant, { webhook_url: hook.url, article_type: "webhook_failing" }) };
+  failing = { hook, article: await createQuickArticle(tenant, { webhook_url: hook.url, article_type: "webhook_failing" }) };
 });
 
 afterAll(() => receiver?.stop());
@@ -39,7 +29,7 @@ const status = (code: number) => () => new Response(code >= 300 && code < 400 ? 
 describe("completion webhook", () => {
   test("success on the first try: the full payload arrives once and the article is published", async () => {
     const hook = receiver.hook();
-    const created = await createArticle(tenant, { webhook_url: hook.url, target_keyword: "webhook testing", keywords: "delivery, retries", country_targeting: "GB" });
+    const created = await createQuickArticle(tenant, { webhook_url: hook.url, target_keyword: "webhook testing", keywords: "delivery, retries", country_targeting: "GB" });
     const [request] = await hook.waitForRequests(1);
 
     expect(request!.method).toBe("POST");
@@ -78,7 +68,7 @@ describe("completion webhook", () => {
     });
     expect(payload.seo.word_count).toBeGreaterThan(0);
 
-    await eventually(async () => (await publicArticle(tenant, created.id)).status === "published", 10_000, "status published");
+    await eventually(() => publicArticle(tenant, created.id), (a) => a.status === "published", 10_000, "status published");
     const article = await publicArticle(tenant, created.external_id);
     expect(article.published_version_id).toBe(payload.data.current_version_id);
 
@@ -95,7 +85,7 @@ describe("completion webhook", () => {
 
   test("failure then success: retried after the backoff with the very same article", async () => {
     const hook = receiver.hook((n) => (n === 1 ? new Response("busy", { status: 500 }) : new Response(null, { status: 204 })));
-    const created = await createArticle(tenant, { webhook_url: hook.url });
+    const created = await createQuickArticle(tenant, { webhook_url: hook.url });
     const [first, second] = await hook.waitForRequests(2);
 
     expect(second!.at - first!.at).toBeGreaterThanOrEqual(250); // WEBHOOK_BACKOFF_MS starts at 300
@@ -103,7 +93,7 @@ describe("completion webhook", () => {
     expect(first!.json.data.external_id).toBe(created.external_id);
     expect(second!.json.data.external_id).toBe(created.external_id);
 
-    await eventually(async () => (await publicArticle(tenant, created.id)).status === "published", 10_000, "status published");
+    await eventually(() => publicArticle(tenant, created.id), (a) => a.status === "published", 10_000, "status published");
     const log = await deliveryLog(stack, created.external_id);
     expect(log.map((a) => [a.attempt, a.statusCode, a.succeeded])).toEqual([
       [1, 500, false],
@@ -115,7 +105,7 @@ describe("completion webhook", () => {
 
   test("every attempt failing: three attempts logged, marked failed, status stays completed", async () => {
     const hook = receiver.hook(status(503));
-    const created = await createArticle(tenant, { webhook_url: hook.url });
+    const created = await createQuickArticle(tenant, { webhook_url: hook.url });
     const requests = await hook.waitForRequests(3);
     const reason = await deliveryFailure(stack, created.external_id);
 
@@ -145,7 +135,7 @@ describe("completion webhook", () => {
     const target = `${receiver.origin}/redirect-target`;
     const hook = receiver.hook(() => new Response(null, { status: 302, headers: { location: target } }));
     const strayBefore = receiver.stray.length;
-    const created = await createArticle(tenant, { webhook_url: hook.url });
+    const created = await createQuickArticle(tenant, { webhook_url: hook.url });
     await hook.waitForRequests(3);
     const reason = await deliveryFailure(stack, created.external_id);
 
@@ -163,7 +153,7 @@ describe("completion webhook", () => {
 
   test("a failed article sends nothing", async () => {
     const { hook, article: created } = failing;
-    await eventually(async () => (await publicArticle(tenant, created.id)).status === "failed", 55_000, "status failed");
+    await eventually(() => publicArticle(tenant, created.id), (a) => a.status === "failed", 55_000, "status failed");
 
     await Bun.sleep(1000);
     expect(hook.requests).toHaveLength(0);

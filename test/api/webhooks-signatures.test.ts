@@ -5,18 +5,11 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { Webhook } from "standardwebhooks";
 import { runAdmin } from "../harness/admin-cli.ts";
+import { eventually } from "../harness/eventually.ts";
+import { signingClient } from "../harness/service-clients.ts";
 import { useStack, type TestStack } from "../harness/stack.ts";
-import {
-  createArticle,
-  deliveryLog,
-  eventually,
-  publicArticle,
-  signingClient,
-  startReceiver,
-  webhookTenant,
-  type Receiver,
-  type WebhookTenant,
-} from "./webhooks-fixtures.ts";
+import { startReceiver, type Receiver } from "../harness/webhook-receiver.ts";
+import { createQuickArticle, deliveryLog, publicArticle, webhookTenant, type WebhookTenant } from "./webhooks-fixtures.ts";
 
 let stack: TestStack;
 let tenant: WebhookTenant;
@@ -45,7 +38,7 @@ describe("webhook signatures", () => {
     expect(JSON.stringify(status.json)).not.toContain(secret.slice(6));
 
     const hook = receiver.hook((n) => (n === 1 ? new Response("retry me", { status: 502 }) : new Response("ok")));
-    const created = await createArticle(tenant, { webhook_url: hook.url });
+    const created = await createQuickArticle(tenant, { webhook_url: hook.url });
     const [first, second] = await hook.waitForRequests(2);
 
     const verifier = new Webhook(secret);
@@ -59,7 +52,7 @@ describe("webhook signatures", () => {
     expect(Number(second!.headers["webhook-timestamp"])).toBeGreaterThanOrEqual(Number(first!.headers["webhook-timestamp"]));
     expect(() => new Webhook(`whsec_${Buffer.alloc(32, 7).toString("base64")}`).verify(first!.body, first!.headers)).toThrow();
 
-    await eventually(async () => (await publicArticle(tenant, created.id)).status === "published", 10_000, "status published");
+    await eventually(() => publicArticle(tenant, created.id), (a) => a.status === "published", 10_000, "status published");
     expect((await deliveryLog(stack, created.external_id)).map((a) => a.deliveryId)).toEqual([first!.headers["webhook-id"], first!.headers["webhook-id"]]);
   });
 
@@ -76,7 +69,7 @@ describe("webhook signatures", () => {
     });
 
     const hook = receiver.hook();
-    await createArticle(tenant, { webhook_url: hook.url });
+    await createQuickArticle(tenant, { webhook_url: hook.url });
     const [request] = await hook.waitForRequests(1);
     expect(request!.headers["webhook-signature"]).toBeUndefined();
     expect(request!.headers["webhook-id"]).toBeUndefined();

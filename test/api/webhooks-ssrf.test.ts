@@ -3,19 +3,11 @@
 // dispatcher is swapped for one started with the default, on the same queue, database and port.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Subprocess } from "bun";
+import { eventually } from "../harness/eventually.ts";
+import { signingClient } from "../harness/service-clients.ts";
 import { useStack, type TestStack } from "../harness/stack.ts";
-import {
-  createArticle,
-  deliveryFailure,
-  deliveryLog,
-  eventually,
-  publicArticle,
-  signingClient,
-  startReceiver,
-  webhookTenant,
-  type Receiver,
-  type WebhookTenant,
-} from "./webhooks-fixtures.ts";
+import { startReceiver, type Receiver } from "../harness/webhook-receiver.ts";
+import { createQuickArticle, deliveryFailure, deliveryLog, publicArticle, webhookTenant, type WebhookTenant } from "./webhooks-fixtures.ts";
 
 let stack: TestStack;
 let tenant: WebhookTenant;
@@ -37,6 +29,7 @@ beforeAll(async () => {
   const projectId = BigInt(tenant.projectId);
   await eventually(
     async () => (guardedDispatcher!.exitCode === null ? signingClient(stack).getSigningStatus({ projectId }).then(() => true, () => false) : Promise.reject(new Error("the guarded dispatcher exited"))),
+    (serving) => serving,
     20_000,
     "the guarded webhook-dispatcher to serve",
   );
@@ -64,7 +57,7 @@ describe("webhook_url pointing inside is refused once, logged, and never retried
     const hook = receiver.hook();
     const path = new URL(hook.url).pathname;
     const port = new URL(receiver.origin).port;
-    const created = await createArticle(tenant, { webhook_url: urlOf(port, path) });
+    const created = await createQuickArticle(tenant, { webhook_url: urlOf(port, path) });
     const reason = await deliveryFailure(stack, created.external_id);
 
     expect(reason).toContain("refused without retrying");

@@ -1,8 +1,10 @@
 // Article-store is down when the dispatcher's last attempt comes due. The receiver never got that
 // attempt, so it is not spent: once article-store is back, the attempt goes out and is logged.
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { eventually } from "../harness/eventually.ts";
 import { useStack, type TestStack } from "../harness/stack.ts";
-import { createArticle, deliveryLog, eventually, publicArticle, startReceiver, webhookTenant, type Receiver, type WebhookTenant } from "./webhooks-fixtures.ts";
+import { startReceiver, type Receiver } from "../harness/webhook-receiver.ts";
+import { createQuickArticle, deliveryLog, publicArticle, webhookTenant, type WebhookTenant } from "./webhooks-fixtures.ts";
 
 let stack: TestStack;
 let tenant: WebhookTenant;
@@ -23,15 +25,15 @@ test("an attempt interrupted by the dispatcher's own dependencies is not one of 
   // Attempts 1 and 2 fail at the receiver. Once the second is logged, article-store goes down for
   // 2 s, covering the moment the third (last) attempt comes due 600 ms later.
   const hook = receiver.hook((n) => new Response("busy", { status: n <= 2 ? 503 : 200 }));
-  const created = await createArticle(tenant, { webhook_url: hook.url });
+  const created = await createQuickArticle(tenant, { webhook_url: hook.url });
   await hook.waitForRequests(2);
-  await eventually(async () => (await deliveryLog(stack, created.external_id)).length === 2, 5_000, "the second attempt to be logged");
+  await eventually(() => deliveryLog(stack, created.external_id), (log) => log.length === 2, 5_000, "the second attempt to be logged");
   await stack.kill("articleStore");
   await Bun.sleep(2000);
   await stack.start("articleStore");
   await hook.waitForRequests(3);
 
-  await eventually(async () => (await publicArticle(tenant, created.id)).status === "published", 10_000, "the article to be published");
+  await eventually(() => publicArticle(tenant, created.id), (a) => a.status === "published", 10_000, "the article to be published");
   const log = await deliveryLog(stack, created.external_id);
   expect(log.map((a) => [a.attempt, a.statusCode, a.succeeded])).toEqual([
     [1, 503, false],

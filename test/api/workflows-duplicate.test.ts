@@ -4,7 +4,8 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { useStack, type TestStack } from "../harness/stack.ts";
 import { BUILTIN_ARTICLE_TYPES, builtinWorkflow } from "../../services/workflow-catalog/src/domain/builtin-workflows/index.ts";
-import { OUTLINE_SCHEMA, snapshotClient, stepBody, WORKFLOW_FIELDS, workflowTenant } from "./workflows-fixtures.ts";
+import { snapshotClient } from "../harness/service-clients.ts";
+import { OUTLINE_SCHEMA, stepBody, WORKFLOW_FIELDS, workflowTenant } from "./workflows-fixtures.ts";
 
 let stack: TestStack;
 beforeAll(async () => {

@@ -1,6 +1,5 @@
-// Shared by the workflow tests: a tenant with a client, a valid step body, the snapshot contract.
-import { WorkflowSnapshotService } from "../../proto/gen/articles/workflow_catalog/v1/snapshots_pb.ts";
-import { serviceClient } from "../../services/kit/src/clients.ts";
+// Shared by the workflow tests: a tenant with a client, a valid step body, the fields a step and a
+// workflow show.
 import { apiClient, type ApiClient } from "../harness/http.ts";
 import { createTenant, type Tenant, type TenantOptions } from "../harness/tenants.ts";
 import type { TestStack } from "../harness/stack.ts";
@@ -67,8 +66,3 @@ export const OUTLINE_SCHEMA = {
   required: ["sections"],
   additionalProperties: false,
 };
-
-/** The catalog's snapshot contract, as article creation and the runner call it. */
-export function snapshotClient(stack: TestStack) {
-  return serviceClient(WorkflowSnapshotService, { baseUrl: stack.env.WORKFLOW_CATALOG_URL, serviceToken: stack.env.SERVICE_TOKEN });
-}

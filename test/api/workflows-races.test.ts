@@ -2,7 +2,8 @@
 // numbers, no lost revision increments, no workflow left without steps, no 500s.
 import { beforeAll, describe, expect, test } from "bun:test";
 import { useStack, type TestStack } from "../harness/stack.ts";
-import { snapshotClient, stepBody, workflowTenant, type WorkflowTenant } from "./workflows-fixtures.ts";
+import { snapshotClient } from "../harness/service-clients.ts";
+import { stepBody, workflowTenant, type WorkflowTenant } from "./workflows-fixtures.ts";
 
 let stack: TestStack;
 beforeAll(async () => {

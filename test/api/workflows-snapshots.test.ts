@@ -3,18 +3,17 @@
 // even after the workflow is deleted (spec 2.3 rule 4).
 import { beforeAll, describe, expect, test } from "bun:test";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { WorkflowSnapshotService } from "../../proto/gen/articles/workflow_catalog/v1/snapshots_pb.ts";
-import { serviceClient } from "../../services/kit/src/clients.ts";
 import { builtinWorkflow, BUILTIN_ARTICLE_TYPES } from "../../services/workflow-catalog/src/domain/builtin-workflows/index.ts";
 import postgres from "postgres";
+import { snapshotClient } from "../harness/service-clients.ts";
 import { useStack, type TestStack } from "../harness/stack.ts";
 import { stepBody, workflowTenant } from "./workflows-fixtures.ts";
 
 let stack: TestStack;
-let snapshots: ReturnType<typeof serviceClient<typeof WorkflowSnapshotService>>;
+let snapshots: ReturnType<typeof snapshotClient>;
 beforeAll(async () => {
   stack = await useStack();
-  snapshots = serviceClient(WorkflowSnapshotService, { baseUrl: stack.env.WORKFLOW_CATALOG_URL, serviceToken: stack.env.SERVICE_TOKEN });
+  snapshots = snapshotClient(stack);
 });
 
 async function codeOf(call: Promise<unknown>): Promise<Code | undefined> {

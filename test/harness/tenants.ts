@@ -2,12 +2,10 @@
 import { randomBytes } from "node:crypto";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { OperatorService, Role } from "../../proto/gen/articles/accounts_billing/v1/operator_pb.ts";
-import { serviceClient } from "../../services/kit/src/clients.ts";
+import { stackClient } from "./service-clients.ts";
 import type { TestStack } from "./stack.ts";
 
-export function operatorClient(stack: TestStack) {
-  return serviceClient(OperatorService, { baseUrl: stack.env.ACCOUNTS_BILLING_URL, serviceToken: stack.env.SERVICE_TOKEN });
-}
+export const operatorClient = (stack: TestStack) => stackClient(stack, OperatorService, stack.env.ACCOUNTS_BILLING_URL);
 
 export interface TenantOptions {
   monthlyWords?: number;

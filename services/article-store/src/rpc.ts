@@ -82,7 +82,7 @@ const settingsOf = (s: SettingsMessage | undefined): GenerationSettings => {
   };
 };
 
-export const articleMessage = (a: store.ArticleRecord): MessageInitShape<typeof ArticleSchema> => ({
+const articleMessage = (a: store.ArticleRecord): MessageInitShape<typeof ArticleSchema> => ({
   id: big(a.id),
   externalId: a.externalId,
   projectId: big(a.projectId),
@@ -142,6 +142,9 @@ function newArticleOf(a: Article | undefined): store.NewArticle {
   };
 }
 
+const brandVoiceMessage = (v: styles.BrandVoiceRecord) => ({ id: big(v.id), projectId: big(v.projectId), name: v.name, description: v.description });
+const imagePresetMessage = (p: styles.ImagePresetRecord) => ({ id: big(p.id), projectId: big(p.projectId), name: p.name, style: p.style });
+
 const idempotencyOf = (key: string | undefined, hash: string | undefined): idempotency.IdempotencyRequest | undefined =>
   key === undefined ? undefined : { key, requestHash: hash ?? "" };
 
@@ -187,21 +190,17 @@ export function articleStoreRoutes({ db, accounts, onArticleCreated }: ArticleSt
       },
       async createBrandVoice(req) {
         const projectId = await requireProject(accounts, req.projectId);
-        const v = await styles.createBrandVoice(db, projectId, req.name, req.description);
-        return { brandVoice: { id: big(v.id), projectId: big(v.projectId), name: v.name, description: v.description } };
+        return { brandVoice: brandVoiceMessage(await styles.createBrandVoice(db, projectId, req.name, req.description)) };
       },
       async getBrandVoice(req) {
-        const v = await styles.getBrandVoice(db, Number(req.brandVoiceId));
-        return { brandVoice: { id: big(v.id), projectId: big(v.projectId), name: v.name, description: v.description } };
+        return { brandVoice: brandVoiceMessage(await styles.getBrandVoice(db, Number(req.brandVoiceId))) };
       },
       async createImagePreset(req) {
         const projectId = await requireProject(accounts, req.projectId);
-        const p = await styles.createImagePreset(db, projectId, req.name, req.style);
-        return { imagePreset: { id: big(p.id), projectId: big(p.projectId), name: p.name, style: p.style } };
+        return { imagePreset: imagePresetMessage(await styles.createImagePreset(db, projectId, req.name, req.style)) };
       },
       async getImagePreset(req) {
-        const p = await styles.getImagePreset(db, Number(req.imagePresetId));
-        return { imagePreset: { id: big(p.id), projectId: big(p.projectId), name: p.name, style: p.style } };
+        return { imagePreset: imagePresetMessage(await styles.getImagePreset(db, Number(req.imagePresetId))) };
       },
     });
 

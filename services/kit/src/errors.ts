@@ -32,6 +32,11 @@ export function invalidFields(fields: FieldErrors): DomainError {
   return new DomainError("invalid", message, fields);
 }
 
+/** Throws invalidFields(fields) when any field collected an error. */
+export function throwIfAny(fields: FieldErrors): void {
+  if (Object.keys(fields).length > 0) throw invalidFields(fields);
+}
+
 const CODE_OF_KIND: Record<DomainErrorKind, Code> = {
   not_found: Code.NotFound,
   forbidden: Code.PermissionDenied,

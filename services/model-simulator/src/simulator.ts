@@ -15,7 +15,7 @@ import { search } from "./search.ts";
 export interface SimulatorOptions {
   port?: number;
   hostname?: string;
-  /** How long a batch takes to complete; defaults to SIMULATOR_BATCH_DELAY_MS or 2000. */
+  /** How long a batch takes to complete; 2000 unless given (main.ts reads SIMULATOR_BATCH_DELAY_MS). */
   batchDelayMs?: number;
 }
 
@@ -28,12 +28,6 @@ export interface RunningSimulator {
 export const SIMULATED_MODELS = ["sim-fast", "sim-pro", "sim-batch", "sim-image", "unavailable-model"];
 const DEFAULT_BATCH_DELAY_MS = 2000;
 
-function batchDelayFromEnv(): number {
-  const raw = process.env.SIMULATOR_BATCH_DELAY_MS;
-  const value = raw === undefined || raw === "" ? Number.NaN : Number(raw);
-  return Number.isInteger(value) && value >= 0 ? value : DEFAULT_BATCH_DELAY_MS;
-}
-
 interface Simulation {
   chat: ChatState;
   files: FileStore;
@@ -43,7 +37,7 @@ interface Simulation {
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<RunningSimulator> {
   const chat: ChatState = { calls: new CallCounter(), failedOnce: new Set() };
   const files = new FileStore();
-  const batches = new BatchQueue(files, (body) => completeChat(body, chat), opts.batchDelayMs ?? batchDelayFromEnv());
+  const batches = new BatchQueue(files, (body) => completeChat(body, chat), opts.batchDelayMs ?? DEFAULT_BATCH_DELAY_MS);
   const simulation: Simulation = { chat, files, batches };
 
   const server: Server<undefined> = Bun.serve({

@@ -2,7 +2,7 @@
 import { and, eq, gt, isNull, or, sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { accounts, apiKeys, memberships, plans, projects, subscriptions, users } from "../db/schema.ts";
-import { invalidFields, notFound, forbidden, unauthenticated, type FieldErrors } from "../../../kit/src/errors.ts";
+import { invalidFields, notFound, forbidden, throwIfAny, unauthenticated, type FieldErrors } from "../../../kit/src/errors.ts";
 import { displayPrefix, hashToken, isWellFormedToken, newToken } from "./api-keys.ts";
 import { membershipCovers, roleGrants, type AccessLevel, type Role } from "./access.ts";
 
@@ -85,10 +85,6 @@ export async function listViewableProjects(db: Db, userId: number): Promise<Proj
 function requireText(fields: FieldErrors, name: string, value: string, max = 255) {
   if (!value.trim()) fields[name] = [`The ${name} field is required.`];
   else if (value.length > max) fields[name] = [`The ${name} field must not be greater than ${max} characters.`];
-}
-
-function throwIfAny(fields: FieldErrors) {
-  if (Object.keys(fields).length) throw invalidFields(fields);
 }
 
 export interface PlanInput {

@@ -2,7 +2,7 @@
 import { and, count, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { articles, outbox, type ArticleStatus, type GenerationSettings } from "../db/schema.ts";
-import { conflict, invalidFields, notFound } from "../../../kit/src/errors.ts";
+import { conflict, invalidFields, notFound, throwIfAny } from "../../../kit/src/errors.ts";
 import { bindArticleToKey, lockLiveKey, type IdempotencyRequest } from "./idempotency.ts";
 
 export type ArticleRecord = typeof articles.$inferSelect;
@@ -51,7 +51,7 @@ function checkNewArticle(input: NewArticle): void {
   if (input.articleType.trim() === "") errors.article_type = ["article_type is required."];
   if (!(input.targetWordCount > 0)) errors.target_word_count = ["target_word_count must be positive."];
   if (!INITIAL_STATUSES.includes(input.status)) errors.status = [`An article starts as ${INITIAL_STATUSES.join(" or ")}.`];
-  if (Object.keys(errors).length) throw invalidFields(errors);
+  throwIfAny(errors);
 }
 
 export interface CreatedArticle {

@@ -3,7 +3,7 @@
 import { asc, eq } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { deliveryAttempts } from "../db/schema.ts";
-import { invalidFields } from "../../../kit/src/errors.ts";
+import { throwIfAny } from "../../../kit/src/errors.ts";
 import { getArticleByExternalId } from "./articles.ts";
 import { onArticle, refuseFailed } from "./lifecycle.ts";
 
@@ -23,7 +23,7 @@ function checkAttempt(a: DeliveryAttempt): void {
   if (a.deliveryId.trim() === "") errors.delivery_id = ["delivery_id is required."];
   if (!Number.isInteger(a.attempt) || a.attempt < 1) errors.attempt = ["attempt must be an integer from 1."];
   if (!Number.isInteger(a.durationMs) || a.durationMs < 0) errors.duration_ms = ["duration_ms must be a non-negative integer."];
-  if (Object.keys(errors).length) throw invalidFields(errors);
+  throwIfAny(errors);
 }
 
 export async function recordDeliveryAttempt(db: Db, externalId: string, attempt: DeliveryAttempt): Promise<void> {

@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { idempotencyKeys } from "../db/schema.ts";
-import { conflict, invalidFields } from "../../../kit/src/errors.ts";
+import { conflict, throwIfAny } from "../../../kit/src/errors.ts";
 import type { ArticleRecord } from "./articles.ts";
 
 export const KEY_LIFETIME_HOURS = 24;
@@ -33,7 +33,7 @@ function checkRequest(accountId: number, request: IdempotencyRequest): void {
   if (!(accountId > 0)) errors.account_id = ["account_id is required."];
   if (request.key === "" || request.key.length > MAX_KEY_LENGTH) errors.idempotency_key = [`The idempotency key must be 1 to ${MAX_KEY_LENGTH} characters.`];
   if (request.requestHash === "") errors.request_hash = ["request_hash is required."];
-  if (Object.keys(errors).length) throw invalidFields(errors);
+  throwIfAny(errors);
 }
 
 const DATE_FIELDS = ["createdAt", "updatedAt", "originalityCheckedAt", "deliveryFailedAt"] as const;

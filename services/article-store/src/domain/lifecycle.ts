@@ -4,7 +4,7 @@
 import { and, eq, max, sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { articleVersions, type ArticleStatus } from "../db/schema.ts";
-import { invalidFields, notFound, precondition } from "../../../kit/src/errors.ts";
+import { invalidFields, notFound, precondition, throwIfAny } from "../../../kit/src/errors.ts";
 import { lockArticle, updateArticle, type ArticleRecord } from "./articles.ts";
 
 export type VersionRecord = typeof articleVersions.$inferSelect;
@@ -23,10 +23,6 @@ function checkCost(cost: string | undefined, errors: Record<string, string[]>): 
 
 function checkCount(name: string, value: number, errors: Record<string, string[]>): void {
   if (!Number.isInteger(value) || value < 0) errors[name] = [`${name} must be a non-negative integer.`];
-}
-
-function throwIfAny(errors: Record<string, string[]>): void {
-  if (Object.keys(errors).length) throw invalidFields(errors);
 }
 
 export function refuseFailed(article: ArticleRecord): void {

@@ -3,7 +3,7 @@
 import { eq } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { brandVoices, imagePresets } from "../db/schema.ts";
-import { invalidFields, notFound } from "../../../kit/src/errors.ts";
+import { notFound, throwIfAny } from "../../../kit/src/errors.ts";
 
 export type BrandVoiceRecord = typeof brandVoices.$inferSelect;
 export type ImagePresetRecord = typeof imagePresets.$inferSelect;
@@ -14,7 +14,7 @@ function checkStyle(projectId: number, name: string, text: [field: string, value
   if (name.trim() === "" || name.length > 255) errors.name = ["name must be 1 to 255 characters."];
   const [field, value, max] = text;
   if (value.trim() === "" || value.length > max) errors[field] = [`${field} must be 1 to ${max} characters.`];
-  if (Object.keys(errors).length) throw invalidFields(errors);
+  throwIfAny(errors);
 }
 
 export async function createBrandVoice(db: Db, projectId: number, name: string, description: string): Promise<BrandVoiceRecord> {

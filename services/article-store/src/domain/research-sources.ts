@@ -3,7 +3,7 @@
 import { asc, eq } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { researchSources } from "../db/schema.ts";
-import { invalidFields } from "../../../kit/src/errors.ts";
+import { throwIfAny } from "../../../kit/src/errors.ts";
 import { getArticleByExternalId } from "./articles.ts";
 import { onArticle, refuseFailed } from "./lifecycle.ts";
 
@@ -24,7 +24,7 @@ function checkSources(sources: ResearchSource[]): void {
     if (!Number.isInteger(s.wordCount) || s.wordCount < 0) errors[`sources.${i}.word_count`] = ["word_count must be a non-negative integer."];
     positions.add(s.position);
   });
-  if (Object.keys(errors).length) throw invalidFields(errors);
+  throwIfAny(errors);
 }
 
 export async function recordResearchSources(db: Db, externalId: string, sources: ResearchSource[]): Promise<void> {

@@ -1,7 +1,7 @@
 // The model catalog: provider:model ids, their prices (USD per million tokens) and fallbacks.
 // Article creation resolves the model here; the runner prices every call from it.
 import { asc, eq, sql } from "drizzle-orm";
-import { invalidFields, notFound, precondition, conflict } from "../../../kit/src/errors.ts";
+import { invalidFields, notFound, precondition, conflict, throwIfAny } from "../../../kit/src/errors.ts";
 import type { Db } from "../db/client.ts";
 import { models } from "../db/schema.ts";
 import { formatUsd, isUsdDecimal, parseUsd } from "./usd.ts";
@@ -119,7 +119,7 @@ export async function addModel(db: Db, model: CatalogModel): Promise<CatalogMode
   checkPrice("input_price_per_million", model.inputPricePerMillion, errors);
   checkPrice("output_price_per_million", model.outputPricePerMillion, errors);
   if (model.fallbackModel) await checkFallback(db, model.id, model.fallbackModel, errors);
-  if (Object.keys(errors).length) throw invalidFields(errors);
+  throwIfAny(errors);
   const [row] = await db.insert(models).values({ ...model, fallbackModel: model.fallbackModel || null }).onConflictDoNothing().returning();
   if (!row) throw conflict(`model "${model.id}" already exists`);
   return present(row);
@@ -140,7 +140,7 @@ export async function updateModel(db: Db, id: string, changes: ModelChanges): Pr
   if (changes.inputPricePerMillion !== undefined) checkPrice("input_price_per_million", changes.inputPricePerMillion, errors);
   if (changes.outputPricePerMillion !== undefined) checkPrice("output_price_per_million", changes.outputPricePerMillion, errors);
   if (changes.fallbackModel) await checkFallback(db, id, changes.fallbackModel, errors);
-  if (Object.keys(errors).length) throw invalidFields(errors);
+  throwIfAny(errors);
   const [row] = await db
     .update(models)
     .set({

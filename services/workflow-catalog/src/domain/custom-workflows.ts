@@ -2,7 +2,7 @@
 // reordered and duplicated one transaction at a time, each holding the row locks of the workflows
 // it touches and closing with commitRevision (revision + immutable snapshot).
 import { and, asc, eq, inArray, ne, sql } from "drizzle-orm";
-import { invalidFields, notFound, type FieldErrors } from "../../../kit/src/errors.ts";
+import { invalidFields, notFound, throwIfAny, type FieldErrors } from "../../../kit/src/errors.ts";
 import type { Db } from "../db/client.ts";
 import { workflows, workflowSteps } from "../db/schema.ts";
 import { builtinWorkflow, starterPrompts } from "./builtin-workflows/index.ts";
@@ -108,10 +108,6 @@ function applyChanges(current: StepFields, changes: StepChanges, errors: FieldEr
   if (json_schema !== undefined) next.json_schema = json_schema === null ? null : parseJsonSchema(errors, json_schema);
   else if (next.output_format !== "json") next.json_schema = null;
   return next;
-}
-
-function throwIfAny(errors: FieldErrors): void {
-  if (Object.keys(errors).length > 0) throw invalidFields(errors);
 }
 
 const stepNumberTakenMessage = (stepNumber: number, slug: string) =>

@@ -41,8 +41,6 @@ export const BUILTIN_ARTICLE_TYPES = [
   "song_meaning_single_model_5",
 ] as const;
 
-export type BuiltinArticleType = (typeof BUILTIN_ARTICLE_TYPES)[number];
-
 /** Role of the step whose JSON output ({meta_title, meta_description}) sets the article description. */
 export const META_STEP_ROLE: BuiltinStepRole = "meta";
 
