@@ -43,7 +43,10 @@ export function wordsAskedFor(text: string): number | null {
 
 function labelledLine(prompt: string, labels: string): string | null {
   const pattern = new RegExp(`^[\\s>*_-]*(?:${labels})\\**\\s*[:=]\\**\\s*(.+)$`, "im");
-  const value = pattern.exec(prompt)?.[1]?.trim().replace(/^["'*]+|["'*]+$/g, "").trim();
+  const raw = pattern.exec(prompt)?.[1]?.trim() ?? "";
+  // A quoted value ends at its closing quote: `Keyword: "coffee". Use it early.` names "coffee".
+  const quoted = /^["“]([^"”]+)["”]/.exec(raw)?.[1];
+  const value = (quoted ?? raw).replace(/^["'*]+|["'*]+$/g, "").trim();
   return value ? value : null;
 }
 
@@ -78,6 +81,9 @@ function firstSentence(prompt: string): string {
 export function titleFor(prompt: string): string {
   const explicit = labelledLine(prompt, "title|working title|headline|article title");
   if (explicit) return explicit;
+  // A draft quoted in the prompt (an editing step) carries its title as a markdown H1.
+  const heading = /^#\s+(.+)$/m.exec(prompt)?.[1]?.trim();
+  if (heading) return heading;
   const topic = labelledLine(prompt, "topic|target_keyword|target keyword|primary keyword|keyword|subject");
   const phrase = topic ?? firstSentence(prompt);
   return phrase ? titleCase(phrase) : "A Practical Guide";
