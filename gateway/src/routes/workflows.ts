@@ -27,7 +27,7 @@ async function changeStep<T>(gatewayErrors: FieldErrors, change: (validateOnly: 
     await change(true);
   } catch (error) {
     if (!(error instanceof ConnectError) || error.code !== Code.InvalidArgument) throw error;
-    // A field the gateway refused was sent to the catalog as a placeholder: its own message stands.
+    // A field the gateway refused went to the catalog as a stand-in value: the gateway's message stands.
     for (const [field, messages] of Object.entries(fieldErrorsOf(error))) errors[field] ??= messages;
   }
   throw validationError(errors);

@@ -136,7 +136,7 @@ export function renderPage(address: PageAddress, origin: string): string {
     <aside class="sidebar">
       <section class="ad ad-sidebar"><span>Sponsored</span><p>Upgrade your setup with our partner deals. Free shipping on orders over $50.</p></section>
       <section class="related"><h3>Related articles</h3><ul>${related}</ul></section>
-      <section class="newsletter"><h3>Get our newsletter</h3><p>The best stories, once a week. No spam.</p><form><input type="email" placeholder="you@example.com"><button type="submit">Sign up</button></form></section>
+      <section class="newsletter"><h3>Get our newsletter</h3><p>The best stories, once a week. No spam.</p><form><input type="email" name="email"><button type="submit">Sign up</button></form></section>
     </aside>
   </main>
   <footer class="site-footer">
