@@ -18,28 +18,18 @@ export interface Principal {
   plan: PlanRow | null;
 }
 
-// Built once per database handle and prepared: this runs on every API request.
-const authQueries = new WeakMap<Db, ReturnType<typeof buildAuthQuery>>();
-
-function buildAuthQuery(db: Db) {
-  return db
+/** Resolves a bearer token; every refusal looks the same to the caller. */
+export async function authenticateKey(db: Db, token: string): Promise<Principal> {
+  if (!isWellFormedToken(token)) throw unauthenticated();
+  const [row] = await db
     .select({ key: apiKeys, user: users, plan: plans })
     .from(apiKeys)
     .innerJoin(users, eq(users.id, apiKeys.userId))
     .innerJoin(memberships, and(eq(memberships.accountId, apiKeys.accountId), eq(memberships.userId, apiKeys.userId)))
     .leftJoin(subscriptions, and(eq(subscriptions.accountId, apiKeys.accountId), isNull(subscriptions.endedAt)))
     .leftJoin(plans, eq(plans.id, subscriptions.planId))
-    .where(and(eq(apiKeys.tokenHash, sql.placeholder("hash")), isNull(apiKeys.revokedAt), or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, sql`now()`))))
-    .limit(1)
-    .prepare("authenticate_key");
-}
-
-/** Resolves a bearer token; every refusal looks the same to the caller. */
-export async function authenticateKey(db: Db, token: string): Promise<Principal> {
-  if (!isWellFormedToken(token)) throw unauthenticated();
-  let query = authQueries.get(db);
-  if (!query) authQueries.set(db, (query = buildAuthQuery(db)));
-  const [row] = await query.execute({ hash: hashToken(token) });
+    .where(and(eq(apiKeys.tokenHash, hashToken(token)), isNull(apiKeys.revokedAt), or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, sql`now()`))))
+    .limit(1);
   if (!row) throw unauthenticated();
   return { keyId: row.key.id, accountId: row.key.accountId, user: row.user, plan: row.plan };
 }
