@@ -9,7 +9,7 @@ import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import IORedis from "ioredis";
 import { Health, HealthCheckResponse_ServingStatus } from "../../proto/gen/grpc/health/v1/health_pb.ts";
-import { ConfigError, SERVICE_URL_VARIABLES, loadPlatformConfig, redactUrl, type ServiceUrls } from "../../services/kit/src/config.ts";
+import { ConfigError, GRPC_PORT_OFFSET, SERVICE_URL_VARIABLES, loadPlatformConfig, redactUrl, type ServiceUrls } from "../../services/kit/src/config.ts";
 import { ensureDatabase } from "../../services/kit/src/db.ts";
 import { loadGatewayConfig } from "../../gateway/src/config.ts";
 
@@ -39,6 +39,8 @@ export interface StackOptions {
 export interface Stack {
   baseUrl: string;
   env: Record<string, string>;
+  /** Each service's gRPC (HTTP/2) address, for outside clients such as grpc-js. */
+  grpcUrls: Record<keyof ServiceUrls, string>;
   simulatorUrl?: string;
   processes: Map<ProcessName, Subprocess>;
   /** Starts one process again (after kill) and waits until it is ready. */
@@ -121,8 +123,12 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     env.SIMULATOR_URL = simulatorUrl;
     entries.set("simulator", { file: SIMULATOR_ENTRY, ready: httpReady(`${simulatorUrl}/v1/models`), env: {} });
   }
+  const grpcUrls = {} as Record<keyof ServiceUrls, string>;
   for (const [name, file] of Object.entries(SERVICE_ENTRIES) as [keyof ServiceUrls, string][]) {
-    entries.set(name, { file, ready: grpcReady(gatewayConfig.services[name]), env: { GRPC_PORT: new URL(env[SERVICE_URL_VARIABLES[name]] ?? gatewayConfig.services[name]).port } });
+    const url = new URL(gatewayConfig.services[name]);
+    const grpcPort = options.randomPorts ? await freePort() : Number(url.port) + GRPC_PORT_OFFSET;
+    grpcUrls[name] = `http://${url.hostname}:${grpcPort}`;
+    entries.set(name, { file, ready: grpcReady(grpcUrls[name]), env: { CONNECT_PORT: url.port, GRPC_PORT: String(grpcPort) } });
   }
   const baseUrl = `http://127.0.0.1:${gatewayConfig.port}`;
   entries.set("gateway", { file: GATEWAY_ENTRY, ready: httpReady(`${baseUrl}/healthz`), env: {} });
@@ -160,6 +166,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   return {
     baseUrl,
     env,
+    grpcUrls,
     simulatorUrl,
     processes,
     async start(name) {

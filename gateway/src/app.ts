@@ -7,6 +7,7 @@ import { HttpError, fromServiceError } from "./errors.ts";
 import { jsonBody } from "./plugins/json-body.ts";
 import { RateLimiter } from "./plugins/rate-limiter.ts";
 import { KeyResolver } from "./plugins/key-resolver.ts";
+import { ProjectAuthorizer } from "./plugins/project-authorizer.ts";
 import type { V1Gate } from "./plugins/caller.ts";
 import { userRoutes } from "./routes/user.ts";
 import { articleRoutes } from "./routes/articles.ts";
@@ -29,7 +30,7 @@ function jsonResponse(status: number, body: unknown, headers: Record<string, unk
 }
 
 export function buildApp(deps: GatewayDeps) {
-  const gate: V1Gate = { clients: deps.clients, limiter: new RateLimiter(deps.redis, deps.redisPrefix), keys: new KeyResolver(deps.clients) };
+  const gate: V1Gate = { clients: deps.clients, limiter: new RateLimiter(deps.redis, deps.redisPrefix), keys: new KeyResolver(deps.clients), projects: new ProjectAuthorizer(deps.clients) };
   return new Elysia()
     .use(jsonBody)
     .onError({ as: "global" }, ({ code, error, set, request }) => {

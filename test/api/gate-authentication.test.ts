@@ -4,7 +4,8 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { useStack, type TestStack } from "../harness/stack.ts";
 import { apiClient } from "../harness/http.ts";
-import { addMemberWithKey, createTenant, operatorClient } from "../harness/tenants.ts";
+import { Role } from "../../proto/gen/articles/accounts_billing/v1/operator_pb.ts";
+import { addMemberWithKey, createProject, createTenant, operatorClient } from "../harness/tenants.ts";
 
 const UNAUTHENTICATED = { error: "Unauthenticated", message: "Unauthenticated.", code: "UNAUTHENTICATED" };
 
@@ -65,6 +66,23 @@ describe("401 on /v1", () => {
     expect((await api.get("/v1/articles")).status).toBe(200);
     await operatorClient(stack).removeMember({ accountId: BigInt(tenant.accountId), userId: BigInt(editor.userId) });
     await withinOneSecond(() => api.get("/v1/articles"), 401);
+  });
+
+  test("a narrowed membership loses a project within one second, while the key keeps working", async () => {
+    const tenant = await createTenant(stack);
+    const member = await addMemberWithKey(stack, tenant, "editor");
+    const api = apiClient(stack.baseUrl, member.token);
+    const created = await api.post("/v1/articles", { project_id: tenant.projectId, title: "Kept in view", article_type: "blog_post", target_word_count: 300, tone: "friendly", point_of_view: "second_person", language: "en" });
+    expect(created.status).toBe(201);
+    // Polled while access holds, so any remembered answer is as fresh as it can be.
+    for (let i = 0; i < 5; i++) expect((await api.get(`/v1/articles/${created.body.data.id}`)).status).toBe(200);
+    const other = await createProject(stack, tenant.accountId);
+    await operatorClient(stack).addMember({ accountId: BigInt(tenant.accountId), userId: BigInt(member.userId), role: Role.VIEWER, projectIds: [BigInt(other)] });
+    const refused = await withinOneSecond(() => api.get(`/v1/articles/${created.body.data.id}`), 403);
+    expect(refused.body.message).toBeString();
+    // A viewer of the other project: it may read there but no longer create.
+    expect((await api.get(`/v1/articles?project_id=${other}`)).status).toBe(200);
+    await withinOneSecond(() => api.post("/v1/articles", { project_id: other, title: "Not any more", article_type: "blog_post", target_word_count: 300, tone: "friendly", point_of_view: "second_person", language: "en" }), 403);
   });
 
   test("the token never appears in what the service stores or answers", async () => {

@@ -25,7 +25,7 @@ const unary = (client: any, method: string, request: object, metadata = new grpc
 
 beforeAll(async () => {
   stack = await useStack();
-  const address = new URL(stack.env.ACCOUNTS_BILLING_URL).host;
+  const address = new URL(stack.grpcUrls.accountsBilling).host;
   accounts = loadService("articles/accounts_billing/v1/accounts.proto", ["articles", "accounts_billing", "v1", "AccountsService"], address);
   health = loadService("grpc/health/v1/health.proto", ["grpc", "health", "v1", "Health"], address);
 });

@@ -58,3 +58,47 @@ export function printTable(rows: Record<string, string | number>[]): void {
   console.log(line(widths.map((w) => "-".repeat(w))));
   for (const r of rows) console.log(line(keys.map((k) => String(r[k]))));
 }
+
+/** One figure of `npm run bench`: what was measured, beside its baseline from the same run. */
+export interface Figure {
+  /** Short name of the target, e.g. "P1 get". */
+  id: string;
+  what: string;
+  value: number;
+  unit: string;
+  baseline?: { what: string; value: number };
+  /** The goal in words, e.g. "≥ 0.35 × baseline, p99 ≤ 20 ms". */
+  goal: string;
+  /** Whether the goal was met; null when the figure has no goal. */
+  met: boolean | null;
+  /** Further readings: percentiles, counts, memory. */
+  detail?: Record<string, string | number>;
+}
+
+export const ratioOf = (figure: Figure) => (figure.baseline && figure.baseline.value > 0 ? figure.value / figure.baseline.value : undefined);
+
+/** Runs `once` at a fixed rate (open loop) for `durationMs`: latencies include any queueing. */
+export async function loadAtRate(name: string, once: () => Promise<boolean>, opts: { perSecond: number; durationMs: number }): Promise<LoadResult> {
+  const latencies: number[] = [];
+  let errors = 0;
+  const started = performance.now();
+  const total = Math.floor((opts.perSecond * opts.durationMs) / 1000);
+  const calls: Promise<void>[] = [];
+  for (let i = 0; i < total; i++) {
+    const due = started + (i * 1000) / opts.perSecond;
+    const wait = due - performance.now();
+    if (wait > 1) await Bun.sleep(wait);
+    calls.push(
+      (async () => {
+        const ok = await once().catch(() => false);
+        latencies.push(performance.now() - due);
+        if (!ok) errors++;
+      })(),
+    );
+  }
+  await Promise.all(calls);
+  const seconds = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
+  return { name, requests: latencies.length, seconds, perSecond: latencies.length / seconds, p50ms: at(0.5), p99ms: at(0.99), errors };
+}

@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { AccessLevel, type Project } from "../../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
+import type { Project } from "../../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
 import type { Article, ArticleSchema } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import type { PinnedWorkflow } from "../../../proto/gen/articles/workflow_catalog/v1/snapshots_pb.ts";
 import type { Model } from "../../../proto/gen/articles/generation_runner/v1/models_pb.ts";
@@ -13,6 +13,7 @@ import { fieldErrorsOf } from "../../../services/kit/src/errors.ts";
 import type { Logger } from "../../../services/kit/src/logger.ts";
 import { validationError } from "../errors.ts";
 import type { Caller } from "../plugins/caller.ts";
+import type { ProjectAuthorizer } from "../plugins/project-authorizer.ts";
 import { MalformedBody } from "../plugins/json-body.ts";
 import type { ServiceClients } from "../services.ts";
 import { Validator } from "../validation.ts";
@@ -145,6 +146,7 @@ const keyReused = () => validationError({ idempotency_key: [KEY_REUSED_MESSAGE] 
 export class ArticleCreation {
   constructor(
     private readonly clients: ServiceClients,
+    private readonly projects: ProjectAuthorizer,
     private readonly logger: Logger,
   ) {}
 
@@ -157,7 +159,7 @@ export class ArticleCreation {
     // Access outranks field errors: 404 for another account's project, 403 without update access.
     const project = v.errors.project_id
       ? undefined
-      : (await this.clients.accounts.authorizeProject({ userId: BigInt(caller.userId), projectId: BigInt(request.projectId), level: AccessLevel.UPDATE })).project!;
+      : await this.projects.authorize(caller.userId, request.projectId, "update");
 
     const idempotency = idempotencyKey === undefined ? undefined : { key: idempotencyKey, hash: requestHashOf(body) };
     if (idempotency && project && v.valid) {

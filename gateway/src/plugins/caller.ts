@@ -7,6 +7,7 @@ import { HttpError, fromServiceError, gateError, plainError, unauthenticatedGate
 import type { ServiceClients } from "../services.ts";
 import { RateLimiter, rateLimitHeaders } from "./rate-limiter.ts";
 import type { KeyResolver } from "./key-resolver.ts";
+import type { ProjectAuthorizer } from "./project-authorizer.ts";
 
 export interface Caller {
   keyId: number;
@@ -44,6 +45,7 @@ export interface V1Gate {
   limiter: RateLimiter;
   clients: ServiceClients;
   keys: KeyResolver;
+  projects: ProjectAuthorizer;
 }
 
 /**

@@ -1,7 +1,7 @@
 // Article endpoints (spec 4.1–4.3): create, list, retrieve. All share the "articles" rate limit.
 import { Elysia } from "elysia";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { AccessLevel, type Project } from "../../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
+import type { Project } from "../../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
 import type { Article } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import type { Logger } from "../../../services/kit/src/logger.ts";
 import { ArticleCreation } from "../articles/create-article.ts";
@@ -20,17 +20,14 @@ const creationMessage = (article: Article) =>
 
 export const articleRoutes = (gate: V1Gate, logger: Logger) => {
   const { clients } = gate;
-  const creation = new ArticleCreation(clients, logger);
-
-  const authorize = (caller: Caller, projectId: bigint, level: AccessLevel) =>
-    clients.accounts.authorizeProject({ userId: BigInt(caller.userId), projectId, level }).then((r) => r.project!);
+  const creation = new ArticleCreation(clients, gate.projects, logger);
 
   /** The article and its project, when the caller may view it: 404 for another account's, 403 for a project out of reach. */
   async function viewableArticle(caller: Caller, identifier: string): Promise<{ article: Article; project: Project }> {
     if (!isArticleIdentifier(identifier)) throw notFoundError(ARTICLE_NOT_FOUND);
     try {
       const { article } = await clients.articles.getArticle({ identifier });
-      return { article: article!, project: await authorize(caller, article!.projectId, AccessLevel.VIEW) };
+      return { article: article!, project: await gate.projects.authorize(caller.userId, article!.projectId, "view") };
     } catch (error) {
       if (error instanceof ConnectError && error.code === Code.NotFound) throw notFoundError(ARTICLE_NOT_FOUND);
       throw error;
@@ -55,7 +52,7 @@ export const articleRoutes = (gate: V1Gate, logger: Logger) => {
         const { status, projectId, page, perPage } = listQueryOf(query);
         const projects = projectId === undefined
           ? (await clients.accounts.listViewableProjects({ userId: BigInt(caller.userId) })).projects
-          : [await authorize(caller, BigInt(projectId), AccessLevel.VIEW)];
+          : [await gate.projects.authorize(caller.userId, projectId, "view")];
         const byId = new Map(projects.map((p) => [p.id, p]));
         const reply = await clients.articles.listArticles({ projectIds: projects.map((p) => p.id), status, page, perPage });
         return {

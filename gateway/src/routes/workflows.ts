@@ -8,7 +8,7 @@ import { HttpError, notFoundError, validationError } from "../errors.ts";
 import { v1Gate } from "../plugins/v1-gate.ts";
 import type { Caller, V1Gate } from "../plugins/caller.ts";
 import { presentStep, presentWorkflow } from "../presenters/workflow.ts";
-import { authorizeProject, type ProjectAccess } from "../workflows/project-access.ts";
+import type { ProjectAccess } from "../plugins/project-authorizer.ts";
 import { createStepInput, duplicateInput, listQuery, pathId, reorderInput, updateStepInput } from "../workflows/step-input.ts";
 
 const TAGS = ["Workflows"];
@@ -40,7 +40,7 @@ export const workflowRoutes = (gate: V1Gate) => {
   async function project(caller: Caller, raw: string, access: ProjectAccess): Promise<bigint> {
     const id = pathId(raw);
     if (id === null) throw notFoundError("Project not found.");
-    await authorizeProject(gate.clients, caller, id, access);
+    await gate.projects.authorize(caller.userId, id, access);
     return BigInt(id);
   }
 

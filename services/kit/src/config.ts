@@ -144,7 +144,17 @@ export function loadPlatformConfig(env: Env = process.env): PlatformConfig {
   };
 }
 
-/** The port a service listens on: GRPC_PORT, else the port of its own URL. */
-export function listenPort(env: Env, ownUrl: string): number {
-  return envPort(env, "GRPC_PORT", Number(new URL(ownUrl).port || 80));
+/** How far above its Connect port a service's gRPC port is, unless GRPC_PORT says otherwise. */
+export const GRPC_PORT_OFFSET = 100;
+
+/**
+ * The ports a service listens on: Connect over HTTP/1.1 for the project's own processes on
+ * CONNECT_PORT, else the port of its own URL; gRPC over HTTP/2 for outside clients and probes on
+ * GRPC_PORT, else that port plus GRPC_PORT_OFFSET (7101 and 7201 for accounts-billing).
+ */
+export function listenPorts(env: Env, ownUrl: string): { port: number; grpcPort: number } {
+  const port = envPort(env, "CONNECT_PORT", Number(new URL(ownUrl).port || 80));
+  const grpcPort = envPort(env, "GRPC_PORT", port === 0 ? 0 : port + GRPC_PORT_OFFSET);
+  if (port !== 0 && grpcPort === port) throw new ConfigError("GRPC_PORT", `must differ from the Connect port ${port}`);
+  return { port, grpcPort };
 }

@@ -1,7 +1,7 @@
 // The common life of a service process: validated config, its own database schema migrated,
 // the gRPC server up, optional background work, and a graceful drain on SIGTERM.
 import type { ConnectRouter } from "@connectrpc/connect";
-import { failOnConfigError, listenPort, loadPlatformConfig, type PlatformConfig, type ServiceUrls } from "./config.ts";
+import { failOnConfigError, listenPorts, loadPlatformConfig, type PlatformConfig, type ServiceUrls } from "./config.ts";
 import { openServiceDatabase, type ServiceDatabase } from "./db.ts";
 import { createLogger, type Logger } from "./logger.ts";
 import { onShutdown, startServiceServer } from "./server.ts";
@@ -27,7 +27,7 @@ export interface ServiceDefinition<S extends Record<string, unknown>> {
 export async function runService<S extends Record<string, unknown>>(def: ServiceDefinition<S>): Promise<void> {
   const logger = createLogger(def.name);
   const config = failOnConfigError(() => loadPlatformConfig());
-  const port = failOnConfigError(() => listenPort(process.env, config.services[def.urlKey]));
+  const ports = failOnConfigError(() => listenPorts(process.env, config.services[def.urlKey]));
   let database: ServiceDatabase<S>;
   try {
     database = await openServiceDatabase({
@@ -41,7 +41,7 @@ export async function runService<S extends Record<string, unknown>>(def: Service
     process.exit(1);
   }
   const ctx = { config, database, logger };
-  const server = await startServiceServer({ name: def.name, port, serviceToken: config.serviceToken, logger, routes: def.routes(ctx) });
+  const server = await startServiceServer({ name: def.name, ...ports, serviceToken: config.serviceToken, logger, routes: def.routes(ctx) });
   const stopBackground = def.background ? await def.background(ctx) : async () => {};
   onShutdown(logger, async () => {
     await server.drain();
