@@ -133,9 +133,12 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const baseUrl = `http://127.0.0.1:${gatewayConfig.port}`;
   entries.set("gateway", { file: GATEWAY_ENTRY, ready: httpReady(`${baseUrl}/healthz`), env: {} });
 
+  // PROFILE=<process> runs that process under Bun's sampling profiler; on exit it writes a
+  // readable (markdown) profile into .local/profiles (README, Performance).
+  const profiled = (name: ProcessName) => (env.PROFILE === name ? ["--cpu-prof-md", `--cpu-prof-dir=${root}.local/profiles`] : []);
   const spawn = (name: ProcessName) => {
     const entry = entries.get(name)!;
-    const child = Bun.spawn([process.execPath, root + entry.file], {
+    const child = Bun.spawn([process.execPath, ...profiled(name), root + entry.file], {
       cwd: root,
       env: { ...env, ...entry.env },
       stdout: options.output ?? "inherit",

@@ -79,7 +79,7 @@ describe("401 on /v1", () => {
     const other = await createProject(stack, tenant.accountId);
     await operatorClient(stack).addMember({ accountId: BigInt(tenant.accountId), userId: BigInt(member.userId), role: Role.VIEWER, projectIds: [BigInt(other)] });
     const refused = await withinOneSecond(() => api.get(`/v1/articles/${created.body.data.id}`), 403);
-    expect(refused.body.message).toBeString();
+    expect((refused.body as { message: string }).message).toBeString();
     // A viewer of the other project: it may read there but no longer create.
     expect((await api.get(`/v1/articles?project_id=${other}`)).status).toBe(200);
     await withinOneSecond(() => api.post("/v1/articles", { project_id: other, title: "Not any more", article_type: "blog_post", target_word_count: 300, tone: "friendly", point_of_view: "second_person", language: "en" }), 403);
