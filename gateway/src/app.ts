@@ -8,6 +8,7 @@ import { jsonBody } from "./plugins/json-body.ts";
 import { RateLimiter } from "./plugins/rate-limiter.ts";
 import { KeyResolver } from "./plugins/key-resolver.ts";
 import { ProjectAuthorizer } from "./plugins/project-authorizer.ts";
+import { ArticleMemory } from "./articles/article-memory.ts";
 import type { V1Gate } from "./plugins/caller.ts";
 import { userRoutes } from "./routes/user.ts";
 import { articleRoutes } from "./routes/articles.ts";
@@ -18,6 +19,8 @@ import type { Logger } from "../../services/kit/src/logger.ts";
 export interface GatewayDeps {
   clients: ServiceClients;
   redis: IORedis;
+  /** A connection of its own for listening to article changes (subscriber mode). */
+  subscriber: IORedis;
   redisPrefix: string;
   logger: Logger;
 }
@@ -49,7 +52,7 @@ export function buildApp(deps: GatewayDeps) {
     .use(openapi({ path: "/docs", documentation: { info: { title: "Article Generation Service", version: "1.0.0" } } }))
     .get("/healthz", () => ({ status: "ok" }), { detail: { hide: true } })
     .use(userRoutes(gate.keys))
-    .use(articleRoutes(gate, deps.logger))
+    .use(articleRoutes(gate, new ArticleMemory(deps.subscriber, deps.redisPrefix, deps.logger), deps.logger))
     .use(workflowRoutes(gate));
 }
 

@@ -9,14 +9,18 @@ import { connectServices } from "./services.ts";
 
 const logger = createLogger("gateway");
 const config = failOnConfigError(() => loadGatewayConfig());
-const redis = connectRedis(config.redisUrl);
+// Commands issued in the same tick by concurrent requests go out in one write.
+const redis = connectRedis(config.redisUrl, { enableAutoPipelining: true });
 redis.on("error", (error) => logger.error("redis error", { error: error.message }));
+const subscriber = redis.duplicate({ enableAutoPipelining: false });
+subscriber.on("error", (error) => logger.error("redis error", { error: error.message, connection: "subscriber" }));
 
-const app = buildApp({ clients: connectServices(config), redis, redisPrefix: config.redisPrefix, logger });
+const app = buildApp({ clients: connectServices(config), redis, subscriber, redisPrefix: config.redisPrefix, logger });
 app.listen({ port: config.port, hostname: "0.0.0.0" });
 logger.info("gateway listening", { port: app.server?.port });
 
 onShutdown(logger, async () => {
   await app.stop();
   redis.disconnect();
+  subscriber.disconnect();
 });

@@ -84,6 +84,7 @@ describe("429 RATE_LIMIT_EXCEEDED", () => {
     const tenant = await createTenant(stack, { perMinute: 4 });
     // A second gateway on the same Redis prefix and services, answering in-process.
     const redis = new IORedis(stack.env.REDIS_URL ?? "redis://127.0.0.1:6379");
+    const subscriber = redis.duplicate();
     const replica = buildApp({
       clients: connectServices({ services: {
         accountsBilling: stack.env.ACCOUNTS_BILLING_URL,
@@ -93,6 +94,7 @@ describe("429 RATE_LIMIT_EXCEEDED", () => {
         webhookDispatcher: stack.env.WEBHOOK_DISPATCHER_URL,
       }, serviceToken: stack.env.SERVICE_TOKEN }),
       redis,
+      subscriber,
       redisPrefix: stack.redisPrefix,
       logger: createLogger("gateway-replica"),
     });
@@ -103,5 +105,6 @@ describe("429 RATE_LIMIT_EXCEEDED", () => {
     expect((await viaReplica()).status).toBe(429);
     expect((await api.get("/v1/articles")).status).toBe(429);
     redis.disconnect();
+    subscriber.disconnect();
   });
 });

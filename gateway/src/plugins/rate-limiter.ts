@@ -47,16 +47,24 @@ end
 return {1, 0, counts[1], counts[2], counts[3], resets[1], resets[2], resets[3]}
 `;
 
+type CountingRedis = IORedis & { countRequest(k1: string, k2: string, k3: string, l1: number, l2: number, l3: number): Promise<number[]> };
+
 export class RateLimiter {
+  private readonly redis: CountingRedis;
+
   constructor(
-    private readonly redis: IORedis,
+    redis: IORedis,
     private readonly prefix: string,
-  ) {}
+  ) {
+    // A defined command travels as EVALSHA (the script's digest), not the whole script each time.
+    if (!("countRequest" in redis)) redis.defineCommand("countRequest", { numberOfKeys: 3, lua: SCRIPT });
+    this.redis = redis as CountingRedis;
+  }
 
   async hit(accountId: number | bigint, bucket: string, caps: WindowCaps): Promise<RateDecision> {
     const limits = [caps.perMinute, caps.perHour, caps.perDay];
     const keys = WINDOWS.map((w) => redisKey(this.prefix, "ratelimit", String(accountId), bucket, String(w)));
-    const reply = (await this.redis.eval(SCRIPT, 3, ...keys, ...limits)) as number[];
+    const reply = await this.redis.countRequest(keys[0], keys[1], keys[2], limits[0], limits[1], limits[2]);
     const [allowed, refusedIndex, ...rest] = reply;
     const counts = rest.slice(0, 3);
     const resets = rest.slice(3, 6);

@@ -5,6 +5,7 @@ import type { Project } from "../../../proto/gen/articles/accounts_billing/v1/ac
 import type { Article } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import type { Logger } from "../../../services/kit/src/logger.ts";
 import { ArticleCreation } from "../articles/create-article.ts";
+import type { ArticleMemory } from "../articles/article-memory.ts";
 import { idempotencyKeyOf, REPLAYED_HEADER } from "../articles/idempotency.ts";
 import { listQueryOf, isArticleIdentifier } from "../articles/reading.ts";
 import { notFoundError } from "../errors.ts";
@@ -18,7 +19,7 @@ const ARTICLE_NOT_FOUND = "Article not found.";
 const creationMessage = (article: Article) =>
   article.status === "batching" ? "Article created and submitted for batch generation." : "Article created and queued for generation.";
 
-export const articleRoutes = (gate: V1Gate, logger: Logger) => {
+export const articleRoutes = (gate: V1Gate, remembered: ArticleMemory, logger: Logger) => {
   const { clients } = gate;
   const creation = new ArticleCreation(clients, gate.projects, logger);
 
@@ -26,8 +27,8 @@ export const articleRoutes = (gate: V1Gate, logger: Logger) => {
   async function viewableArticle(caller: Caller, identifier: string): Promise<{ article: Article; project: Project }> {
     if (!isArticleIdentifier(identifier)) throw notFoundError(ARTICLE_NOT_FOUND);
     try {
-      const { article } = await clients.articles.getArticle({ identifier });
-      return { article: article!, project: await gate.projects.authorize(caller.userId, article!.projectId, "view") };
+      const article = await remembered.get(identifier, async () => (await clients.articles.getArticle({ identifier })).article!);
+      return { article, project: await gate.projects.authorize(caller.userId, article.projectId, "view") };
     } catch (error) {
       if (error instanceof ConnectError && error.code === Code.NotFound) throw notFoundError(ARTICLE_NOT_FOUND);
       throw error;

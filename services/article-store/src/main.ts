@@ -9,9 +9,22 @@ import { runService } from "../../kit/src/service-process.ts";
 import { schema } from "./db/client.ts";
 import { startOutboxRelay, type OutboxRelay } from "./outbox-relay.ts";
 import { articleStoreRoutes } from "./rpc.ts";
+import { announceArticleChanges } from "./change-announcer.ts";
+import type { PlatformConfig } from "../../kit/src/config.ts";
+import type { Logger } from "../../kit/src/logger.ts";
+import type IORedis from "ioredis";
 
 // The relay starts after the server (runService order); creations before that wait for its first pass.
 let relay: OutboxRelay | undefined;
+// One connection for the outbox relay's queue and the change announcements.
+let redis: IORedis | undefined;
+const redisOf = (config: PlatformConfig, logger: Logger) => {
+  if (!redis) {
+    redis = connectRedis(config.redisUrl);
+    redis.on("error", (error) => logger.error("redis error", { error: error.message }));
+  }
+  return redis;
+};
 
 await runService({
   name: "article-store",
@@ -25,15 +38,14 @@ await runService({
       accounts: serviceClient(AccountsService, { baseUrl: config.services.accountsBilling, serviceToken: config.serviceToken }),
       onArticleCreated: () => relay?.wake(),
     }),
+  interceptors: ({ config, logger }) => [announceArticleChanges(redisOf(config, logger), config.redisPrefix, logger)],
   async background({ database, config, logger }) {
-    const redis = connectRedis(config.redisUrl);
-    redis.on("error", (error) => logger.error("redis error", { error: error.message }));
-    const generationQueue = openQueue<GenerationJob>("generation", redis, config.redisPrefix);
+    const generationQueue = openQueue<GenerationJob>("generation", redisOf(config, logger), config.redisPrefix);
     relay = startOutboxRelay({ db: database.db, generationQueue, logger });
     return async () => {
       await relay?.stop();
       await generationQueue.close();
-      redis.disconnect();
+      redis?.disconnect();
     };
   },
 });

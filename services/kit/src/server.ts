@@ -23,6 +23,8 @@ export interface ServiceServerOptions {
   serviceToken: string;
   logger: Logger;
   routes: (router: ConnectRouter) => void;
+  /** Run after the credential check and error mapping, closest to the handlers. */
+  interceptors?: Interceptor[];
 }
 
 export interface ServiceServer {
@@ -67,14 +69,18 @@ function mapDomainErrors(logger: Logger): Interceptor {
 
 export async function startServiceServer(opts: ServiceServerOptions): Promise<ServiceServer> {
   let status = Serving.SERVING;
-  const inFlight = new Set<Promise<unknown>>();
-  const trackCalls: Interceptor = (next) => (req) => {
-    const call = next(req);
-    inFlight.add(call);
-    call.finally(() => inFlight.delete(call)).catch(() => {});
-    return call;
+  let inFlight = 0;
+  let idle: (() => void) | undefined;
+  const trackCalls: Interceptor = (next) => async (req) => {
+    inFlight++;
+    try {
+      return await next(req);
+    } finally {
+      if (--inFlight === 0) idle?.();
+    }
   };
-  const interceptors = [trackCalls, requireServiceToken(opts.serviceToken), mapDomainErrors(opts.logger)];
+  const allCallsDone = () => (inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => (idle = resolve)));
+  const interceptors = [trackCalls, requireServiceToken(opts.serviceToken), mapDomainErrors(opts.logger), ...(opts.interceptors ?? [])];
   const routes = (router: ConnectRouter) => {
     router.service(Health, {
       check: () => ({ status }),
@@ -124,7 +130,7 @@ export async function startServiceServer(opts: ServiceServerOptions): Promise<Se
       status = Serving.NOT_SERVING;
       const grpcClosed = new Promise<void>((resolve) => grpc.close(() => resolve()));
       const connectClosed = connect.stop(false);
-      await Promise.race([Promise.allSettled([...inFlight]), Bun.sleep(graceMs)]);
+      await Promise.race([allCallsDone(), Bun.sleep(graceMs)]);
       await Promise.race([Promise.all([grpcClosed, connectClosed]), Bun.sleep(500)]);
     },
   };

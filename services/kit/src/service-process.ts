@@ -1,6 +1,6 @@
 // The common life of a service process: validated config, its own database schema migrated,
 // the gRPC server up, optional background work, and a graceful drain on SIGTERM.
-import type { ConnectRouter } from "@connectrpc/connect";
+import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import { failOnConfigError, listenPorts, loadPlatformConfig, type PlatformConfig, type ServiceUrls } from "./config.ts";
 import { openServiceDatabase, type ServiceDatabase } from "./db.ts";
 import { createLogger, type Logger } from "./logger.ts";
@@ -20,6 +20,8 @@ export interface ServiceDefinition<S extends Record<string, unknown>> {
   schema: S;
   migrationsFolder: string;
   routes(ctx: ServiceContext<S>): (router: ConnectRouter) => void;
+  /** Interceptors of the service's own, closest to its handlers. */
+  interceptors?(ctx: ServiceContext<S>): Interceptor[];
   /** Background work (queue workers, relays); returns its own stop function. */
   background?(ctx: ServiceContext<S>): Promise<() => Promise<void>>;
 }
@@ -41,7 +43,7 @@ export async function runService<S extends Record<string, unknown>>(def: Service
     process.exit(1);
   }
   const ctx = { config, database, logger };
-  const server = await startServiceServer({ name: def.name, ...ports, serviceToken: config.serviceToken, logger, routes: def.routes(ctx) });
+  const server = await startServiceServer({ name: def.name, ...ports, serviceToken: config.serviceToken, logger, routes: def.routes(ctx), interceptors: def.interceptors?.(ctx) });
   const stopBackground = def.background ? await def.background(ctx) : async () => {};
   onShutdown(logger, async () => {
     await server.drain();
