@@ -6,9 +6,9 @@ import { randomBytes } from "node:crypto";
 import { cpus, totalmem } from "node:os";
 import { writeFileSync } from "node:fs";
 import postgres from "postgres";
-import IORedis from "ioredis";
 import { startStack, type Stack } from "../../deploy/local/stack.ts";
 import { apiClient } from "../harness/http.ts";
+import { dropTestData } from "../harness/stack.ts";
 import { OperatorService } from "../../proto/gen/articles/accounts_billing/v1/operator_pb.ts";
 import { serviceClient } from "../../services/kit/src/clients.ts";
 import type { BenchContext } from "./context.ts";
@@ -97,17 +97,7 @@ try {
 } finally {
   await sql.end();
   await stack.stop();
-  const admin = postgres("postgres://postgres@127.0.0.1:5432/postgres", { max: 1, onnotice: () => {} });
-  await admin.unsafe(`drop database if exists "articles_bench_${id}" with (force)`);
-  await admin.end();
-  const redis = new IORedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
-  let cursor = "0";
-  do {
-    const [next, keys] = await redis.scan(cursor, "MATCH", `${redisPrefix}:*`, "COUNT", 1000);
-    if (keys.length) await redis.del(...keys);
-    cursor = next;
-  } while (cursor !== "0");
-  redis.disconnect();
+  await dropTestData(databaseUrl, redisPrefix);
 }
 
 const round = (n: number) => (Math.abs(n) >= 100 ? Math.round(n).toLocaleString("en-US") : n.toFixed(n >= 10 ? 1 : 2));

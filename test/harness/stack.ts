@@ -52,7 +52,8 @@ async function bootStack(): Promise<TestStack> {
   return { ...stack, databaseUrl, redisPrefix };
 }
 
-async function dropTestData(databaseUrl: string, redisPrefix: string): Promise<void> {
+/** Drops a stack's database and every Redis key under its prefix. */
+export async function dropTestData(databaseUrl: string, redisPrefix: string): Promise<void> {
   const name = new URL(databaseUrl).pathname.slice(1);
   const sql = postgres(ADMIN_DATABASE_URL, { max: 1, onnotice: () => {} });
   await sql.unsafe(`drop database if exists "${name}" with (force)`).catch(() => {});

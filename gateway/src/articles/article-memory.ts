@@ -32,11 +32,11 @@ export class ArticleMemory {
       this.entries.clear();
     };
     subscriber.on("message", (from, message) => {
-      const change = from === channel ? readArticleChange(message) : undefined;
-      if (change) {
-        this.changesHeard++;
-        this.forget(change.id, change.externalId);
-      }
+      if (from !== channel) return;
+      this.changesHeard++;
+      // Generation announces every step of every article: read one only when something is remembered.
+      const change = this.entries.size > 0 ? readArticleChange(message) : undefined;
+      if (change) this.forget(change.id, change.externalId);
     });
     subscriber.on("close", stopListening);
     subscriber.on("reconnecting", stopListening);

@@ -1,0 +1,81 @@
+// `npm run bench:cpu -- get|post`: where one request's CPU goes. Boots the stack, loads one
+// endpoint for 5 s (GET: one completed ~1,000-word article, 32 clients; POST: creations on a
+// one-step workflow, 16 clients) and prints each process's CPU per request (from /proc), the
+// load generator's and Postgres's, and Postgres commits and row changes per request. With
+// PROFILE=<process> (e.g. articleStore) that process also writes a profile to .local/profiles.
+import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import postgres from "postgres";
+import { startStack } from "../../deploy/local/stack.ts";
+import { apiClient } from "../harness/http.ts";
+import { dropTestData } from "../harness/stack.ts";
+import { OperatorService } from "../../proto/gen/articles/accounts_billing/v1/operator_pb.ts";
+import { serviceClient } from "../../services/kit/src/clients.ts";
+import { load, printTable } from "./measure.ts";
+
+const mode = process.argv[2] === "post" ? "post" : "get";
+
+/** CPU milliseconds a process has used so far (user + system). */
+function cpuMs(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return 0;
+  }
+}
+const postgresCpuMs = () =>
+  Bun.spawnSync(["pgrep", "-f", "postgres: "]).stdout.toString().trim().split("\n").filter(Boolean).map(Number).reduce((sum, pid) => sum + cpuMs(pid), 0);
+
+const id = randomBytes(3).toString("hex");
+const databaseUrl = `postgres://postgres@127.0.0.1:5432/articles_bench_${id}`;
+const redisPrefix = `bench-${id}`;
+const stack = await startStack({ randomPorts: true, output: "ignore", env: { DATABASE_URL: databaseUrl, REDIS_PREFIX: redisPrefix, LOG_LEVEL: "silent", OPENAI_API_KEY: undefined, OPENAI_BASE_URL: undefined } });
+const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+try {
+  const operator = serviceClient(OperatorService, { baseUrl: stack.env.ACCOUNTS_BILLING_URL, serviceToken: stack.env.SERVICE_TOKEN });
+  const tenant = await operator.createDemoTenant({});
+  await operator.updatePlan({ planId: tenant.plan!.id, monthlyWords: 10_000_000_000n, requestsPerMinute: 2e9, requestsPerHour: 2e9, requestsPerDay: 2e9 });
+  const api = apiClient(stack.baseUrl, tenant.token);
+  const projectId = Number(tenant.project!.id);
+  const step = { article_type: "bench_cpu", step_number: 1, step_name: "Write", system: "You write articles.", user: "[[sim:words=1000]] Write about {title}.", output_format: "markdown" };
+  await api.post(`/v1/projects/${projectId}/workflows`, step);
+  const body = (i: number) => ({ project_id: projectId, title: `Article ${i}`, article_type: "bench_cpu", target_word_count: 100, tone: "friendly", point_of_view: "second_person", language: "en" });
+  const polled = (await api.post("/v1/articles", body(0))).body.data;
+  while ((await api.get(`/v1/articles/${polled.id}`)).body.data.status !== "completed") await Bun.sleep(100);
+
+  const tableStats = async () =>
+    new Map((await sql`select schemaname || '.' || relname as name, n_tup_ins + n_tup_upd + n_tup_del as changes from pg_stat_user_tables`).map((r) => [r.name as string, Number(r.changes)]));
+  const commits = async () => Number((await sql`select xact_commit from pg_stat_database where datname = current_database()`)[0].xact_commit);
+  const processes = [...stack.processes.entries()].map(([name, p]) => ({ name, pid: p.pid, before: cpuMs(p.pid) }));
+  const [tablesBefore, commitsBefore, postgresBefore, selfBefore] = [await tableStats(), await commits(), postgresCpuMs(), process.cpuUsage()];
+
+  let i = 1;
+  const result =
+    mode === "get"
+      ? await load("GET /v1/articles/{id}", async () => (await api.get(`/v1/articles/${polled.id}`)).status === 200, { concurrency: 32, durationMs: 5000 })
+      : await load("POST /v1/articles", async () => (await api.post("/v1/articles", body(i++))).status === 201, { concurrency: 16, durationMs: 5000 });
+  const self = process.cpuUsage(selfBefore);
+  const postgresMs = postgresCpuMs() - postgresBefore;
+  if (mode === "post") await Bun.sleep(3000); // the created articles finish generating
+  const [tablesAfter, commitsAfter] = [await tableStats(), await commits()];
+
+  const per = (n: number) => (n / result.requests).toFixed(3);
+  console.log(`${result.name}: ${Math.round(result.perSecond)} req/s, p50 ${result.p50ms.toFixed(1)} ms, p99 ${result.p99ms.toFixed(1)} ms, ${result.errors} errors`);
+  printTable([
+    ...processes.map((p) => ({ process: p.name, "CPU ms per request": per(cpuMs(p.pid) - p.before) })),
+    { process: "postgres (all backends)", "CPU ms per request": per(postgresMs) },
+    { process: "load generator", "CPU ms per request": per((self.user + self.system) / 1000) },
+  ]);
+  console.log(`\nPostgres commits per request: ${per(commitsAfter - commitsBefore)}`);
+  printTable(
+    [...tablesAfter]
+      .map(([name, changes]) => ({ table: name, "rows changed per request": per(changes - (tablesBefore.get(name) ?? 0)) }))
+      .filter((row) => Number(row["rows changed per request"]) > 0),
+  );
+  await Bun.sleep(500);
+} finally {
+  await sql.end();
+  await stack.stop();
+  await dropTestData(databaseUrl, redisPrefix);
+}
