@@ -52,7 +52,7 @@ export const articleRoutes = (gate: V1Gate, remembered: ArticleMemory, logger: L
       async ({ caller, query }) => {
         const { status, projectId, page, perPage } = listQueryOf(query);
         const projects = projectId === undefined
-          ? (await clients.accounts.listViewableProjects({ userId: BigInt(caller.userId) })).projects
+          ? await gate.projects.viewable(caller.userId)
           : [await gate.projects.authorize(caller.userId, projectId, "view")];
         const byId = new Map(projects.map((p) => [p.id, p]));
         const reply = await clients.articles.listArticles({ projectIds: projects.map((p) => p.id), status, page, perPage });
