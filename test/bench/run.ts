@@ -1,7 +1,8 @@
 // `npm run bench`: boots the stack `npm start` runs (on free ports, its own database and Redis
 // prefix), measures each hot path beside a baseline taken in the same run, and prints a table
 // (figure, baseline, ratio, goal, met) that it also writes as JSON to test/bench/results.json.
-// BENCH_SECONDS sets each throughput load (default 10); BENCH_ONLY=P1,P2 runs some sections.
+// BENCH_SECONDS sets each throughput load (default 10); BENCH_ONLY=P1,P2 runs some sections
+// (P1 reads, P2 creation, P3 orchestration, P4 articles in flight, P5 webhooks, P6 data scale).
 import { randomBytes } from "node:crypto";
 import { cpus, totalmem } from "node:os";
 import { writeFileSync } from "node:fs";
@@ -16,6 +17,9 @@ import { load, printTable, ratioOf, rssMiB, type Figure } from "./measure.ts";
 import { measureReads } from "./reads.ts";
 import { measureCreation } from "./creation.ts";
 import { benchWorkflow } from "./workflows.ts";
+import { measureOrchestration, measureRunnerInFlight } from "./orchestration.ts";
+import { measureWebhookDeliveries } from "./webhooks.ts";
+import { measureDataScale } from "./data-scale.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const ONLY = process.env.BENCH_ONLY?.split(",").map((s) => s.trim().toUpperCase());
@@ -94,6 +98,16 @@ try {
     const floor = await httpFloor(2_000, 16);
     figures.push(...(await measureCreation(ctx, echo, floor)));
   }
+  if (wanted("P3")) figures.push(...(await measureOrchestration(ctx)));
+  if (wanted("P4")) {
+    const watch = memoryWatch(stack);
+    figures.push(...(await measureRunnerInFlight(ctx, Number(process.env.BENCH_IN_FLIGHT ?? 1000))));
+    const peak = watch.stop();
+    figures.push({ id: "memory peak", what: "RSS of the whole stack at its peak during P4", value: peak, unit: "MiB", goal: "≤ 600 MiB", met: peak <= 600 });
+  }
+  if (wanted("P5")) figures.push(...(await measureWebhookDeliveries(ctx)));
+  // Last: it grows one project to a million articles.
+  if (wanted("P6")) figures.push(...(await measureDataScale(ctx)));
 } finally {
   await sql.end();
   await stack.stop();

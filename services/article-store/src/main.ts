@@ -1,5 +1,5 @@
-// article-store process: articles, their versions and records over gRPC, and the outbox relay
-// that turns each created article into its generation job.
+// article-store process: articles, their versions and records over gRPC, the outbox relay
+// that turns each created article into its generation job, and the folding of article counts.
 import { fileURLToPath } from "node:url";
 import { AccountsService } from "../../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
 import { serviceClient } from "../../kit/src/clients.ts";
@@ -8,6 +8,7 @@ import { connectRedis } from "../../kit/src/redis.ts";
 import { runService } from "../../kit/src/service-process.ts";
 import { schema } from "./db/client.ts";
 import { startOutboxRelay, type OutboxRelay } from "./outbox-relay.ts";
+import { startCountFolding } from "./count-folding.ts";
 import { articleStoreRoutes } from "./rpc.ts";
 import { announceArticleChanges } from "./change-announcer.ts";
 import type { PlatformConfig } from "../../kit/src/config.ts";
@@ -42,7 +43,9 @@ await runService({
   async background({ database, config, logger }) {
     const generationQueue = openQueue<GenerationJob>("generation", redisOf(config, logger), config.redisPrefix);
     relay = startOutboxRelay({ db: database.db, generationQueue, logger });
+    const folding = startCountFolding({ db: database.db, logger });
     return async () => {
+      await folding.stop();
       await relay?.stop();
       await generationQueue.close();
       redis?.disconnect();

@@ -17,6 +17,7 @@ import { invalidFields } from "../../kit/src/errors.ts";
 import type { Db } from "./db/client.ts";
 import type { GenerationSettings } from "./db/schema.ts";
 import * as store from "./domain/articles.ts";
+import * as listing from "./domain/article-list.ts";
 import * as idempotency from "./domain/idempotency.ts";
 import * as lifecycle from "./domain/lifecycle.ts";
 import * as research from "./domain/research-sources.ts";
@@ -177,7 +178,7 @@ export function articleStoreRoutes({ db, accounts, onArticleCreated }: ArticleSt
       },
       getArticle: async (req) => article(await store.getArticle(db, req.identifier)),
       async listArticles(req) {
-        const page = await store.listArticles(db, { projectIds: req.projectIds.map(Number), status: req.status || undefined, page: req.page || 1, perPage: req.perPage || 20 });
+        const page = await listing.listArticles(db, { projectIds: req.projectIds.map(Number), status: req.status || undefined, page: req.page || 1, perPage: req.perPage || 20 });
         return { articles: page.articles.map(articleMessage), total: page.total };
       },
       async findIdempotentArticle(req) {

@@ -7,8 +7,10 @@ import { researchToolsFromEnv, type ResearchTools } from "./research/article-res
 type Env = Record<string, string | undefined>;
 
 export interface RunnerConfig {
-  /** Articles in flight per process: model calls are I/O, so hundreds fit. */
+  /** Articles in flight per process: model calls are I/O, so a thousand fit. */
   concurrency: number;
+  /** Resident memory (bytes) past which the runner collects its garbage at once rather than when Bun would. */
+  memorySoftLimitBytes: number;
   /** How long a job's lock lasts without renewal: a dead worker's article is picked up again after about this long. */
   lockDurationMs: number;
   clients: ModelClients;
@@ -31,7 +33,8 @@ export function loadRunnerConfig(env: Env = process.env): RunnerConfig {
   const simulator = providers.has("simulator");
   const openAiKey = envOptional(env, "OPENAI_API_KEY");
   return {
-    concurrency: envInt(env, "RUNNER_CONCURRENCY", 200, { min: 1, max: 10_000 }),
+    concurrency: envInt(env, "RUNNER_CONCURRENCY", 1000, { min: 1, max: 10_000 }),
+    memorySoftLimitBytes: envInt(env, "RUNNER_MEMORY_MIB", 150, { min: 64, max: 1_048_576 }) * 2 ** 20,
     lockDurationMs: envInt(env, "RUNNER_LOCK_MS", 20_000, { min: 5_000, max: 600_000 }),
     clients: new ModelClients(providers),
     imageModel: envString(env, "IMAGE_MODEL", simulator ? "simulator:sim-image" : "openai:gpt-image-1"),

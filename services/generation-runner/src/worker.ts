@@ -15,6 +15,8 @@ import type { RunnerConfig } from "./config.ts";
 import type { schema } from "./db/client.ts";
 import { updateRun } from "./domain/checkpoints.ts";
 import { ArticleCannotRun, generateArticle, type JobControl, type PipelineDeps } from "./domain/pipeline.ts";
+import { PinnedSnapshotMemory } from "./domain/pinned-snapshots.ts";
+import { collectGarbageAbove } from "./memory-ceiling.ts";
 
 // A job that stalls (its worker died) this often is failed for good: a run that keeps killing
 // its worker should not loop forever. The QueueEvents listener below then fails the article.
@@ -33,6 +35,7 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
   const via = (baseUrl: string) => ({ baseUrl, serviceToken: config.serviceToken, timeoutMs: 15_000 });
   const connection = connectRedis(config.redisUrl);
   const webhooks = openQueue<WebhookJob>("webhooks", connection, config.redisPrefix);
+  const snapshots = serviceClient(WorkflowSnapshotService, via(config.services.workflowCatalog));
 
   const deps: PipelineDeps = {
     db: ctx.database.db,
@@ -40,7 +43,7 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
     clients: runner.clients,
     articles: serviceClient(ArticleStoreService, via(config.services.articleStore)),
     lifecycle: serviceClient(ArticleLifecycleService, via(config.services.articleStore)),
-    snapshots: serviceClient(WorkflowSnapshotService, via(config.services.workflowCatalog)),
+    snapshots: new PinnedSnapshotMemory((pin) => snapshots.getSnapshot(pin)),
     quota: serviceClient(QuotaService, via(config.services.accountsBilling)),
     async enqueueWebhook(job) {
       // One completion webhook per article: the job id is its external_id (BullMQ ids may not contain ":").
@@ -133,8 +136,10 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
     );
   });
 
+  const stopCollecting = collectGarbageAbove(runner.memorySoftLimitBytes);
   logger.info("generation worker started", { concurrency: runner.concurrency, lockDurationMs: runner.lockDurationMs });
   return async () => {
+    stopCollecting();
     const closed = worker.close();
     const drained = await Promise.race([closed.then(() => true), Bun.sleep(DRAIN_MS).then(() => false)]);
     if (!drained) await worker.close(true);

@@ -1,6 +1,6 @@
 // Tables of the article-store context, in its own Postgres schema.
 import { sql } from "drizzle-orm";
-import { bigint, bigserial, boolean, index, integer, jsonb, numeric, pgSchema, primaryKey, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import { bigint, bigserial, boolean, date, index, integer, jsonb, numeric, pgSchema, primaryKey, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
 
 export const articleStoreSchema = pgSchema("article_store");
 
@@ -82,6 +82,53 @@ export const articles = articleStoreSchema.table(
     index("articles_project_newest").on(t.projectId, t.createdAt.desc(), t.id.desc()),
     index("articles_project_status_newest").on(t.projectId, t.status, t.createdAt.desc(), t.id.desc()),
   ],
+);
+
+/**
+ * How many articles each project holds per status: a list's total is a sum of a few rows, exact
+ * at any size. Triggers on articles record every change in article_count_changes (migration
+ * 0003); article-store folds those into these counts, and reads add the ones not folded yet.
+ */
+export const articleCounts = articleStoreSchema.table(
+  "article_counts",
+  {
+    projectId: ref("project_id").notNull(),
+    status: text("status", { enum: ARTICLE_STATUSES }).notNull(),
+    articles: bigint("articles", { mode: "number" }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.status] })],
+);
+
+/**
+ * The same counts per UTC day of creation: a deep page skips whole days by their counts and walks
+ * the index only within the day it starts in.
+ */
+export const articleDayCounts = articleStoreSchema.table(
+  "article_day_counts",
+  {
+    projectId: ref("project_id").notNull(),
+    status: text("status", { enum: ARTICLE_STATUSES }).notNull(),
+    day: date("day", { mode: "string" }).notNull(),
+    articles: bigint("articles", { mode: "number" }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.status, t.day] })],
+);
+
+/**
+ * Count changes written in the same transaction as the articles they count. Appending (rather
+ * than updating a project's count row) keeps concurrent writers of one project from queueing
+ * on that row until each other's commit.
+ */
+export const articleCountChanges = articleStoreSchema.table(
+  "article_count_changes",
+  {
+    id: id(),
+    projectId: ref("project_id").notNull(),
+    status: text("status", { enum: ARTICLE_STATUSES }).notNull(),
+    day: date("day", { mode: "string" }).notNull(),
+    change: bigint("change", { mode: "number" }).notNull(),
+  },
+  (t) => [index("article_count_changes_project").on(t.projectId, t.status)],
 );
 
 /** Every body the article has had: 1 is the generation output, later ones passes or edits. */

@@ -1,8 +1,9 @@
-// Articles: creation (with its outbox entry, in one transaction), lookup and listing.
-import { and, count, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
+// Articles: creation (with its outbox entry, in one transaction), lookup and changes.
+import { eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
+import { preparedPerDatabase } from "../db/prepared.ts";
 import { articles, outbox, type ArticleStatus, type GenerationSettings } from "../db/schema.ts";
-import { conflict, invalidFields, notFound, throwIfAny } from "../../../kit/src/errors.ts";
+import { conflict, notFound, throwIfAny } from "../../../kit/src/errors.ts";
 import { bindArticleToKey, lockLiveKey, type IdempotencyRequest } from "./idempotency.ts";
 
 export type ArticleRecord = typeof articles.$inferSelect;
@@ -90,50 +91,27 @@ export async function createArticle(db: Db, input: NewArticle, idempotency?: Ide
   });
 }
 
+// Polling reads: prepared once, so a call only binds the identifier.
+const lookups = preparedPerDatabase((db) => ({
+  byId: db.select().from(articles).where(eq(articles.id, sql.placeholder("id"))).prepare("article_by_id"),
+  byExternalId: db.select().from(articles).where(eq(articles.externalId, sql.placeholder("externalId"))).prepare("article_by_external_id"),
+}));
+
 /** By numeric id or external_id UUID; anything else is not found. */
 export async function getArticle(db: Db, identifier: string): Promise<ArticleRecord> {
   const value = identifier.trim();
-  let where;
-  if (NUMERIC_ID.test(value) && Number.isSafeInteger(Number(value))) where = eq(articles.id, Number(value));
-  else if (isUuid(value)) where = eq(articles.externalId, value.toLowerCase());
+  let found: ArticleRecord[];
+  if (NUMERIC_ID.test(value) && Number.isSafeInteger(Number(value))) found = await lookups(db).byId.execute({ id: Number(value) });
+  else if (isUuid(value)) found = await lookups(db).byExternalId.execute({ externalId: value.toLowerCase() });
   else throw notFound("No such article.");
-  const [article] = await db.select().from(articles).where(where);
-  if (!article) throw notFound("No such article.");
-  return article;
+  if (!found[0]) throw notFound("No such article.");
+  return found[0];
 }
 
 export async function getArticleByExternalId(db: Db, externalId: string): Promise<ArticleRecord> {
-  const [article] = await db.select().from(articles).where(eq(articles.externalId, requireUuid(externalId)));
+  const [article] = await lookups(db).byExternalId.execute({ externalId: requireUuid(externalId) });
   if (!article) throw notFound("No such article.");
   return article;
-}
-
-export interface ArticleListQuery {
-  projectIds: number[];
-  status?: string;
-  page: number;
-  perPage: number;
-}
-
-/** Articles of the given projects, newest first. */
-export async function listArticles(db: Db, query: ArticleListQuery): Promise<{ articles: ArticleRecord[]; total: number }> {
-  if (query.page < 1 || query.perPage < 1 || query.perPage > 100) {
-    throw invalidFields({ ...(query.page < 1 ? { page: ["page must be at least 1."] } : {}), ...(query.perPage < 1 || query.perPage > 100 ? { per_page: ["per_page must be between 1 and 100."] } : {}) });
-  }
-  if (query.projectIds.length === 0) return { articles: [], total: 0 };
-  const where = and(inArray(articles.projectId, query.projectIds), query.status ? eq(articles.status, query.status as ArticleStatus) : undefined);
-  // The count and the page are independent reads: run them side by side.
-  const [[{ total }], rows] = await Promise.all([
-    db.select({ total: count() }).from(articles).where(where),
-    db
-      .select()
-      .from(articles)
-      .where(where)
-      .orderBy(desc(articles.createdAt), desc(articles.id))
-      .limit(query.perPage)
-      .offset((query.page - 1) * query.perPage),
-  ]);
-  return { articles: rows, total: Number(total) };
 }
 
 /** Locks one article (by external_id) for a change made in the same transaction. */

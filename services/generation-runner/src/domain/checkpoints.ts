@@ -76,10 +76,12 @@ export async function stepCheckpointsOf(db: Db, externalId: string): Promise<Map
 
 /** Stores a step's result; when one is already stored (a second worker raced), that one wins. */
 export async function saveStepCheckpoint(db: Db, externalId: string, cp: Omit<StepCheckpoint, "completedAt">): Promise<StepCheckpoint> {
-  await db
+  const [inserted] = await db
     .insert(stepCheckpoints)
     .values({ ...cp, externalId, cost: formatUsd(cp.cost) })
-    .onConflictDoNothing();
+    .onConflictDoNothing()
+    .returning();
+  if (inserted) return toStep(inserted);
   const [row] = await db.select().from(stepCheckpoints).where(and(eq(stepCheckpoints.externalId, externalId), eq(stepCheckpoints.stepNumber, cp.stepNumber)));
   return toStep(row!);
 }
@@ -120,9 +122,12 @@ export async function saveResearch(db: Db, externalId: string, research: StoredR
 
 /** The run's total cost: every checkpoint counted once, however often the job ran. */
 export async function runCost(db: Db, externalId: string): Promise<Picodollars> {
-  const steps = await db.select({ cost: stepCheckpoints.cost }).from(stepCheckpoints).where(eq(stepCheckpoints.externalId, externalId));
-  const finishing = await db.select({ cost: finishingCheckpoints.cost }).from(finishingCheckpoints).where(eq(finishingCheckpoints.externalId, externalId));
-  return sumUsd([...steps, ...finishing].map((r) => parseUsd(r.cost)));
+  const rows = await db
+    .select({ cost: stepCheckpoints.cost })
+    .from(stepCheckpoints)
+    .where(eq(stepCheckpoints.externalId, externalId))
+    .unionAll(db.select({ cost: finishingCheckpoints.cost }).from(finishingCheckpoints).where(eq(finishingCheckpoints.externalId, externalId)));
+  return sumUsd(rows.map((r) => parseUsd(r.cost)));
 }
 
 export async function getRunRecord(db: Db, externalId: string) {

@@ -1,6 +1,7 @@
 // The model catalog: provider:model ids, their prices (USD per million tokens) and fallbacks.
 // Article creation resolves the model here; the runner prices every call from it.
-import { asc, eq, sql } from "drizzle-orm";
+import { asc, eq, inArray, or, sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/pg-core";
 import { invalidFields, notFound, precondition, conflict, throwIfAny } from "../../../kit/src/errors.ts";
 import type { Db } from "../db/client.ts";
 import { models } from "../db/schema.ts";
@@ -75,6 +76,19 @@ export async function listModels(db: Db): Promise<CatalogModel[]> {
 export async function findModel(db: Db, id: string): Promise<CatalogModel | undefined> {
   const [row] = await db.select().from(models).where(eq(models.id, id));
   return row ? present(row) : undefined;
+}
+
+const fallbackOf = alias(models, "fallback_of");
+
+/** The model and the model it falls back to (when it names one), read in one query. */
+export async function findModelAndFallback(db: Db, id: string): Promise<{ model?: CatalogModel; fallback?: CatalogModel }> {
+  const rows = await db
+    .select()
+    .from(models)
+    .where(or(eq(models.id, id), inArray(models.id, db.select({ id: fallbackOf.fallbackModel }).from(fallbackOf).where(eq(fallbackOf.id, id)))));
+  const model = rows.find((r) => r.id === id);
+  const fallback = model?.fallbackModel ? rows.find((r) => r.id === model.fallbackModel) : undefined;
+  return { model: model && present(model), fallback: fallback && present(fallback) };
 }
 
 export async function getModel(db: Db, id: string): Promise<CatalogModel> {

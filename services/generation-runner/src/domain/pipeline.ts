@@ -6,7 +6,7 @@
 import { Code, ConnectError, type Client } from "@connectrpc/connect";
 import type { ArticleLifecycleService, ArticleStoreService } from "../../../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import type { QuotaService } from "../../../../proto/gen/articles/accounts_billing/v1/quota_pb.ts";
-import type { SnapshotStep, WorkflowSnapshotService } from "../../../../proto/gen/articles/workflow_catalog/v1/snapshots_pb.ts";
+import type { GetSnapshotResponse, SnapshotStep } from "../../../../proto/gen/articles/workflow_catalog/v1/snapshots_pb.ts";
 import { renderTemplate, temperatureForTone, type StepFlags } from "../../../kit/src/prompt-template.ts";
 import type { Logger } from "../../../kit/src/logger.ts";
 import type { WebhookJob } from "../../../kit/src/queues.ts";
@@ -16,8 +16,10 @@ import { advanceBatch } from "./batch-mode.ts";
 import { findRun, pickUpRun, researchOf, runCost, saveStepCheckpoint, stepCheckpointsOf, updateRun, type RunRow, type StepCheckpoint } from "./checkpoints.ts";
 import { generateImages, humanize } from "./finishing.ts";
 import { callModel, StepFailure, type ChatRequest } from "./model-call.ts";
-import { findModel, type CatalogModel } from "./model-catalog.ts";
+import { findModelAndFallback, type CatalogModel } from "./model-catalog.ts";
 import type { OriginalityDetector } from "./originality.ts";
+import type { PinnedSnapshotMemory } from "./pinned-snapshots.ts";
+import { ProgressReports } from "./progress-reports.ts";
 import type { ModelClients } from "./providers.ts";
 import { descriptionOf, templateValues, wordCountOf, type RunContext } from "./step-values.ts";
 import { bodyOf } from "../../../kit/src/article-envelope.ts";
@@ -29,7 +31,8 @@ export interface PipelineDeps {
   clients: ModelClients;
   articles: Client<typeof ArticleStoreService>;
   lifecycle: Client<typeof ArticleLifecycleService>;
-  snapshots: Client<typeof WorkflowSnapshotService>;
+  /** Pinned snapshots from workflow-catalog, remembered per revision (they never change). */
+  snapshots: PinnedSnapshotMemory<GetSnapshotResponse>;
   quota: Client<typeof QuotaService>;
   enqueueWebhook(job: WebhookJob): Promise<void>;
   detector: OriginalityDetector;
@@ -74,7 +77,7 @@ async function findArticle(deps: PipelineDeps, externalId: string) {
 
 async function pinnedSnapshot(deps: PipelineDeps, workflowId: bigint, revision: number, articleType: string) {
   try {
-    return await deps.snapshots.getSnapshot({ workflowId, revision, articleType });
+    return await deps.snapshots.get({ workflowId, revision, articleType });
   } catch (error) {
     if (error instanceof ConnectError && error.code === Code.NotFound) {
       throw new ArticleCannotRun(`the pinned workflow ${articleType} (revision ${revision}) no longer exists`);
@@ -83,47 +86,68 @@ async function pinnedSnapshot(deps: PipelineDeps, workflowId: bigint, revision: 
   }
 }
 
-async function catalogModel(db: Db, id: string): Promise<CatalogModel> {
-  const model = await findModel(db, id);
+/** What earlier pickups of the run stored; a run opened only now has none (checkpoints follow its opening). */
+async function earlierWork(db: Db, externalId: string, earlier: RunRow | undefined) {
+  if (!earlier) return { checkpoints: new Map<number, StepCheckpoint>(), costSoFar: 0n };
+  const [checkpoints, costSoFar] = await Promise.all([stepCheckpointsOf(db, externalId), runCost(db, externalId)]);
+  return { checkpoints, costSoFar };
+}
+
+async function catalogModels(db: Db, id: string): Promise<{ requested: CatalogModel; fallback?: CatalogModel }> {
+  const { model, fallback } = await findModelAndFallback(db, id);
   if (!model) throw new ArticleCannotRun(`model "${id}" is not in the catalog`);
-  return model;
+  return { requested: model, fallback };
 }
 
 export async function generateArticle(deps: PipelineDeps, externalId: string, job: JobControl): Promise<RunOutcome> {
+  const reports = new ProgressReports((report) => deps.lifecycle.recordProgress({ externalId, ...report }));
+  try {
+    return await runArticle(deps, externalId, job, reports);
+  } finally {
+    // A run that ends (or parks) sends nothing more: a later pickup reports for itself.
+    reports.stop();
+  }
+}
+
+async function runArticle(deps: PipelineDeps, externalId: string, job: JobControl, reports: ProgressReports): Promise<RunOutcome> {
   const { db, lifecycle } = deps;
-  const article = await findArticle(deps, externalId);
+  // Independent reads go out together: each is a round trip the run would otherwise wait for in turn.
+  const [article, earlier] = await Promise.all([findArticle(deps, externalId), findRun(db, externalId)]);
   if (!article) {
     deps.logger.warn("generation job for an unknown article dropped", { externalId });
     return "skipped";
   }
   if (!article.settings) throw new ArticleCannotRun(`article ${externalId} has no generation settings`);
-  const earlier = await findRun(db, externalId);
   // Terminal articles are skipped, unless this runner completed one and died before finishing
   // its hand-offs (settlement, webhook), which the idempotent tail below then completes.
   if (article.status === "failed" || earlier?.finishedAt || (TERMINAL.has(article.status) && !earlier)) return "skipped";
 
   const settings = article.settings;
-  const snapshot = await pinnedSnapshot(deps, settings.workflowId, settings.workflowRevision, article.articleType);
-  const steps = [...snapshot.steps].sort((a, b) => a.stepNumber - b.stepNumber);
-  if (steps.length === 0) throw new ArticleCannotRun(`workflow ${article.articleType} revision ${settings.workflowRevision} has no steps`);
-  const run = await pickUpRun(db, {
+  // The run is opened while the first model call is under way; every checkpoint waits for it.
+  const pickedUp = pickUpRun(db, {
     externalId,
     workflowId: Number(settings.workflowId),
     workflowRevision: settings.workflowRevision,
     articleType: article.articleType,
     requestedModel: settings.model,
   });
-
-  const requested = await catalogModel(db, settings.model);
-  const fallback = requested.fallbackModel ? await findModel(db, requested.fallbackModel) : undefined;
+  // Awaited below; a failure that ends the run first must not leave it unhandled.
+  pickedUp.catch(() => {});
+  const [snapshot, { requested, fallback }, { checkpoints, costSoFar }] = await Promise.all([
+    pinnedSnapshot(deps, settings.workflowId, settings.workflowRevision, article.articleType),
+    catalogModels(db, settings.model),
+    earlierWork(db, externalId, earlier),
+  ]);
+  const steps = [...snapshot.steps].sort((a, b) => a.stepNumber - b.stepNumber);
+  if (steps.length === 0) throw new ArticleCannotRun(`workflow ${article.articleType} revision ${settings.workflowRevision} has no steps`);
+  // Every checkpoint is counted once: what earlier pickups stored, plus each one stored here.
+  let cost = costSoFar;
   const temperature = temperatureForTone(article.tone);
-  const checkpoints = await stepCheckpointsOf(db, externalId);
   const outputs = new Map([...checkpoints].map(([n, cp]) => [n, cp.output]));
   // ai_model_used is the model that produced the first step, once it has.
   const modelUsed = () => checkpoints.get(steps[0]!.stepNumber)?.model;
-  const progress = async (status: "writing" | "batching" | "polishing", currentStep: string) => {
-    await lifecycle.recordProgress({ externalId, status, currentStep, aiModelUsed: modelUsed(), cost: formatUsd(await runCost(db, externalId)) });
-  };
+  const progress = (status: "writing" | "batching" | "polishing", currentStep: string) =>
+    reports.report({ status, currentStep, aiModelUsed: modelUsed(), cost: formatUsd(cost) });
   // Batch mode takes single-step workflows only (spec 4.1); creation enforces it.
   const batchMode = settings.useBatchApi && steps.length === 1;
 
@@ -146,7 +170,9 @@ export async function generateArticle(deps: PipelineDeps, externalId: string, jo
     };
 
     for (const step of pending) {
-      await progress(batchMode ? "batching" : "writing", step.stepName);
+      progress(batchMode ? "batching" : "writing", step.stepName);
+      // A batch parks the job between polls: the report must be in before the job lets go.
+      if (batchMode) await reports.flush();
       const values = templateValues(ctx, steps, outputs);
       const flags = flagsOf(step);
       const request: ChatRequest = {
@@ -160,22 +186,25 @@ export async function generateArticle(deps: PipelineDeps, externalId: string, jo
       };
       let checkpoint: StepCheckpoint;
       try {
-        checkpoint = batchMode ? await batchedStep(deps, run, requested, step, request, job) : await liveStep(deps, externalId, requested, fallback, step, request);
+        checkpoint = batchMode ? await batchedStep(deps, await pickedUp, requested, step, request, job) : await liveStep(deps, externalId, requested, fallback, step, request, pickedUp);
       } catch (error) {
         if (error instanceof StepFailure) throw new StepFailure(`step ${step.stepNumber} "${step.stepName}": ${error.message}`);
         throw error;
       }
       checkpoints.set(step.stepNumber, checkpoint);
       outputs.set(step.stepNumber, checkpoint.output);
+      cost += checkpoint.cost;
       deps.logger.info("step completed", { externalId, step: step.stepNumber, model: checkpoint.model, fallback: checkpoint.usedFallback });
     }
   }
+
+  const run = await pickedUp;
 
   // Polishing: the finishing touches.
   const last = steps[steps.length - 1]!;
   const content = outputs.get(last.stepNumber)!;
   if (settings.imageCount > 0) {
-    await progress("polishing", "Generating images");
+    progress("polishing", "Generating images");
     const preset = settings.imagePresetId ? (await deps.articles.getImagePreset({ imagePresetId: settings.imagePresetId })).imagePreset : undefined;
     try {
       await generateImages(db, deps.clients, externalId, deps.imageModel, {
@@ -191,15 +220,23 @@ export async function generateArticle(deps: PipelineDeps, externalId: string, jo
       deps.logger.warn("images left out after the last attempt", { externalId, error: (error as Error).message });
     }
   }
-  await progress("polishing", article.humanize ? "Humanizing" : "Finishing touches");
+  if (article.humanize) {
+    // Completion keeps the article polishing for the pass, which pollers see named.
+    progress("polishing", "Humanizing");
+    await reports.flush();
+  } else {
+    // Completion itself records the final state; an unsent report would only repeat it.
+    await reports.supersede();
+  }
 
+  const contentWords = wordCountOf(content);
   const { article: generated } = await lifecycle.completeGeneration({
     externalId,
     content,
     description: descriptionOf(steps, outputs, content) ?? undefined,
-    actualWordCount: wordCountOf(content),
+    actualWordCount: contentWords,
     aiModelUsed: modelUsed()!,
-    cost: formatUsd(await runCost(db, externalId)),
+    cost: formatUsd(cost),
     moreVersionsFollow: article.humanize,
   });
   let finalContent = content;
@@ -228,20 +265,24 @@ export async function generateArticle(deps: PipelineDeps, externalId: string, jo
   }
   if (versionId === undefined) throw new Error("article-store returned no current version after completion");
 
+  // The originality score and the word settlement go to different services and need not wait for each other.
   const score = await deps.detector.score(bodyOf(finalContent));
-  await lifecycle.recordOriginality({ externalId, versionId, aiDetectionScore: score });
-  await deps.quota.settleWords({ reference: externalId, actualWords: BigInt(wordCountOf(finalContent)) });
-  if (article.webhookUrl && !run.webhookEnqueuedAt) {
-    await deps.enqueueWebhook({ externalId, versionId: Number(versionId) });
-    await updateRun(db, externalId, { webhookEnqueuedAt: new Date() });
-  }
-  await updateRun(db, externalId, { finishedAt: new Date(), lastError: null });
+  await Promise.all([
+    lifecycle.recordOriginality({ externalId, versionId, aiDetectionScore: score }),
+    deps.quota.settleWords({ reference: externalId, actualWords: BigInt(finalContent === content ? contentWords : wordCountOf(finalContent)) }),
+  ]);
+  // The webhook goes out after the score is recorded, so its payload carries it.
+  const webhookEnqueued = article.webhookUrl && !run.webhookEnqueuedAt;
+  if (webhookEnqueued) await deps.enqueueWebhook({ externalId, versionId: Number(versionId) });
+  // The job id makes a repeated enqueue harmless, so one write records both.
+  await updateRun(db, externalId, { finishedAt: new Date(), lastError: null, ...(webhookEnqueued ? { webhookEnqueuedAt: new Date() } : {}) });
   deps.logger.info("article completed", { externalId, steps: steps.length, humanized: article.humanize });
   return "completed";
 }
 
-async function liveStep(deps: PipelineDeps, externalId: string, requested: CatalogModel, fallback: CatalogModel | undefined, step: SnapshotStep, request: ChatRequest) {
+async function liveStep(deps: PipelineDeps, externalId: string, requested: CatalogModel, fallback: CatalogModel | undefined, step: SnapshotStep, request: ChatRequest, runOpened: Promise<unknown>) {
   const reply = await callModel(deps.clients, requested, fallback, request);
+  await runOpened;
   return saveStepCheckpoint(deps.db, externalId, {
     stepNumber: step.stepNumber,
     stepName: step.stepName,

@@ -6,6 +6,7 @@
 // Every call goes through the official `openai` SDK pointed at the provider's base URL.
 import OpenAI from "openai";
 import { ConfigError, envUrl } from "../../../kit/src/config.ts";
+import { providerFetch } from "./provider-connections.ts";
 
 export interface ProviderEndpoint {
   name: string;
@@ -77,7 +78,7 @@ export class ModelClients {
     let client = this.clients.get(provider);
     if (!client) {
       // Retries belong to the job (checkpointed, backed off, with the fallback model), not to the SDK.
-      client = new OpenAI({ apiKey: endpoint.apiKey, baseURL: endpoint.baseUrl, maxRetries: 0 });
+      client = new OpenAI({ apiKey: endpoint.apiKey, baseURL: endpoint.baseUrl, maxRetries: 0, fetch: providerFetch });
       this.clients.set(provider, client);
     }
     return { client, model };

@@ -1,0 +1,106 @@
+// Lists of articles of some projects, newest first (created_at, then id), by page. Neither part
+// grows with the projects' size: the total sums the per-status counts (with the changes not
+// folded into them yet, read in the same snapshot), and a page's ids come from an index-only walk
+// that starts at the day the page falls in, found from the per-day counts, before only those rows
+// are read.
+import { and, eq, sql, type SQL } from "drizzle-orm";
+import type { Db } from "../db/client.ts";
+import { preparedPerDatabase } from "../db/prepared.ts";
+import { articleCountChanges, articleCounts, articleDayCounts, articles } from "../db/schema.ts";
+import { invalidFields } from "../../../kit/src/errors.ts";
+import type { ArticleRecord } from "./articles.ts";
+
+export interface ArticleListQuery {
+  projectIds: number[];
+  status?: string;
+  page: number;
+  perPage: number;
+}
+
+/** Below this offset walking the index from the top is cheaper than summing the day counts. */
+const SEEK_FROM_OFFSET = 2_000;
+
+const projectIds = sql`${sql.placeholder("projectIds")}::int8[]`;
+const offset = sql`${sql.placeholder("offset")}::int8`;
+const perPage = sql`${sql.placeholder("perPage")}::int8`;
+const status = sql.placeholder("status");
+const seekFrom = sql.raw(String(SEEK_FROM_OFFSET));
+
+/**
+ * The page's ids, newest first. A deep offset starts the walk at the end of the day it falls in,
+ * skipping the articles of newer days by their counts; each project is then an index-only range
+ * scan of at most (offset within that day + per_page) entries, and the projects' scans are merged.
+ */
+function pageIds(byStatus: boolean): SQL {
+  const ofStatus = byStatus ? sql`and status = ${status}` : sql``;
+  return sql`
+    with days as (
+      select day, sum(articles) as articles from (
+        select day, articles from ${articleDayCounts} where project_id = any(${projectIds}) ${ofStatus}
+        union all
+        select day, change from ${articleCountChanges} where project_id = any(${projectIds}) ${ofStatus}
+      ) as counted
+      where ${offset} >= ${seekFrom}
+      group by day
+    ), found as (
+      select starts_before, skipped from (
+        select (day + 1)::timestamp at time zone 'UTC' as starts_before, (sum(articles) over (order by day desc) - articles)::int8 as skipped, articles
+        from days
+      ) as newest_first
+      where skipped + articles > ${offset}
+      order by starts_before desc limit 1
+    ), start as (
+      select starts_before, skipped from found
+      union all
+      select 'infinity'::timestamptz, 0::int8 where ${offset} < ${seekFrom}
+    )
+    select page.id from start
+    cross join (select distinct unnest(${projectIds}) as project_id) as listed
+    cross join lateral (
+      -- In the index's own order (desc nulls last), or Postgres would sort the whole range.
+      select id, created_at from ${articles} as candidate
+      where project_id = listed.project_id ${ofStatus} and created_at < start.starts_before
+      order by created_at desc nulls last, id desc nulls last
+      limit ${offset} - start.skipped + ${perPage}
+    ) as page
+    order by page.created_at desc nulls last, page.id desc nulls last
+    offset ${offset} - (select skipped from start) limit ${perPage}`;
+}
+
+function listStatements(db: Db, byStatus: boolean) {
+  const inProjects = sql`${articleCounts.projectId} = any(${projectIds})`;
+  const ofStatus = byStatus ? sql`and status = ${status}` : sql``;
+  const unfolded = sql`(select sum(change) from ${articleCountChanges} where project_id = any(${projectIds}) ${ofStatus})`;
+  return {
+    total: db
+      .select({ total: sql<string>`coalesce(sum(${articleCounts.articles}), 0) + coalesce(${unfolded}, 0)` })
+      .from(articleCounts)
+      .where(byStatus ? and(inProjects, eq(articleCounts.status, status)) : inProjects)
+      .prepare(byStatus ? "article_total_of_status" : "article_total"),
+    page: db
+      .select()
+      .from(articles)
+      // An array of the ids (not `in`), so Postgres reads just those rows by primary key.
+      .where(sql`${articles.id} = any(array(${pageIds(byStatus)}))`)
+      .orderBy(sql`${articles.createdAt} desc nulls last`, sql`${articles.id} desc nulls last`)
+      .prepare(byStatus ? "article_page_of_status" : "article_page"),
+  };
+}
+
+const statements = preparedPerDatabase((db) => ({
+  all: listStatements(db, false),
+  ofStatus: listStatements(db, true),
+}));
+
+/** Articles of the given projects, newest first, with the exact number of them. */
+export async function listArticles(db: Db, query: ArticleListQuery): Promise<{ articles: ArticleRecord[]; total: number }> {
+  if (query.page < 1 || query.perPage < 1 || query.perPage > 100) {
+    throw invalidFields({ ...(query.page < 1 ? { page: ["page must be at least 1."] } : {}), ...(query.perPage < 1 || query.perPage > 100 ? { per_page: ["per_page must be between 1 and 100."] } : {}) });
+  }
+  if (query.projectIds.length === 0) return { articles: [], total: 0 };
+  const list = query.status ? statements(db).ofStatus : statements(db).all;
+  const values = { projectIds: query.projectIds, status: query.status, offset: (query.page - 1) * query.perPage, perPage: query.perPage };
+  // The total and the page are independent reads: run them side by side.
+  const [[{ total }], rows] = await Promise.all([list.total.execute(values), list.page.execute(values)]);
+  return { articles: rows, total: Number(total) };
+}

@@ -1,0 +1,98 @@
+// What a run reports to the article while it works (status, current step, model, cost so far).
+// The reports are for pollers only, so the run does not wait for them: they are sent one at a
+// time, in order, at most one per interval, and a report made while another is under way or
+// waiting replaces the one not yet sent, so a run whose steps finish in milliseconds sends its
+// first state and then only its latest. A report that failed makes the run's next report (or its
+// flush) throw, as if the run had made it itself.
+
+/** How often one run's reports reach article-store at most (pollers see a state at most this late). */
+export const PROGRESS_INTERVAL_MS = 250;
+
+export interface ProgressReport {
+  status: "writing" | "batching" | "polishing";
+  currentStep: string;
+  aiModelUsed?: string;
+  cost: string;
+}
+
+export type SendProgress = (report: ProgressReport) => Promise<unknown>;
+
+export class ProgressReports {
+  private pending: ProgressReport | undefined;
+  private sending: Promise<void> | undefined;
+  private failure: unknown;
+  private lastSentAt = -Infinity;
+  /** Set while someone waits for the reports: the interval no longer holds the next one back. */
+  private urgent = false;
+  private wake: (() => void) | undefined;
+
+  constructor(
+    private readonly send: SendProgress,
+    private readonly intervalMs = PROGRESS_INTERVAL_MS,
+  ) {}
+
+  /** Queues the report (replacing any not yet sent) and returns at once. */
+  report(report: ProgressReport): void {
+    this.throwIfFailed();
+    this.pending = report;
+    this.sending ??= this.drain();
+  }
+
+  /** Sends what is queued now and waits until every report made so far is in; throws the first that failed. */
+  async flush(): Promise<void> {
+    this.urgent = true;
+    this.wake?.();
+    try {
+      while (this.sending) await this.sending;
+    } finally {
+      this.urgent = false;
+    }
+    this.throwIfFailed();
+  }
+
+  /**
+   * Drops the report not yet sent and waits for the one under way: for when the run's next call
+   * to article-store (completion) records a later state itself, so a report landing after it
+   * would only repeat or undo it.
+   */
+  async supersede(): Promise<void> {
+    this.pending = undefined;
+    await this.flush();
+  }
+
+  /** The run is over (finished, failed or parked): nothing more is sent for it. */
+  stop(): void {
+    this.pending = undefined;
+    this.wake?.();
+  }
+
+  private throwIfFailed(): void {
+    if (this.failure !== undefined) throw this.failure;
+  }
+
+  private async drain(): Promise<void> {
+    // Yields first, so `sending` is always set before this can finish.
+    await Promise.resolve();
+    while (this.pending) {
+      const wait = this.lastSentAt + this.intervalMs - performance.now();
+      if (wait > 0 && !this.urgent) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, wait);
+          this.wake = () => (clearTimeout(timer), resolve());
+        });
+        this.wake = undefined;
+        continue;
+      }
+      const next = this.pending;
+      this.pending = undefined;
+      this.lastSentAt = performance.now();
+      try {
+        await this.send(next);
+      } catch (error) {
+        this.failure ??= error;
+        this.pending = undefined;
+      }
+    }
+    this.sending = undefined;
+  }
+}

@@ -1,0 +1,157 @@
+// P6: the cost of a read does not grow with the data behind it. One project is filled straight
+// into the database to 1,000 articles, GET by id and list pages 1 and 10,000 (with and without
+// ?status=) are timed through the API, then the same project grows to 1,000,000 articles
+// (BENCH_SCALE_ROWS) and they are timed again against the 1,000-article figures.
+import { OperatorService } from "../../proto/gen/articles/accounts_billing/v1/operator_pb.ts";
+import { serviceClient } from "../../services/kit/src/clients.ts";
+import type { BenchContext } from "./context.ts";
+import { load, loadAtRate, type Figure, type LoadResult } from "./measure.ts";
+
+const SMALL = 1_000;
+const LARGE = Number(process.env.BENCH_SCALE_ROWS ?? 1_000_000);
+/** Low, so the figures are each request's own cost rather than queueing behind others. */
+const CONCURRENCY = 4;
+const PER_PAGE = 20;
+const DEEP_PAGE = 10_000;
+/** Rows per INSERT: each statement's trigger sums its rows once; smaller keeps its spill small. */
+const SEED_BATCH = 50_000;
+/** Articles picked at random for GET by id, read in turn. */
+const GET_SAMPLE = 1_000;
+/**
+ * GET by id is paced so an article comes round again only after 4 s: past the gateway's one-second
+ * memory, so every read reaches article-store and Postgres (closed loops would mostly hit memory).
+ */
+const GETS_PER_SECOND = 250;
+/** Seeded articles are 30 s apart, so a million span about a year (≈ 2,900 a day). */
+const SPACING_SECONDS = 30;
+
+const SETTINGS = {
+  workflowId: 1, workflowRevision: 1, builtinWorkflow: true, model: "simulator:sim-fast", targetAudience: "Home baristas", brandVoiceId: null,
+  includeKeyTakeaways: true, includeFaq: true, headingCapitalization: null, researchEnabled: false, researchMaxSources: 5,
+  researchMinContentWords: 100, researchMaxWordsPerSource: 1000, researchIncludeDomains: [], researchExcludeDomains: ["pinterest.com", "quora.com", "reddit.com", "facebook.com"],
+  useBatchApi: false, additionalInstruction: null, imageCount: 0, imageAspectRatio: null, imagePresetId: null, reservedWords: 1200,
+};
+
+/**
+ * Articles number `from`..`to` of the project, oldest first: 70% completed, 10% published, then
+ * failed, queued, writing and polishing; finished ones carry a body of about 200 words.
+ */
+async function seed(ctx: BenchContext, projectId: number, from: number, to: number, first: Date): Promise<void> {
+  for (let start = from; start <= to; start += SEED_BATCH) {
+    const end = Math.min(to, start + SEED_BATCH - 1);
+    await ctx.sql`
+      insert into article_store.articles (external_id, account_id, project_id, title, description, content, original_content, status,
+        article_type, target_keyword, keywords, target_word_count, actual_word_count, tone, point_of_view, language, country_targeting,
+        ai_model_used, cost, current_step, ai_detection_score, settings, created_at, updated_at)
+      select gen_random_uuid(), ${ctx.accountId}, ${projectId}, 'Brewing guide ' || g, case when done then 'How to brew, part ' || g end,
+        case when done then body end, case when done then body end, status,
+        'blog_post', 'coffee ' || (g % 500), array['coffee', 'brewing', 'guide ' || (g % 50)], 1000, case when done then 200 else 0 end,
+        'friendly', 'second_person', 'en', 'US', case when status <> 'queued' then 'simulator:sim-fast' end,
+        case when done then 0.0042 else 0 end, case when status in ('writing', 'polishing') then 'Draft' end,
+        case when done then (g % 100)::int end, ${ctx.sql.json(SETTINGS)},
+        created, created + interval '2 minutes'
+      from generate_series(${start}::int8, ${end}::int8) as g,
+        lateral (select case when g % 20 < 14 then 'completed' when g % 20 < 16 then 'published' when g % 20 = 16 then 'failed'
+                             when g % 20 = 17 then 'queued' when g % 20 = 18 then 'writing' else 'polishing' end as status) as s,
+        lateral (select s.status in ('completed', 'published') as done, repeat(md5(g::text) || ' brewing notes ', 13) as body,
+                        ${first}::timestamptz + g * ${SPACING_SECONDS} * interval '1 second' as created) as article`;
+  }
+  await ctx.sql`vacuum analyze article_store.articles, article_store.article_counts, article_store.article_day_counts`;
+  // The seeding's dirty pages are written now rather than by a checkpoint during the timings.
+  await ctx.sql`checkpoint`.catch(() => {});
+}
+
+interface Readings {
+  get: LoadResult;
+  lists: Record<ListName, LoadResult>;
+  deepPage: number;
+}
+
+type ListName = "page 1" | "deep page" | "status page 1" | "status deep page";
+
+/** p50 and p99 of GET by id and the four lists at the project's present size, each for `ms`. */
+async function measureAt(ctx: BenchContext, projectId: number, articles: number, ms: number): Promise<Readings> {
+  const ids = (await ctx.sql`select id from article_store.articles where project_id = ${projectId} order by random() limit ${GET_SAMPLE}`).map((r) => String(r.id));
+  let next = 0;
+  const get = await loadAtRate(`GET /v1/articles/{id} at ${articles}`, async () => (await ctx.api.get(`/v1/articles/${ids[next++ % ids.length]}`)).status === 200, { perSecond: GETS_PER_SECOND, durationMs: ms });
+
+  const [{ completed }] = await ctx.sql`select count(*)::int as completed from article_store.articles where project_id = ${projectId} and status = 'completed'`;
+  // At 1,000 articles page 10,000 is past the end; a quick run's smaller project stops earlier too.
+  const deepPage = articles === SMALL ? DEEP_PAGE : Math.min(DEEP_PAGE, Math.floor(completed / PER_PAGE));
+  const entries = (total: number, page: number) => Math.max(0, Math.min(PER_PAGE, total - (page - 1) * PER_PAGE));
+  // A read counts only when it answers the page's full number of entries.
+  const list = (query: string, expected: number) =>
+    load(
+      `GET /v1/articles?${query} at ${articles}`,
+      async () => {
+        const res = await ctx.api.get(`/v1/articles?project_id=${projectId}&per_page=${PER_PAGE}&${query}`);
+        return res.status === 200 && res.body.data.length === expected;
+      },
+      { concurrency: CONCURRENCY, durationMs: ms },
+    );
+  const lists: Record<ListName, LoadResult> = {
+    "page 1": await list("page=1", entries(articles, 1)),
+    "deep page": await list(`page=${deepPage}`, entries(articles, deepPage)),
+    "status page 1": await list("status=completed&page=1", entries(completed, 1)),
+    "status deep page": await list(`status=completed&page=${deepPage}`, entries(completed, deepPage)),
+  };
+  return { get, lists, deepPage };
+}
+
+const percentiles = (r: LoadResult, prefix: string) => ({ [`${prefix}p50 ms`]: r.p50ms, [`${prefix}p99 ms`]: r.p99ms, [`${prefix}errors`]: r.errors });
+
+export async function measureDataScale(ctx: BenchContext): Promise<Figure[]> {
+  const operator = serviceClient(OperatorService, { baseUrl: ctx.stack.env.ACCOUNTS_BILLING_URL, serviceToken: ctx.stack.env.SERVICE_TOKEN });
+  const { project } = await operator.createProject({ accountId: BigInt(ctx.accountId), name: "Data scale" });
+  const projectId = Number(project!.id);
+  // The newest seeded article is about now.
+  const first = new Date(Date.now() - LARGE * SPACING_SECONDS * 1000);
+
+  let started = performance.now();
+  await seed(ctx, projectId, 1, SMALL, first);
+  const smallSeedSeconds = (performance.now() - started) / 1000;
+  // A first pass warms every process (compiled code, prepared statements, connections) up.
+  await measureAt(ctx, projectId, SMALL, 2_000);
+  const small = await measureAt(ctx, projectId, SMALL, ctx.seconds * 1000);
+
+  started = performance.now();
+  await seed(ctx, projectId, SMALL + 1, LARGE, first);
+  const largeSeedSeconds = (performance.now() - started) / 1000;
+  const large = await measureAt(ctx, projectId, LARGE, ctx.seconds * 1000);
+  const seeding = { "seed s": largeSeedSeconds, "rows seeded": LARGE - SMALL, [`seed s to ${SMALL}`]: smallSeedSeconds };
+
+  const label = LARGE.toLocaleString("en-US");
+  const figures: Figure[] = [
+    {
+      id: "P6 get",
+      what: `GET /v1/articles/{id} p50 with ${label} articles in the project, ${GETS_PER_SECOND}/s over ${GET_SAMPLE} articles in turn`,
+      value: large.get.p50ms,
+      unit: "ms",
+      baseline: { what: `the same with ${SMALL.toLocaleString("en-US")} articles`, value: small.get.p50ms },
+      goal: "≤ 1.1 × baseline",
+      met: large.get.p50ms <= 1.1 * small.get.p50ms && large.get.errors === 0,
+      detail: { ...percentiles(large.get, ""), ...percentiles(small.get, "baseline "), ...seeding },
+    },
+  ];
+  const lists: [ListName, string, ListName][] = [
+    ["page 1", "page 1", "page 1"],
+    ["deep page", `page ${large.deepPage.toLocaleString("en-US")}`, "page 1"],
+    ["status page 1", "?status=completed page 1", "status page 1"],
+    ["status deep page", `?status=completed page ${large.deepPage.toLocaleString("en-US")}`, "status page 1"],
+  ];
+  for (const [name, what, baselineName] of lists) {
+    const measured = large.lists[name];
+    const baseline = small.lists[baselineName];
+    figures.push({
+      id: `P6 list ${name}`,
+      what: `GET /v1/articles ${what} (per_page ${PER_PAGE}) p50 with ${label} articles, ${CONCURRENCY} concurrent`,
+      value: measured.p50ms,
+      unit: "ms",
+      baseline: { what: `${baselineName} with ${SMALL.toLocaleString("en-US")} articles`, value: baseline.p50ms },
+      goal: "≤ 2 × baseline",
+      met: measured.p50ms <= 2 * baseline.p50ms && measured.errors === 0,
+      detail: { ...percentiles(measured, ""), ...percentiles(baseline, "baseline "), [`at ${SMALL} p50 ms`]: small.lists[name].p50ms },
+    });
+  }
+  return figures;
+}
