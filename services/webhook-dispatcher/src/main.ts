@@ -9,6 +9,8 @@ import { runService } from "../../kit/src/service-process.ts";
 import { DELIVERY_TIMEOUT_MS, loadDispatcherSettings } from "./config.ts";
 import { schema } from "./db/client.ts";
 import { startDeliveryWorker } from "./delivery-worker.ts";
+import { projectName } from "./domain/completion-delivery.ts";
+import { ProjectNames } from "./domain/project-names.ts";
 import { webhookDispatcherRoutes } from "./rpc.ts";
 
 const platform = failOnConfigError(() => loadPlatformConfig());
@@ -36,6 +38,7 @@ await runService({
       context: {
         db: database.db,
         services,
+        projectNames: new ProjectNames((projectId) => projectName(services, projectId)),
         policy: {
           attempts: settings.attempts,
           backoffMs: settings.backoffMs,

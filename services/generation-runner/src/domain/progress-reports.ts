@@ -1,9 +1,10 @@
 // What a run reports to the article while it works (status, current step, model, cost so far).
 // The reports are for pollers only, so the run does not wait for them: they are sent one at a
-// time, in order, at most one per interval, and a report made while another is under way or
-// waiting replaces the one not yet sent, so a run whose steps finish in milliseconds sends its
-// first state and then only its latest. A report that failed makes the run's next report (or its
-// flush) throw, as if the run had made it itself.
+// time, in order, at most one per interval (the first one interval after the run began), and a
+// report made while another is under way or waiting replaces the one not yet sent. So a run whose
+// steps take seconds reports each step, and one whose steps finish in milliseconds reports only
+// its latest state now and then, or nothing before completion records its final state. A report
+// that failed makes the run's next report (or its flush) throw, as if the run had made it itself.
 
 /** How often one run's reports reach article-store at most (pollers see a state at most this late). */
 export const PROGRESS_INTERVAL_MS = 250;
@@ -21,7 +22,7 @@ export class ProgressReports {
   private pending: ProgressReport | undefined;
   private sending: Promise<void> | undefined;
   private failure: unknown;
-  private lastSentAt = -Infinity;
+  private lastSentAt = performance.now();
   /** Set while someone waits for the reports: the interval no longer holds the next one back. */
   private urgent = false;
   private wake: (() => void) | undefined;

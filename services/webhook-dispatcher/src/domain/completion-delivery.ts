@@ -11,6 +11,7 @@ import type { Db } from "../db/client.ts";
 import { completionPayload } from "./completion-payload.ts";
 import { deliverWebhook, type AttemptResult } from "./deliver-webhook.ts";
 import { frozenMessage, type CompletionMessage } from "./messages.ts";
+import type { ProjectNames } from "./project-names.ts";
 import { nextStep } from "./retry-schedule.ts";
 import { signingSecretOf } from "./signing-secrets.ts";
 import { signatureHeaders, webhookMessageId } from "./standard-webhooks.ts";
@@ -34,6 +35,8 @@ export interface DeliveryContext {
   db: Db;
   services: DeliveryServices;
   policy: DeliveryPolicy;
+  /** Project names for payloads; without it each message asks accounts-billing. */
+  projectNames?: ProjectNames;
 }
 
 export type DeliveryOutcome =
@@ -61,9 +64,12 @@ export async function attemptCompletionDelivery(ctx: DeliveryContext, job: Webho
   if (!article.webhookUrl) return { kind: "not-sent", reason: "the article has no webhook_url" };
 
   const messageId = webhookMessageId(job.externalId, job.versionId);
+  // An article never changes project, so its signing secret is read while the message is frozen.
+  const secretRead = signingSecretOf(db, policy.secretKey, Number(article.projectId));
+  secretRead.catch(() => {}); // awaited below, after the message
   const message = await frozenMessage(db, messageId, async (): Promise<CompletionMessage> => {
-    const { project } = await services.accounts.getProject({ projectId: article.projectId });
-    const payload = completionPayload(article, { id: article.projectId, name: project?.name ?? "" });
+    const name = ctx.projectNames ? await ctx.projectNames.nameOf(article.projectId) : await projectName(services, article.projectId);
+    const payload = completionPayload(article, { id: article.projectId, name });
     return {
       id: messageId,
       externalId: job.externalId,
@@ -74,7 +80,7 @@ export async function attemptCompletionDelivery(ctx: DeliveryContext, job: Webho
     };
   });
 
-  const secret = await signingSecretOf(db, policy.secretKey, message.projectId);
+  const secret = message.projectId === Number(article.projectId) ? await secretRead : await signingSecretOf(db, policy.secretKey, message.projectId);
   const headers = { "user-agent": USER_AGENT, ...(secret ? signatureHeaders(secret, message.id, message.body) : {}) };
   const result = await deliverWebhook(message.url, message.body, headers, policy);
   await recordAttempt(services, job, message.id, attempt, result);
@@ -90,6 +96,11 @@ export async function attemptCompletionDelivery(ctx: DeliveryContext, job: Webho
       await services.lifecycle.markDeliveryFailed({ externalId: job.externalId, reason: step.reason });
       return { kind: "given-up", messageId, attempt, reason: step.reason };
   }
+}
+
+export async function projectName(services: DeliveryServices, projectId: bigint): Promise<string> {
+  const { project } = await services.accounts.getProject({ projectId });
+  return project?.name ?? "";
 }
 
 async function findArticle(services: DeliveryServices, externalId: string) {

@@ -18,8 +18,9 @@ export async function frozenMessage(db: Db, id: string, compose: () => Promise<C
   const [existing] = await db.select().from(messages).where(eq(messages.id, id));
   if (existing) return existing;
   const fresh = await compose();
-  await db.insert(messages).values(fresh).onConflictDoNothing({ target: messages.id });
-  // Another worker may have frozen it in between; its copy is the one every attempt sends.
+  const [inserted] = await db.insert(messages).values(fresh).onConflictDoNothing({ target: messages.id }).returning();
+  if (inserted) return inserted;
+  // Another worker froze it in between; its copy is the one every attempt sends.
   const [stored] = await db.select().from(messages).where(eq(messages.id, id));
   return stored!;
 }

@@ -1,0 +1,113 @@
+// A run's progress reports: sent in order without holding the run up, coalesced to the latest
+// while one is under way, at most one per interval, flushed on demand, dropped once superseded,
+// and a failed report surfaces at the run's next report.
+import { describe, expect, test } from "bun:test";
+import { ProgressReports, type ProgressReport } from "../../services/generation-runner/src/domain/progress-reports.ts";
+
+const at = (currentStep: string): ProgressReport => ({ status: "writing", currentStep, cost: "0.00" });
+
+function recorder(delayMs = 5) {
+  const sent: string[] = [];
+  let inFlight = 0;
+  let maxInFlight = 0;
+  const send = async (report: ProgressReport) => {
+    inFlight++;
+    maxInFlight = Math.max(maxInFlight, inFlight);
+    await Bun.sleep(delayMs);
+    sent.push(report.currentStep);
+    inFlight--;
+  };
+  return { sent, send, maxInFlight: () => maxInFlight };
+}
+
+describe("ProgressReports", () => {
+  test("reports made while one is under way collapse into the latest", async () => {
+    const r = recorder();
+    const reports = new ProgressReports(r.send, 0);
+    reports.report(at("Step 1"));
+    await Bun.sleep(1);
+    reports.report(at("Step 2"));
+    reports.report(at("Step 3"));
+    reports.report(at("Step 4"));
+    await reports.flush();
+    expect(r.sent).toEqual(["Step 1", "Step 4"]);
+    expect(r.maxInFlight()).toBe(1);
+  });
+
+  test("report() returns before article-store answers", () => {
+    let answered = false;
+    const reports = new ProgressReports(async () => {
+      await Bun.sleep(50);
+      answered = true;
+    });
+    reports.report(at("Outline"));
+    expect(answered).toBe(false);
+  });
+
+  test("the first report waits one interval after the run began, and each later one an interval after the last", async () => {
+    const r = recorder(1);
+    const reports = new ProgressReports(r.send, 100);
+    reports.report(at("Step 1"));
+    await Bun.sleep(50);
+    expect(r.sent).toEqual([]);
+    await Bun.sleep(70);
+    expect(r.sent).toEqual(["Step 1"]);
+    reports.report(at("Step 2"));
+    reports.report(at("Step 3"));
+    await Bun.sleep(40);
+    expect(r.sent).toEqual(["Step 1"]);
+    await Bun.sleep(100);
+    expect(r.sent).toEqual(["Step 1", "Step 3"]);
+  });
+
+  test("a run that completes within the interval sends nothing once completion supersedes its reports", async () => {
+    const r = recorder(1);
+    const reports = new ProgressReports(r.send, 250);
+    reports.report(at("Step 1"));
+    reports.report(at("Step 2"));
+    await reports.supersede();
+    expect(r.sent).toEqual([]);
+  });
+
+  test("flush sends what is queued without waiting for the interval", async () => {
+    const r = recorder(1);
+    const reports = new ProgressReports(r.send, 60_000);
+    reports.report(at("Draft"));
+    await Bun.sleep(10);
+    expect(r.sent).toEqual([]);
+    reports.report(at("Humanizing"));
+    await reports.flush();
+    expect(r.sent).toEqual(["Humanizing"]);
+  });
+
+  test("supersede drops the unsent report and waits for the one under way", async () => {
+    const r = recorder(20);
+    const reports = new ProgressReports(r.send, 0);
+    reports.report(at("Step 1"));
+    await Bun.sleep(1);
+    reports.report(at("Step 2"));
+    await reports.supersede();
+    expect(r.sent).toEqual(["Step 1"]);
+  });
+
+  test("a failed report makes the next report and flush throw it", async () => {
+    const reports = new ProgressReports(async () => {
+      throw new Error("article-store is unavailable");
+    }, 0);
+    reports.report(at("Step 1"));
+    await Bun.sleep(5);
+    expect(() => reports.report(at("Step 2"))).toThrow("article-store is unavailable");
+    expect(reports.flush()).rejects.toThrow("article-store is unavailable");
+  });
+
+  test("after stop nothing more is sent", async () => {
+    const r = recorder(1);
+    const reports = new ProgressReports(r.send, 30);
+    reports.report(at("Step 1"));
+    await Bun.sleep(50);
+    reports.report(at("Step 2"));
+    reports.stop();
+    await Bun.sleep(80);
+    expect(r.sent).toEqual(["Step 1"]);
+  });
+});
