@@ -7,7 +7,7 @@ import IORedis from "ioredis";
 import { articleChangesChannel, readArticleChange } from "../../services/kit/src/article-changes.ts";
 import type { BenchContext } from "./context.ts";
 import { rssMiB, type Figure } from "./measure.ts";
-import { benchWorkflow, waitForArticles } from "./workflows.ts";
+import { benchWorkflow, createBenchArticle, waitForArticles } from "./workflows.ts";
 
 const STEPS = 10;
 const ORCHESTRATED_ARTICLES = 5;
@@ -18,22 +18,6 @@ const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)] ?? 0;
 };
-
-const articleBody = (ctx: BenchContext, articleType: string, title: string) => ({
-  project_id: ctx.projectId,
-  title,
-  article_type: articleType,
-  target_word_count: 100,
-  tone: "friendly",
-  point_of_view: "second_person",
-  language: "en",
-});
-
-async function createArticle(ctx: BenchContext, articleType: string, title: string): Promise<{ id: number; externalId: string }> {
-  const res = await ctx.api.post("/v1/articles", articleBody(ctx, articleType, title));
-  if (res.status !== 201) throw new Error(`creating "${title}": ${res.status} ${JSON.stringify(res.body)}`);
-  return { id: res.body.data.id, externalId: res.body.data.external_id };
-}
 
 /** Waits until the runner has finished the article's run, hand-offs included. */
 async function runFinished(ctx: BenchContext, externalId: string): Promise<void> {
@@ -144,12 +128,12 @@ export async function measureOrchestration(ctx: BenchContext): Promise<Figure[]>
   const totals: number[] = [];
   const creations: number[] = [];
   try {
-    const warmUp = await createArticle(ctx, articleType, "Orchestration warm-up");
+    const warmUp = await createBenchArticle(ctx, articleType, "Orchestration warm-up");
     await completedAfter(ctx, changes, warmUp.id);
     await runFinished(ctx, warmUp.externalId);
     for (let i = 0; i < ORCHESTRATED_ARTICLES; i++) {
       const posted = performance.now();
-      const created = await createArticle(ctx, articleType, `Orchestrated article ${i}`);
+      const created = await createBenchArticle(ctx, articleType, `Orchestrated article ${i}`);
       const started = performance.now();
       creations.push(started - posted);
       const total = (await completedAfter(ctx, changes, created.id)) - started;
@@ -197,7 +181,7 @@ export async function measureRunnerInFlight(ctx: BenchContext, articles = 1000):
       Array.from({ length: CREATION_CONCURRENCY }, async () => {
         while (next < articles) {
           const i = next++;
-          ids.push((await createArticle(ctx, articleType, `In flight ${i}`)).id);
+          ids.push((await createBenchArticle(ctx, articleType, `In flight ${i}`)).id);
         }
       }),
     );

@@ -2,7 +2,7 @@
 // gateway, each beside a bare postgres.js read of the same rows from the same database.
 import type { BenchContext } from "./context.ts";
 import { load, loadAtRate, type Figure } from "./measure.ts";
-import { waitForArticles } from "./workflows.ts";
+import { createBenchArticle, waitForArticles } from "./workflows.ts";
 
 const CONCURRENCY = 32;
 
@@ -10,17 +10,7 @@ const CONCURRENCY = 32;
 async function completedArticles(ctx: BenchContext, articleType: string, count: number): Promise<number[]> {
   const ids: number[] = [];
   for (let i = 0; i < count; i++) {
-    const res = await ctx.api.post("/v1/articles", {
-      project_id: ctx.projectId,
-      title: `Polled article ${i}`,
-      article_type: articleType,
-      target_word_count: 1000,
-      tone: "friendly",
-      point_of_view: "second_person",
-      language: "en",
-    });
-    if (res.status !== 201) throw new Error(`creating a polled article: ${res.status} ${JSON.stringify(res.body)}`);
-    ids.push(res.body.data.id);
+    ids.push((await createBenchArticle(ctx, articleType, `Polled article ${i}`, { target_word_count: 1000 })).id);
   }
   await waitForArticles(ctx, ids, "completed");
   return ids;

@@ -5,7 +5,7 @@
 import { loadDispatcherSettings } from "../../services/webhook-dispatcher/src/config.ts";
 import type { BenchContext } from "./context.ts";
 import type { Figure } from "./measure.ts";
-import { benchWorkflow, waitForArticles } from "./workflows.ts";
+import { benchWorkflow, createBenchArticle, waitForArticles } from "./workflows.ts";
 
 const CREATION_CONCURRENCY = 16;
 
@@ -73,18 +73,7 @@ export async function measureWebhookDeliveries(ctx: BenchContext, count = 2000):
       Array.from({ length: CREATION_CONCURRENCY }, async () => {
         while (next < count) {
           const i = next++;
-          const res = await ctx.api.post("/v1/articles", {
-            project_id: ctx.projectId,
-            title: `Delivered article ${i}`,
-            article_type: articleType,
-            target_word_count: 300,
-            tone: "friendly",
-            point_of_view: "second_person",
-            language: "en",
-            webhook_url: receiver.url,
-          });
-          if (res.status !== 201) throw new Error(`creating a delivered article: ${res.status} ${JSON.stringify(res.body)}`);
-          ids.push(res.body.data.id);
+          ids.push((await createBenchArticle(ctx, articleType, `Delivered article ${i}`, { target_word_count: 300, webhook_url: receiver.url })).id);
         }
       }),
     );

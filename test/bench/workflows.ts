@@ -18,6 +18,22 @@ export async function benchWorkflow(ctx: BenchContext, name: string, prompts: st
   return articleType;
 }
 
+/** POST /v1/articles of one bench article (fields override the defaults); fails unless 201. */
+export async function createBenchArticle(ctx: BenchContext, articleType: string, title: string, fields: Record<string, unknown> = {}): Promise<{ id: number; externalId: string }> {
+  const res = await ctx.api.post("/v1/articles", {
+    project_id: ctx.projectId,
+    title,
+    article_type: articleType,
+    target_word_count: 100,
+    tone: "friendly",
+    point_of_view: "second_person",
+    language: "en",
+    ...fields,
+  });
+  if (res.status !== 201) throw new Error(`creating "${title}": ${res.status} ${JSON.stringify(res.body)}`);
+  return { id: res.body.data.id, externalId: res.body.data.external_id };
+}
+
 /** Waits until every article reached `status` (or failed, which throws); returns when that was. */
 export async function waitForArticles(ctx: BenchContext, ids: number[], status: string, timeoutMs = 300_000): Promise<number> {
   const pending = new Set(ids);
