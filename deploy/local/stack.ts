@@ -12,6 +12,8 @@ import { Health, HealthCheckResponse_ServingStatus } from "../../proto/gen/grpc/
 import { ConfigError, GRPC_PORT_OFFSET, SERVICE_URL_VARIABLES, loadPlatformConfig, redactUrl, type ServiceUrls } from "../../services/kit/src/config.ts";
 import { ensureDatabase } from "../../services/kit/src/db.ts";
 import { loadGatewayConfig } from "../../gateway/src/config.ts";
+import { bundleProcess } from "./process-bundles.ts";
+import { startLocalServers, type LocalServers } from "./local-servers.ts";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -34,6 +36,12 @@ export interface StackOptions {
   /** Where child output goes: "inherit" (npm start) or a file path prefix (tests). */
   output?: "inherit" | "ignore";
   readyTimeoutMs?: number;
+  /** Aborting it while the stack starts stops every process started so far, then startStack rejects. */
+  signal?: AbortSignal;
+  /** Start a private Postgres / Redis when none answers at the defaults (LOCAL_SERVERS; npm start). */
+  localServers?: boolean;
+  /** Where one-line notices go (the private servers started); console.log when unset. */
+  notify?: (line: string) => void;
 }
 
 export interface Stack {
@@ -62,6 +70,22 @@ async function freePort(): Promise<number> {
   });
 }
 
+/** Whether another process already listens on the port (on any address this stack's processes would use). */
+async function portTaken(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once("error", () => resolve(true));
+    server.listen({ port, host: "0.0.0.0", exclusive: true }, () => server.close(() => resolve(false)));
+  });
+}
+
+/** Fails with one line naming the variable when a port the stack would listen on is taken. */
+async function checkPortsFree(ports: [variable: string, port: number][]): Promise<void> {
+  for (const [variable, port] of ports) {
+    if (port !== 0 && (await portTaken(port))) throw new ConfigError(variable, `port ${port} is already in use by another process (is another stack running?)`);
+  }
+}
+
 /** Fails with one line naming the variable when Postgres or Redis cannot be reached. */
 async function checkDependencies(env: Record<string, string>): Promise<void> {
   const config = loadPlatformConfig(env);
@@ -79,10 +103,14 @@ async function checkDependencies(env: Record<string, string>): Promise<void> {
   }
 }
 
-async function waitUntil(ready: () => Promise<boolean>, child: Subprocess, name: string, timeoutMs: number): Promise<void> {
+/** A process killed by a signal has no exit code, only a signal code. */
+export const hasExited = (child: Subprocess) => child.exitCode !== null || child.signalCode !== null;
+
+async function waitUntil(ready: () => Promise<boolean>, child: Subprocess, name: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`${name} exited with code ${child.exitCode} during start`);
+    if (signal?.aborted) throw new Error("stopped while starting");
+    if (hasExited(child)) throw new Error(`${name} exited (${child.signalCode ?? `code ${child.exitCode}`}) during start`);
     if (await ready().catch(() => false)) return;
     await Bun.sleep(100);
   }
@@ -108,11 +136,19 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   }
   // Validates every setting first: one clear line naming a bad variable.
   const gatewayConfig = loadGatewayConfig(env);
-  await checkDependencies(env);
+  const local: LocalServers | undefined = options.localServers ? await startLocalServers(env, options.notify ?? console.log, options.signal) : undefined;
+  // A start that fails before any process runs still stops the private servers it started.
+  const undo = async (error: unknown): Promise<never> => {
+    await local?.stop();
+    throw error;
+  };
+  await checkDependencies(env).catch(undo);
 
   const processes = new Map<ProcessName, Subprocess>();
   const entries = new Map<ProcessName, { file: string; ready: () => Promise<boolean>; env: Record<string, string> }>();
 
+  // Every port a process of the stack will listen on, with the variable that sets it.
+  const ports: [variable: string, port: number][] = [["PORT", gatewayConfig.port]];
   let simulatorUrl: string | undefined;
   if (!env.OPENAI_API_KEY && existsSync(root + SIMULATOR_ENTRY)) {
     const port = options.randomPorts ? await freePort() : Number(env.SIMULATOR_PORT ?? 8090);
@@ -122,6 +158,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     env.OPENAI_API_KEY = "simulator";
     env.SIMULATOR_URL = simulatorUrl;
     entries.set("simulator", { file: SIMULATOR_ENTRY, ready: httpReady(`${simulatorUrl}/v1/models`), env: {} });
+    ports.push(["SIMULATOR_PORT", port]);
   }
   const grpcUrls = {} as Record<keyof ServiceUrls, string>;
   for (const [name, file] of Object.entries(SERVICE_ENTRIES) as [keyof ServiceUrls, string][]) {
@@ -129,16 +166,20 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     const grpcPort = options.randomPorts ? await freePort() : Number(url.port) + GRPC_PORT_OFFSET;
     grpcUrls[name] = `http://${url.hostname}:${grpcPort}`;
     entries.set(name, { file, ready: grpcReady(grpcUrls[name]), env: { CONNECT_PORT: url.port, GRPC_PORT: String(grpcPort) } });
+    ports.push([SERVICE_URL_VARIABLES[name], Number(url.port)], [`${SERVICE_URL_VARIABLES[name]} (its gRPC port)`, grpcPort]);
   }
+  // A second stack on the same ports would share them with the first: refused before anything starts.
+  await checkPortsFree(ports).catch(undo);
   const baseUrl = `http://127.0.0.1:${gatewayConfig.port}`;
   entries.set("gateway", { file: GATEWAY_ENTRY, ready: httpReady(`${baseUrl}/healthz`), env: {} });
 
   // PROFILE=<process> runs that process under Bun's sampling profiler; on exit it writes a
   // readable (markdown) profile into .local/profiles (README, Performance).
   const profiled = (name: ProcessName) => (env.PROFILE === name ? ["--cpu-prof-md", `--cpu-prof-dir=${root}.local/profiles`] : []);
+  const bundles = new Map(await Promise.all([...entries].map(async ([name, entry]) => [name, await bundleProcess(root + entry.file)] as const)).catch(undo));
   const spawn = (name: ProcessName) => {
     const entry = entries.get(name)!;
-    const child = Bun.spawn([process.execPath, ...profiled(name), root + entry.file], {
+    const child = Bun.spawn([process.execPath, ...profiled(name), bundles.get(name)!], {
       cwd: root,
       env: { ...env, ...entry.env },
       stdout: options.output ?? "inherit",
@@ -149,18 +190,23 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   };
 
   const stop = async () => {
-    const running = [...processes.values()].filter((p) => p.exitCode === null);
+    const running = [...processes.values()].filter((p) => !hasExited(p));
     for (const p of running) p.kill("SIGTERM");
     await Promise.race([Promise.all(running.map((p) => p.exited)), Bun.sleep(15_000)]);
-    for (const p of running) if (p.exitCode === null) p.kill("SIGKILL");
+    for (const p of running) if (!hasExited(p)) p.kill("SIGKILL");
+    // Last, once nothing uses them any more.
+    await local?.stop();
   };
 
   const timeout = options.readyTimeoutMs ?? 30_000;
+  const { signal } = options;
   try {
     // Services first (they migrate their own schemas), then the gateway in front of them.
     const services = [...entries.keys()].filter((n) => n !== "gateway");
-    await Promise.all(services.map((name) => waitUntil(entries.get(name)!.ready, spawn(name), name, timeout)));
-    await waitUntil(entries.get("gateway")!.ready, spawn("gateway"), "gateway", timeout);
+    if (signal?.aborted) throw new Error("stopped while starting");
+    await Promise.all(services.map((name) => waitUntil(entries.get(name)!.ready, spawn(name), name, timeout, signal)));
+    if (signal?.aborted) throw new Error("stopped while starting");
+    await waitUntil(entries.get("gateway")!.ready, spawn("gateway"), "gateway", timeout, signal);
   } catch (error) {
     await stop();
     throw error;
@@ -177,7 +223,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     },
     async kill(name, signal = "SIGKILL") {
       const child = processes.get(name);
-      if (!child || child.exitCode !== null) return;
+      if (!child || hasExited(child)) return;
       child.kill(signal);
       await child.exited;
     },

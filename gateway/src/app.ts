@@ -5,14 +5,17 @@ import { ConnectError } from "@connectrpc/connect";
 import type IORedis from "ioredis";
 import { HttpError, fromServiceError } from "./errors.ts";
 import { jsonBody } from "./plugins/json-body.ts";
+import { requestLimits } from "./plugins/request-limits.ts";
 import { RateLimiter } from "./plugins/rate-limiter.ts";
 import { KeyResolver } from "./plugins/key-resolver.ts";
 import { ProjectAuthorizer } from "./plugins/project-authorizer.ts";
 import { ArticleMemory } from "./articles/article-memory.ts";
+import { ArticleEventHub } from "./articles/event-stream.ts";
 import type { V1Gate } from "./plugins/caller.ts";
 import { userRoutes } from "./routes/user.ts";
 import { articleRoutes } from "./routes/articles.ts";
 import { workflowRoutes } from "./routes/workflows.ts";
+import { imageRoutes } from "./routes/images.ts";
 import type { ServiceClients } from "./services.ts";
 import type { Logger } from "../../services/kit/src/logger.ts";
 
@@ -23,6 +26,10 @@ export interface GatewayDeps {
   subscriber: IORedis;
   redisPrefix: string;
   logger: Logger;
+  /** What the gateway cannot serve without (Redis, its services); /healthz answers 503 while any is unreachable. */
+  dependencies?: { unreachable(): string[] };
+  /** The fan-out of article event streams; one per gateway process. */
+  events?: ArticleEventHub;
 }
 
 function jsonResponse(status: number, body: unknown, headers: Record<string, unknown> = {}): Response {
@@ -35,9 +42,12 @@ function jsonResponse(status: number, body: unknown, headers: Record<string, unk
 export function buildApp(deps: GatewayDeps) {
   const gate: V1Gate = { clients: deps.clients, limiter: new RateLimiter(deps.redis, deps.redisPrefix), keys: new KeyResolver(deps.clients), projects: new ProjectAuthorizer(deps.clients) };
   return new Elysia()
+    .use(requestLimits)
     .use(jsonBody)
-    .onError({ as: "global" }, ({ code, error, set, request }) => {
+    .onError({ as: "global" }, ({ code, error: raised, set, request }) => {
       const headers = set.headers as Record<string, unknown>;
+      // The body parser's own answers (413) arrive wrapped in the framework's parse error.
+      const error = code === "PARSE" && (raised as Error).cause instanceof HttpError ? (raised as Error).cause : raised;
       if (error instanceof HttpError) return jsonResponse(error.status, error.body, { ...headers, ...error.headers });
       if (error instanceof ConnectError) {
         const mapped = fromServiceError(error);
@@ -50,10 +60,17 @@ export function buildApp(deps: GatewayDeps) {
       return jsonResponse(500, { message: "Server Error" }, headers);
     })
     .use(openapi({ path: "/docs", documentation: { info: { title: "Article Generation Service", version: "1.0.0" } } }))
-    .get("/healthz", () => ({ status: "ok" }), { detail: { hide: true } })
+    // Readiness: 503 (plain error shape) while Redis or a service does not answer.
+    .get("/healthz", () => {
+      const unreachable = deps.dependencies?.unreachable() ?? [];
+      return unreachable.length ? jsonResponse(503, { message: `Not ready: ${unreachable.join(", ")} unreachable.` }) : { status: "ok" };
+    }, { detail: { hide: true } })
+    // Liveness: the process answers, whatever its dependencies do.
+    .get("/livez", () => ({ status: "ok" }), { detail: { hide: true } })
     .use(userRoutes(gate.keys))
-    .use(articleRoutes(gate, new ArticleMemory(deps.subscriber, deps.redisPrefix, deps.logger), deps.logger))
-    .use(workflowRoutes(gate));
+    .use(articleRoutes(gate, new ArticleMemory(deps.subscriber, deps.redisPrefix, deps.logger), deps.logger, deps.events ?? new ArticleEventHub(deps.redis, deps.redisPrefix, deps.logger)))
+    .use(workflowRoutes(gate))
+    .use(imageRoutes(deps.clients.images));
 }
 
 export type GatewayApp = ReturnType<typeof buildApp>;

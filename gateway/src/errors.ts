@@ -20,6 +20,8 @@ export const gateError = (status: number, error: string, message: string, code: 
 export const unauthenticatedGate = () => gateError(401, "Unauthenticated", "Unauthenticated.", "UNAUTHENTICATED");
 export const plainError = (status: number, message: string) => new HttpError(status, { message });
 export const notFoundError = (message = "Not found.") => plainError(404, message);
+/** 503: a dependency (Redis, a service, a service's database) did not answer. */
+export const unavailableError = () => plainError(503, "A dependency is temporarily unavailable; retry with backoff.");
 
 /** Validation errors: 422 `{message, errors: {field: [messages]}}`. */
 export function validationError(errors: FieldErrors, message?: string): HttpError {
@@ -48,6 +50,7 @@ export function fromServiceError(error: ConnectError): HttpError {
     return Object.keys(errors).length ? validationError(errors, error.rawMessage) : new HttpError(422, { message: error.rawMessage, errors: {} });
   }
   if (status === 401) return plainError(401, "Unauthenticated.");
+  if (status === 503) return unavailableError();
   if (status >= 500) return plainError(status, status === 500 ? "Server Error" : "A dependency is temporarily unavailable; retry with backoff.");
   return plainError(status, error.rawMessage);
 }

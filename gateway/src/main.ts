@@ -1,26 +1,61 @@
 // Gateway process: the public HTTP API on PORT.
+import http from "node:http";
 import { failOnConfigError } from "../../services/kit/src/config.ts";
+import { isPortInUse, portInUseMessage } from "../../services/kit/src/port-in-use.ts";
 import { createLogger } from "../../services/kit/src/logger.ts";
 import { connectRedis } from "../../services/kit/src/redis.ts";
+import { redisDependency, serviceDependency, watchDependencies } from "../../services/kit/src/dependency-watch.ts";
 import { onShutdown } from "../../services/kit/src/server.ts";
 import { buildApp } from "./app.ts";
 import { loadGatewayConfig } from "./config.ts";
+import { REQUEST_LIMITS } from "./plugins/request-limits.ts";
 import { connectServices } from "./services.ts";
 
 const logger = createLogger("gateway");
 const config = failOnConfigError(() => loadGatewayConfig());
-// Commands issued in the same tick by concurrent requests go out in one write.
-const redis = connectRedis(config.redisUrl, { enableAutoPipelining: true });
+// Commands issued in the same tick by concurrent requests go out in one write. While Redis is
+// away a command fails at once (or after a second) instead of waiting: the request answers 503.
+const redis = connectRedis(config.redisUrl, { enableAutoPipelining: true, enableOfflineQueue: false, commandTimeout: 1000 });
 redis.on("error", (error) => logger.error("redis error", { error: error.message }));
-const subscriber = redis.duplicate({ enableAutoPipelining: false });
+const subscriber = redis.duplicate({ enableAutoPipelining: false, enableOfflineQueue: true, commandTimeout: undefined });
 subscriber.on("error", (error) => logger.error("redis error", { error: error.message, connection: "subscriber" }));
 
-const app = buildApp({ clients: connectServices(config), redis, subscriber, redisPrefix: config.redisPrefix, logger });
-app.listen({ port: config.port, hostname: "0.0.0.0" });
+// Bun answers a request head over its limit with an empty 431; raised (Bun reads this setting at
+// run time) so that the gateway's own, lower limits answer in JSON instead.
+(http as { maxHeaderSize: number }).maxHeaderSize = REQUEST_LIMITS.serverHeadBytes;
+if (http.maxHeaderSize !== REQUEST_LIMITS.serverHeadBytes) logger.warn("could not raise the HTTP server's header limit; long URLs get an empty 431", { limit: http.maxHeaderSize });
+
+const dependencies = watchDependencies({
+  dependencies: [
+    redisDependency(config.redisUrl),
+    // The services the gateway calls (webhook-dispatcher is reached only through the queue).
+    ...(["accountsBilling", "workflowCatalog", "articleStore", "generationRunner"] as const).map((name) =>
+      serviceDependency(name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`), config.services[name], config.serviceToken),
+    ),
+  ],
+  logger,
+  onChange: () => {},
+});
+const app = buildApp({ clients: connectServices(config), redis, subscriber, redisPrefix: config.redisPrefix, logger, dependencies });
+try {
+  app.listen({
+    port: config.port,
+    hostname: "0.0.0.0",
+    // Elysia shares the port by default (SO_REUSEPORT): a second gateway would silently take half the requests.
+    reusePort: false,
+    // The body limit is the gateway's own (413 in JSON); Bun's would answer an empty 413 first.
+    maxRequestBodySize: Number.MAX_SAFE_INTEGER,
+  });
+} catch (error) {
+  if (!isPortInUse(error)) throw error;
+  console.error(`gateway: PORT: ${portInUseMessage(error, [config.port])}`);
+  process.exit(1);
+}
 logger.info("gateway listening", { port: app.server?.port });
 
 onShutdown(logger, async () => {
   await app.stop();
+  await dependencies.stop();
   redis.disconnect();
   subscriber.disconnect();
 });

@@ -2,9 +2,11 @@
 import type { Client } from "@connectrpc/connect";
 import { AccountsService } from "../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
 import { QuotaService } from "../../proto/gen/articles/accounts_billing/v1/quota_pb.ts";
-import { ArticleStoreService } from "../../proto/gen/articles/article_store/v1/articles_pb.ts";
+import { ArticleLifecycleService, ArticleStoreService } from "../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import { WorkflowSnapshotService } from "../../proto/gen/articles/workflow_catalog/v1/snapshots_pb.ts";
 import { ModelCatalogService } from "../../proto/gen/articles/generation_runner/v1/models_pb.ts";
+import { ArticleImageService } from "../../proto/gen/articles/generation_runner/v1/images_pb.ts";
+import { CostBreakdownService } from "../../proto/gen/articles/generation_runner/v1/cost_breakdown_pb.ts";
 import { WorkflowCatalogService } from "../../proto/gen/articles/workflow_catalog/v1/workflows_pb.ts";
 import { serviceClient } from "../../services/kit/src/clients.ts";
 import type { GatewayConfig } from "./config.ts";
@@ -13,9 +15,13 @@ export interface ServiceClients {
   accounts: Client<typeof AccountsService>;
   quota: Client<typeof QuotaService>;
   articles: Client<typeof ArticleStoreService>;
+  /** Only for the client's cancel of an article. */
+  lifecycle: Client<typeof ArticleLifecycleService>;
   snapshots: Client<typeof WorkflowSnapshotService>;
   models: Client<typeof ModelCatalogService>;
   workflows: Client<typeof WorkflowCatalogService>;
+  images: Client<typeof ArticleImageService>;
+  costs: Client<typeof CostBreakdownService>;
 }
 
 export function connectServices(config: Pick<GatewayConfig, "services" | "serviceToken">): ServiceClients {
@@ -24,8 +30,12 @@ export function connectServices(config: Pick<GatewayConfig, "services" | "servic
     accounts: serviceClient(AccountsService, via(config.services.accountsBilling)),
     quota: serviceClient(QuotaService, via(config.services.accountsBilling)),
     articles: serviceClient(ArticleStoreService, via(config.services.articleStore)),
+    lifecycle: serviceClient(ArticleLifecycleService, via(config.services.articleStore)),
     snapshots: serviceClient(WorkflowSnapshotService, via(config.services.workflowCatalog)),
     models: serviceClient(ModelCatalogService, via(config.services.generationRunner)),
     workflows: serviceClient(WorkflowCatalogService, via(config.services.workflowCatalog)),
+    // Image bytes are larger than the other answers: a longer deadline of their own.
+    images: serviceClient(ArticleImageService, { ...via(config.services.generationRunner), timeoutMs: 15_000 }),
+    costs: serviceClient(CostBreakdownService, via(config.services.generationRunner)),
   };
 }

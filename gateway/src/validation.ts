@@ -1,7 +1,9 @@
 // Field-by-field validation of public request bodies and queries. Every failing field is
 // collected, then reported at once as a 422 in the spec's shape. Messages read like
-// "The title field must be at least 3 characters.".
+// "The title field must be at least 3 characters.". Every string read here, in a body or a query,
+// passes one text rule first: nothing Postgres cannot store (NUL, unpaired surrogates) gets further.
 import type { FieldErrors } from "../../services/kit/src/errors.ts";
+import { isStorableText, jsonHasUnstorableText, UNSTORABLE_TEXT } from "../../services/kit/src/storable-text.ts";
 import { validationError } from "./errors.ts";
 
 type Json = Record<string, unknown>;
@@ -19,6 +21,8 @@ interface Presence {
   required?: boolean;
   /** null is accepted and returned as null. */
   nullable?: boolean;
+  /** Unused here: present so a request's field table (openapi/fields.ts) is passed as it is. */
+  description?: string;
 }
 
 export class Validator {
@@ -36,6 +40,13 @@ export class Validator {
 
   fail(field: string, message: string): void {
     (this.errors[field] ??= []).push(message);
+  }
+
+  /** The text rule: false (and the field failed) for a string Postgres cannot store. */
+  storable(field: string, value: string): boolean {
+    if (isStorableText(value)) return true;
+    this.fail(field, `The ${label(field)} field ${UNSTORABLE_TEXT}.`);
+    return false;
   }
 
   has(field: string): boolean {
@@ -65,6 +76,7 @@ export class Validator {
     if (state !== "value") return state === "null" ? null : undefined;
     const value = this.input[field];
     if (typeof value !== "string") return void this.fail(field, `The ${label(field)} field must be a string.`);
+    if (!this.storable(field, value)) return undefined;
     if (opts.required && value.trim() === "") return void this.fail(field, `The ${label(field)} field is required.`);
     const length = opts.min !== undefined || opts.max !== undefined ? characterCount(value) : 0;
     if (opts.min !== undefined && length < opts.min) return void this.fail(field, `The ${label(field)} field must be at least ${opts.min} characters.`);
@@ -96,6 +108,7 @@ export class Validator {
     const state = this.present(field, opts);
     if (state !== "value") return state === "null" ? null : undefined;
     const value = this.input[field];
+    if (typeof value === "string" && !this.storable(field, value)) return undefined;
     if (typeof value !== "string" || !allowed.includes(value as T)) {
       return void this.fail(field, `The selected ${label(field)} is invalid. Allowed: ${allowed.join(", ")}.`);
     }
@@ -121,6 +134,8 @@ export class Validator {
       if (typeof item !== "string") {
         this.fail(`${field}.${i}`, `The ${label(field)}.${i} field must be a string.`);
         ok = false;
+      } else if (!this.storable(`${field}.${i}`, item)) {
+        ok = false;
       } else if (opts.maxItemLength !== undefined && characterCount(item) > opts.maxItemLength) {
         this.fail(`${field}.${i}`, `The ${label(field)}.${i} field must not be greater than ${opts.maxItemLength} characters.`);
         ok = false;
@@ -140,15 +155,54 @@ export class Validator {
     if (state !== "value") return state === "null" ? null : undefined;
     const value = this.input[field];
     if (typeof value !== "object" || Array.isArray(value)) return void this.fail(field, `The ${label(field)} field must be an object.`);
+    // Kept as JSON (jsonb), which refuses the same characters in any key or string inside.
+    if (jsonHasUnstorableText(value)) return void this.fail(field, `The ${label(field)} field ${UNSTORABLE_TEXT}.`);
     return value as Json;
   }
 }
 
+/** A query string's values; null for one that is not percent-encoded UTF-8 (a lone surrogate's %ED%A0%80). */
+export type QueryValues = Record<string, string | null | undefined>;
+
+/**
+ * Reads the query of a request URL. Parsed here rather than by the framework, which passes an
+ * undecodable value on as its raw escapes; a repeated name keeps its last value.
+ */
+export function queryValues(url: string): QueryValues {
+  const values: QueryValues = {};
+  const start = url.indexOf("?");
+  if (start < 0) return values;
+  const end = url.indexOf("#", start);
+  for (const pair of url.slice(start + 1, end < 0 ? undefined : end).split("&")) {
+    if (pair === "") continue;
+    const eq = pair.indexOf("=");
+    const name = decoded(eq < 0 ? pair : pair.slice(0, eq));
+    if (name !== null) values[name] = eq < 0 ? "" : decoded(pair.slice(eq + 1));
+  }
+  return values;
+}
+
+function decoded(part: string): string | null {
+  try {
+    return decodeURIComponent(part.replace(/\+/g, " "));
+  } catch {
+    return null;
+  }
+}
+
+/** A query-string text value under the body's text rule; undefined when absent, empty or refused. */
+export function queryText(v: Validator, query: QueryValues, field: string): string | undefined {
+  const raw = query[field];
+  if (raw === null) return void v.fail(field, `The ${label(field)} field must be percent-encoded UTF-8 text.`);
+  if (raw === undefined || raw === "") return undefined;
+  return v.storable(field, raw) ? raw : undefined;
+}
+
 /** Query-string integers (page, per_page, ids) with the same messages. */
-export function queryInteger(v: Validator, query: Record<string, string | undefined>, field: string, opts: { min?: number; max?: number; fallback?: number } = {}): number | undefined {
+export function queryInteger(v: Validator, query: QueryValues, field: string, opts: { min?: number; max?: number; fallback?: number } = {}): number | undefined {
   const raw = query[field];
   if (raw === undefined || raw === "") return opts.fallback;
-  if (!/^-?\d+$/.test(raw)) {
+  if (raw === null || !/^-?\d+$/.test(raw)) {
     v.fail(field, `The ${label(field)} field must be an integer.`);
     return opts.fallback;
   }

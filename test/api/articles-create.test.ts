@@ -39,6 +39,10 @@ const ARTICLE_FIELDS = [
   "project",
   "created_at",
   "updated_at",
+  // Additive (README, Behaviour: Images): the article's images, empty until it completes.
+  "images",
+  // Additive (README, Live progress and cancellation): why a failed article failed, else null.
+  "failure_reason",
 ].sort();
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;

@@ -2,7 +2,8 @@
 // prefix), measures each hot path beside a baseline taken in the same run, and prints a table
 // (figure, baseline, ratio, goal, met) that it also writes as JSON to test/bench/results.json.
 // BENCH_SECONDS sets each throughput load (default 10); BENCH_ONLY=P1,P2 runs some sections
-// (P1 reads, P2 creation, P3 orchestration, P4 articles in flight, P5 webhooks, P6 data scale).
+// (P1 reads, P2 creation, P3 orchestration, P4 articles in flight, P5 webhooks, P6 data scale,
+// P7 open event streams: BENCH_STREAMS of them, default 2,000).
 import { randomBytes } from "node:crypto";
 import { cpus, totalmem } from "node:os";
 import { writeFileSync } from "node:fs";
@@ -20,6 +21,7 @@ import { benchWorkflow } from "./workflows.ts";
 import { measureOrchestration, measureRunnerInFlight } from "./orchestration.ts";
 import { measureWebhookDeliveries } from "./webhooks.ts";
 import { measureDataScale } from "./data-scale.ts";
+import { measureEventStreams } from "./event-streams.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const ONLY = process.env.BENCH_ONLY?.split(",").map((s) => s.trim().toUpperCase());
@@ -106,6 +108,7 @@ try {
     figures.push({ id: "memory peak", what: "RSS of the whole stack at its peak during P4", value: peak, unit: "MiB", goal: "≤ 600 MiB", met: peak <= 600 });
   }
   if (wanted("P5")) figures.push(...(await measureWebhookDeliveries(ctx)));
+  if (wanted("P7")) figures.push(...(await measureEventStreams(ctx, Number(process.env.BENCH_STREAMS ?? 2000))));
   // Last: it grows one project to a million articles.
   if (wanted("P6")) figures.push(...(await measureDataScale(ctx)));
 } finally {

@@ -26,6 +26,9 @@ export const TEST_STACK_ENV: Record<string, string> = {
   // Failed generations retry after 0.2, 0.4, 0.8, 1.6 s; a dead runner's job is taken over after 5 s.
   GENERATION_RETRY_DELAY_MS: "200",
   RUNNER_LOCK_MS: "5000",
+  // The reconciler sweeps every second and takes up an article unchanged for 3 s with no live job.
+  RECONCILE_INTERVAL_MS: "1000",
+  RECONCILE_STALE_AFTER_MS: "3000",
   LOG_LEVEL: "silent",
 };
 

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import OpenAI, { APIError, toFile } from "openai";
+import { inflateSync } from "node:zlib";
 import { startSimulator, type RunningSimulator } from "../../services/model-simulator/src/simulator.ts";
 
 let sim: RunningSimulator;
@@ -316,18 +317,38 @@ describe("batches", () => {
 });
 
 describe("images", () => {
-  test("generates decodable PNGs, the same for the same prompt", async () => {
-    const result = await openai.images.generate({ model: "sim-image", prompt: "a lighthouse at dusk", n: 2, size: "1536x1024" });
-    expect(result.data).toHaveLength(2);
-    const png = Buffer.from(result.data![0].b64_json!, "base64");
+  /** The PNG's size from its header and its pixel rows, inflated from its IDAT chunk. */
+  function decodePng(png: Buffer) {
     expect([...png.subarray(0, 8)]).toEqual([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
     expect(png.subarray(12, 16).toString("ascii")).toBe("IHDR");
-    const width = png.readUInt32BE(16);
-    const height = png.readUInt32BE(20);
-    expect(width / height).toBeCloseTo(1.5, 1);
+    const idat = png.indexOf("IDAT");
+    const pixels = inflateSync(png.subarray(idat + 4, idat + 4 + png.readUInt32BE(idat - 4)));
+    return { width: png.readUInt32BE(16), height: png.readUInt32BE(20), pixels };
+  }
+
+  test("generates decodable PNGs of exactly the requested size, the same for the same prompt", async () => {
+    const result = await openai.images.generate({ model: "sim-image", prompt: "a lighthouse at dusk", n: 2, size: "1536x1024" });
+    expect(result.data).toHaveLength(2);
+    const { width, height, pixels } = decodePng(Buffer.from(result.data![0].b64_json!, "base64"));
+    expect([width, height]).toEqual([1536, 1024]);
+    // One filter byte and three colour bytes per pixel, every row.
+    expect(pixels.length).toBe(height * (1 + width * 3));
+
+    const portrait = await openai.images.generate({ model: "sim-image", prompt: "a lighthouse at dusk", size: "1024x1536" });
+    const tall = decodePng(Buffer.from(portrait.data![0].b64_json!, "base64"));
+    expect([tall.width, tall.height]).toEqual([1024, 1536]);
 
     const again = await openai.images.generate({ model: "sim-image", prompt: "a lighthouse at dusk", n: 1, size: "1536x1024" });
     expect(again.data![0].b64_json).toBe(result.data![0].b64_json);
+  });
+
+  test("refuses a size it cannot make, and reports the prompts it received", async () => {
+    expect(await statusOf(openai.images.generate({ model: "sim-image", prompt: "x", size: "huge" as "1024x1024" }))).toBe(400);
+    const tag = marker();
+    await openai.images.generate({ model: "sim-image", prompt: `a harbour ${tag}`, size: "1024x1024" });
+    await openai.images.generate({ model: "sim-image", prompt: `a harbour ${tag}`, size: "1024x1024" });
+    const report = (await (await fetch(`${sim.url}/_sim/image-prompts?contains=${encodeURIComponent(tag)}`)).json()) as { calls: { prompt: string; count: number }[]; total: number };
+    expect(report).toEqual({ calls: [{ prompt: `a harbour ${tag}`, count: 2 }], total: 2 });
   });
 });
 

@@ -1,6 +1,7 @@
 // A run's progress reports: sent in order without holding the run up, coalesced to the latest
 // while one is under way, at most one per interval, flushed on demand, dropped once superseded,
-// and a failed report surfaces at the run's next report.
+// and a failed report surfaces at the run's next report. With a keep-alive, a silent run repeats
+// its latest report (a failed repeat is not the run's failure) until completion supersedes it.
 import { describe, expect, test } from "bun:test";
 import { ProgressReports, type ProgressReport } from "../../services/generation-runner/src/domain/progress-reports.ts";
 
@@ -98,6 +99,46 @@ describe("ProgressReports", () => {
     await Bun.sleep(5);
     expect(() => reports.report(at("Step 2"))).toThrow("article-store is unavailable");
     expect(reports.flush()).rejects.toThrow("article-store is unavailable");
+  });
+
+  test("a run silent for the keep-alive repeats its latest report", async () => {
+    const r = recorder(1);
+    const reports = new ProgressReports(r.send, 0, 40);
+    reports.report(at("Slow step"));
+    await Bun.sleep(150);
+    reports.stop();
+    expect(r.sent.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(r.sent)).toEqual(new Set(["Slow step"]));
+  });
+
+  test("nothing is repeated before the run's first report", async () => {
+    const r = recorder(1);
+    const reports = new ProgressReports(r.send, 0, 20);
+    await Bun.sleep(80);
+    reports.stop();
+    expect(r.sent).toEqual([]);
+  });
+
+  test("a failed keep-alive does not fail the run", async () => {
+    let calls = 0;
+    const reports = new ProgressReports(async () => {
+      if (++calls > 1) throw new Error("article-store is unavailable");
+    }, 0, 20);
+    reports.report(at("Step 1"));
+    await Bun.sleep(100);
+    expect(calls).toBeGreaterThan(1);
+    expect(() => reports.report(at("Step 2"))).not.toThrow();
+    reports.stop();
+  });
+
+  test("once completion supersedes the reports, nothing is repeated", async () => {
+    const r = recorder(1);
+    const reports = new ProgressReports(r.send, 0, 20);
+    reports.report(at("Step 1"));
+    await reports.supersede();
+    const sent = r.sent.length;
+    await Bun.sleep(80);
+    expect(r.sent.length).toBe(sent);
   });
 
   test("after stop nothing more is sent", async () => {

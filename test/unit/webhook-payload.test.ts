@@ -1,7 +1,7 @@
 // The completion webhook's body (spec 6): the public article record, the unwrapped body as
 // markdown and sanitised HTML, and the seo block.
 import { describe, expect, test } from "bun:test";
-import { create } from "@bufbuild/protobuf";
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { ArticleSchema, type Article } from "../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import { completionPayload, renderHtml, unwrapBody } from "../../services/webhook-dispatcher/src/domain/completion-payload.ts";
@@ -9,7 +9,10 @@ import { completionPayload, renderHtml, unwrapBody } from "../../services/webhoo
 const created = new Date("2030-05-01T10:00:00.000Z");
 const updated = new Date("2030-05-01T10:03:30.000Z");
 
-function article(overrides: Partial<Article> = {}): Article {
+/** The fields of an article as plain values (nested messages too). */
+type ArticleFields = Exclude<MessageInitShape<typeof ArticleSchema>, Article>;
+
+function article(overrides: Partial<ArticleFields> = {}): Article {
   return create(ArticleSchema, {
     id: 41n,
     externalId: "0e5b5a8c-3f0e-4d6f-9c43-7a1d2b3c4d5e",
@@ -59,7 +62,7 @@ describe("completionPayload", () => {
         "published_version_id", "status", "article_type", "target_keyword", "keywords", "target_word_count",
         "actual_word_count", "tone", "point_of_view", "language", "country_targeting", "ai_model_used", "cost",
         "current_step", "humanize", "ai_detection_score", "originality_checked_at", "additional_context",
-        "webhook_url", "project", "created_at", "updated_at",
+        "webhook_url", "project", "created_at", "updated_at", "images",
       ].sort(),
     );
     expect(data).toMatchObject({
@@ -127,6 +130,24 @@ describe("completionPayload", () => {
     expect(payload.seo).toEqual({ target_keyword: null, keywords: [], language: "en", country_targeting: null, word_count: 812, ai_detection_score: null });
     expect(payload.data.description).toBeNull();
     expect(payload.content.meta_description).toBe("");
+  });
+});
+
+describe("article images", () => {
+  const url = "https://api.example.com/images/0123456789abcdef0123456789abcdef.png";
+  const images = [{ position: 1, url, alt: "Balcony tomatoes", width: 1536, height: 1024, aspectRatio: "16:9", imageId: "0123456789abcdef0123456789abcdef", mediaType: "image/png" }];
+
+  test("the article's images get their width and height in the HTML, still sanitised", () => {
+    const body = `# Growing tomatoes\n\nIntro.\n\n![Balcony tomatoes](${url})\n\n## Soil\n\nUse compost. <img src="${url}" onerror="alert(1)">`;
+    const { content, data } = completionPayload(article({ content: body, images }), project);
+    expect(content.html).toContain(`<img src="${url}" alt="Balcony tomatoes" width="1536" height="1024" />`);
+    expect(content.html).not.toContain("onerror");
+    expect(data.images).toEqual([{ url, alt: "Balcony tomatoes", width: 1536, height: 1024, aspect_ratio: "16:9", position: 1 }]);
+  });
+
+  test("another image in the body is kept without a size of its own making", () => {
+    const html = renderHtml("![x](https://elsewhere.test/a.png)", images);
+    expect(html).toBe('<p><img src="https://elsewhere.test/a.png" alt="x" /></p>\n');
   });
 });
 

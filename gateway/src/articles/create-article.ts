@@ -49,8 +49,16 @@ async function lookup<T>(v: Validator, field: string, message: string, call: () 
   }
 }
 
+/** The body's own checks, every failure collected in `v`; 422 at once when it is not a JSON object. */
+export function readCreationBody(body: unknown): { v: Validator; request: ArticleRequest } {
+  if (body instanceof MalformedBody) throw validationError({ body: [body.reason] });
+  const v = new Validator(body ?? {});
+  v.check(); // a body that is not a JSON object has no fields to report on
+  return { v, request: readArticleRequest(v) };
+}
+
 /** The rules that need the project's catalog, styles and the model catalog; failures go to `v`. */
-async function resolveAgainstProject(clients: ServiceClients, v: Validator, request: ArticleRequest, project: Project | undefined): Promise<Resolved> {
+export async function resolveAgainstProject(clients: ServiceClients, v: Validator, request: ArticleRequest, project: Project | undefined): Promise<Resolved> {
   const projectId = project?.id;
   const [workflow, model] = await Promise.all([
     projectId !== undefined && !v.errors.article_type
@@ -141,6 +149,9 @@ function articleMessage(caller: Caller, project: Project, request: ArticleReques
   };
 }
 
+// Releases retried after 2, 4, … 60 s: about seven minutes in all.
+const RELEASE_ATTEMPTS = 12;
+
 const keyReused = () => validationError({ idempotency_key: [KEY_REUSED_MESSAGE] }, KEY_REUSED_MESSAGE);
 
 export class ArticleCreation {
@@ -151,10 +162,7 @@ export class ArticleCreation {
   ) {}
 
   async create(caller: Caller, body: unknown, idempotencyKey: string | undefined): Promise<CreatedArticle> {
-    if (body instanceof MalformedBody) throw validationError({ body: [body.reason] });
-    const v = new Validator(body ?? {});
-    v.check(); // a body that is not a JSON object has no fields to report on
-    const request = readArticleRequest(v);
+    const { v, request } = readCreationBody(body);
 
     // Access outranks field errors: 404 for another account's project, 403 without update access.
     const project = v.errors.project_id
@@ -211,9 +219,10 @@ export class ArticleCreation {
   /**
    * Gives the reservation back when no article holds it. An article that exists despite the
    * failure (a lost reply) keeps its words; if the check itself fails the words are released,
-   * and completion settles them anyway.
+   * and completion settles them anyway. While accounts-billing cannot release (its database
+   * away), it is asked again later, for several minutes, rather than leaving the words held.
    */
-  private async releaseUnlessCreated(externalId: string): Promise<void> {
+  private async releaseUnlessCreated(externalId: string, attempt = 1): Promise<void> {
     try {
       await this.clients.articles.getArticle({ identifier: externalId });
       return;
@@ -223,7 +232,14 @@ export class ArticleCreation {
     try {
       await this.clients.quota.releaseWords({ reference: externalId });
     } catch (error) {
-      if (!isCode(error, Code.NotFound)) this.logger.error("could not release reserved words", { externalId, error: (error as Error).message });
+      if (isCode(error, Code.NotFound)) return;
+      if (attempt < RELEASE_ATTEMPTS && isCode(error, Code.Unavailable, Code.DeadlineExceeded)) {
+        const retryInMs = Math.min(60_000, 1000 * 2 ** attempt);
+        this.logger.warn("could not release reserved words yet; trying again later", { externalId, retryInMs, error: (error as Error).message });
+        setTimeout(() => void this.releaseUnlessCreated(externalId, attempt + 1), retryInMs).unref();
+        return;
+      }
+      this.logger.error("could not release reserved words", { externalId, error: (error as Error).message });
     }
   }
 }

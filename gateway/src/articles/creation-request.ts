@@ -4,6 +4,7 @@
 import { checkUrlShape } from "../../../services/kit/src/safe-http.ts";
 import { DEFAULT_EXCLUDED_DOMAINS, isValidDomain } from "../../../services/generation-runner/src/research/domains.ts";
 import { Validator } from "../validation.ts";
+import type { FieldTable } from "../openapi/fields.ts";
 
 export const TONES = ["professional", "authoritative", "friendly", "conversational", "casual", "excited", "humorous"] as const;
 export const POINTS_OF_VIEW = ["first_person", "first_person_plural", "second_person", "third_person"] as const;
@@ -37,6 +38,54 @@ export const LIMITS = {
   // Record ids travel as int64; a larger JSON number could not be sent on, let alone exist.
   id: Number.MAX_SAFE_INTEGER,
 } as const;
+
+const ID = { type: "integer", min: 1, max: LIMITS.id } as const;
+
+/**
+ * Every field of the creation body, once: readArticleRequest takes presence, bounds and allowed
+ * values from here, and the OpenAPI document's ArticleCreate schema is generated from it.
+ */
+export const ARTICLE_FIELDS = {
+  project_id: { ...ID, required: true, description: "A project on an account the caller can access (update access).", example: 1 },
+  title: { type: "string", required: true, ...LIMITS.title, description: "The article's title; also the {title} prompt variable.", example: "How to brew pour-over coffee" },
+  article_type: { type: "string", required: true, max: LIMITS.articleType, description: "A built-in type (blog_post, ultimate_guide, listicle, product_review, comparison, tutorial, news, case_study, song_meaning, song_meaning_single_model_5) or a custom workflow slug of this project.", example: "blog_post" },
+  target_word_count: { type: "integer", required: true, ...LIMITS.targetWordCount, description: "Requested length (a target, not a guarantee); 120% of it is reserved against the monthly word allowance.", example: 1500 },
+  tone: { type: "string", required: true, enum: TONES, description: "Writing tone; also sets the generation temperature.", example: "friendly" },
+  point_of_view: { type: "string", required: true, enum: POINTS_OF_VIEW, description: "Grammatical point of view.", example: "second_person" },
+  language: { type: "string", required: true, enum: LANGUAGES, description: "Language code of the article.", example: "en" },
+  target_keyword: { type: "string", max: LIMITS.targetKeyword, description: "Main keyword; the search query when research is enabled.", example: "pour-over coffee" },
+  keywords: {
+    type: "array",
+    orCommaSeparated: true,
+    maxItems: LIMITS.keywords.maxItems,
+    items: { type: "string", max: LIMITS.keywords.maxItemLength, description: "One keyword." },
+    description: "Secondary keywords: an array or one comma-separated string; returned as an array.",
+    example: ["coffee grind size", "v60"],
+  },
+  country_targeting: { type: "string", enum: COUNTRIES, description: "Country the article targets.", example: "US" },
+  research_enabled: { type: "boolean", description: "Research the web before writing; only for a workflow with a research step.", default: false },
+  research_max_sources: { type: "integer", min: LIMITS.researchMaxSources.min, max: LIMITS.researchMaxSources.max, default: LIMITS.researchMaxSources.fallback, description: "Most sources research keeps." },
+  research_min_content_words: { type: "integer", min: LIMITS.researchMinContentWords.min, max: LIMITS.researchMinContentWords.max, default: LIMITS.researchMinContentWords.fallback, description: "Shorter pages are discarded." },
+  research_max_words_per_source: { type: "integer", min: LIMITS.researchMaxWordsPerSource.min, max: LIMITS.researchMaxWordsPerSource.max, default: LIMITS.researchMaxWordsPerSource.fallback, description: "Longer sources are truncated; must be at least research_min_content_words." },
+  research_include_domains: { type: "array", maxItems: LIMITS.researchDomains, items: { type: "string", format: "hostname", description: "A domain name." }, description: "When set, research uses only these domains and the blocklist is ignored.", example: ["example.com"] },
+  research_exclude_domains: { type: "array", maxItems: LIMITS.researchDomains, items: { type: "string", format: "hostname", description: "A domain name." }, description: "Domains research skips; omitted, a default blocklist applies." },
+  webhook_url: { type: "string", max: LIMITS.webhookUrl, format: "uri", description: "Receives the completion webhook (http or https).", example: "https://example.com/hooks/articles" },
+  use_batch_api: { type: "boolean", description: "Generate through the model's batch API (single-step workflows on a batch-enabled model).", default: false },
+  humanize: { type: "boolean", description: "Run a humanization pass, stored as a new version; delays the webhook.", default: false },
+  additional_context: { type: "string", max: LIMITS.additionalContext, description: "Background material for steps with include_additional_context." },
+  additional_instruction: { type: "string", max: LIMITS.additionalInstruction, description: "Extra instruction for steps with include_additional_instruction." },
+  target_audience: { type: "string", max: LIMITS.targetAudience, nullable: true, description: "Omitted: the project's default audience; null: no audience.", example: "home baristas" },
+  model: { type: "string", max: LIMITS.model, description: "An active model (provider:model); omitted, the cheapest active model.", example: "openai:gpt-4o-mini" },
+  brand_voice_id: { ...ID, description: "A brand voice of the same project." },
+  include_key_takeaways: { type: "boolean", description: "A bulleted summary after the introduction.", default: false },
+  include_faq: { type: "boolean", description: "4 to 6 questions after the conclusion.", default: false },
+  heading_capitalization: { type: "string", enum: HEADING_CAPITALIZATIONS, description: "Heading case; omitted, left to the model." },
+  status: { type: "string", enum: INITIAL_STATUSES, description: "Initial status override (batching only with use_batch_api); rarely used, leave unset." },
+  image_count: { type: "integer", ...LIMITS.imageCount, description: "Images generated into the article.", default: 0 },
+  image_aspect_ratio: { type: "string", enum: IMAGE_ASPECT_RATIOS, description: "Aspect ratio of the images." },
+  image_preset_id: { ...ID, description: "An image preset (consistent visual style) of the project." },
+} as const satisfies FieldTable;
+const F = ARTICLE_FIELDS;
 
 /** A creation request after its own checks; ids are still to be resolved against the project. */
 export interface ArticleRequest {
@@ -91,58 +140,58 @@ function keywordsOf(v: Validator): string[] {
   // Checked before blanks are dropped, so an error's keywords.N is the position the client sent.
   const items = list.map((k) => (typeof k === "string" ? k.trim() : k));
   const kept = items.filter((k) => k !== "");
-  if (kept.length > LIMITS.keywords.maxItems) v.fail("keywords", `The keywords field must not have more than ${LIMITS.keywords.maxItems} items.`);
-  return v.items("keywords", items, { maxItemLength: LIMITS.keywords.maxItemLength }) ? (kept as string[]) : [];
+  if (kept.length > F.keywords.maxItems) v.fail("keywords", `The keywords field must not have more than ${F.keywords.maxItems} items.`);
+  return v.items("keywords", items, { maxItemLength: F.keywords.items.max }) ? (kept as string[]) : [];
 }
 
 function webhookUrlOf(v: Validator): string | null {
-  const url = v.string("webhook_url", { max: LIMITS.webhookUrl });
+  const url = v.string("webhook_url", F.webhook_url);
   if (typeof url !== "string") return null;
   const problem = checkUrlShape(url);
   if (problem) v.fail("webhook_url", `The webhook url must be a valid http or https URL: ${problem}.`);
   return url;
 }
 
-function domainsOf(v: Validator, field: string): string[] | undefined {
-  const list = v.stringArray(field, { maxItems: LIMITS.researchDomains, item: domainProblem });
+function domainsOf(v: Validator, field: "research_include_domains" | "research_exclude_domains"): string[] | undefined {
+  const list = v.stringArray(field, { maxItems: F[field].maxItems, item: domainProblem });
   return list?.map((d) => d.trim().toLowerCase());
 }
 
 /** Checks the body on its own; `v.errors` holds every failure (the caller adds more, then throws). */
 export function readArticleRequest(v: Validator): ArticleRequest {
   const request: ArticleRequest = {
-    projectId: v.integer("project_id", { required: true, min: 1, max: LIMITS.id }) ?? 0,
-    title: v.string("title", { required: true, ...LIMITS.title }) ?? "",
-    articleType: v.string("article_type", { required: true, max: LIMITS.articleType }) ?? "",
-    targetWordCount: v.integer("target_word_count", { required: true, ...LIMITS.targetWordCount }) ?? 0,
-    tone: v.oneOf("tone", TONES, { required: true }) ?? "",
-    pointOfView: v.oneOf("point_of_view", POINTS_OF_VIEW, { required: true }) ?? "",
-    language: v.oneOf("language", LANGUAGES, { required: true }) ?? "",
-    targetKeyword: v.string("target_keyword", { max: LIMITS.targetKeyword }) ?? null,
+    projectId: v.integer("project_id", F.project_id) ?? 0,
+    title: v.string("title", F.title) ?? "",
+    articleType: v.string("article_type", F.article_type) ?? "",
+    targetWordCount: v.integer("target_word_count", F.target_word_count) ?? 0,
+    tone: v.oneOf("tone", F.tone.enum, F.tone) ?? "",
+    pointOfView: v.oneOf("point_of_view", F.point_of_view.enum, F.point_of_view) ?? "",
+    language: v.oneOf("language", F.language.enum, F.language) ?? "",
+    targetKeyword: v.string("target_keyword", F.target_keyword) ?? null,
     keywords: keywordsOf(v),
-    countryTargeting: v.oneOf("country_targeting", COUNTRIES) ?? null,
-    researchEnabled: v.boolean("research_enabled") ?? false,
-    researchMaxSources: v.integer("research_max_sources", LIMITS.researchMaxSources) ?? LIMITS.researchMaxSources.fallback,
-    researchMinContentWords: v.integer("research_min_content_words", LIMITS.researchMinContentWords) ?? LIMITS.researchMinContentWords.fallback,
+    countryTargeting: v.oneOf("country_targeting", F.country_targeting.enum, F.country_targeting) ?? null,
+    researchEnabled: v.boolean("research_enabled", F.research_enabled) ?? F.research_enabled.default,
+    researchMaxSources: v.integer("research_max_sources", F.research_max_sources) ?? F.research_max_sources.default,
+    researchMinContentWords: v.integer("research_min_content_words", F.research_min_content_words) ?? F.research_min_content_words.default,
     webhookUrl: webhookUrlOf(v),
-    useBatchApi: v.boolean("use_batch_api") ?? false,
-    humanize: v.boolean("humanize") ?? false,
-    additionalContext: v.string("additional_context", { max: LIMITS.additionalContext }) ?? null,
-    additionalInstruction: v.string("additional_instruction", { max: LIMITS.additionalInstruction }) ?? null,
-    targetAudience: v.string("target_audience", { max: LIMITS.targetAudience, nullable: true }),
-    model: (v.string("model", { max: LIMITS.model }) ?? "").trim(),
-    brandVoiceId: v.integer("brand_voice_id", { min: 1, max: LIMITS.id }) ?? null,
-    includeKeyTakeaways: v.boolean("include_key_takeaways") ?? false,
-    includeFaq: v.boolean("include_faq") ?? false,
-    headingCapitalization: v.oneOf("heading_capitalization", HEADING_CAPITALIZATIONS) ?? null,
-    status: v.oneOf("status", INITIAL_STATUSES) ?? null,
+    useBatchApi: v.boolean("use_batch_api", F.use_batch_api) ?? F.use_batch_api.default,
+    humanize: v.boolean("humanize", F.humanize) ?? F.humanize.default,
+    additionalContext: v.string("additional_context", F.additional_context) ?? null,
+    additionalInstruction: v.string("additional_instruction", F.additional_instruction) ?? null,
+    targetAudience: v.string("target_audience", F.target_audience),
+    model: (v.string("model", F.model) ?? "").trim(),
+    brandVoiceId: v.integer("brand_voice_id", F.brand_voice_id) ?? null,
+    includeKeyTakeaways: v.boolean("include_key_takeaways", F.include_key_takeaways) ?? F.include_key_takeaways.default,
+    includeFaq: v.boolean("include_faq", F.include_faq) ?? F.include_faq.default,
+    headingCapitalization: v.oneOf("heading_capitalization", F.heading_capitalization.enum, F.heading_capitalization) ?? null,
+    status: v.oneOf("status", F.status.enum, F.status) ?? null,
     researchIncludeDomains: domainsOf(v, "research_include_domains") ?? [],
     // Omitted: the default blocklist, stored so the article keeps the list it was created with.
     researchExcludeDomains: domainsOf(v, "research_exclude_domains") ?? (v.has("research_exclude_domains") ? [] : [...DEFAULT_EXCLUDED_DOMAINS]),
-    researchMaxWordsPerSource: v.integer("research_max_words_per_source", LIMITS.researchMaxWordsPerSource) ?? LIMITS.researchMaxWordsPerSource.fallback,
-    imageCount: v.integer("image_count", LIMITS.imageCount) ?? 0,
-    imageAspectRatio: v.oneOf("image_aspect_ratio", IMAGE_ASPECT_RATIOS) ?? null,
-    imagePresetId: v.integer("image_preset_id", { min: 1, max: LIMITS.id }) ?? null,
+    researchMaxWordsPerSource: v.integer("research_max_words_per_source", F.research_max_words_per_source) ?? F.research_max_words_per_source.default,
+    imageCount: v.integer("image_count", F.image_count) ?? F.image_count.default,
+    imageAspectRatio: v.oneOf("image_aspect_ratio", F.image_aspect_ratio.enum, F.image_aspect_ratio) ?? null,
+    imagePresetId: v.integer("image_preset_id", F.image_preset_id) ?? null,
   };
 
   // Compared only when both are individually valid, so one mistake gives one message.

@@ -3,6 +3,7 @@
 // only when none is full, so a rejected request consumes nothing.
 import type IORedis from "ioredis";
 import { redisKey } from "../../../services/kit/src/redis.ts";
+import { unavailableError } from "../errors.ts";
 
 export interface WindowCaps {
   perMinute: number;
@@ -64,7 +65,13 @@ export class RateLimiter {
   async hit(accountId: number | bigint, bucket: string, caps: WindowCaps): Promise<RateDecision> {
     const limits = [caps.perMinute, caps.perHour, caps.perDay];
     const keys = WINDOWS.map((w) => redisKey(this.prefix, "ratelimit", String(accountId), bucket, String(w)));
-    const reply = await this.redis.countRequest(keys[0], keys[1], keys[2], limits[0], limits[1], limits[2]);
+    let reply: number[];
+    try {
+      reply = await this.redis.countRequest(keys[0], keys[1], keys[2], limits[0], limits[1], limits[2]);
+    } catch {
+      // Redis is away (or too slow): nothing was counted, so the request is refused as unavailable.
+      throw unavailableError();
+    }
     const [allowed, refusedIndex, ...rest] = reply;
     const counts = rest.slice(0, 3);
     const resets = rest.slice(3, 6);

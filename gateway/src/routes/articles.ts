@@ -1,16 +1,22 @@
-// Article endpoints (spec 4.1–4.3): create, list, retrieve. All share the "articles" rate limit.
+// Article endpoints (spec 4.1–4.3): create, list, retrieve; and the estimate before creating and
+// the cost breakdown per step. All share the "articles" rate limit.
 import { Elysia } from "elysia";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Project } from "../../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
 import type { Article } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import type { Logger } from "../../../services/kit/src/logger.ts";
 import { ArticleCreation } from "../articles/create-article.ts";
+import { estimateArticle } from "../articles/estimate.ts";
+import { stepBreakdown } from "../articles/step-breakdown.ts";
+import { lastEventIdOf, type ArticleEventHub } from "../articles/event-stream.ts";
+import { cancelArticle, CANCELLED_MESSAGE } from "../articles/cancellation.ts";
 import type { ArticleMemory } from "../articles/article-memory.ts";
 import { idempotencyKeyOf, REPLAYED_HEADER } from "../articles/idempotency.ts";
 import { listQueryOf, isArticleIdentifier } from "../articles/reading.ts";
 import { notFoundError } from "../errors.ts";
 import type { Caller, V1Gate } from "../plugins/caller.ts";
 import { v1Gate } from "../plugins/v1-gate.ts";
+import { queryValues } from "../validation.ts";
 import { presentArticle } from "../../../services/kit/src/public-article.ts";
 
 const TAGS = ["Articles"];
@@ -19,16 +25,16 @@ const ARTICLE_NOT_FOUND = "Article not found.";
 const creationMessage = (article: Article) =>
   article.status === "batching" ? "Article created and submitted for batch generation." : "Article created and queued for generation.";
 
-export const articleRoutes = (gate: V1Gate, remembered: ArticleMemory, logger: Logger) => {
+export const articleRoutes = (gate: V1Gate, remembered: ArticleMemory, logger: Logger, events: ArticleEventHub) => {
   const { clients } = gate;
   const creation = new ArticleCreation(clients, gate.projects, logger);
 
   /** The article and its project, when the caller may view it: 404 for another account's, 403 for a project out of reach. */
-  async function viewableArticle(caller: Caller, identifier: string): Promise<{ article: Article; project: Project }> {
+  async function viewableArticle(caller: Caller, identifier: string, access: "view" | "update" = "view"): Promise<{ article: Article; project: Project }> {
     if (!isArticleIdentifier(identifier)) throw notFoundError(ARTICLE_NOT_FOUND);
     try {
       const article = await remembered.get(identifier, async () => (await clients.articles.getArticle({ identifier })).article!);
-      return { article, project: await gate.projects.authorize(caller.userId, article.projectId, "view") };
+      return { article, project: await gate.projects.authorize(caller.userId, article.projectId, access) };
     } catch (error) {
       if (error instanceof ConnectError && error.code === Code.NotFound) throw notFoundError(ARTICLE_NOT_FOUND);
       throw error;
@@ -47,10 +53,15 @@ export const articleRoutes = (gate: V1Gate, remembered: ArticleMemory, logger: L
       },
       { detail: { summary: "Create an article and start its generation (Idempotency-Key supported)", tags: TAGS } },
     )
+    .post(
+      "/v1/articles/estimate",
+      async ({ caller, body }) => ({ success: true, data: await estimateArticle(clients, gate.projects, caller, body) }),
+      { detail: { summary: "Check a creation body as creation does and estimate its words and cost; creates and reserves nothing", tags: TAGS } },
+    )
     .get(
       "/v1/articles",
-      async ({ caller, query }) => {
-        const { status, projectId, page, perPage } = listQueryOf(query);
+      async ({ caller, request }) => {
+        const { status, projectId, page, perPage } = listQueryOf(queryValues(request.url));
         const projects = projectId === undefined
           ? await gate.projects.viewable(caller.userId)
           : [await gate.projects.authorize(caller.userId, projectId, "view")];
@@ -71,5 +82,33 @@ export const articleRoutes = (gate: V1Gate, remembered: ArticleMemory, logger: L
         return { success: true, data: presentArticle(article, project) };
       },
       { detail: { summary: "Retrieve an article by numeric id or external_id (poll this)", tags: TAGS } },
+    )
+    .get(
+      "/v1/articles/:id/steps",
+      async ({ caller, params }) => {
+        const { article } = await viewableArticle(caller, params.id);
+        return { success: true, data: await stepBreakdown(clients.costs, article) };
+      },
+      { detail: { summary: "Cost breakdown of an article's run: each step, the research, the images and the finishing pass", tags: TAGS } },
+    )
+    .get(
+      "/v1/articles/:id/events",
+      async ({ caller, params, request }) => {
+        const lastEventId = lastEventIdOf(request.headers);
+        const { article } = await viewableArticle(caller, params.id);
+        // The log's position first, then the record: an event between the two is sent, not lost.
+        const latestId = lastEventId ?? (await events.latestEventId(article.externalId));
+        const current = (await clients.articles.getArticle({ identifier: article.externalId })).article!;
+        return events.open(article.externalId, current, lastEventId ? { lastEventId } : { latestId });
+      },
+      { detail: { summary: "Live progress as Server-Sent Events: state changes, steps, sources, images, then completed, published or failed (Last-Event-ID resumes)", tags: TAGS } },
+    )
+    .post(
+      "/v1/articles/:id/cancel",
+      async ({ caller, params }) => {
+        const { article, project } = await viewableArticle(caller, params.id, "update");
+        return { success: true, message: CANCELLED_MESSAGE, data: presentArticle(await cancelArticle(clients.lifecycle, article), project) };
+      },
+      { detail: { summary: "Cancel a queued, batching, writing or polishing article: it fails, unfinished words are given back, no webhook (422 once ended otherwise)", tags: TAGS } },
     );
 };

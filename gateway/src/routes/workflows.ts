@@ -6,6 +6,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { fieldErrorsOf, type FieldErrors } from "../../../services/kit/src/errors.ts";
 import { HttpError, notFoundError, validationError } from "../errors.ts";
 import { v1Gate } from "../plugins/v1-gate.ts";
+import { queryValues } from "../validation.ts";
 import type { Caller, V1Gate } from "../plugins/caller.ts";
 import { presentStep, presentWorkflow } from "../presenters/workflow.ts";
 import type { ProjectAccess } from "../plugins/project-authorizer.ts";
@@ -62,9 +63,9 @@ export const workflowRoutes = (gate: V1Gate) => {
     .use(v1Gate(gate, "workflows"))
     .get(
       "/v1/projects/:project/workflows",
-      async ({ caller, params, query }) => {
+      async ({ caller, params, request }) => {
         const projectId = await project(caller, params.project, "view");
-        const { articleType, page, perPage } = listQuery(query);
+        const { articleType, page, perPage } = listQuery(queryValues(request.url));
         const reply = await catalog.listWorkflows({ projectId, articleType, page, perPage });
         return {
           success: true,

@@ -15,9 +15,10 @@ import {
 import type { FieldErrors } from "../../../services/kit/src/errors.ts";
 import { MalformedBody } from "../plugins/json-body.ts";
 import { validationError } from "../errors.ts";
-import { queryInteger, Validator } from "../validation.ts";
+import { queryInteger, queryText, Validator, type QueryValues } from "../validation.ts";
+import type { FieldSpec } from "../openapi/fields.ts";
+import { DUPLICATE_FIELDS, INT32_MAX, STEP_FIELDS as S, STEP_POSITION_FIELDS, WORKFLOW_LIST_QUERY } from "./step-fields.ts";
 
-const INT32_MAX = 2_147_483_647;
 // Messages of the catalog's range rules, used for values no request message could carry.
 const OUT_OF_RANGE: Record<string, string> = {
   step_number: `The step number field must be between 1 and ${INT32_MAX}.`,
@@ -51,6 +52,9 @@ function int32(v: Validator, field: string, opts: { required?: boolean } = {}): 
   return value;
 }
 
+/** Presence only from a field table: the catalog checks the bounds, with its own messages. */
+const presence = (f: FieldSpec) => ({ required: f.required, nullable: f.nullable });
+
 const schemaText = (schema: Record<string, unknown> | null | undefined) => (schema ? JSON.stringify(schema) : undefined);
 
 /** A step body as a catalog request; fields named in `errors` failed here and are left at their defaults. */
@@ -63,16 +67,16 @@ export interface StepInput<T> {
 export function createStepInput(body: unknown): StepInput<CreateStep> {
   const v = validatorOf(body);
   const input: CreateStep = {
-    articleType: v.string("article_type", { required: true }) ?? "",
-    stepNumber: int32(v, "step_number", { required: true }) ?? 0,
-    stepName: v.string("step_name", { required: true }) ?? "",
-    stepDescription: v.string("step_description", { nullable: true }) ?? undefined,
-    stepIcon: v.string("step_icon", { nullable: true }) ?? undefined,
-    system: v.string("system", { required: true }) ?? "",
-    user: v.string("user", { required: true }) ?? "",
-    outputFormat: v.string("output_format", { required: true }) ?? "",
-    timeoutSeconds: int32(v, "timeout_seconds"),
-    jsonSchema: schemaText(v.object("json_schema", { nullable: true })),
+    articleType: v.string("article_type", presence(S.article_type)) ?? "",
+    stepNumber: int32(v, "step_number", presence(S.step_number)) ?? 0,
+    stepName: v.string("step_name", presence(S.step_name)) ?? "",
+    stepDescription: v.string("step_description", presence(S.step_description)) ?? undefined,
+    stepIcon: v.string("step_icon", presence(S.step_icon)) ?? undefined,
+    system: v.string("system", presence(S.system)) ?? "",
+    user: v.string("user", presence(S.user)) ?? "",
+    outputFormat: v.string("output_format", presence(S.output_format)) ?? "",
+    timeoutSeconds: int32(v, "timeout_seconds", presence(S.timeout_seconds)),
+    jsonSchema: schemaText(v.object("json_schema", presence(S.json_schema))),
   };
   for (const [field, key] of FLAGS) input[key] = v.boolean(field) ?? false;
   return { input, errors: v.errors };
@@ -122,8 +126,8 @@ export function reorderInput(body: unknown): MessageInitShape<typeof StepPositio
     steps.forEach((entry, i) => {
       const item = new Validator(entry);
       if (!item.valid) return v.fail(`steps.${i}`, `The steps.${i} field must be an object with id and step_number.`);
-      const id = item.integer("id", { required: true, min: 1, max: Number.MAX_SAFE_INTEGER });
-      const stepNumber = item.integer("step_number", { required: true, min: 1, max: INT32_MAX });
+      const id = item.integer("id", STEP_POSITION_FIELDS.id);
+      const stepNumber = item.integer("step_number", STEP_POSITION_FIELDS.step_number);
       for (const [field, messages] of Object.entries(item.errors)) {
         for (const message of messages) v.fail(`steps.${i}.${field}`, message.replace(`The ${field.replace(/_/g, " ")} field`, `The steps.${i}.${field} field`));
       }
@@ -138,20 +142,21 @@ export function reorderInput(body: unknown): MessageInitShape<typeof StepPositio
 export function duplicateInput(body: unknown): Duplicate {
   const v = validatorOf(body);
   const input = {
-    sourceArticleType: v.string("source_article_type", { required: true }) ?? "",
-    newArticleType: v.string("new_article_type", { required: true }) ?? "",
+    sourceArticleType: v.string("source_article_type", presence(DUPLICATE_FIELDS.source_article_type)) ?? "",
+    newArticleType: v.string("new_article_type", presence(DUPLICATE_FIELDS.new_article_type)) ?? "",
   };
   v.check();
   return input;
 }
 
 /** GET /v1/projects/{project}/workflows: article_type, page, per_page. */
-export function listQuery(query: Record<string, string | undefined>): { articleType?: string; page: number; perPage: number } {
+export function listQuery(query: QueryValues): { articleType?: string; page: number; perPage: number } {
   const v = new Validator({});
-  const page = queryInteger(v, query, "page", { min: 1, max: INT32_MAX, fallback: 1 })!;
-  const perPage = queryInteger(v, query, "per_page", { min: 1, max: 100, fallback: 20 })!;
+  const articleType = queryText(v, query, "article_type");
+  const { page: P, per_page: PP } = WORKFLOW_LIST_QUERY;
+  const page = queryInteger(v, query, "page", { min: P.min, max: P.max, fallback: P.default })!;
+  const perPage = queryInteger(v, query, "per_page", { min: PP.min, max: PP.max, fallback: PP.default })!;
   v.check();
-  const articleType = query.article_type === undefined || query.article_type === "" ? undefined : query.article_type;
   return { articleType, page, perPage };
 }
 

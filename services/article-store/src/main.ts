@@ -1,19 +1,24 @@
 // article-store process: articles, their versions and records over gRPC, the outbox relay
-// that turns each created article into its generation job, and the folding of article counts.
+// that turns each created article into its generation job, the reconciler that hands an article
+// whose job was lost back to its worker, and the folding of article counts.
 import { fileURLToPath } from "node:url";
 import { AccountsService } from "../../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
 import { serviceClient } from "../../kit/src/clients.ts";
-import { openQueue, type GenerationJob } from "../../kit/src/queues.ts";
+import { openQueue, type GenerationJob, type WebhookJob } from "../../kit/src/queues.ts";
 import { connectRedis } from "../../kit/src/redis.ts";
 import { runService } from "../../kit/src/service-process.ts";
 import { schema } from "./db/client.ts";
 import { startOutboxRelay, type OutboxRelay } from "./outbox-relay.ts";
 import { startCountFolding } from "./count-folding.ts";
+import { startReconciler } from "./reconciler.ts";
 import { articleStoreRoutes } from "./rpc.ts";
 import { announceArticleChanges } from "./change-announcer.ts";
-import type { PlatformConfig } from "../../kit/src/config.ts";
+import { logArticleEnds } from "./article-event-log.ts";
+import { failOnConfigError, loadReconcileSettings, type PlatformConfig } from "../../kit/src/config.ts";
 import type { Logger } from "../../kit/src/logger.ts";
 import type IORedis from "ioredis";
+
+const reconcile = failOnConfigError(() => loadReconcileSettings());
 
 // The relay starts after the server (runService order); creations before that wait for its first pass.
 let relay: OutboxRelay | undefined;
@@ -33,21 +38,29 @@ await runService({
   schemaName: "article_store",
   schema,
   migrationsFolder: fileURLToPath(new URL("./db/migrations", import.meta.url)),
+  usesRedis: true,
   routes: ({ database, config }) =>
     articleStoreRoutes({
       db: database.db,
       accounts: serviceClient(AccountsService, { baseUrl: config.services.accountsBilling, serviceToken: config.serviceToken }),
       onArticleCreated: () => relay?.wake(),
     }),
-  interceptors: ({ config, logger }) => [announceArticleChanges(redisOf(config, logger), config.redisPrefix, logger)],
+  interceptors: ({ config, logger }) => [
+    announceArticleChanges(redisOf(config, logger), config.redisPrefix, logger),
+    logArticleEnds(redisOf(config, logger), config.redisPrefix, logger),
+  ],
   async background({ database, config, logger }) {
     const generationQueue = openQueue<GenerationJob>("generation", redisOf(config, logger), config.redisPrefix);
     relay = startOutboxRelay({ db: database.db, generationQueue, logger });
     const folding = startCountFolding({ db: database.db, logger });
+    const webhookQueue = openQueue<WebhookJob>("webhooks", redisOf(config, logger), config.redisPrefix);
+    const reconciler = startReconciler({ db: database.db, redis: redisOf(config, logger), redisPrefix: config.redisPrefix, generationQueue, webhookQueue, logger, settings: reconcile });
     return async () => {
+      await reconciler.stop();
       await folding.stop();
       await relay?.stop();
       await generationQueue.close();
+      await webhookQueue.close();
       redis?.disconnect();
     };
   },

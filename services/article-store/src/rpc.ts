@@ -118,6 +118,8 @@ const articleMessage = (a: store.ArticleRecord): MessageInitShape<typeof Article
   failureReason: opt(a.failureReason),
   deliveryFailedAt: tsOpt(a.deliveryFailedAt),
   deliveryFailureReason: opt(a.deliveryFailureReason),
+  // A first response stored before images existed has none.
+  images: a.images ?? [],
 });
 
 function newArticleOf(a: Article | undefined): store.NewArticle {
@@ -217,6 +219,7 @@ export function articleStoreRoutes({ db, accounts, onArticleCreated }: ArticleSt
             aiModelUsed: req.aiModelUsed,
             cost: req.cost,
             moreVersionsFollow: req.moreVersionsFollow,
+            images: req.images.map((i) => ({ position: i.position, imageId: i.imageId, url: i.url, alt: i.alt, width: i.width, height: i.height, aspectRatio: i.aspectRatio, mediaType: i.mediaType })),
           }),
         ),
       async addVersion(req) {
@@ -224,7 +227,8 @@ export function articleStoreRoutes({ db, accounts, onArticleCreated }: ArticleSt
         return { article: articleMessage(added.article), versionId: big(added.version.id) };
       },
       recordOriginality: async (req) => article(await lifecycle.recordOriginality(db, req.externalId, Number(req.versionId), req.aiDetectionScore)),
-      failArticle: async (req) => article(await lifecycle.failArticle(db, req.externalId, req.reason)),
+      failArticle: async (req) => article(await lifecycle.failArticle(db, req.externalId, req.reason, req.cost)),
+      cancelArticle: async (req) => article((await lifecycle.cancelArticle(db, req.externalId)).article),
       async recordResearchSources(req) {
         await research.recordResearchSources(
           db,

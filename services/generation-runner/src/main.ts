@@ -5,6 +5,7 @@ import { failOnConfigError } from "../../kit/src/config.ts";
 import { runService } from "../../kit/src/service-process.ts";
 import { schema } from "./db/client.ts";
 import { loadRunnerConfig } from "./config.ts";
+import { ImageStores } from "./domain/image-store.ts";
 import { ensureSeedModels, seedModels } from "./domain/model-catalog.ts";
 import { generationRunnerRoutes } from "./rpc.ts";
 import { startGenerationWorker } from "./worker.ts";
@@ -17,6 +18,7 @@ await runService({
   schemaName: "generation_runner",
   schema,
   migrationsFolder: fileURLToPath(new URL("./db/migrations", import.meta.url)),
+  usesRedis: true,
   routes: ({ database, logger }) => {
     // Seeded as the server comes up; catalog calls wait for it, so the first article never
     // finds an empty catalog.
@@ -29,7 +31,7 @@ await runService({
       console.error(`generation-runner: cannot seed the model catalog (${(error as Error).message})`);
       process.exit(1);
     });
-    return generationRunnerRoutes(database.db, (id) => runner.clients.isConfigured(id), seeded);
+    return generationRunnerRoutes(database.db, (id) => runner.clients.isConfigured(id), seeded, { stores: new ImageStores(database.db, runner.imageBucket), publicBaseUrl: runner.publicBaseUrl });
   },
   background: (ctx) => startGenerationWorker(ctx, runner),
 });

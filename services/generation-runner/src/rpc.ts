@@ -4,9 +4,15 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { ModelCatalogService, ModelSchema } from "../../../proto/gen/articles/generation_runner/v1/models_pb.ts";
 import { GenerationRunService, type RunSchema } from "../../../proto/gen/articles/generation_runner/v1/runs_pb.ts";
+import { CostBreakdownService } from "../../../proto/gen/articles/generation_runner/v1/cost_breakdown_pb.ts";
+import { costBreakdownHandlers } from "./rpc-cost-breakdown.ts";
+import { ArticleImageService } from "../../../proto/gen/articles/generation_runner/v1/images_pb.ts";
 import { invalidFields } from "../../kit/src/errors.ts";
 import type { Db } from "./db/client.ts";
+import { imageUrl } from "./domain/article-images.ts";
 import { getRunRecord } from "./domain/checkpoints.ts";
+import type { ImageStores } from "./domain/image-store.ts";
+import { servedImage } from "./domain/served-images.ts";
 import * as catalog from "./domain/model-catalog.ts";
 import type { ProviderCheck } from "./domain/model-catalog.ts";
 import { formatUsd } from "./domain/usd.ts";
@@ -20,7 +26,7 @@ const modelMessage = (m: catalog.CatalogModel): MessageInitShape<typeof ModelSch
   fallbackModel: m.fallbackModel ?? undefined,
 });
 
-async function runMessage(db: Db, externalId: string): Promise<MessageInitShape<typeof RunSchema>> {
+async function runMessage(db: Db, externalId: string, serving: ImageServing): Promise<MessageInitShape<typeof RunSchema>> {
   const { run, steps, images, cost } = await getRunRecord(db, externalId);
   return {
     externalId: run.externalId,
@@ -41,7 +47,21 @@ async function runMessage(db: Db, externalId: string): Promise<MessageInitShape<
       completedAt: timestampFromDate(s.completedAt),
       batched: s.batched,
     })),
-    images: images.map((i) => ({ position: i.position, model: i.model, size: i.size, prompt: i.prompt, byteSize: i.data.length, mediaType: i.mediaType })),
+    images: images.map((i) => ({
+      position: i.position,
+      model: i.model,
+      size: i.size,
+      prompt: i.prompt,
+      byteSize: i.byteSize,
+      mediaType: i.mediaType,
+      imageId: i.imageId,
+      url: imageUrl(serving.publicBaseUrl, i),
+      alt: i.alt,
+      width: i.width,
+      height: i.height,
+      aspectRatio: i.aspectRatio,
+    })),
+    omittedImages: run.omittedImages,
     cost: formatUsd(cost),
     lastError: run.lastError ?? undefined,
     finishedAt: run.finishedAt ? timestampFromDate(run.finishedAt) : undefined,
@@ -51,8 +71,13 @@ async function runMessage(db: Db, externalId: string): Promise<MessageInitShape<
   };
 }
 
+export interface ImageServing {
+  stores: ImageStores;
+  publicBaseUrl: string;
+}
+
 /** `seeded` settles once the catalog's seed models are in place. */
-export function generationRunnerRoutes(db: Db, reachable: ProviderCheck, seeded: Promise<void>) {
+export function generationRunnerRoutes(db: Db, reachable: ProviderCheck, seeded: Promise<void>, images: ImageServing) {
   return (router: ConnectRouter) => {
     router.service(ModelCatalogService, {
       async resolveModel(req) {
@@ -93,8 +118,17 @@ export function generationRunnerRoutes(db: Db, reachable: ProviderCheck, seeded:
       }),
     });
 
+    router.service(CostBreakdownService, costBreakdownHandlers(db));
+
     router.service(GenerationRunService, {
-      getRun: async (req) => ({ run: await runMessage(db, req.externalId) }),
+      getRun: async (req) => ({ run: await runMessage(db, req.externalId, images) }),
+    });
+
+    router.service(ArticleImageService, {
+      async getImage(req) {
+        const { image, extension, data } = await servedImage(db, images.stores, req.imageId);
+        return { mediaType: image.mediaType, extension, data, sha256: image.sha256, width: image.width, height: image.height };
+      },
     });
   };
 }

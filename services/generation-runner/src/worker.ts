@@ -13,10 +13,14 @@ import { connectRedis, queuePrefix } from "../../kit/src/redis.ts";
 import type { ServiceContext } from "../../kit/src/service-process.ts";
 import type { RunnerConfig } from "./config.ts";
 import type { schema } from "./db/client.ts";
-import { updateRun } from "./domain/checkpoints.ts";
+import { runCost, updateRun } from "./domain/checkpoints.ts";
+import { ImageStores } from "./domain/image-store.ts";
 import { ArticleCannotRun, generateArticle, type JobControl, type PipelineDeps } from "./domain/pipeline.ts";
 import { PinnedSnapshotMemory } from "./domain/pinned-snapshots.ts";
+import { formatUsd } from "./domain/usd.ts";
 import { collectGarbageAbove } from "./memory-ceiling.ts";
+import { CancelWatch, endedByCancel, settleCancelledRun } from "./domain/cancellation.ts";
+import { CANCELLED_REASON } from "../../kit/src/article-events.ts";
 
 // A job that stalls (its worker died) this often is failed for good: a run that keeps killing
 // its worker should not loop forever. The QueueEvents listener below then fails the article.
@@ -52,14 +56,26 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
     detector: runner.detector,
     research: runner.research,
     imageModel: runner.imageModel,
+    imageStores: new ImageStores(ctx.database.db, runner.imageBucket),
+    publicBaseUrl: runner.publicBaseUrl,
     batchPoll: { firstMs: runner.batchPollMs, maxMs: runner.batchPollMaxMs },
+    progressKeepAliveMs: runner.progressKeepAliveMs,
+    eventLog: { redis: connection, redisPrefix: config.redisPrefix },
   };
+  // A job parked between batch polls is woken by its article's cancel, to end it at once.
+  const generationQueue = openQueue<GenerationJob>("generation", connection, config.redisPrefix);
+  const cancelsConnection = connectRedis(config.redisUrl);
+  const cancels = new CancelWatch(cancelsConnection, config.redisPrefix, logger, (externalId) => {
+    generationQueue.getJob(externalId).then((job) => job?.promote()).catch(() => {});
+  });
 
   /** Terminal failure: status failed with the reason (no webhook), reserved words released; "finished" when it had already completed (or is unknown). */
   async function failArticle(externalId: string, reason: string): Promise<"failed" | "finished"> {
+    // The article's cost is the ledger's total: a report with the last steps' costs may never have gone out.
+    const cost = await runCost(deps.db, externalId).then(formatUsd, () => undefined);
     for (let attempt = 1; ; attempt++) {
       try {
-        await deps.lifecycle.failArticle({ externalId, reason: reason.slice(0, 2000) });
+        await deps.lifecycle.failArticle({ externalId, reason: reason.slice(0, 2000), cost });
         await deps.quota.releaseWords({ reference: externalId });
         logger.warn("article failed", { externalId, reason });
         return "failed";
@@ -74,7 +90,9 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
 
   async function runJob(job: Job<GenerationJob>, token?: string): Promise<string> {
     const { externalId } = job.data;
+    const watched = cancels.watch(externalId);
     const control: JobControl = {
+      signal: watched.signal,
       finalAttempt: job.attemptsMade + 1 >= (job.opts.attempts ?? 1),
       async resumeLater(delayMs) {
         await job.moveToDelayed(Date.now() + delayMs, token);
@@ -85,6 +103,15 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
       return await generateArticle(deps, externalId, control);
     } catch (error) {
       if (error instanceof DelayedError) throw error;
+      if (await endedByCancel(deps.articles, externalId, error)) {
+        const words = await settleCancelledRun(deps.db, deps.quota, externalId);
+        // The cancel failed the article before its finished steps' costs were all reported.
+        const cost = await runCost(deps.db, externalId).then(formatUsd, () => undefined);
+        if (cost !== undefined) await deps.lifecycle.failArticle({ externalId, reason: CANCELLED_REASON, cost }).catch(() => {});
+        await updateRun(deps.db, externalId, { lastError: "cancelled by the client", finishedAt: new Date() }).catch(() => {});
+        logger.info("article cancelled", { externalId, settledWords: words });
+        return "cancelled";
+      }
       // The article was failed or finished elsewhere while this run was under way.
       if (error instanceof ConnectError && error.code === Code.FailedPrecondition) {
         const found = await deps.articles.getArticle({ identifier: externalId }).catch(() => undefined);
@@ -111,6 +138,8 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
       }
       logger.warn("generation attempt failed; it will be retried", { externalId, attempt: job.attemptsMade + 1, reason });
       throw error;
+    } finally {
+      watched.done();
     }
   }
 
@@ -145,6 +174,7 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
     if (!drained) await worker.close(true);
     await events.close();
     await webhooks.close();
-    for (const c of [connection, workerConnection, eventsConnection]) c.disconnect();
+    await generationQueue.close();
+    for (const c of [connection, workerConnection, eventsConnection, cancelsConnection]) c.disconnect();
   };
 }

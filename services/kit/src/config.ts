@@ -144,6 +144,24 @@ export function loadPlatformConfig(env: Env = process.env): PlatformConfig {
   };
 }
 
+/**
+ * The reconciler's sweep (article-store) and how stale an unfinished article must be before it
+ * looks at it. The runner reads the bound too: a run in flight touches its article well within it.
+ */
+export interface ReconcileSettings {
+  /** RECONCILE_INTERVAL_MS: time between two sweeps. */
+  intervalMs: number;
+  /** RECONCILE_STALE_AFTER_MS: an article unchanged for this long and without a live job is taken up again. */
+  staleAfterMs: number;
+}
+
+export function loadReconcileSettings(env: Env = process.env): ReconcileSettings {
+  return {
+    intervalMs: envInt(env, "RECONCILE_INTERVAL_MS", 60_000, { min: 500, max: 86_400_000 }),
+    staleAfterMs: envInt(env, "RECONCILE_STALE_AFTER_MS", 300_000, { min: 1000, max: 7 * 86_400_000 }),
+  };
+}
+
 /** How far above its Connect port a service's gRPC port is, unless GRPC_PORT says otherwise. */
 export const GRPC_PORT_OFFSET = 100;
 

@@ -2,7 +2,7 @@
 // Shared by the gateway's responses and the completion webhook's `data`, so they cannot drift.
 import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import type { Project } from "../../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
-import type { Article } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
+import type { Article, ArticleImage } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
 
 export const iso = (t: Timestamp | undefined) => (t ? timestampDate(t).toISOString() : null);
 export const optionalNumber = (n: bigint | undefined) => (n === undefined ? null : Number(n));
@@ -16,6 +16,16 @@ export function presentCost(cost: string): string {
 
 export type ProjectRef = Pick<Project, "id" | "name">;
 
+/** An image of the article's content: where a reader loads it (no key needed) and how to lay it out. */
+export const presentImage = (image: ArticleImage) => ({
+  url: image.url,
+  alt: image.alt,
+  width: image.width,
+  height: image.height,
+  aspect_ratio: image.aspectRatio,
+  position: image.position,
+});
+
 export function presentArticle(article: Article, project: ProjectRef) {
   return {
     id: Number(article.id),
@@ -24,9 +34,12 @@ export function presentArticle(article: Article, project: ProjectRef) {
     description: article.description ?? null,
     content: article.content ?? null,
     original_content: article.originalContent ?? null,
+    images: article.images.map(presentImage),
     current_version_id: optionalNumber(article.currentVersionId),
     published_version_id: optionalNumber(article.publishedVersionId),
     status: article.status,
+    // Additive: why a failed article failed (a cancel says so), so clients need not guess.
+    failure_reason: article.status === "failed" ? (article.failureReason ?? null) : null,
     article_type: article.articleType,
     target_keyword: article.targetKeyword ?? null,
     keywords: [...article.keywords],

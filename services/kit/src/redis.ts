@@ -3,7 +3,11 @@
 import IORedis, { type RedisOptions } from "ioredis";
 
 export function connectRedis(redisUrl: string, options: RedisOptions = {}): IORedis {
-  return new IORedis(redisUrl, { maxRetriesPerRequest: null, enableReadyCheck: true, lazyConnect: false, ...options });
+  const redis = new IORedis(redisUrl, { maxRetriesPerRequest: null, enableReadyCheck: true, lazyConnect: false, ...options });
+  // ioredis reconnects by itself and commands fail with their own errors; a lost connection is
+  // reported once per outage by the process's dependency watch, not by every retry of every connection.
+  redis.on("error", () => {});
+  return redis;
 }
 
 /** BullMQ's prefix option: queues become `<prefix>:bull:<queue>:…`. */

@@ -10,8 +10,10 @@ import { Code, ConnectError, createConnectRouter, type ConnectRouter, type Inter
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { createFetchHandler } from "@connectrpc/connect/protocol";
 import { Health, HealthCheckResponse_ServingStatus as Serving } from "../../../proto/gen/grpc/health/v1/health_pb.ts";
+import { isDatabaseOutage } from "./db.ts";
 import { DomainError, toConnectError } from "./errors.ts";
 import type { Logger } from "./logger.ts";
+import { addReflection } from "./reflection.ts";
 
 export interface ServiceServerOptions {
   name: string;
@@ -53,7 +55,10 @@ function requireServiceToken(token: string): Interceptor {
   };
 }
 
-/** Domain errors become Connect codes; anything unexpected is logged and answered INTERNAL. */
+/**
+ * Domain errors become Connect codes; Postgres out of reach is UNAVAILABLE (callers retry it);
+ * anything else unexpected is logged and answered INTERNAL.
+ */
 function mapDomainErrors(logger: Logger): Interceptor {
   return (next) => async (req) => {
     try {
@@ -61,14 +66,29 @@ function mapDomainErrors(logger: Logger): Interceptor {
     } catch (error) {
       if (error instanceof DomainError) throw toConnectError(error);
       if (error instanceof ConnectError) throw error;
+      if (isDatabaseOutage(error)) {
+        logger.warn("database unavailable", { method: req.method.name, error: (error as Error).message });
+        throw new ConnectError("the service's database is unavailable", Code.Unavailable);
+      }
       logger.error("unexpected error", { method: req.method.name, error: (error as Error).stack ?? String(error) });
       throw new ConnectError("internal error", Code.Internal);
     }
   };
 }
 
+/** The health check's service name whose answer is only "the process answers" (Kubernetes liveness). */
+export const LIVENESS_SERVICE = "liveness";
+
 export async function startServiceServer(opts: ServiceServerOptions): Promise<ServiceServer> {
   let status = Serving.SERVING;
+  let draining = false;
+  // Health watchers waiting for the next change of status.
+  const statusWatchers = new Set<() => void>();
+  const setStatus = (next: Serving) => {
+    if (next === status) return;
+    status = next;
+    for (const notify of statusWatchers) notify();
+  };
   let inFlight = 0;
   let idle: (() => void) | undefined;
   const trackCalls: Interceptor = (next) => async (req) => {
@@ -82,25 +102,49 @@ export async function startServiceServer(opts: ServiceServerOptions): Promise<Se
   const allCallsDone = () => (inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => (idle = resolve)));
   const interceptors = [trackCalls, requireServiceToken(opts.serviceToken), mapDomainErrors(opts.logger), ...(opts.interceptors ?? [])];
   const routes = (router: ConnectRouter) => {
+    // "" (the whole process) and each served service follow readiness; LIVENESS_SERVICE is
+    // SERVING whenever the process answers, so a dependency outage never gets it restarted.
+    const statusOf = (service: string) => {
+      if (service === LIVENESS_SERVICE) return Serving.SERVING;
+      if (service === "" || servedServices.has(service)) return status;
+      throw new ConnectError(`unknown service ${service}`, Code.NotFound);
+    };
     router.service(Health, {
-      check: () => ({ status }),
-      async *watch(_req, ctx) {
-        yield { status };
-        await new Promise((resolve) => ctx.signal.addEventListener("abort", resolve));
+      check: (req) => ({ status: statusOf(req.service) }),
+      async *watch(req, ctx) {
+        let last = statusOf(req.service);
+        yield { status: last };
+        while (!ctx.signal.aborted) {
+          await new Promise<void>((resolve) => {
+            const wake = () => {
+              statusWatchers.delete(wake);
+              ctx.signal.removeEventListener("abort", wake);
+              resolve();
+            };
+            statusWatchers.add(wake);
+            ctx.signal.addEventListener("abort", wake);
+          });
+          const now = statusOf(req.service);
+          if (now !== last && !ctx.signal.aborted) yield { status: (last = now) };
+        }
       },
     });
     opts.routes(router);
   };
+  const servedServices = new Set<string>();
   const host = opts.host ?? "0.0.0.0";
 
   const router = createConnectRouter({ interceptors });
   routes(router);
+  for (const h of router.handlers) servedServices.add(h.service.typeName);
   const handlers = new Map(router.handlers.map((h) => [h.requestPath, createFetchHandler(h, { httpVersion: "1.1" })]));
   const connect = Bun.serve({
     port: opts.port,
     hostname: host,
     // Callers keep connections open between calls; an idle one is closed after two minutes.
     idleTimeout: 120,
+    // A port held by another process is an error (EADDRINUSE), never a shared listener.
+    reusePort: false,
     fetch(request) {
       const url = request.url;
       const start = url.indexOf("/", url.indexOf("//") + 2);
@@ -109,8 +153,9 @@ export async function startServiceServer(opts: ServiceServerOptions): Promise<Se
       return handler ? handler(request) : new Response(null, { status: 404 });
     },
   });
-  // gRPC last: Kubernetes probes it, so once it answers both listeners are up.
-  const grpc = http2.createServer(connectNodeAdapter({ interceptors, routes }));
+  // gRPC last: Kubernetes probes it, so once it answers both listeners are up. Only it carries
+  // reflection (grpcurl, grpcui): a bidirectional stream, which HTTP/1.1 cannot carry anyway.
+  const grpc = http2.createServer(connectNodeAdapter({ interceptors, routes: (router) => { routes(router); addReflection(router); } }));
   await new Promise<void>((resolve, reject) => {
     grpc.once("error", reject);
     grpc.listen(opts.grpcPort, host, () => resolve());
@@ -124,10 +169,12 @@ export async function startServiceServer(opts: ServiceServerOptions): Promise<Se
     port: connect.port!,
     grpcPort,
     setServing: (serving) => {
-      status = serving ? Serving.SERVING : Serving.NOT_SERVING;
+      // A draining server stays NOT_SERVING whatever its dependencies do.
+      if (!draining) setStatus(serving ? Serving.SERVING : Serving.NOT_SERVING);
     },
     async drain(graceMs = 10_000) {
-      status = Serving.NOT_SERVING;
+      draining = true;
+      setStatus(Serving.NOT_SERVING);
       const grpcClosed = new Promise<void>((resolve) => grpc.close(() => resolve()));
       const connectClosed = connect.stop(false);
       await Promise.race([allCallsDone(), Bun.sleep(graceMs)]);

@@ -1,10 +1,14 @@
 // The common life of a service process: validated config, its own database schema migrated,
-// the gRPC server up, optional background work, and a graceful drain on SIGTERM.
+// the gRPC server up, optional background work, health that follows its Postgres (and Redis),
+// and a graceful drain on SIGTERM.
 import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import { failOnConfigError, listenPorts, loadPlatformConfig, type PlatformConfig, type ServiceUrls } from "./config.ts";
 import { openServiceDatabase, type ServiceDatabase } from "./db.ts";
+import { postgresDependency, redisDependency, watchDependencies } from "./dependency-watch.ts";
 import { createLogger, type Logger } from "./logger.ts";
-import { onShutdown, startServiceServer } from "./server.ts";
+import { onShutdown, startServiceServer, type ServiceServer } from "./server.ts";
+import { refuseUnstorableText } from "./storable-text.ts";
+import { isPortInUse, portInUseMessage } from "./port-in-use.ts";
 
 export interface ServiceContext<S extends Record<string, unknown>> {
   config: PlatformConfig;
@@ -19,6 +23,8 @@ export interface ServiceDefinition<S extends Record<string, unknown>> {
   schemaName: string;
   schema: S;
   migrationsFolder: string;
+  /** Its background work needs Redis: health is NOT_SERVING while Redis does not answer. */
+  usesRedis?: boolean;
   routes(ctx: ServiceContext<S>): (router: ConnectRouter) => void;
   /** Interceptors of the service's own, closest to its handlers. */
   interceptors?(ctx: ServiceContext<S>): Interceptor[];
@@ -43,10 +49,22 @@ export async function runService<S extends Record<string, unknown>>(def: Service
     process.exit(1);
   }
   const ctx = { config, database, logger };
-  const server = await startServiceServer({ name: def.name, ...ports, serviceToken: config.serviceToken, logger, routes: def.routes(ctx), interceptors: def.interceptors?.(ctx) });
+  // Text Postgres cannot store is refused before any handler of any service reads it.
+  const interceptors = [refuseUnstorableText(), ...(def.interceptors?.(ctx) ?? [])];
+  let server: ServiceServer;
+  try {
+    server = await startServiceServer({ name: def.name, ...ports, serviceToken: config.serviceToken, logger, routes: def.routes(ctx), interceptors });
+  } catch (error) {
+    if (!isPortInUse(error)) throw error;
+    console.error(`${def.name}: ${portInUseMessage(error, [ports.port, ports.grpcPort])}`);
+    process.exit(1);
+  }
   const stopBackground = def.background ? await def.background(ctx) : async () => {};
+  const dependencies = [postgresDependency(config.databaseUrl), ...(def.usesRedis ? [redisDependency(config.redisUrl)] : [])];
+  const watch = watchDependencies({ dependencies, logger, onChange: (reachable) => server.setServing(reachable) });
   onShutdown(logger, async () => {
     await server.drain();
+    await watch.stop();
     await stopBackground();
     await database.close();
   });

@@ -1,5 +1,6 @@
-// Image generation answers with tiny solid-colour PNGs: real, decodable files with the requested
-// aspect ratio, small enough to keep tests and storage cheap.
+// Image generation answers with real PNGs of exactly the requested size: two bands of colour
+// picked from the prompt (the same prompt, the same picture). Flat colour compresses to a few KB,
+// so storage stays cheap while sizes are checkable.
 
 import { deflateSync } from "node:zlib";
 import { diceFor } from "./prompt-seed.ts";
@@ -31,34 +32,38 @@ function chunk(type: string, data: Buffer): Buffer {
   return Buffer.concat([length, typed, crc]);
 }
 
-/** An RGB PNG of one colour. */
-export function solidPng(width: number, height: number, rgb: [number, number, number]): Buffer {
+export const MIN_SIDE = 64;
+export const MAX_SIDE = 4096;
+
+/** An RGB PNG: the top half `top`, the bottom half `bottom`. */
+export function bandedPng(width: number, height: number, top: [number, number, number], bottom: [number, number, number]): Buffer {
   const header = Buffer.alloc(13);
   header.writeUInt32BE(width, 0);
   header.writeUInt32BE(height, 4);
   header[8] = 8; // bit depth
   header[9] = 2; // colour type: truecolour
-  const row = Buffer.alloc(1 + width * 3); // leading 0 = no filter
-  for (let x = 0; x < width; x++) row.set(rgb, 1 + x * 3);
-  const pixels = Buffer.concat(Array.from({ length: height }, () => row));
+  const rowOf = (rgb: [number, number, number]) => {
+    const row = Buffer.alloc(1 + width * 3); // leading 0 = no filter
+    for (let x = 0; x < width; x++) row.set(rgb, 1 + x * 3);
+    return row;
+  };
+  const rows = [rowOf(top), rowOf(bottom)];
+  const pixels = Buffer.concat(Array.from({ length: height }, (_, y) => rows[y < height / 2 ? 0 : 1]!));
   return Buffer.concat([PNG_SIGNATURE, chunk("IHDR", header), chunk("IDAT", deflateSync(pixels)), chunk("IEND", Buffer.alloc(0))]);
 }
 
-/** "1792x1024" → 32×18: the requested shape with its longest side cut to 32 pixels. */
-export function thumbnailSize(size: unknown): { width: number; height: number } {
-  const match = typeof size === "string" ? /^(\d+)x(\d+)$/.exec(size) : null;
-  const width = match ? Number(match[1]) : 1024;
-  const height = match ? Number(match[2]) : 1024;
-  const scale = Math.max(width, height) / 32;
-  return { width: Math.max(1, Math.round(width / scale)), height: Math.max(1, Math.round(height / scale)) };
+/** "1536x1024" → its width and height, when both are from MIN_SIDE to MAX_SIDE pixels. */
+export function imageSizeOf(size: unknown): { width: number; height: number } | undefined {
+  const match = typeof size === "string" ? /^(\d{1,5})x(\d{1,5})$/.exec(size) : null;
+  if (!match) return undefined;
+  const [width, height] = [Number(match[1]), Number(match[2])];
+  const fits = (side: number) => side >= MIN_SIDE && side <= MAX_SIDE;
+  return fits(width) && fits(height) ? { width, height } : undefined;
 }
 
-/** `n` images for a prompt: the same prompt always gets the same colours. */
-export function generateImages(prompt: string, n: number, size: unknown): { b64_json: string; revised_prompt: string }[] {
-  const { width, height } = thumbnailSize(size);
+/** `n` images for a prompt at the given size: the same prompt always gets the same colours. */
+export function generateImages(prompt: string, n: number, size: { width: number; height: number }): { b64_json: string; revised_prompt: string }[] {
   const dice = diceFor(prompt);
-  return Array.from({ length: n }, () => {
-    const rgb: [number, number, number] = [dice.between(40, 215), dice.between(40, 215), dice.between(40, 215)];
-    return { b64_json: solidPng(width, height, rgb).toString("base64"), revised_prompt: prompt };
-  });
+  const colour = (): [number, number, number] => [dice.between(40, 215), dice.between(40, 215), dice.between(40, 215)];
+  return Array.from({ length: n }, () => ({ b64_json: bandedPng(size.width, size.height, colour(), colour()).toString("base64"), revised_prompt: prompt }));
 }

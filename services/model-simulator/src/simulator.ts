@@ -7,7 +7,7 @@ import { CallCounter } from "./call-counter.ts";
 import { completeChat, type ChatState } from "./chat.ts";
 import { readDirectives } from "./directives.ts";
 import { FileStore } from "./files.ts";
-import { generateImages } from "./images.ts";
+import { generateImages, imageSizeOf, MAX_SIDE, MIN_SIDE } from "./images.ts";
 import { badRequest, jsonResponse, notFound, openAIError } from "./openai-errors.ts";
 import { readPageSlug, renderPage } from "./pages.ts";
 import { search } from "./search.ts";
@@ -30,6 +30,8 @@ const DEFAULT_BATCH_DELAY_MS = 2000;
 
 interface Simulation {
   chat: ChatState;
+  /** Image prompts received, so tests can check what reached the image model. */
+  imagePrompts: CallCounter;
   files: FileStore;
   batches: BatchQueue;
 }
@@ -38,7 +40,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Runni
   const chat: ChatState = { calls: new CallCounter(), failedOnce: new Set() };
   const files = new FileStore();
   const batches = new BatchQueue(files, (body) => completeChat(body, chat), opts.batchDelayMs ?? DEFAULT_BATCH_DELAY_MS);
-  const simulation: Simulation = { chat, files, batches };
+  const simulation: Simulation = { chat, imagePrompts: new CallCounter(), files, batches };
 
   const server: Server<undefined> = Bun.serve({
     port: opts.port ?? 0,
@@ -96,6 +98,14 @@ async function route(request: Request, sim: Simulation): Promise<Response> {
     sim.chat.calls.reset();
     return jsonResponse({ calls: [], total: 0 });
   }
+  if (path === "/_sim/image-prompts" && method === "GET") {
+    const contains = url.searchParams.get("contains");
+    return jsonResponse(sim.imagePrompts.report(contains ?? undefined));
+  }
+  if (path === "/_sim/image-prompts" && method === "DELETE") {
+    sim.imagePrompts.reset();
+    return jsonResponse({ calls: [], total: 0 });
+  }
   if (path === "/_sim/health" && method === "GET") return jsonResponse({ status: "ok", simulated: true });
   return notFound(`Unknown route: ${method} ${path}`);
 }
@@ -146,7 +156,7 @@ async function routeOpenAI(request: Request, method: string, parts: string[], si
       return batchAction(() => sim.batches.cancel(id));
     case "POST images/:id":
       if (id !== "generations" || action) break;
-      return generateImagesRoute(request, sim.chat);
+      return generateImagesRoute(request, sim);
   }
   return notFound(`Unknown route: ${method} /v1/${parts.join("/")}`);
 }
@@ -179,9 +189,11 @@ async function uploadFile(request: Request, files: FileStore): Promise<Response>
   return jsonResponse(files.add(filename, purpose, await file.text()));
 }
 
-async function generateImagesRoute(request: Request, chat: ChatState): Promise<Response> {
+async function generateImagesRoute(request: Request, sim: Simulation): Promise<Response> {
+  const { chat } = sim;
   const body = await readJson(request);
   if (!body || typeof body.prompt !== "string" || body.prompt === "") return badRequest("Missing required parameter: 'prompt'.", null, "prompt");
+  sim.imagePrompts.record(body.prompt);
   const n = body.n === undefined || body.n === null ? 1 : Number(body.n);
   if (!Number.isInteger(n) || n < 1 || n > 10) return badRequest("'n' must be an integer from 1 to 10.", null, "n");
   const model = typeof body.model === "string" ? body.model : "sim-image";
@@ -195,8 +207,10 @@ async function generateImagesRoute(request: Request, chat: ChatState): Promise<R
     chat.failedOnce.add(onceKey);
     return openAIError(500, "The server had an error while generating the image (simulated one-time failure).", "server_error", "simulated_failure");
   }
-  const size = typeof body.size === "string" ? body.size : "1024x1024";
-  return jsonResponse({ created: Math.floor(Date.now() / 1000), data: generateImages(body.prompt, n, size), output_format: "png", size });
+  const size = body.size === undefined || body.size === null ? "1024x1024" : body.size;
+  const pixels = imageSizeOf(size);
+  if (!pixels) return badRequest(`'size' must be WIDTHxHEIGHT, each from ${MIN_SIDE} to ${MAX_SIDE} pixels (e.g. '1536x1024').`, null, "size");
+  return jsonResponse({ created: Math.floor(Date.now() / 1000), data: generateImages(body.prompt, n, pixels), output_format: "png", size });
 }
 
 async function searchRoute(request: Request, url: URL): Promise<Response> {

@@ -28,6 +28,7 @@ await runService({
   schemaName: "webhook_dispatcher",
   schema,
   migrationsFolder: fileURLToPath(new URL("./db/migrations", import.meta.url)),
+  usesRedis: true,
   routes: ({ database }) => webhookDispatcherRoutes(database.db, settings.secretKey, services.accounts),
   async background({ database, config, logger }) {
     if (settings.secretKeyDerived) {

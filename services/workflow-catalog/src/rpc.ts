@@ -10,6 +10,8 @@ import {
   WorkflowStepSchema,
   type UpdateStepRequest,
 } from "../../../proto/gen/articles/workflow_catalog/v1/workflows_pb.ts";
+import { invalidFields } from "../../kit/src/errors.ts";
+import { jsonHasUnstorableText, UNSTORABLE_TEXT } from "../../kit/src/storable-text.ts";
 import type { Db } from "./db/client.ts";
 import type { SnapshotStepRecord } from "./db/schema.ts";
 import * as catalog from "./domain/custom-workflows.ts";
@@ -82,7 +84,24 @@ const NULLABLE_FIELD: Partial<Record<NullableStepField, "step_description" | "st
   [NullableStepField.JSON_SCHEMA]: "json_schema",
 };
 
+/**
+ * A schema arrives as JSON text, so NUL or an unpaired surrogate written as a \u escape passes the
+ * text check of every call and only shows once parsed; jsonb would refuse it. Malformed JSON is
+ * left to the catalog's own json_schema rule.
+ */
+function requireStorableSchema(text: string | undefined): void {
+  if (text === undefined) return;
+  let schema: unknown;
+  try {
+    schema = JSON.parse(text);
+  } catch {
+    return;
+  }
+  if (jsonHasUnstorableText(schema)) throw invalidFields({ json_schema: [`The json schema field ${UNSTORABLE_TEXT}.`] });
+}
+
 function changesOf(req: UpdateStepRequest): catalog.StepChanges {
+  requireStorableSchema(req.jsonSchema);
   const changes: catalog.StepChanges = {
     article_type: req.articleType,
     step_number: req.stepNumber,
@@ -125,6 +144,7 @@ export function workflowCatalogRoutes(db: Db) {
         return { workflows: page.workflows.map(workflowMessage), total: page.total, page: page.page, perPage: page.perPage };
       },
       async createStep(req) {
+        requireStorableSchema(req.jsonSchema);
         const created = await catalog.createStep(db, Number(req.projectId), {
           article_type: req.articleType,
           step_number: req.stepNumber,

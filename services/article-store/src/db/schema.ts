@@ -1,5 +1,5 @@
 // Tables of the article-store context, in its own Postgres schema.
-import { sql } from "drizzle-orm";
+import { sql, type AnyColumn } from "drizzle-orm";
 import { bigint, bigserial, boolean, date, index, integer, jsonb, numeric, pgSchema, primaryKey, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
 
 export const articleStoreSchema = pgSchema("article_store");
@@ -38,6 +38,18 @@ export interface GenerationSettings {
   reservedWords: number;
 }
 
+/** One image of an article's content (proto ArticleImage). */
+export interface ArticleImage {
+  position: number;
+  imageId: string;
+  url: string;
+  alt: string;
+  width: number;
+  height: number;
+  aspectRatio: string;
+  mediaType: string;
+}
+
 export const articles = articleStoreSchema.table(
   "articles",
   {
@@ -74,6 +86,8 @@ export const articles = articleStoreSchema.table(
     failureReason: text("failure_reason"),
     deliveryFailedAt: at("delivery_failed_at"),
     deliveryFailureReason: text("delivery_failure_reason"),
+    // The images its content shows, set with the generated version (metadata only: the bytes are generation-runner's).
+    images: jsonb("images").$type<ArticleImage[]>().notNull().default([]),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -81,8 +95,20 @@ export const articles = articleStoreSchema.table(
     // Lists are per project(s), newest first, optionally by status.
     index("articles_project_newest").on(t.projectId, t.createdAt.desc(), t.id.desc()),
     index("articles_project_status_newest").on(t.projectId, t.status, t.createdAt.desc(), t.id.desc()),
+    // The reconciler walks only the articles whose work is not done (see unfinishedWork); keyed
+    // by id alone, so progress updates (updated_at) keep their HOT updates.
+    index("articles_unfinished_work").on(t.id).where(unfinishedWork(t)),
   ],
 );
+
+/**
+ * Articles some background work still owes something: generation under way (or its hand-offs,
+ * shown by the originality check still missing), or a completion webhook not yet delivered nor
+ * given up. The reconciler's reads repeat this predicate word for word so they use the index.
+ */
+export function unfinishedWork(t: { status: AnyColumn; originalityCheckedAt: AnyColumn; webhookUrl: AnyColumn; deliveryFailedAt: AnyColumn }) {
+  return sql`(${t.status} in ('queued', 'batching', 'writing', 'polishing') or (${t.status} = 'completed' and (${t.originalityCheckedAt} is null or (${t.webhookUrl} is not null and ${t.deliveryFailedAt} is null))))`;
+}
 
 /**
  * How many articles each project holds per status: a list's total is a sum of a few rows, exact

@@ -3,9 +3,11 @@
 // failArticle touches a failed article again.
 import { and, eq, max, sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
-import { articleVersions, type ArticleStatus } from "../db/schema.ts";
+import { articleVersions, type ArticleImage, type ArticleStatus } from "../db/schema.ts";
 import { invalidFields, notFound, precondition, throwIfAny } from "../../../kit/src/errors.ts";
+import { checkArticleImages } from "./article-images.ts";
 import { lockArticle, updateArticle, type ArticleRecord } from "./articles.ts";
+import { CANCELLED_REASON } from "../../../kit/src/article-events.ts";
 
 export type VersionRecord = typeof articleVersions.$inferSelect;
 
@@ -70,6 +72,8 @@ export interface GenerationOutput {
   cost: string;
   /** A humanization pass follows: stay polishing until it adds its version. */
   moreVersionsFollow: boolean;
+  /** The images placed in content, in position order. */
+  images?: ArticleImage[];
 }
 
 /** Stores version 1 (content and original_content) and finishes the article, once. */
@@ -78,6 +82,8 @@ export async function completeGeneration(db: Db, externalId: string, output: Gen
   checkCost(output.cost, errors);
   checkCount("actual_word_count", output.actualWordCount, errors);
   if (output.aiModelUsed.trim() === "") errors.ai_model_used = ["ai_model_used is required."];
+  const images = [...(output.images ?? [])].sort((a, b) => a.position - b.position);
+  checkArticleImages(images, errors);
   throwIfAny(errors);
   return onArticle(db, externalId, async (tx, article) => {
     refuseFailed(article);
@@ -94,6 +100,7 @@ export async function completeGeneration(db: Db, externalId: string, output: Gen
       actualWordCount: output.actualWordCount,
       aiModelUsed: output.aiModelUsed,
       cost: output.cost,
+      images,
       status: output.moreVersionsFollow ? "polishing" : "completed",
       ...(output.moreVersionsFollow ? {} : { currentStep: null }),
     });
@@ -171,12 +178,18 @@ export async function recordOriginality(db: Db, externalId: string, versionId: n
   });
 }
 
-export async function failArticle(db: Db, externalId: string, reason: string): Promise<ArticleRecord> {
-  if (reason.trim() === "") throw invalidFields({ reason: ["reason is required."] });
+/** `cost`, when given, is the run's total at the end: progress reports may not have carried the last steps' costs. */
+export async function failArticle(db: Db, externalId: string, reason: string, cost?: string): Promise<ArticleRecord> {
+  const errors: Record<string, string[]> = {};
+  if (reason.trim() === "") errors.reason = ["reason is required."];
+  checkCost(cost, errors);
+  throwIfAny(errors);
   return onArticle(db, externalId, async (tx, article) => {
-    if (article.status === "failed") return article;
+    // Already failed (a cancel, or a retried call): the run's final total may still arrive, and the
+    // cost must equal what its steps cost (GET /v1/articles/{id}/steps).
+    if (article.status === "failed") return cost === undefined || cost === article.cost ? article : updateArticle(tx, article.id, { cost });
     if (DONE.includes(article.status)) throw precondition(`The article is ${article.status}; only a running article can fail.`);
-    return updateArticle(tx, article.id, { status: "failed", failureReason: reason, currentStep: null });
+    return updateArticle(tx, article.id, { status: "failed", failureReason: reason, currentStep: null, ...(cost !== undefined ? { cost } : {}) });
   });
 }
 
@@ -196,5 +209,21 @@ export async function markDeliveryFailed(db: Db, externalId: string, reason: str
     refuseFailed(article);
     if (article.deliveryFailedAt && article.deliveryFailureReason === reason) return article;
     return updateArticle(tx, article.id, { deliveryFailedAt: article.deliveryFailedAt ?? sql`now()`, deliveryFailureReason: reason });
+  });
+}
+
+
+/**
+ * The client's cancel: a running article fails with CANCELLED_REASON, decided on the locked row,
+ * so a completion racing it either committed first (the cancel is refused) or finds it failed.
+ * `cancelled` is false when a previous cancel already did it.
+ */
+export async function cancelArticle(db: Db, externalId: string): Promise<{ article: ArticleRecord; cancelled: boolean }> {
+  return onArticle(db, externalId, async (tx, article) => {
+    if (article.status === "failed" && article.failureReason === CANCELLED_REASON) return { article, cancelled: false };
+    if (!RUNNING.includes(article.status)) {
+      throw precondition(`The article is ${article.status}; only a queued, batching, writing or polishing article can be cancelled.`);
+    }
+    return { article: await updateArticle(tx, article.id, { status: "failed", failureReason: CANCELLED_REASON, currentStep: null }), cancelled: true };
   });
 }

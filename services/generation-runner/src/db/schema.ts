@@ -36,6 +36,8 @@ export const runs = generationRunnerSchema.table("runs", {
   batchPolls: integer("batch_polls").notNull().default(0),
   humanizedVersionId: bigint("humanized_version_id", { mode: "number" }),
   webhookEnqueuedAt: timestamp("webhook_enqueued_at", { withTimezone: true }),
+  /** Images left out after the job's last attempt, with why: [{ position, reason }]. */
+  omittedImages: jsonb("omitted_images").$type<{ position: number; reason: string }[]>().notNull().default([]),
   finishedAt: timestamp("finished_at", { withTimezone: true }),
   createdAt: createdAt(),
   updatedAt: updatedAt(),
@@ -63,6 +65,23 @@ export const stepCheckpoints = generationRunnerSchema.table(
   (t) => [primaryKey({ columns: [t.externalId, t.stepNumber] })],
 );
 
+/**
+ * When each step of a run was started and how often: recorded as a step starts, so a retry (or
+ * a worker that died mid-call) counts, and the cost breakdown can show attempts and start times.
+ */
+export const stepAttempts = generationRunnerSchema.table(
+  "step_attempts",
+  {
+    externalId: text("external_id").notNull(),
+    stepNumber: integer("step_number").notNull(),
+    stepName: text("step_name").notNull(),
+    attempts: integer("attempts").notNull().default(1),
+    firstStartedAt: timestamp("first_started_at", { withTimezone: true }).notNull().defaultNow(),
+    lastStartedAt: timestamp("last_started_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.externalId, t.stepNumber] })],
+);
+
 /** Checkpoints of the work after the steps (e.g. "humanize"), billed like steps. */
 export const finishingCheckpoints = generationRunnerSchema.table(
   "finishing_checkpoints",
@@ -79,21 +98,39 @@ export const finishingCheckpoints = generationRunnerSchema.table(
   (t) => [primaryKey({ columns: [t.externalId, t.task] })],
 );
 
-/** Images generated for an article while polishing; each row is its own checkpoint. */
+/**
+ * Images generated for an article while polishing; each row is its own checkpoint, written once
+ * the image's bytes are in the image store. image_id is the unguessable public id of its URL.
+ */
 export const articleImages = generationRunnerSchema.table(
   "article_images",
   {
     externalId: text("external_id").notNull(),
     position: integer("position").notNull(),
+    imageId: text("image_id").notNull().unique(),
     model: text("model").notNull(),
     size: text("size").notNull(),
     prompt: text("prompt").notNull(),
+    alt: text("alt").notNull(),
+    aspectRatio: text("aspect_ratio").notNull(),
     mediaType: text("media_type").notNull(),
-    data: bytea("data").notNull(),
+    width: integer("width").notNull(),
+    height: integer("height").notNull(),
+    byteSize: integer("byte_size").notNull(),
+    sha256: text("sha256").notNull(),
+    /** Where the bytes are: "postgres" (image_bytes) or "s3" (the configured bucket). */
+    storage: text("storage", { enum: ["postgres", "s3"] }).notNull(),
     createdAt: createdAt(),
   },
   (t) => [primaryKey({ columns: [t.externalId, t.position] })],
 );
+
+/** The embedded image store: image bytes by public id, used when no S3-compatible store is configured. */
+export const imageBytes = generationRunnerSchema.table("image_bytes", {
+  imageId: text("image_id").primaryKey(),
+  data: bytea("data").notNull(),
+  createdAt: createdAt(),
+});
 
 /** The research a run gathered (once per article), so retries reuse the same sources. */
 export const researchCheckpoints = generationRunnerSchema.table("research_checkpoints", {

@@ -31,13 +31,12 @@ export interface FinishingCheckpoint {
   output: string;
 }
 
-export interface StoredImage {
+/** An image's checkpoint: its bytes are in the image store named by `storage`. */
+export type StoredImage = Omit<typeof articleImages.$inferSelect, "externalId" | "createdAt">;
+
+export interface OmittedImage {
   position: number;
-  model: string;
-  size: string;
-  prompt: string;
-  mediaType: string;
-  data: Buffer;
+  reason: string;
 }
 
 export interface RunPin {
@@ -63,7 +62,7 @@ export async function findRun(db: Db, externalId: string): Promise<RunRow | unde
   return row;
 }
 
-export async function updateRun(db: Db, externalId: string, changes: Partial<Pick<RunRow, "lastError" | "batchId" | "batchPolls" | "humanizedVersionId" | "webhookEnqueuedAt" | "finishedAt">>) {
+export async function updateRun(db: Db, externalId: string, changes: Partial<Pick<RunRow, "lastError" | "batchId" | "batchPolls" | "humanizedVersionId" | "webhookEnqueuedAt" | "finishedAt" | "omittedImages">>) {
   await db.update(runs).set({ ...changes, updatedAt: new Date() }).where(eq(runs.externalId, externalId));
 }
 
@@ -100,8 +99,18 @@ export async function imagesOf(db: Db, externalId: string): Promise<StoredImage[
   return db.select().from(articleImages).where(eq(articleImages.externalId, externalId)).orderBy(asc(articleImages.position));
 }
 
-export async function saveImage(db: Db, externalId: string, image: StoredImage): Promise<void> {
-  await db.insert(articleImages).values({ ...image, externalId }).onConflictDoNothing();
+/** Stores an image's checkpoint; when one is already stored for its position (a second worker raced), that one wins. */
+export async function saveImage(db: Db, externalId: string, image: StoredImage): Promise<StoredImage> {
+  const [inserted] = await db.insert(articleImages).values({ ...image, externalId }).onConflictDoNothing().returning();
+  if (inserted) return inserted;
+  const [row] = await db.select().from(articleImages).where(and(eq(articleImages.externalId, externalId), eq(articleImages.position, image.position)));
+  return row!;
+}
+
+/** An image by its public id. */
+export async function imageById(db: Db, imageId: string): Promise<StoredImage | undefined> {
+  const [row] = await db.select().from(articleImages).where(eq(articleImages.imageId, imageId));
+  return row;
 }
 
 export interface StoredResearch {

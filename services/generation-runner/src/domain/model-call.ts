@@ -18,6 +18,8 @@ export interface ChatRequest {
   /** Name of the structured output (letters, digits, _ and - only). */
   schemaName: string;
   timeoutMs: number;
+  /** Aborted when the article is cancelled: the call stops and its reason is thrown. */
+  signal?: AbortSignal;
 }
 
 export interface ModelReply {
@@ -96,8 +98,10 @@ async function completeWith(clients: ModelClients, model: CatalogModel, req: Cha
  * step's time budget.
  */
 export async function callModel(clients: ModelClients, primary: CatalogModel, fallback: CatalogModel | undefined, req: ChatRequest): Promise<ModelReply> {
-  const signal = AbortSignal.timeout(req.timeoutMs);
-  const timedOut = () => new StepFailure(`timed out after ${Math.round(req.timeoutMs / 1000)} s`);
+  const budget = AbortSignal.timeout(req.timeoutMs);
+  const signal = req.signal ? AbortSignal.any([budget, req.signal]) : budget;
+  const timedOut = () => (req.signal?.aborted ? req.signal.reason : new StepFailure(`timed out after ${Math.round(req.timeoutMs / 1000)} s`));
+  req.signal?.throwIfAborted();
   try {
     return { ...(await completeWith(clients, primary, req, signal)), usedFallback: false };
   } catch (error) {

@@ -13,8 +13,12 @@ import type { WebhookJob } from "../../../kit/src/queues.ts";
 import type { Db } from "../db/client.ts";
 import { articleResearch, researchText, type ResearchTools } from "../research/article-research.ts";
 import { advanceBatch } from "./batch-mode.ts";
-import { findRun, pickUpRun, researchOf, runCost, saveStepCheckpoint, stepCheckpointsOf, updateRun, type RunRow, type StepCheckpoint } from "./checkpoints.ts";
-import { generateImages, humanize } from "./finishing.ts";
+import { findRun, imagesOf, pickUpRun, researchOf, runCost, saveStepCheckpoint, stepCheckpointsOf, updateRun, type RunRow, type StepCheckpoint, type StoredImage } from "./checkpoints.ts";
+import { articleImageOf, generateImages, placedImages } from "./article-images.ts";
+import { humanize } from "./finishing.ts";
+import { recordStepStart } from "./step-attempts.ts";
+import { withImages } from "./image-placement.ts";
+import type { ImageStores } from "./image-store.ts";
 import { callModel, StepFailure, type ChatRequest } from "./model-call.ts";
 import { findModelAndFallback, type CatalogModel } from "./model-catalog.ts";
 import type { OriginalityDetector } from "./originality.ts";
@@ -24,6 +28,9 @@ import type { ModelClients } from "./providers.ts";
 import { descriptionOf, templateValues, wordCountOf, type RunContext } from "./step-values.ts";
 import { bodyOf } from "../../../kit/src/article-envelope.ts";
 import { formatUsd } from "./usd.ts";
+import { isCancelledArticle } from "../../../kit/src/article-events.ts";
+import { ArticleCancelled } from "./cancellation.ts";
+import { RunEvents, type ArticleEventLog } from "./run-events.ts";
 
 export interface PipelineDeps {
   db: Db;
@@ -38,7 +45,15 @@ export interface PipelineDeps {
   detector: OriginalityDetector;
   research?: ResearchTools;
   imageModel: string;
+  /** Where image bytes go (an S3-compatible bucket, else the runner's table). */
+  imageStores: ImageStores;
+  /** Where clients reach the gateway; image URLs in content start with it. */
+  publicBaseUrl: string;
   batchPoll: { firstMs: number; maxMs: number };
+  /** A run silent this long repeats its latest progress report (see ProgressReports); undefined: never. */
+  progressKeepAliveMs?: number;
+  /** Where live watchers read the run's events (GET /v1/articles/{id}/events); undefined: not logged. */
+  eventLog?: ArticleEventLog;
 }
 
 export interface JobControl {
@@ -46,6 +61,8 @@ export interface JobControl {
   finalAttempt: boolean;
   /** Parks the job and resumes it after delayMs (batch polling); never returns. */
   resumeLater(delayMs: number): Promise<never>;
+  /** Aborted when the article's client cancels it: the running model call stops, no later step starts. */
+  signal?: AbortSignal;
 }
 
 /** The article cannot run at all (no model, empty snapshot): retrying would not help. */
@@ -100,16 +117,16 @@ async function catalogModels(db: Db, id: string): Promise<{ requested: CatalogMo
 }
 
 export async function generateArticle(deps: PipelineDeps, externalId: string, job: JobControl): Promise<RunOutcome> {
-  const reports = new ProgressReports((report) => deps.lifecycle.recordProgress({ externalId, ...report }));
+  const reports = new ProgressReports((report) => deps.lifecycle.recordProgress({ externalId, ...report }), undefined, deps.progressKeepAliveMs);
   try {
-    return await runArticle(deps, externalId, job, reports);
+    return await runArticle(deps, externalId, job, reports, new RunEvents(deps.eventLog, externalId, deps.logger));
   } finally {
     // A run that ends (or parks) sends nothing more: a later pickup reports for itself.
     reports.stop();
   }
 }
 
-async function runArticle(deps: PipelineDeps, externalId: string, job: JobControl, reports: ProgressReports): Promise<RunOutcome> {
+async function runArticle(deps: PipelineDeps, externalId: string, job: JobControl, reports: ProgressReports, events: RunEvents): Promise<RunOutcome> {
   const { db, lifecycle } = deps;
   // Independent reads go out together: each is a round trip the run would otherwise wait for in turn.
   const [article, earlier] = await Promise.all([findArticle(deps, externalId), findRun(db, externalId)]);
@@ -120,6 +137,8 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
   if (!article.settings) throw new ArticleCannotRun(`article ${externalId} has no generation settings`);
   // Terminal articles are skipped, unless this runner completed one and died before finishing
   // its hand-offs (settlement, webhook), which the idempotent tail below then completes.
+  // Cancelled while the job waited: the worker settles what earlier pickups finished.
+  if (isCancelledArticle(article)) throw new ArticleCancelled(externalId);
   if (article.status === "failed" || earlier?.finishedAt || (TERMINAL.has(article.status) && !earlier)) return "skipped";
 
   const settings = article.settings;
@@ -146,8 +165,11 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
   const outputs = new Map([...checkpoints].map(([n, cp]) => [n, cp.output]));
   // ai_model_used is the model that produced the first step, once it has.
   const modelUsed = () => checkpoints.get(steps[0]!.stepNumber)?.model;
-  const progress = (status: "writing" | "batching" | "polishing", currentStep: string) =>
+  const progress = (status: "writing" | "batching" | "polishing", currentStep: string) => {
+    events.state(status, currentStep, cost);
     reports.report({ status, currentStep, aiModelUsed: modelUsed(), cost: formatUsd(cost) });
+  };
+  const stopIfCancelled = () => job.signal?.throwIfAborted();
   // Batch mode takes single-step workflows only (spec 4.1); creation enforces it.
   const batchMode = settings.useBatchApi && steps.length === 1;
 
@@ -159,7 +181,7 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
     const research = !settings.researchEnabled
       ? undefined
       : pending.some((s) => s.includeResearch)
-        ? await articleResearch(db, lifecycle, deps.research, article)
+        ? await articleResearch(db, lifecycle, deps.research, article).then((kept) => (kept.sources.forEach((source) => events.source(source)), kept))
         : await researchOf(db, externalId);
     const ctx: RunContext = {
       article,
@@ -170,6 +192,7 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
     };
 
     for (const step of pending) {
+      stopIfCancelled();
       progress(batchMode ? "batching" : "writing", step.stepName);
       // A batch parks the job between polls: the report must be in before the job lets go.
       if (batchMode) await reports.flush();
@@ -183,17 +206,29 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
         jsonSchema: step.jsonSchema,
         schemaName: `step_${step.stepNumber}`,
         timeoutMs: (step.timeoutSeconds || DEFAULT_STEP_TIMEOUT_SECONDS) * 1000,
+        signal: job.signal,
       };
+      events.stepStarted(step, requested.id);
+      const stepStartedAt = performance.now();
+      // Counted while the call runs (a batch counts its submission, not each poll of it); only
+      // bookkeeping, so a failure to record it is logged rather than failing the step.
+      const started = batchMode && (await pickedUp).batchId
+        ? undefined
+        : recordStepStart(db, externalId, step).catch((error) => deps.logger.warn("could not record a step start", { externalId, step: step.stepNumber, error: (error as Error).message }));
       let checkpoint: StepCheckpoint;
       try {
         checkpoint = batchMode ? await batchedStep(deps, await pickedUp, requested, step, request, job) : await liveStep(deps, externalId, requested, fallback, step, request, pickedUp);
       } catch (error) {
         if (error instanceof StepFailure) throw new StepFailure(`step ${step.stepNumber} "${step.stepName}": ${error.message}`);
         throw error;
+      } finally {
+        // On record before the step's outcome moves the run on or ends it.
+        await started;
       }
       checkpoints.set(step.stepNumber, checkpoint);
       outputs.set(step.stepNumber, checkpoint.output);
       cost += checkpoint.cost;
+      events.stepFinished(checkpoint, cost, performance.now() - stepStartedAt);
       deps.logger.info("step completed", { externalId, step: step.stepNumber, model: checkpoint.model, fallback: checkpoint.usedFallback });
     }
   }
@@ -203,23 +238,26 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
   // Polishing: the finishing touches.
   const last = steps[steps.length - 1]!;
   const content = outputs.get(last.stepNumber)!;
-  if (settings.imageCount > 0) {
+  let images: StoredImage[] = [];
+  if (settings.imageCount > 0 && article.currentVersionId !== undefined) {
+    // Completed by an earlier pickup (its hand-offs remain): the images are those it completed with.
+    images = await imagesOf(db, externalId);
+  } else if (settings.imageCount > 0) {
+    stopIfCancelled();
     progress("polishing", "Generating images");
     const preset = settings.imagePresetId ? (await deps.articles.getImagePreset({ imagePresetId: settings.imagePresetId })).imagePreset : undefined;
-    try {
-      await generateImages(db, deps.clients, externalId, deps.imageModel, {
-        count: settings.imageCount,
-        aspectRatio: settings.imageAspectRatio,
-        title: article.title,
-        keyword: article.targetKeyword,
-        style: preset?.style,
-      });
-    } catch (error) {
-      // Images are finishing touches: on the last attempt the article completes without the missing ones.
-      if (!job.finalAttempt) throw error;
-      deps.logger.warn("images left out after the last attempt", { externalId, error: (error as Error).message });
-    }
+    // Images are finishing touches: on the last attempt the article completes without those still failing.
+    images = await generateImages(
+      { db, clients: deps.clients, stores: deps.imageStores, logger: deps.logger, imageModel: deps.imageModel, publicBaseUrl: deps.publicBaseUrl },
+      externalId,
+      bodyOf(content),
+      { count: settings.imageCount, aspectRatio: settings.imageAspectRatio, title: article.title, keyword: article.targetKeyword, style: preset?.style },
+      job.finalAttempt,
+    );
+    for (const image of images) events.image(image, articleImageOf(deps.publicBaseUrl, image).url);
   }
+  // Every version shows the images at the same places; the text around them is what the models wrote.
+  const illustrated = (text: string) => withImages(text, settings.imageCount, placedImages(deps.publicBaseUrl, images));
   if (article.humanize) {
     // Completion keeps the article polishing for the pass, which pollers see named.
     progress("polishing", "Humanizing");
@@ -229,19 +267,27 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
     await reports.supersede();
   }
 
+  stopIfCancelled();
+  // The run's events land before the one its completion logs.
+  await events.flush();
   const contentWords = wordCountOf(content);
+  // The ledger's total, not the running sum: the cost breakdown lists the same checkpoints.
+  const totalCost = await runCost(db, externalId);
   const { article: generated } = await lifecycle.completeGeneration({
     externalId,
-    content,
+    content: illustrated(content),
+    images: images.map((i) => articleImageOf(deps.publicBaseUrl, i)),
     description: descriptionOf(steps, outputs, content) ?? undefined,
     actualWordCount: contentWords,
     aiModelUsed: modelUsed()!,
-    cost: formatUsd(cost),
+    cost: formatUsd(totalCost),
     moreVersionsFollow: article.humanize,
   });
+  // The text of the current version without its images: what is scored and counted.
   let finalContent = content;
   let versionId = generated?.currentVersionId;
   if (article.humanize) {
+    // The pass rewrites the text alone; the images are placed in its output as in the first version.
     const pass = await humanize(db, deps.clients, externalId, content, {
       primary: requested,
       fallback,
@@ -250,10 +296,12 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
       keyword: article.targetKeyword,
       language: article.language,
       timeoutMs: (last.timeoutSeconds || DEFAULT_STEP_TIMEOUT_SECONDS) * 1000,
+      signal: job.signal,
     });
+    await events.flush();
     const added = await lifecycle.addVersion({
       externalId,
-      content: pass.output,
+      content: illustrated(pass.output),
       kind: "humanized",
       actualWordCount: wordCountOf(pass.output),
       complete: true,

@@ -2,7 +2,7 @@
 // readable, distinct ones in search rank order, and number them so prompts can cite [n].
 import { createHash } from "node:crypto";
 import { DEFAULT_EXCLUDED_DOMAINS, domainAllowed, type DomainFilter } from "./domains.ts";
-import { extractMainText } from "./extract.ts";
+import type { ExtractedPage } from "./extract.ts";
 import type { SearchProvider, SearchResult } from "./search-provider.ts";
 import { countWords, truncateWords } from "./words.ts";
 
@@ -172,8 +172,10 @@ export async function gatherResearch(input: ResearchInput, deps: ResearchDeps): 
     if (finalUrl !== candidate.url && !domainAllowed(finalUrl, filter)) {
       return { usable: false, reason: `redirected to ${finalUrl}: ${domainRefusal}` };
     }
-    let extracted: ReturnType<typeof extractMainText>;
+    let extracted: ExtractedPage;
     try {
+      // Loaded on first use: the DOM parser holds about 15 MiB, and most runs do no research.
+      const { extractMainText } = await import("./extract.ts");
       extracted = extractMainText(page.html, finalUrl);
     } catch (err) {
       return { usable: false, reason: `unreadable page: ${(err as Error).message}` };

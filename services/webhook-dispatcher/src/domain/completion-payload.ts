@@ -4,7 +4,7 @@
 // the public API presents it, by the gateway's own presenter, so the two can never drift apart.
 import { Marked } from "marked";
 import sanitizeHtml from "sanitize-html";
-import type { Article } from "../../../../proto/gen/articles/article_store/v1/articles_pb.ts";
+import type { Article, ArticleImage } from "../../../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import { envelopeOf, parseJsonDocument } from "../../../kit/src/article-envelope.ts";
 import { presentArticle, type PresentedArticle, type ProjectRef } from "../../../kit/src/public-article.ts";
 
@@ -31,14 +31,29 @@ const markdown = new Marked({ gfm: true, async: false });
 
 const SANITIZE: sanitizeHtml.IOptions = {
   allowedTags: [...sanitizeHtml.defaults.allowedTags, "img", "h1", "h2"],
-  allowedAttributes: { a: ["href", "title"], img: ["src", "alt", "title"], th: ["align"], td: ["align"], ol: ["start"] },
+  allowedAttributes: { a: ["href", "title"], img: ["src", "alt", "title", "width", "height"], th: ["align"], td: ["align"], ol: ["start"] },
   allowedSchemes: ["http", "https", "mailto"],
   allowProtocolRelative: false,
 };
 
-/** Markdown to HTML with marked, then sanitised: the body is model output and must not carry script. */
-export function renderHtml(body: string): string {
-  return sanitizeHtml(markdown.parse(body) as string, SANITIZE);
+/** An image of the article: its URL and its size in pixels. */
+export type SizedImage = Pick<ArticleImage, "url" | "width" | "height">;
+
+/**
+ * Markdown to HTML with marked, then sanitised: the body is model output and must not carry
+ * script. The article's own images get their width and height, so a page lays out before they load.
+ */
+export function renderHtml(body: string, images: readonly SizedImage[] = []): string {
+  const sizes = new Map(images.map((i) => [i.url, i]));
+  return sanitizeHtml(markdown.parse(body) as string, {
+    ...SANITIZE,
+    transformTags: {
+      img: (tagName, attribs) => {
+        const image = sizes.get(attribs.src ?? "");
+        return { tagName, attribs: image ? { ...attribs, width: String(image.width), height: String(image.height) } : attribs };
+      },
+    },
+  });
 }
 
 export interface CompletionPayload {
@@ -62,7 +77,7 @@ export function completionPayload(article: Article, project: ProjectRef): Comple
     data: presentArticle(article, project),
     content: {
       format: body.format,
-      html: renderHtml(body.markdown),
+      html: renderHtml(body.markdown, article.images),
       markdown: body.markdown,
       meta_title: body.metaTitle ?? article.title,
       meta_description: body.metaDescription ?? article.description ?? "",

@@ -33,16 +33,22 @@ export const file_articles_accounts_billing_v1_accounts: GenFile = /*@__PURE__*/
  */
 export type User = Message<"articles.accounts_billing.v1.User"> & {
   /**
+   * The user's id, unique across the deployment.
+   *
    * @generated from field: int64 id = 1;
    */
   id: bigint;
 
   /**
+   * Display name.
+   *
    * @generated from field: string name = 2;
    */
   name: string;
 
   /**
+   * Unique, lower-cased email address.
+   *
    * @generated from field: string email = 3;
    */
   email: string;
@@ -65,11 +71,15 @@ export type User = Message<"articles.accounts_billing.v1.User"> & {
   currentProjectId?: bigint | undefined;
 
   /**
+   * When the user was created.
+   *
    * @generated from field: google.protobuf.Timestamp created_at = 7;
    */
   createdAt?: Timestamp | undefined;
 
   /**
+   * When the user record last changed.
+   *
    * @generated from field: google.protobuf.Timestamp updated_at = 8;
    */
   updatedAt?: Timestamp | undefined;
@@ -96,11 +106,15 @@ export const UserSchema: GenMessage<User> = /*@__PURE__*/
  */
 export type Plan = Message<"articles.accounts_billing.v1.Plan"> & {
   /**
+   * The plan's id.
+   *
    * @generated from field: int64 id = 1;
    */
   id: bigint;
 
   /**
+   * Display name, e.g. "Pro".
+   *
    * @generated from field: string name = 2;
    */
   name: string;
@@ -113,16 +127,22 @@ export type Plan = Message<"articles.accounts_billing.v1.Plan"> & {
   monthlyWords: bigint;
 
   /**
+   * API requests a user of the account may make per minute (the gateway's rate limit).
+   *
    * @generated from field: int32 requests_per_minute = 4;
    */
   requestsPerMinute: number;
 
   /**
+   * API requests per hour.
+   *
    * @generated from field: int32 requests_per_hour = 5;
    */
   requestsPerHour: number;
 
   /**
+   * API requests per day.
+   *
    * @generated from field: int32 requests_per_day = 6;
    */
   requestsPerDay: number;
@@ -136,20 +156,28 @@ export const PlanSchema: GenMessage<Plan> = /*@__PURE__*/
   messageDesc(file_articles_accounts_billing_v1_accounts, 1);
 
 /**
+ * A project of an account: articles and custom workflows belong to one.
+ *
  * @generated from message articles.accounts_billing.v1.Project
  */
 export type Project = Message<"articles.accounts_billing.v1.Project"> & {
   /**
+   * The project's id.
+   *
    * @generated from field: int64 id = 1;
    */
   id: bigint;
 
   /**
+   * The account the project belongs to.
+   *
    * @generated from field: int64 account_id = 2;
    */
   accountId: bigint;
 
   /**
+   * Display name.
+   *
    * @generated from field: string name = 3;
    */
   name: string;
@@ -162,6 +190,8 @@ export type Project = Message<"articles.accounts_billing.v1.Project"> & {
   defaultAudience?: string | undefined;
 
   /**
+   * When the project was created.
+   *
    * @generated from field: google.protobuf.Timestamp created_at = 5;
    */
   createdAt?: Timestamp | undefined;
@@ -175,6 +205,8 @@ export const ProjectSchema: GenMessage<Project> = /*@__PURE__*/
   messageDesc(file_articles_accounts_billing_v1_accounts, 2);
 
 /**
+ * Called by the gateway for each API request's bearer token.
+ *
  * @generated from message articles.accounts_billing.v1.AuthenticateKeyRequest
  */
 export type AuthenticateKeyRequest = Message<"articles.accounts_billing.v1.AuthenticateKeyRequest"> & {
@@ -194,10 +226,14 @@ export const AuthenticateKeyRequestSchema: GenMessage<AuthenticateKeyRequest> = 
   messageDesc(file_articles_accounts_billing_v1_accounts, 3);
 
 /**
+ * Who a token acts for.
+ *
  * @generated from message articles.accounts_billing.v1.AuthenticateKeyResponse
  */
 export type AuthenticateKeyResponse = Message<"articles.accounts_billing.v1.AuthenticateKeyResponse"> & {
   /**
+   * The API key's id.
+   *
    * @generated from field: int64 key_id = 1;
    */
   keyId: bigint;
@@ -210,6 +246,8 @@ export type AuthenticateKeyResponse = Message<"articles.accounts_billing.v1.Auth
   accountId: bigint;
 
   /**
+   * The user who created the key and on whose behalf it acts.
+   *
    * @generated from field: articles.accounts_billing.v1.User user = 3;
    */
   user?: User | undefined;
@@ -230,10 +268,14 @@ export const AuthenticateKeyResponseSchema: GenMessage<AuthenticateKeyResponse> 
   messageDesc(file_articles_accounts_billing_v1_accounts, 4);
 
 /**
+ * A user by id.
+ *
  * @generated from message articles.accounts_billing.v1.GetUserRequest
  */
 export type GetUserRequest = Message<"articles.accounts_billing.v1.GetUserRequest"> & {
   /**
+   * The user's id. NOT_FOUND when there is no such user.
+   *
    * @generated from field: int64 user_id = 1;
    */
   userId: bigint;
@@ -247,10 +289,14 @@ export const GetUserRequestSchema: GenMessage<GetUserRequest> = /*@__PURE__*/
   messageDesc(file_articles_accounts_billing_v1_accounts, 5);
 
 /**
+ * The user asked for.
+ *
  * @generated from message articles.accounts_billing.v1.GetUserResponse
  */
 export type GetUserResponse = Message<"articles.accounts_billing.v1.GetUserResponse"> & {
   /**
+   * The user record.
+   *
    * @generated from field: articles.accounts_billing.v1.User user = 1;
    */
   user?: User | undefined;
@@ -264,20 +310,28 @@ export const GetUserResponseSchema: GenMessage<GetUserResponse> = /*@__PURE__*/
   messageDesc(file_articles_accounts_billing_v1_accounts, 6);
 
 /**
+ * Called by the gateway before acting on a project's articles or workflows.
+ *
  * @generated from message articles.accounts_billing.v1.AuthorizeProjectRequest
  */
 export type AuthorizeProjectRequest = Message<"articles.accounts_billing.v1.AuthorizeProjectRequest"> & {
   /**
+   * The acting user (from AuthenticateKey).
+   *
    * @generated from field: int64 user_id = 1;
    */
   userId: bigint;
 
   /**
+   * The project acted on.
+   *
    * @generated from field: int64 project_id = 2;
    */
   projectId: bigint;
 
   /**
+   * The access the action needs.
+   *
    * @generated from field: articles.accounts_billing.v1.AccessLevel level = 3;
    */
   level: AccessLevel;
@@ -291,10 +345,14 @@ export const AuthorizeProjectRequestSchema: GenMessage<AuthorizeProjectRequest> 
   messageDesc(file_articles_accounts_billing_v1_accounts, 7);
 
 /**
+ * The project, when access is granted.
+ *
  * @generated from message articles.accounts_billing.v1.AuthorizeProjectResponse
  */
 export type AuthorizeProjectResponse = Message<"articles.accounts_billing.v1.AuthorizeProjectResponse"> & {
   /**
+   * The project record.
+   *
    * @generated from field: articles.accounts_billing.v1.Project project = 1;
    */
   project?: Project | undefined;
@@ -308,10 +366,14 @@ export const AuthorizeProjectResponseSchema: GenMessage<AuthorizeProjectResponse
   messageDesc(file_articles_accounts_billing_v1_accounts, 8);
 
 /**
+ * Called by the gateway to list a user's articles across projects.
+ *
  * @generated from message articles.accounts_billing.v1.ListViewableProjectsRequest
  */
 export type ListViewableProjectsRequest = Message<"articles.accounts_billing.v1.ListViewableProjectsRequest"> & {
   /**
+   * The acting user.
+   *
    * @generated from field: int64 user_id = 1;
    */
   userId: bigint;
@@ -325,10 +387,14 @@ export const ListViewableProjectsRequestSchema: GenMessage<ListViewableProjectsR
   messageDesc(file_articles_accounts_billing_v1_accounts, 9);
 
 /**
+ * The projects the user can view.
+ *
  * @generated from message articles.accounts_billing.v1.ListViewableProjectsResponse
  */
 export type ListViewableProjectsResponse = Message<"articles.accounts_billing.v1.ListViewableProjectsResponse"> & {
   /**
+   * Every viewable project, ordered by id; empty when there is none.
+   *
    * @generated from field: repeated articles.accounts_billing.v1.Project projects = 1;
    */
   projects: Project[];
@@ -342,10 +408,14 @@ export const ListViewableProjectsResponseSchema: GenMessage<ListViewableProjects
   messageDesc(file_articles_accounts_billing_v1_accounts, 10);
 
 /**
+ * A project by id, without an access check.
+ *
  * @generated from message articles.accounts_billing.v1.GetProjectRequest
  */
 export type GetProjectRequest = Message<"articles.accounts_billing.v1.GetProjectRequest"> & {
   /**
+   * The project's id. NOT_FOUND when there is no such project.
+   *
    * @generated from field: int64 project_id = 1;
    */
   projectId: bigint;
@@ -359,10 +429,14 @@ export const GetProjectRequestSchema: GenMessage<GetProjectRequest> = /*@__PURE_
   messageDesc(file_articles_accounts_billing_v1_accounts, 11);
 
 /**
+ * The project asked for.
+ *
  * @generated from message articles.accounts_billing.v1.GetProjectResponse
  */
 export type GetProjectResponse = Message<"articles.accounts_billing.v1.GetProjectResponse"> & {
   /**
+   * The project record.
+   *
    * @generated from field: articles.accounts_billing.v1.Project project = 1;
    */
   project?: Project | undefined;
@@ -382,6 +456,8 @@ export const GetProjectResponseSchema: GenMessage<GetProjectResponse> = /*@__PUR
  */
 export enum AccessLevel {
   /**
+   * Not a valid level: INVALID_ARGUMENT.
+   *
    * @generated from enum value: ACCESS_LEVEL_UNSPECIFIED = 0;
    */
   UNSPECIFIED = 0,

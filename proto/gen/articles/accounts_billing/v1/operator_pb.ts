@@ -20,15 +20,21 @@ export const file_articles_accounts_billing_v1_operator: GenFile = /*@__PURE__*/
   fileDesc("CithcnRpY2xlcy9hY2NvdW50c19iaWxsaW5nL3YxL29wZXJhdG9yLnByb3RvEhxhcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxInUKB0FjY291bnQSCgoCaWQYASABKAMSDAoEbmFtZRgCIAEoCRIUCgdwbGFuX2lkGAMgASgDSACIAQESLgoKY3JlYXRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCCgoIX3BsYW5faWQieAoKTWVtYmVyc2hpcBISCgphY2NvdW50X2lkGAEgASgDEg8KB3VzZXJfaWQYAiABKAMSMAoEcm9sZRgDIAEoDjIiLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuUm9sZRITCgtwcm9qZWN0X2lkcxgEIAMoAyKBAgoGQXBpS2V5EgoKAmlkGAEgASgDEhIKCmFjY291bnRfaWQYAiABKAMSDwoHdXNlcl9pZBgDIAEoAxIOCgZwcmVmaXgYBCABKAkSMwoKZXhwaXJlc19hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAIgBARIzCgpyZXZva2VkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgBiAEBEi4KCmNyZWF0ZWRfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQg0KC19leHBpcmVzX2F0Qg0KC19yZXZva2VkX2F0IooBChFDcmVhdGVQbGFuUmVxdWVzdBIMCgRuYW1lGAEgASgJEhUKDW1vbnRobHlfd29yZHMYAiABKAMSGwoTcmVxdWVzdHNfcGVyX21pbnV0ZRgDIAEoBRIZChFyZXF1ZXN0c19wZXJfaG91chgEIAEoBRIYChByZXF1ZXN0c19wZXJfZGF5GAUgASgFIkYKEkNyZWF0ZVBsYW5SZXNwb25zZRIwCgRwbGFuGAEgASgLMiIuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5QbGFuIpICChFVcGRhdGVQbGFuUmVxdWVzdBIPCgdwbGFuX2lkGAEgASgDEhEKBG5hbWUYAiABKAlIAIgBARIaCg1tb250aGx5X3dvcmRzGAMgASgDSAGIAQESIAoTcmVxdWVzdHNfcGVyX21pbnV0ZRgEIAEoBUgCiAEBEh4KEXJlcXVlc3RzX3Blcl9ob3VyGAUgASgFSAOIAQESHQoQcmVxdWVzdHNfcGVyX2RheRgGIAEoBUgEiAEBQgcKBV9uYW1lQhAKDl9tb250aGx5X3dvcmRzQhYKFF9yZXF1ZXN0c19wZXJfbWludXRlQhQKEl9yZXF1ZXN0c19wZXJfaG91ckITChFfcmVxdWVzdHNfcGVyX2RheSJGChJVcGRhdGVQbGFuUmVzcG9uc2USMAoEcGxhbhgBIAEoCzIiLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuUGxhbiJGChRDcmVhdGVBY2NvdW50UmVxdWVzdBIMCgRuYW1lGAEgASgJEhQKB3BsYW5faWQYAiABKANIAIgBAUIKCghfcGxhbl9pZCJPChVDcmVhdGVBY2NvdW50UmVzcG9uc2USNgoHYWNjb3VudBgBIAEoCzIlLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuQWNjb3VudCI3ChBTdWJzY3JpYmVSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAMSDwoHcGxhbl9pZBgCIAEoAyJLChFTdWJzY3JpYmVSZXNwb25zZRI2CgdhY2NvdW50GAEgASgLMiUuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5BY2NvdW50IigKElVuc3Vic2NyaWJlUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgDIk0KE1Vuc3Vic2NyaWJlUmVzcG9uc2USNgoHYWNjb3VudBgBIAEoCzIlLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuQWNjb3VudCIwChFDcmVhdGVVc2VyUmVxdWVzdBIMCgRuYW1lGAEgASgJEg0KBWVtYWlsGAIgASgJIkYKEkNyZWF0ZVVzZXJSZXNwb25zZRIwCgR1c2VyGAEgASgLMiIuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5Vc2VyIiUKEkRpc2FibGVVc2VyUmVxdWVzdBIPCgd1c2VyX2lkGAEgASgDIkcKE0Rpc2FibGVVc2VyUmVzcG9uc2USMAoEdXNlchgBIAEoCzIiLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuVXNlciJ+ChBBZGRNZW1iZXJSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAMSDwoHdXNlcl9pZBgCIAEoAxIwCgRyb2xlGAMgASgOMiIuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5Sb2xlEhMKC3Byb2plY3RfaWRzGAQgAygDIlEKEUFkZE1lbWJlclJlc3BvbnNlEjwKCm1lbWJlcnNoaXAYASABKAsyKC5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLk1lbWJlcnNoaXAiOgoTUmVtb3ZlTWVtYmVyUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgDEg8KB3VzZXJfaWQYAiABKAMiFgoUUmVtb3ZlTWVtYmVyUmVzcG9uc2UibAoUQ3JlYXRlUHJvamVjdFJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoAxIMCgRuYW1lGAIgASgJEh0KEGRlZmF1bHRfYXVkaWVuY2UYAyABKAlIAIgBAUITChFfZGVmYXVsdF9hdWRpZW5jZSJPChVDcmVhdGVQcm9qZWN0UmVzcG9uc2USNgoHcHJvamVjdBgBIAEoCzIlLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuUHJvamVjdCJ+ChNDcmVhdGVBcGlLZXlSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAMSDwoHdXNlcl9pZBgCIAEoAxIzCgpleHBpcmVzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgAiAEBQg0KC19leHBpcmVzX2F0IlgKFENyZWF0ZUFwaUtleVJlc3BvbnNlEjEKA2tleRgBIAEoCzIkLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuQXBpS2V5Eg0KBXRva2VuGAIgASgJIiUKE1Jldm9rZUFwaUtleVJlcXVlc3QSDgoGa2V5X2lkGAEgASgDIkkKFFJldm9rZUFwaUtleVJlc3BvbnNlEjEKA2tleRgBIAEoCzIkLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuQXBpS2V5IhkKF0NyZWF0ZURlbW9UZW5hbnRSZXF1ZXN0IrACChhDcmVhdGVEZW1vVGVuYW50UmVzcG9uc2USNgoHYWNjb3VudBgBIAEoCzIlLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuQWNjb3VudBIwCgR1c2VyGAIgASgLMiIuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5Vc2VyEjYKB3Byb2plY3QYAyABKAsyJS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlByb2plY3QSMQoDa2V5GAQgASgLMiQuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5BcGlLZXkSDQoFdG9rZW4YBSABKAkSMAoEcGxhbhgGIAEoCzIiLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuUGxhbiIZChdFbnN1cmVEZW1vVGVuYW50UmVxdWVzdCJ0ChhFbnN1cmVEZW1vVGVuYW50UmVzcG9uc2USTAoHY3JlYXRlZBgBIAEoCzI2LmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuQ3JlYXRlRGVtb1RlbmFudFJlc3BvbnNlSACIAQFCCgoIX2NyZWF0ZWQqXgoEUm9sZRIUChBST0xFX1VOU1BFQ0lGSUVEEAASDgoKUk9MRV9PV05FUhABEg4KClJPTEVfQURNSU4QAhIPCgtST0xFX0VESVRPUhADEg8KC1JPTEVfVklFV0VSEAQyiQ0KD09wZXJhdG9yU2VydmljZRJvCgpDcmVhdGVQbGFuEi8uYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5DcmVhdGVQbGFuUmVxdWVzdBowLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuQ3JlYXRlUGxhblJlc3BvbnNlEm8KClVwZGF0ZVBsYW4SLy5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlVwZGF0ZVBsYW5SZXF1ZXN0GjAuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5VcGRhdGVQbGFuUmVzcG9uc2USeAoNQ3JlYXRlQWNjb3VudBIyLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuQ3JlYXRlQWNjb3VudFJlcXVlc3QaMy5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkNyZWF0ZUFjY291bnRSZXNwb25zZRJsCglTdWJzY3JpYmUSLi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlN1YnNjcmliZVJlcXVlc3QaLy5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlN1YnNjcmliZVJlc3BvbnNlEnIKC1Vuc3Vic2NyaWJlEjAuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5VbnN1YnNjcmliZVJlcXVlc3QaMS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlVuc3Vic2NyaWJlUmVzcG9uc2USbwoKQ3JlYXRlVXNlchIvLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuQ3JlYXRlVXNlclJlcXVlc3QaMC5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkNyZWF0ZVVzZXJSZXNwb25zZRJyCgtEaXNhYmxlVXNlchIwLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuRGlzYWJsZVVzZXJSZXF1ZXN0GjEuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5EaXNhYmxlVXNlclJlc3BvbnNlEmwKCUFkZE1lbWJlchIuLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuQWRkTWVtYmVyUmVxdWVzdBovLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuQWRkTWVtYmVyUmVzcG9uc2USdQoMUmVtb3ZlTWVtYmVyEjEuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5SZW1vdmVNZW1iZXJSZXF1ZXN0GjIuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5SZW1vdmVNZW1iZXJSZXNwb25zZRJ4Cg1DcmVhdGVQcm9qZWN0EjIuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5DcmVhdGVQcm9qZWN0UmVxdWVzdBozLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuQ3JlYXRlUHJvamVjdFJlc3BvbnNlEnUKDENyZWF0ZUFwaUtleRIxLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuQ3JlYXRlQXBpS2V5UmVxdWVzdBoyLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuQ3JlYXRlQXBpS2V5UmVzcG9uc2USdQoMUmV2b2tlQXBpS2V5EjEuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5SZXZva2VBcGlLZXlSZXF1ZXN0GjIuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5SZXZva2VBcGlLZXlSZXNwb25zZRKBAQoQQ3JlYXRlRGVtb1RlbmFudBI1LmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuQ3JlYXRlRGVtb1RlbmFudFJlcXVlc3QaNi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkNyZWF0ZURlbW9UZW5hbnRSZXNwb25zZRKBAQoQRW5zdXJlRGVtb1RlbmFudBI1LmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuRW5zdXJlRGVtb1RlbmFudFJlcXVlc3QaNi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkVuc3VyZURlbW9UZW5hbnRSZXNwb25zZWIGcHJvdG8z", [file_articles_accounts_billing_v1_accounts, file_google_protobuf_timestamp]);
 
 /**
+ * A customer account: it holds the subscription, the projects and the word quota.
+ *
  * @generated from message articles.accounts_billing.v1.Account
  */
 export type Account = Message<"articles.accounts_billing.v1.Account"> & {
   /**
+   * The account's id.
+   *
    * @generated from field: int64 id = 1;
    */
   id: bigint;
 
   /**
+   * Display name.
+   *
    * @generated from field: string name = 2;
    */
   name: string;
@@ -39,6 +45,8 @@ export type Account = Message<"articles.accounts_billing.v1.Account"> & {
   planId?: bigint | undefined;
 
   /**
+   * When the account was created.
+   *
    * @generated from field: google.protobuf.Timestamp created_at = 4;
    */
   createdAt?: Timestamp | undefined;
@@ -52,20 +60,28 @@ export const AccountSchema: GenMessage<Account> = /*@__PURE__*/
   messageDesc(file_articles_accounts_billing_v1_operator, 0);
 
 /**
+ * A user's role in an account.
+ *
  * @generated from message articles.accounts_billing.v1.Membership
  */
 export type Membership = Message<"articles.accounts_billing.v1.Membership"> & {
   /**
+   * The account.
+   *
    * @generated from field: int64 account_id = 1;
    */
   accountId: bigint;
 
   /**
+   * The member.
+   *
    * @generated from field: int64 user_id = 2;
    */
   userId: bigint;
 
   /**
+   * What the member may do.
+   *
    * @generated from field: articles.accounts_billing.v1.Role role = 3;
    */
   role: Role;
@@ -92,16 +108,22 @@ export const MembershipSchema: GenMessage<Membership> = /*@__PURE__*/
  */
 export type ApiKey = Message<"articles.accounts_billing.v1.ApiKey"> & {
   /**
+   * The key's id.
+   *
    * @generated from field: int64 id = 1;
    */
   id: bigint;
 
   /**
+   * The account the key acts on; fixed for the key's life.
+   *
    * @generated from field: int64 account_id = 2;
    */
   accountId: bigint;
 
   /**
+   * The user the key acts for.
+   *
    * @generated from field: int64 user_id = 3;
    */
   userId: bigint;
@@ -124,6 +146,8 @@ export type ApiKey = Message<"articles.accounts_billing.v1.ApiKey"> & {
   revokedAt?: Timestamp | undefined;
 
   /**
+   * When the key was created.
+   *
    * @generated from field: google.protobuf.Timestamp created_at = 7;
    */
   createdAt?: Timestamp | undefined;
@@ -137,30 +161,42 @@ export const ApiKeySchema: GenMessage<ApiKey> = /*@__PURE__*/
   messageDesc(file_articles_accounts_billing_v1_operator, 2);
 
 /**
+ * A new plan. INVALID_ARGUMENT (with FieldViolations) for bad values.
+ *
  * @generated from message articles.accounts_billing.v1.CreatePlanRequest
  */
 export type CreatePlanRequest = Message<"articles.accounts_billing.v1.CreatePlanRequest"> & {
   /**
+   * Display name.
+   *
    * @generated from field: string name = 1;
    */
   name: string;
 
   /**
+   * Words per calendar month (UTC).
+   *
    * @generated from field: int64 monthly_words = 2;
    */
   monthlyWords: bigint;
 
   /**
+   * API requests per minute.
+   *
    * @generated from field: int32 requests_per_minute = 3;
    */
   requestsPerMinute: number;
 
   /**
+   * API requests per hour.
+   *
    * @generated from field: int32 requests_per_hour = 4;
    */
   requestsPerHour: number;
 
   /**
+   * API requests per day.
+   *
    * @generated from field: int32 requests_per_day = 5;
    */
   requestsPerDay: number;
@@ -174,10 +210,14 @@ export const CreatePlanRequestSchema: GenMessage<CreatePlanRequest> = /*@__PURE_
   messageDesc(file_articles_accounts_billing_v1_operator, 3);
 
 /**
+ * The created plan.
+ *
  * @generated from message articles.accounts_billing.v1.CreatePlanResponse
  */
 export type CreatePlanResponse = Message<"articles.accounts_billing.v1.CreatePlanResponse"> & {
   /**
+   * The plan as stored.
+   *
    * @generated from field: articles.accounts_billing.v1.Plan plan = 1;
    */
   plan?: Plan | undefined;
@@ -191,10 +231,14 @@ export const CreatePlanResponseSchema: GenMessage<CreatePlanResponse> = /*@__PUR
   messageDesc(file_articles_accounts_billing_v1_operator, 4);
 
 /**
+ * Changes to a plan; unset fields stay. NOT_FOUND for an unknown plan.
+ *
  * @generated from message articles.accounts_billing.v1.UpdatePlanRequest
  */
 export type UpdatePlanRequest = Message<"articles.accounts_billing.v1.UpdatePlanRequest"> & {
   /**
+   * The plan to change.
+   *
    * @generated from field: int64 plan_id = 1;
    */
   planId: bigint;
@@ -233,10 +277,14 @@ export const UpdatePlanRequestSchema: GenMessage<UpdatePlanRequest> = /*@__PURE_
   messageDesc(file_articles_accounts_billing_v1_operator, 5);
 
 /**
+ * The plan after the change.
+ *
  * @generated from message articles.accounts_billing.v1.UpdatePlanResponse
  */
 export type UpdatePlanResponse = Message<"articles.accounts_billing.v1.UpdatePlanResponse"> & {
   /**
+   * The changed plan.
+   *
    * @generated from field: articles.accounts_billing.v1.Plan plan = 1;
    */
   plan?: Plan | undefined;
@@ -250,10 +298,14 @@ export const UpdatePlanResponseSchema: GenMessage<UpdatePlanResponse> = /*@__PUR
   messageDesc(file_articles_accounts_billing_v1_operator, 6);
 
 /**
+ * A new account.
+ *
  * @generated from message articles.accounts_billing.v1.CreateAccountRequest
  */
 export type CreateAccountRequest = Message<"articles.accounts_billing.v1.CreateAccountRequest"> & {
   /**
+   * Display name.
+   *
    * @generated from field: string name = 1;
    */
   name: string;
@@ -272,10 +324,14 @@ export const CreateAccountRequestSchema: GenMessage<CreateAccountRequest> = /*@_
   messageDesc(file_articles_accounts_billing_v1_operator, 7);
 
 /**
+ * The created account.
+ *
  * @generated from message articles.accounts_billing.v1.CreateAccountResponse
  */
 export type CreateAccountResponse = Message<"articles.accounts_billing.v1.CreateAccountResponse"> & {
   /**
+   * The account as stored.
+   *
    * @generated from field: articles.accounts_billing.v1.Account account = 1;
    */
   account?: Account | undefined;
@@ -289,15 +345,21 @@ export const CreateAccountResponseSchema: GenMessage<CreateAccountResponse> = /*
   messageDesc(file_articles_accounts_billing_v1_operator, 8);
 
 /**
+ * Subscribes an account to a plan. NOT_FOUND for an unknown account or plan.
+ *
  * @generated from message articles.accounts_billing.v1.SubscribeRequest
  */
 export type SubscribeRequest = Message<"articles.accounts_billing.v1.SubscribeRequest"> & {
   /**
+   * The account.
+   *
    * @generated from field: int64 account_id = 1;
    */
   accountId: bigint;
 
   /**
+   * The plan it is on from now on.
+   *
    * @generated from field: int64 plan_id = 2;
    */
   planId: bigint;
@@ -311,10 +373,14 @@ export const SubscribeRequestSchema: GenMessage<SubscribeRequest> = /*@__PURE__*
   messageDesc(file_articles_accounts_billing_v1_operator, 9);
 
 /**
+ * The account after subscribing.
+ *
  * @generated from message articles.accounts_billing.v1.SubscribeResponse
  */
 export type SubscribeResponse = Message<"articles.accounts_billing.v1.SubscribeResponse"> & {
   /**
+   * The account, plan_id set.
+   *
    * @generated from field: articles.accounts_billing.v1.Account account = 1;
    */
   account?: Account | undefined;
@@ -328,10 +394,14 @@ export const SubscribeResponseSchema: GenMessage<SubscribeResponse> = /*@__PURE_
   messageDesc(file_articles_accounts_billing_v1_operator, 10);
 
 /**
+ * Ends an account's subscription. NOT_FOUND for an unknown account.
+ *
  * @generated from message articles.accounts_billing.v1.UnsubscribeRequest
  */
 export type UnsubscribeRequest = Message<"articles.accounts_billing.v1.UnsubscribeRequest"> & {
   /**
+   * The account.
+   *
    * @generated from field: int64 account_id = 1;
    */
   accountId: bigint;
@@ -345,10 +415,14 @@ export const UnsubscribeRequestSchema: GenMessage<UnsubscribeRequest> = /*@__PUR
   messageDesc(file_articles_accounts_billing_v1_operator, 11);
 
 /**
+ * The account after unsubscribing.
+ *
  * @generated from message articles.accounts_billing.v1.UnsubscribeResponse
  */
 export type UnsubscribeResponse = Message<"articles.accounts_billing.v1.UnsubscribeResponse"> & {
   /**
+   * The account, plan_id unset.
+   *
    * @generated from field: articles.accounts_billing.v1.Account account = 1;
    */
   account?: Account | undefined;
@@ -362,15 +436,21 @@ export const UnsubscribeResponseSchema: GenMessage<UnsubscribeResponse> = /*@__P
   messageDesc(file_articles_accounts_billing_v1_operator, 12);
 
 /**
+ * A new user. INVALID_ARGUMENT (with FieldViolations) for a bad name or email.
+ *
  * @generated from message articles.accounts_billing.v1.CreateUserRequest
  */
 export type CreateUserRequest = Message<"articles.accounts_billing.v1.CreateUserRequest"> & {
   /**
+   * Display name.
+   *
    * @generated from field: string name = 1;
    */
   name: string;
 
   /**
+   * Email address; stored lower-cased and unique.
+   *
    * @generated from field: string email = 2;
    */
   email: string;
@@ -384,10 +464,14 @@ export const CreateUserRequestSchema: GenMessage<CreateUserRequest> = /*@__PURE_
   messageDesc(file_articles_accounts_billing_v1_operator, 13);
 
 /**
+ * The created user.
+ *
  * @generated from message articles.accounts_billing.v1.CreateUserResponse
  */
 export type CreateUserResponse = Message<"articles.accounts_billing.v1.CreateUserResponse"> & {
   /**
+   * The user as stored.
+   *
    * @generated from field: articles.accounts_billing.v1.User user = 1;
    */
   user?: User | undefined;
@@ -401,10 +485,14 @@ export const CreateUserResponseSchema: GenMessage<CreateUserResponse> = /*@__PUR
   messageDesc(file_articles_accounts_billing_v1_operator, 14);
 
 /**
+ * Disables a user. NOT_FOUND for an unknown user.
+ *
  * @generated from message articles.accounts_billing.v1.DisableUserRequest
  */
 export type DisableUserRequest = Message<"articles.accounts_billing.v1.DisableUserRequest"> & {
   /**
+   * The user.
+   *
    * @generated from field: int64 user_id = 1;
    */
   userId: bigint;
@@ -418,10 +506,14 @@ export const DisableUserRequestSchema: GenMessage<DisableUserRequest> = /*@__PUR
   messageDesc(file_articles_accounts_billing_v1_operator, 15);
 
 /**
+ * The user after the change.
+ *
  * @generated from message articles.accounts_billing.v1.DisableUserResponse
  */
 export type DisableUserResponse = Message<"articles.accounts_billing.v1.DisableUserResponse"> & {
   /**
+   * The user, disabled true.
+   *
    * @generated from field: articles.accounts_billing.v1.User user = 1;
    */
   user?: User | undefined;
@@ -435,25 +527,35 @@ export const DisableUserResponseSchema: GenMessage<DisableUserResponse> = /*@__P
   messageDesc(file_articles_accounts_billing_v1_operator, 16);
 
 /**
+ * A membership to add or change. INVALID_ARGUMENT on project_ids naming another account's projects.
+ *
  * @generated from message articles.accounts_billing.v1.AddMemberRequest
  */
 export type AddMemberRequest = Message<"articles.accounts_billing.v1.AddMemberRequest"> & {
   /**
+   * The account.
+   *
    * @generated from field: int64 account_id = 1;
    */
   accountId: bigint;
 
   /**
+   * The user joining it.
+   *
    * @generated from field: int64 user_id = 2;
    */
   userId: bigint;
 
   /**
+   * The role granted.
+   *
    * @generated from field: articles.accounts_billing.v1.Role role = 3;
    */
   role: Role;
 
   /**
+   * Projects of the account the member is limited to; empty for all.
+   *
    * @generated from field: repeated int64 project_ids = 4;
    */
   projectIds: bigint[];
@@ -467,10 +569,14 @@ export const AddMemberRequestSchema: GenMessage<AddMemberRequest> = /*@__PURE__*
   messageDesc(file_articles_accounts_billing_v1_operator, 17);
 
 /**
+ * The membership as stored.
+ *
  * @generated from message articles.accounts_billing.v1.AddMemberResponse
  */
 export type AddMemberResponse = Message<"articles.accounts_billing.v1.AddMemberResponse"> & {
   /**
+   * The membership.
+   *
    * @generated from field: articles.accounts_billing.v1.Membership membership = 1;
    */
   membership?: Membership | undefined;
@@ -484,15 +590,21 @@ export const AddMemberResponseSchema: GenMessage<AddMemberResponse> = /*@__PURE_
   messageDesc(file_articles_accounts_billing_v1_operator, 18);
 
 /**
+ * A membership to end. NOT_FOUND when the user is not a member.
+ *
  * @generated from message articles.accounts_billing.v1.RemoveMemberRequest
  */
 export type RemoveMemberRequest = Message<"articles.accounts_billing.v1.RemoveMemberRequest"> & {
   /**
+   * The account.
+   *
    * @generated from field: int64 account_id = 1;
    */
   accountId: bigint;
 
   /**
+   * The member leaving it.
+   *
    * @generated from field: int64 user_id = 2;
    */
   userId: bigint;
@@ -506,6 +618,8 @@ export const RemoveMemberRequestSchema: GenMessage<RemoveMemberRequest> = /*@__P
   messageDesc(file_articles_accounts_billing_v1_operator, 19);
 
 /**
+ * Empty: the membership is gone.
+ *
  * @generated from message articles.accounts_billing.v1.RemoveMemberResponse
  */
 export type RemoveMemberResponse = Message<"articles.accounts_billing.v1.RemoveMemberResponse"> & {
@@ -519,15 +633,21 @@ export const RemoveMemberResponseSchema: GenMessage<RemoveMemberResponse> = /*@_
   messageDesc(file_articles_accounts_billing_v1_operator, 20);
 
 /**
+ * A new project.
+ *
  * @generated from message articles.accounts_billing.v1.CreateProjectRequest
  */
 export type CreateProjectRequest = Message<"articles.accounts_billing.v1.CreateProjectRequest"> & {
   /**
+   * The account it belongs to.
+   *
    * @generated from field: int64 account_id = 1;
    */
   accountId: bigint;
 
   /**
+   * Display name.
+   *
    * @generated from field: string name = 2;
    */
   name: string;
@@ -546,10 +666,14 @@ export const CreateProjectRequestSchema: GenMessage<CreateProjectRequest> = /*@_
   messageDesc(file_articles_accounts_billing_v1_operator, 21);
 
 /**
+ * The created project.
+ *
  * @generated from message articles.accounts_billing.v1.CreateProjectResponse
  */
 export type CreateProjectResponse = Message<"articles.accounts_billing.v1.CreateProjectResponse"> & {
   /**
+   * The project as stored.
+   *
    * @generated from field: articles.accounts_billing.v1.Project project = 1;
    */
   project?: Project | undefined;
@@ -563,15 +687,21 @@ export const CreateProjectResponseSchema: GenMessage<CreateProjectResponse> = /*
   messageDesc(file_articles_accounts_billing_v1_operator, 22);
 
 /**
+ * A new key. INVALID_ARGUMENT on field user when the user is not a member of the account.
+ *
  * @generated from message articles.accounts_billing.v1.CreateApiKeyRequest
  */
 export type CreateApiKeyRequest = Message<"articles.accounts_billing.v1.CreateApiKeyRequest"> & {
   /**
+   * The account the key acts on.
+   *
    * @generated from field: int64 account_id = 1;
    */
   accountId: bigint;
 
   /**
+   * The member the key acts for.
+   *
    * @generated from field: int64 user_id = 2;
    */
   userId: bigint;
@@ -590,10 +720,14 @@ export const CreateApiKeyRequestSchema: GenMessage<CreateApiKeyRequest> = /*@__P
   messageDesc(file_articles_accounts_billing_v1_operator, 23);
 
 /**
+ * The new key and, this once, its token.
+ *
  * @generated from message articles.accounts_billing.v1.CreateApiKeyResponse
  */
 export type CreateApiKeyResponse = Message<"articles.accounts_billing.v1.CreateApiKeyResponse"> & {
   /**
+   * The key's public record.
+   *
    * @generated from field: articles.accounts_billing.v1.ApiKey key = 1;
    */
   key?: ApiKey | undefined;
@@ -614,10 +748,14 @@ export const CreateApiKeyResponseSchema: GenMessage<CreateApiKeyResponse> = /*@_
   messageDesc(file_articles_accounts_billing_v1_operator, 24);
 
 /**
+ * A key to revoke.
+ *
  * @generated from message articles.accounts_billing.v1.RevokeApiKeyRequest
  */
 export type RevokeApiKeyRequest = Message<"articles.accounts_billing.v1.RevokeApiKeyRequest"> & {
   /**
+   * The key's id.
+   *
    * @generated from field: int64 key_id = 1;
    */
   keyId: bigint;
@@ -631,10 +769,14 @@ export const RevokeApiKeyRequestSchema: GenMessage<RevokeApiKeyRequest> = /*@__P
   messageDesc(file_articles_accounts_billing_v1_operator, 25);
 
 /**
+ * The key after revocation.
+ *
  * @generated from message articles.accounts_billing.v1.RevokeApiKeyResponse
  */
 export type RevokeApiKeyResponse = Message<"articles.accounts_billing.v1.RevokeApiKeyResponse"> & {
   /**
+   * The key, revoked_at set.
+   *
    * @generated from field: articles.accounts_billing.v1.ApiKey key = 1;
    */
   key?: ApiKey | undefined;
@@ -648,6 +790,8 @@ export const RevokeApiKeyResponseSchema: GenMessage<RevokeApiKeyResponse> = /*@_
   messageDesc(file_articles_accounts_billing_v1_operator, 26);
 
 /**
+ * No parameters: the demo tenant has fixed names.
+ *
  * @generated from message articles.accounts_billing.v1.CreateDemoTenantRequest
  */
 export type CreateDemoTenantRequest = Message<"articles.accounts_billing.v1.CreateDemoTenantRequest"> & {
@@ -661,35 +805,49 @@ export const CreateDemoTenantRequestSchema: GenMessage<CreateDemoTenantRequest> 
   messageDesc(file_articles_accounts_billing_v1_operator, 27);
 
 /**
+ * Everything created for the demo tenant.
+ *
  * @generated from message articles.accounts_billing.v1.CreateDemoTenantResponse
  */
 export type CreateDemoTenantResponse = Message<"articles.accounts_billing.v1.CreateDemoTenantResponse"> & {
   /**
+   * The demo account.
+   *
    * @generated from field: articles.accounts_billing.v1.Account account = 1;
    */
   account?: Account | undefined;
 
   /**
+   * Its owner.
+   *
    * @generated from field: articles.accounts_billing.v1.User user = 2;
    */
   user?: User | undefined;
 
   /**
+   * Its project.
+   *
    * @generated from field: articles.accounts_billing.v1.Project project = 3;
    */
   project?: Project | undefined;
 
   /**
+   * The owner's API key.
+   *
    * @generated from field: articles.accounts_billing.v1.ApiKey key = 4;
    */
   key?: ApiKey | undefined;
 
   /**
+   * The key's bearer token, shown only in this response.
+   *
    * @generated from field: string token = 5;
    */
   token: string;
 
   /**
+   * The plan the account is subscribed to.
+   *
    * @generated from field: articles.accounts_billing.v1.Plan plan = 6;
    */
   plan?: Plan | undefined;
@@ -703,6 +861,8 @@ export const CreateDemoTenantResponseSchema: GenMessage<CreateDemoTenantResponse
   messageDesc(file_articles_accounts_billing_v1_operator, 28);
 
 /**
+ * No parameters. Called by `npm start` on a deployment's first start.
+ *
  * @generated from message articles.accounts_billing.v1.EnsureDemoTenantRequest
  */
 export type EnsureDemoTenantRequest = Message<"articles.accounts_billing.v1.EnsureDemoTenantRequest"> & {
@@ -716,6 +876,8 @@ export const EnsureDemoTenantRequestSchema: GenMessage<EnsureDemoTenantRequest> 
   messageDesc(file_articles_accounts_billing_v1_operator, 29);
 
 /**
+ * The demo tenant, when this call made it.
+ *
  * @generated from message articles.accounts_billing.v1.EnsureDemoTenantResponse
  */
 export type EnsureDemoTenantResponse = Message<"articles.accounts_billing.v1.EnsureDemoTenantResponse"> & {
@@ -742,26 +904,36 @@ export const EnsureDemoTenantResponseSchema: GenMessage<EnsureDemoTenantResponse
  */
 export enum Role {
   /**
+   * Not a valid role: INVALID_ARGUMENT.
+   *
    * @generated from enum value: ROLE_UNSPECIFIED = 0;
    */
   UNSPECIFIED = 0,
 
   /**
+   * Full access to the account and all its projects.
+   *
    * @generated from enum value: ROLE_OWNER = 1;
    */
   OWNER = 1,
 
   /**
+   * Update access, like owner.
+   *
    * @generated from enum value: ROLE_ADMIN = 2;
    */
   ADMIN = 2,
 
   /**
+   * Update access to the projects the membership allows.
+   *
    * @generated from enum value: ROLE_EDITOR = 3;
    */
   EDITOR = 3,
 
   /**
+   * View access only.
+   *
    * @generated from enum value: ROLE_VIEWER = 4;
    */
   VIEWER = 4,
@@ -774,10 +946,14 @@ export const RoleSchema: GenEnum<Role> = /*@__PURE__*/
   enumDesc(file_articles_accounts_billing_v1_operator, 0);
 
 /**
+ * Creates and changes plans, accounts, users, memberships, projects and API keys. Called by the operator CLI and at a deployment's first start; never by API clients.
+ *
  * @generated from service articles.accounts_billing.v1.OperatorService
  */
 export const OperatorService: GenService<{
   /**
+   * Creates a plan (request caps and monthly words).
+   *
    * @generated from rpc articles.accounts_billing.v1.OperatorService.CreatePlan
    */
   createPlan: {
@@ -826,6 +1002,8 @@ export const OperatorService: GenService<{
     output: typeof UnsubscribeResponseSchema;
   },
   /**
+   * Creates a user; INVALID_ARGUMENT on field email when the email is taken.
+   *
    * @generated from rpc articles.accounts_billing.v1.OperatorService.CreateUser
    */
   createUser: {
@@ -864,6 +1042,8 @@ export const OperatorService: GenService<{
     output: typeof RemoveMemberResponseSchema;
   },
   /**
+   * Creates a project in an account; NOT_FOUND when the account does not exist.
+   *
    * @generated from rpc articles.accounts_billing.v1.OperatorService.CreateProject
    */
   createProject: {
@@ -883,6 +1063,8 @@ export const OperatorService: GenService<{
     output: typeof CreateApiKeyResponseSchema;
   },
   /**
+   * Revokes a key: it is refused from then on. NOT_FOUND for an unknown key.
+   *
    * @generated from rpc articles.accounts_billing.v1.OperatorService.RevokeApiKey
    */
   revokeApiKey: {

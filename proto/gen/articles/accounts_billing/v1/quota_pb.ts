@@ -15,6 +15,8 @@ export const file_articles_accounts_billing_v1_quota: GenFile = /*@__PURE__*/
   fileDesc("CihhcnRpY2xlcy9hY2NvdW50c19iaWxsaW5nL3YxL3F1b3RhLnByb3RvEhxhcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxIpYBCg9Xb3JkUmVzZXJ2YXRpb24SEQoJcmVmZXJlbmNlGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAMSDQoFd29yZHMYAyABKAMSPQoFc3RhdGUYBCABKA4yLi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlJlc2VydmF0aW9uU3RhdGUSDgoGcGVyaW9kGAUgASgJIksKE1Jlc2VydmVXb3Jkc1JlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoAxIRCglyZWZlcmVuY2UYAiABKAkSDQoFd29yZHMYAyABKAMicwoUUmVzZXJ2ZVdvcmRzUmVzcG9uc2USQgoLcmVzZXJ2YXRpb24YASABKAsyLS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLldvcmRSZXNlcnZhdGlvbhIXCg9yZW1haW5pbmdfd29yZHMYAiABKAMiPQoSU2V0dGxlV29yZHNSZXF1ZXN0EhEKCXJlZmVyZW5jZRgBIAEoCRIUCgxhY3R1YWxfd29yZHMYAiABKAMiWQoTU2V0dGxlV29yZHNSZXNwb25zZRJCCgtyZXNlcnZhdGlvbhgBIAEoCzItLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuV29yZFJlc2VydmF0aW9uIigKE1JlbGVhc2VXb3Jkc1JlcXVlc3QSEQoJcmVmZXJlbmNlGAEgASgJIloKFFJlbGVhc2VXb3Jkc1Jlc3BvbnNlEkIKC3Jlc2VydmF0aW9uGAEgASgLMi0uYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5Xb3JkUmVzZXJ2YXRpb24iKQoTR2V0V29yZFVzYWdlUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgDIoIBChRHZXRXb3JkVXNhZ2VSZXNwb25zZRIOCgZwZXJpb2QYASABKAkSFQoNbW9udGhseV93b3JkcxgCIAEoAxISCgp1c2VkX3dvcmRzGAMgASgDEhYKDnJlc2VydmVkX3dvcmRzGAQgASgDEhcKD3JlbWFpbmluZ193b3JkcxgFIAEoAyqUAQoQUmVzZXJ2YXRpb25TdGF0ZRIhCh1SRVNFUlZBVElPTl9TVEFURV9VTlNQRUNJRklFRBAAEh4KGlJFU0VSVkFUSU9OX1NUQVRFX1JFU0VSVkVEEAESHQoZUkVTRVJWQVRJT05fU1RBVEVfU0VUVExFRBACEh4KGlJFU0VSVkFUSU9OX1NUQVRFX1JFTEVBU0VEEAMy5wMKDFF1b3RhU2VydmljZRJ1CgxSZXNlcnZlV29yZHMSMS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlJlc2VydmVXb3Jkc1JlcXVlc3QaMi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlJlc2VydmVXb3Jkc1Jlc3BvbnNlEnIKC1NldHRsZVdvcmRzEjAuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5TZXR0bGVXb3Jkc1JlcXVlc3QaMS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlNldHRsZVdvcmRzUmVzcG9uc2USdQoMUmVsZWFzZVdvcmRzEjEuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5SZWxlYXNlV29yZHNSZXF1ZXN0GjIuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5SZWxlYXNlV29yZHNSZXNwb25zZRJ1CgxHZXRXb3JkVXNhZ2USMS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkdldFdvcmRVc2FnZVJlcXVlc3QaMi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkdldFdvcmRVc2FnZVJlc3BvbnNlYgZwcm90bzM");
 
 /**
+ * Words held against an account's monthly allowance for one piece of work (one article).
+ *
  * @generated from message articles.accounts_billing.v1.WordReservation
  */
 export type WordReservation = Message<"articles.accounts_billing.v1.WordReservation"> & {
@@ -26,16 +28,22 @@ export type WordReservation = Message<"articles.accounts_billing.v1.WordReservat
   reference: string;
 
   /**
+   * The account whose allowance the words count against.
+   *
    * @generated from field: int64 account_id = 2;
    */
   accountId: bigint;
 
   /**
+   * Words reserved, or after settling the words actually generated.
+   *
    * @generated from field: int64 words = 3;
    */
   words: bigint;
 
   /**
+   * Where the reservation stands.
+   *
    * @generated from field: articles.accounts_billing.v1.ReservationState state = 4;
    */
   state: ReservationState;
@@ -56,20 +64,28 @@ export const WordReservationSchema: GenMessage<WordReservation> = /*@__PURE__*/
   messageDesc(file_articles_accounts_billing_v1_quota, 0);
 
 /**
+ * Called by the gateway when an article is created.
+ *
  * @generated from message articles.accounts_billing.v1.ReserveWordsRequest
  */
 export type ReserveWordsRequest = Message<"articles.accounts_billing.v1.ReserveWordsRequest"> & {
   /**
+   * The account of the API key that created the article.
+   *
    * @generated from field: int64 account_id = 1;
    */
   accountId: bigint;
 
   /**
+   * The caller's idempotency reference (an article's external_id); a second call with it returns the first reservation.
+   *
    * @generated from field: string reference = 2;
    */
   reference: string;
 
   /**
+   * Words to hold: the article's target_word_count. Must be positive.
+   *
    * @generated from field: int64 words = 3;
    */
   words: bigint;
@@ -83,10 +99,14 @@ export const ReserveWordsRequestSchema: GenMessage<ReserveWordsRequest> = /*@__P
   messageDesc(file_articles_accounts_billing_v1_quota, 1);
 
 /**
+ * The reservation made (or found for the reference).
+ *
  * @generated from message articles.accounts_billing.v1.ReserveWordsResponse
  */
 export type ReserveWordsResponse = Message<"articles.accounts_billing.v1.ReserveWordsResponse"> & {
   /**
+   * The reservation, in state RESERVED unless an earlier call already settled or released it.
+   *
    * @generated from field: articles.accounts_billing.v1.WordReservation reservation = 1;
    */
   reservation?: WordReservation | undefined;
@@ -107,15 +127,21 @@ export const ReserveWordsResponseSchema: GenMessage<ReserveWordsResponse> = /*@_
   messageDesc(file_articles_accounts_billing_v1_quota, 2);
 
 /**
+ * Called by generation-runner when an article's generation completes.
+ *
  * @generated from message articles.accounts_billing.v1.SettleWordsRequest
  */
 export type SettleWordsRequest = Message<"articles.accounts_billing.v1.SettleWordsRequest"> & {
   /**
+   * The reference the words were reserved under. NOT_FOUND when nothing was reserved for it.
+   *
    * @generated from field: string reference = 1;
    */
   reference: string;
 
   /**
+   * Words the finished article has; they replace the reserved amount (may be more or less).
+   *
    * @generated from field: int64 actual_words = 2;
    */
   actualWords: bigint;
@@ -129,10 +155,14 @@ export const SettleWordsRequestSchema: GenMessage<SettleWordsRequest> = /*@__PUR
   messageDesc(file_articles_accounts_billing_v1_quota, 3);
 
 /**
+ * The settled reservation.
+ *
  * @generated from message articles.accounts_billing.v1.SettleWordsResponse
  */
 export type SettleWordsResponse = Message<"articles.accounts_billing.v1.SettleWordsResponse"> & {
   /**
+   * The reservation, now SETTLED.
+   *
    * @generated from field: articles.accounts_billing.v1.WordReservation reservation = 1;
    */
   reservation?: WordReservation | undefined;
@@ -146,10 +176,14 @@ export const SettleWordsResponseSchema: GenMessage<SettleWordsResponse> = /*@__P
   messageDesc(file_articles_accounts_billing_v1_quota, 4);
 
 /**
+ * Called when an article fails or is cancelled, or its creation did not complete.
+ *
  * @generated from message articles.accounts_billing.v1.ReleaseWordsRequest
  */
 export type ReleaseWordsRequest = Message<"articles.accounts_billing.v1.ReleaseWordsRequest"> & {
   /**
+   * The reference the words were reserved under. NOT_FOUND when nothing was reserved for it.
+   *
    * @generated from field: string reference = 1;
    */
   reference: string;
@@ -163,10 +197,14 @@ export const ReleaseWordsRequestSchema: GenMessage<ReleaseWordsRequest> = /*@__P
   messageDesc(file_articles_accounts_billing_v1_quota, 5);
 
 /**
+ * The released (or already settled) reservation.
+ *
  * @generated from message articles.accounts_billing.v1.ReleaseWordsResponse
  */
 export type ReleaseWordsResponse = Message<"articles.accounts_billing.v1.ReleaseWordsResponse"> & {
   /**
+   * The reservation, RELEASED unless it was settled before.
+   *
    * @generated from field: articles.accounts_billing.v1.WordReservation reservation = 1;
    */
   reservation?: WordReservation | undefined;
@@ -180,10 +218,14 @@ export const ReleaseWordsResponseSchema: GenMessage<ReleaseWordsResponse> = /*@_
   messageDesc(file_articles_accounts_billing_v1_quota, 6);
 
 /**
+ * Called by the gateway for quota answers and estimates.
+ *
  * @generated from message articles.accounts_billing.v1.GetWordUsageRequest
  */
 export type GetWordUsageRequest = Message<"articles.accounts_billing.v1.GetWordUsageRequest"> & {
   /**
+   * The account to report on.
+   *
    * @generated from field: int64 account_id = 1;
    */
   accountId: bigint;
@@ -197,30 +239,42 @@ export const GetWordUsageRequestSchema: GenMessage<GetWordUsageRequest> = /*@__P
   messageDesc(file_articles_accounts_billing_v1_quota, 7);
 
 /**
+ * One account's words for the current calendar month (UTC); all counts are words.
+ *
  * @generated from message articles.accounts_billing.v1.GetWordUsageResponse
  */
 export type GetWordUsageResponse = Message<"articles.accounts_billing.v1.GetWordUsageResponse"> & {
   /**
+   * The month reported, "YYYY-MM".
+   *
    * @generated from field: string period = 1;
    */
   period: string;
 
   /**
+   * The allowance of the account's plan; 0 without an active subscription.
+   *
    * @generated from field: int64 monthly_words = 2;
    */
   monthlyWords: bigint;
 
   /**
+   * Words of settled reservations this month.
+   *
    * @generated from field: int64 used_words = 3;
    */
   usedWords: bigint;
 
   /**
+   * Words held by reservations still in progress.
+   *
    * @generated from field: int64 reserved_words = 4;
    */
   reservedWords: bigint;
 
   /**
+   * monthly_words minus used and reserved words, never below 0.
+   *
    * @generated from field: int64 remaining_words = 5;
    */
   remainingWords: bigint;
@@ -240,21 +294,29 @@ export const GetWordUsageResponseSchema: GenMessage<GetWordUsageResponse> = /*@_
  */
 export enum ReservationState {
   /**
+   * Never set by the service.
+   *
    * @generated from enum value: RESERVATION_STATE_UNSPECIFIED = 0;
    */
   UNSPECIFIED = 0,
 
   /**
+   * Words held for work in progress; they count as reserved, not used.
+   *
    * @generated from enum value: RESERVATION_STATE_RESERVED = 1;
    */
   RESERVED = 1,
 
   /**
+   * Replaced by the words actually generated; they count as used.
+   *
    * @generated from enum value: RESERVATION_STATE_SETTLED = 2;
    */
   SETTLED = 2,
 
   /**
+   * Given back; they no longer count.
+   *
    * @generated from enum value: RESERVATION_STATE_RELEASED = 3;
    */
   RELEASED = 3,

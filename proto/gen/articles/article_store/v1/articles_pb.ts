@@ -8,7 +8,12 @@
 // Error codes: NOT_FOUND (no such article/record), INVALID_ARGUMENT (bad input, with an
 // articles.common.v1.FieldViolations detail), FAILED_PRECONDITION (the article's state forbids
 // the change, e.g. a terminal article), ALREADY_EXISTS (an idempotency key reused with a
-// different request).
+// different request). Any call may also answer UNAUTHENTICATED (missing or wrong credential) or
+// UNAVAILABLE (the service's database is out of reach; the caller may retry).
+//
+// Units used throughout: costs are decimal USD strings (e.g. "0.0123"), word counts are words,
+// times are google.protobuf.Timestamp (UTC), ids ending in _id are int64 database ids except
+// external_id, the article's public UUID.
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
@@ -20,7 +25,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file articles/article_store/v1/articles.proto.
  */
 export const file_articles_article_store_v1_articles: GenFile = /*@__PURE__*/
-  fileDesc("CihhcnRpY2xlcy9hcnRpY2xlX3N0b3JlL3YxL2FydGljbGVzLnByb3RvEhlhcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxIrcKCgdBcnRpY2xlEgoKAmlkGAEgASgDEhMKC2V4dGVybmFsX2lkGAIgASgJEhIKCnByb2plY3RfaWQYAyABKAMSEgoKYWNjb3VudF9pZBgEIAEoAxINCgV0aXRsZRgFIAEoCRIYCgtkZXNjcmlwdGlvbhgGIAEoCUgAiAEBEhQKB2NvbnRlbnQYByABKAlIAYgBARIdChBvcmlnaW5hbF9jb250ZW50GAggASgJSAKIAQESHwoSY3VycmVudF92ZXJzaW9uX2lkGAkgASgDSAOIAQESIQoUcHVibGlzaGVkX3ZlcnNpb25faWQYCiABKANIBIgBARIOCgZzdGF0dXMYCyABKAkSFAoMYXJ0aWNsZV90eXBlGAwgASgJEhsKDnRhcmdldF9rZXl3b3JkGA0gASgJSAWIAQESEAoIa2V5d29yZHMYDiADKAkSGQoRdGFyZ2V0X3dvcmRfY291bnQYDyABKAUSGQoRYWN0dWFsX3dvcmRfY291bnQYECABKAUSDAoEdG9uZRgRIAEoCRIVCg1wb2ludF9vZl92aWV3GBIgASgJEhAKCGxhbmd1YWdlGBMgASgJEh4KEWNvdW50cnlfdGFyZ2V0aW5nGBQgASgJSAaIAQESGgoNYWlfbW9kZWxfdXNlZBgVIAEoCUgHiAEBEgwKBGNvc3QYFiABKAkSGQoMY3VycmVudF9zdGVwGBcgASgJSAiIAQESEAoIaHVtYW5pemUYGCABKAgSHwoSYWlfZGV0ZWN0aW9uX3Njb3JlGBkgASgFSAmIAQESPwoWb3JpZ2luYWxpdHlfY2hlY2tlZF9hdBgaIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBICogBARIfChJhZGRpdGlvbmFsX2NvbnRleHQYGyABKAlIC4gBARIYCgt3ZWJob29rX3VybBgcIAEoCUgMiAEBEi4KCmNyZWF0ZWRfYXQYHSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYHiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEj8KCHNldHRpbmdzGB8gASgLMi0uYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5HZW5lcmF0aW9uU2V0dGluZ3MSGwoOZmFpbHVyZV9yZWFzb24YICABKAlIDYgBARI7ChJkZWxpdmVyeV9mYWlsZWRfYXQYISABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSA6IAQESJAoXZGVsaXZlcnlfZmFpbHVyZV9yZWFzb24YIiABKAlID4gBAUIOCgxfZGVzY3JpcHRpb25CCgoIX2NvbnRlbnRCEwoRX29yaWdpbmFsX2NvbnRlbnRCFQoTX2N1cnJlbnRfdmVyc2lvbl9pZEIXChVfcHVibGlzaGVkX3ZlcnNpb25faWRCEQoPX3RhcmdldF9rZXl3b3JkQhQKEl9jb3VudHJ5X3RhcmdldGluZ0IQCg5fYWlfbW9kZWxfdXNlZEIPCg1fY3VycmVudF9zdGVwQhUKE19haV9kZXRlY3Rpb25fc2NvcmVCGQoXX29yaWdpbmFsaXR5X2NoZWNrZWRfYXRCFQoTX2FkZGl0aW9uYWxfY29udGV4dEIOCgxfd2ViaG9va191cmxCEQoPX2ZhaWx1cmVfcmVhc29uQhUKE19kZWxpdmVyeV9mYWlsZWRfYXRCGgoYX2RlbGl2ZXJ5X2ZhaWx1cmVfcmVhc29uIvgFChJHZW5lcmF0aW9uU2V0dGluZ3MSEwoLd29ya2Zsb3dfaWQYASABKAMSGQoRd29ya2Zsb3dfcmV2aXNpb24YAiABKAUSGAoQYnVpbHRpbl93b3JrZmxvdxgDIAEoCBINCgVtb2RlbBgEIAEoCRIcCg90YXJnZXRfYXVkaWVuY2UYBSABKAlIAIgBARIbCg5icmFuZF92b2ljZV9pZBgGIAEoA0gBiAEBEh0KFWluY2x1ZGVfa2V5X3Rha2Vhd2F5cxgHIAEoCBITCgtpbmNsdWRlX2ZhcRgIIAEoCBIjChZoZWFkaW5nX2NhcGl0YWxpemF0aW9uGAkgASgJSAKIAQESGAoQcmVzZWFyY2hfZW5hYmxlZBgKIAEoCBIcChRyZXNlYXJjaF9tYXhfc291cmNlcxgLIAEoBRIiChpyZXNlYXJjaF9taW5fY29udGVudF93b3JkcxgMIAEoBRIlCh1yZXNlYXJjaF9tYXhfd29yZHNfcGVyX3NvdXJjZRgNIAEoBRIgChhyZXNlYXJjaF9pbmNsdWRlX2RvbWFpbnMYDiADKAkSIAoYcmVzZWFyY2hfZXhjbHVkZV9kb21haW5zGA8gAygJEhUKDXVzZV9iYXRjaF9hcGkYECABKAgSIwoWYWRkaXRpb25hbF9pbnN0cnVjdGlvbhgRIAEoCUgDiAEBEhMKC2ltYWdlX2NvdW50GBIgASgFEh8KEmltYWdlX2FzcGVjdF9yYXRpbxgTIAEoCUgEiAEBEhwKD2ltYWdlX3ByZXNldF9pZBgUIAEoA0gFiAEBEhYKDnJlc2VydmVkX3dvcmRzGBUgASgDQhIKEF90YXJnZXRfYXVkaWVuY2VCEQoPX2JyYW5kX3ZvaWNlX2lkQhkKF19oZWFkaW5nX2NhcGl0YWxpemF0aW9uQhkKF19hZGRpdGlvbmFsX2luc3RydWN0aW9uQhUKE19pbWFnZV9hc3BlY3RfcmF0aW9CEgoQX2ltYWdlX3ByZXNldF9pZCKpAQoUQ3JlYXRlQXJ0aWNsZVJlcXVlc3QSMwoHYXJ0aWNsZRgBIAEoCzIiLmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuQXJ0aWNsZRIcCg9pZGVtcG90ZW5jeV9rZXkYAiABKAlIAIgBARIZCgxyZXF1ZXN0X2hhc2gYAyABKAlIAYgBAUISChBfaWRlbXBvdGVuY3lfa2V5Qg8KDV9yZXF1ZXN0X2hhc2giXgoVQ3JlYXRlQXJ0aWNsZVJlc3BvbnNlEjMKB2FydGljbGUYASABKAsyIi5hcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxLkFydGljbGUSEAoIcmVwbGF5ZWQYAiABKAgiJwoRR2V0QXJ0aWNsZVJlcXVlc3QSEgoKaWRlbnRpZmllchgBIAEoCSJJChJHZXRBcnRpY2xlUmVzcG9uc2USMwoHYXJ0aWNsZRgBIAEoCzIiLmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuQXJ0aWNsZSJqChNMaXN0QXJ0aWNsZXNSZXF1ZXN0EhMKC3Byb2plY3RfaWRzGAEgAygDEhMKBnN0YXR1cxgCIAEoCUgAiAEBEgwKBHBhZ2UYAyABKAUSEAoIcGVyX3BhZ2UYBCABKAVCCQoHX3N0YXR1cyJbChRMaXN0QXJ0aWNsZXNSZXNwb25zZRI0CghhcnRpY2xlcxgBIAMoCzIiLmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuQXJ0aWNsZRINCgV0b3RhbBgCIAEoBSJLChxGaW5kSWRlbXBvdGVudEFydGljbGVSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAMSFwoPaWRlbXBvdGVuY3lfa2V5GAIgASgJIpEBCh1GaW5kSWRlbXBvdGVudEFydGljbGVSZXNwb25zZRI4CgdhcnRpY2xlGAEgASgLMiIuYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5BcnRpY2xlSACIAQESGQoMcmVxdWVzdF9oYXNoGAIgASgJSAGIAQFCCgoIX2FydGljbGVCDwoNX3JlcXVlc3RfaGFzaCJfChpDbGFpbUlkZW1wb3RlbmN5S2V5UmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgDEhcKD2lkZW1wb3RlbmN5X2tleRgCIAEoCRIUCgxyZXF1ZXN0X2hhc2gYAyABKAkieAobQ2xhaW1JZGVtcG90ZW5jeUtleVJlc3BvbnNlEhMKC2V4dGVybmFsX2lkGAEgASgJEjgKB2FydGljbGUYAiABKAsyIi5hcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxLkFydGljbGVIAIgBAUIKCghfYXJ0aWNsZSJPCgpCcmFuZFZvaWNlEgoKAmlkGAEgASgDEhIKCnByb2plY3RfaWQYAiABKAMSDAoEbmFtZRgDIAEoCRITCgtkZXNjcmlwdGlvbhgEIAEoCSJQChdDcmVhdGVCcmFuZFZvaWNlUmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgDEgwKBG5hbWUYAiABKAkSEwoLZGVzY3JpcHRpb24YAyABKAkiVgoYQ3JlYXRlQnJhbmRWb2ljZVJlc3BvbnNlEjoKC2JyYW5kX3ZvaWNlGAEgASgLMiUuYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5CcmFuZFZvaWNlIi4KFEdldEJyYW5kVm9pY2VSZXF1ZXN0EhYKDmJyYW5kX3ZvaWNlX2lkGAEgASgDIlMKFUdldEJyYW5kVm9pY2VSZXNwb25zZRI6CgticmFuZF92b2ljZRgBIAEoCzIlLmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuQnJhbmRWb2ljZSJKCgtJbWFnZVByZXNldBIKCgJpZBgBIAEoAxISCgpwcm9qZWN0X2lkGAIgASgDEgwKBG5hbWUYAyABKAkSDQoFc3R5bGUYBCABKAkiSwoYQ3JlYXRlSW1hZ2VQcmVzZXRSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAMSDAoEbmFtZRgCIAEoCRINCgVzdHlsZRgDIAEoCSJZChlDcmVhdGVJbWFnZVByZXNldFJlc3BvbnNlEjwKDGltYWdlX3ByZXNldBgBIAEoCzImLmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuSW1hZ2VQcmVzZXQiMAoVR2V0SW1hZ2VQcmVzZXRSZXF1ZXN0EhcKD2ltYWdlX3ByZXNldF9pZBgBIAEoAyJWChZHZXRJbWFnZVByZXNldFJlc3BvbnNlEjwKDGltYWdlX3ByZXNldBgBIAEoCzImLmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuSW1hZ2VQcmVzZXQisgEKFVJlY29yZFByb2dyZXNzUmVxdWVzdBITCgtleHRlcm5hbF9pZBgBIAEoCRIOCgZzdGF0dXMYAiABKAkSGQoMY3VycmVudF9zdGVwGAMgASgJSACIAQESGgoNYWlfbW9kZWxfdXNlZBgEIAEoCUgBiAEBEhEKBGNvc3QYBSABKAlIAogBAUIPCg1fY3VycmVudF9zdGVwQhAKDl9haV9tb2RlbF91c2VkQgcKBV9jb3N0Ik0KFlJlY29yZFByb2dyZXNzUmVzcG9uc2USMwoHYXJ0aWNsZRgBIAEoCzIiLmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuQXJ0aWNsZSLJAQoZQ29tcGxldGVHZW5lcmF0aW9uUmVxdWVzdBITCgtleHRlcm5hbF9pZBgBIAEoCRIPCgdjb250ZW50GAIgASgJEhgKC2Rlc2NyaXB0aW9uGAMgASgJSACIAQESGQoRYWN0dWFsX3dvcmRfY291bnQYBCABKAUSFQoNYWlfbW9kZWxfdXNlZBgFIAEoCRIMCgRjb3N0GAYgASgJEhwKFG1vcmVfdmVyc2lvbnNfZm9sbG93GAcgASgIQg4KDF9kZXNjcmlwdGlvbiJRChpDb21wbGV0ZUdlbmVyYXRpb25SZXNwb25zZRIzCgdhcnRpY2xlGAEgASgLMiIuYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5BcnRpY2xlIpABChFBZGRWZXJzaW9uUmVxdWVzdBITCgtleHRlcm5hbF9pZBgBIAEoCRIPCgdjb250ZW50GAIgASgJEgwKBGtpbmQYAyABKAkSGQoRYWN0dWFsX3dvcmRfY291bnQYBCABKAUSEAoIY29tcGxldGUYBSABKAgSEQoEY29zdBgGIAEoCUgAiAEBQgcKBV9jb3N0Il0KEkFkZFZlcnNpb25SZXNwb25zZRIzCgdhcnRpY2xlGAEgASgLMiIuYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5BcnRpY2xlEhIKCnZlcnNpb25faWQYAiABKAMiXwoYUmVjb3JkT3JpZ2luYWxpdHlSZXF1ZXN0EhMKC2V4dGVybmFsX2lkGAEgASgJEhIKCnZlcnNpb25faWQYAiABKAMSGgoSYWlfZGV0ZWN0aW9uX3Njb3JlGAMgASgFIlAKGVJlY29yZE9yaWdpbmFsaXR5UmVzcG9uc2USMwoHYXJ0aWNsZRgBIAEoCzIiLmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuQXJ0aWNsZSI5ChJGYWlsQXJ0aWNsZVJlcXVlc3QSEwoLZXh0ZXJuYWxfaWQYASABKAkSDgoGcmVhc29uGAIgASgJIkoKE0ZhaWxBcnRpY2xlUmVzcG9uc2USMwoHYXJ0aWNsZRgBIAEoCzIiLmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuQXJ0aWNsZSKCAQoOUmVzZWFyY2hTb3VyY2USEAoIcG9zaXRpb24YASABKAUSDQoFdGl0bGUYAiABKAkSCwoDdXJsGAMgASgJEhIKCndvcmRfY291bnQYBCABKAUSLgoKZmV0Y2hlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAibwocUmVjb3JkUmVzZWFyY2hTb3VyY2VzUmVxdWVzdBITCgtleHRlcm5hbF9pZBgBIAEoCRI6Cgdzb3VyY2VzGAIgAygLMikuYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5SZXNlYXJjaFNvdXJjZSIfCh1SZWNvcmRSZXNlYXJjaFNvdXJjZXNSZXNwb25zZSIxChpMaXN0UmVzZWFyY2hTb3VyY2VzUmVxdWVzdBITCgtleHRlcm5hbF9pZBgBIAEoCSJZChtMaXN0UmVzZWFyY2hTb3VyY2VzUmVzcG9uc2USOgoHc291cmNlcxgBIAMoCzIpLmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuUmVzZWFyY2hTb3VyY2Ui7QEKD0RlbGl2ZXJ5QXR0ZW1wdBITCgtkZWxpdmVyeV9pZBgBIAEoCRIPCgdhdHRlbXB0GAIgASgFEjAKDGF0dGVtcHRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGAoLc3RhdHVzX2NvZGUYBCABKAVIAIgBARISCgVlcnJvchgFIAEoCUgBiAEBEhMKC2R1cmF0aW9uX21zGAYgASgFEhEKCXN1Y2NlZWRlZBgHIAEoCBISCgp2ZXJzaW9uX2lkGAggASgDQg4KDF9zdGF0dXNfY29kZUIICgZfZXJyb3IicAocUmVjb3JkRGVsaXZlcnlBdHRlbXB0UmVxdWVzdBITCgtleHRlcm5hbF9pZBgBIAEoCRI7CgdhdHRlbXB0GAIgASgLMiouYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5EZWxpdmVyeUF0dGVtcHQiHwodUmVjb3JkRGVsaXZlcnlBdHRlbXB0UmVzcG9uc2UiMgobTGlzdERlbGl2ZXJ5QXR0ZW1wdHNSZXF1ZXN0EhMKC2V4dGVybmFsX2lkGAEgASgJIlwKHExpc3REZWxpdmVyeUF0dGVtcHRzUmVzcG9uc2USPAoIYXR0ZW1wdHMYASADKAsyKi5hcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxLkRlbGl2ZXJ5QXR0ZW1wdCI/ChRNYXJrUHVibGlzaGVkUmVxdWVzdBITCgtleHRlcm5hbF9pZBgBIAEoCRISCgp2ZXJzaW9uX2lkGAIgASgDIkwKFU1hcmtQdWJsaXNoZWRSZXNwb25zZRIzCgdhcnRpY2xlGAEgASgLMiIuYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5BcnRpY2xlIkAKGU1hcmtEZWxpdmVyeUZhaWxlZFJlcXVlc3QSEwoLZXh0ZXJuYWxfaWQYASABKAkSDgoGcmVhc29uGAIgASgJIlEKGk1hcmtEZWxpdmVyeUZhaWxlZFJlc3BvbnNlEjMKB2FydGljbGUYASABKAsyIi5hcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxLkFydGljbGUy4QgKE0FydGljbGVTdG9yZVNlcnZpY2UScgoNQ3JlYXRlQXJ0aWNsZRIvLmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuQ3JlYXRlQXJ0aWNsZVJlcXVlc3QaMC5hcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxLkNyZWF0ZUFydGljbGVSZXNwb25zZRJpCgpHZXRBcnRpY2xlEiwuYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5HZXRBcnRpY2xlUmVxdWVzdBotLmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuR2V0QXJ0aWNsZVJlc3BvbnNlEm8KDExpc3RBcnRpY2xlcxIuLmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuTGlzdEFydGljbGVzUmVxdWVzdBovLmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuTGlzdEFydGljbGVzUmVzcG9uc2USigEKFUZpbmRJZGVtcG90ZW50QXJ0aWNsZRI3LmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuRmluZElkZW1wb3RlbnRBcnRpY2xlUmVxdWVzdBo4LmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuRmluZElkZW1wb3RlbnRBcnRpY2xlUmVzcG9uc2UShAEKE0NsYWltSWRlbXBvdGVuY3lLZXkSNS5hcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxLkNsYWltSWRlbXBvdGVuY3lLZXlSZXF1ZXN0GjYuYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5DbGFpbUlkZW1wb3RlbmN5S2V5UmVzcG9uc2USewoQQ3JlYXRlQnJhbmRWb2ljZRIyLmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuQ3JlYXRlQnJhbmRWb2ljZVJlcXVlc3QaMy5hcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxLkNyZWF0ZUJyYW5kVm9pY2VSZXNwb25zZRJyCg1HZXRCcmFuZFZvaWNlEi8uYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5HZXRCcmFuZFZvaWNlUmVxdWVzdBowLmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuR2V0QnJhbmRWb2ljZVJlc3BvbnNlEn4KEUNyZWF0ZUltYWdlUHJlc2V0EjMuYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5DcmVhdGVJbWFnZVByZXNldFJlcXVlc3QaNC5hcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxLkNyZWF0ZUltYWdlUHJlc2V0UmVzcG9uc2USdQoOR2V0SW1hZ2VQcmVzZXQSMC5hcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxLkdldEltYWdlUHJlc2V0UmVxdWVzdBoxLmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuR2V0SW1hZ2VQcmVzZXRSZXNwb25zZTKQCwoXQXJ0aWNsZUxpZmVjeWNsZVNlcnZpY2USdQoOUmVjb3JkUHJvZ3Jlc3MSMC5hcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxLlJlY29yZFByb2dyZXNzUmVxdWVzdBoxLmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuUmVjb3JkUHJvZ3Jlc3NSZXNwb25zZRKBAQoSQ29tcGxldGVHZW5lcmF0aW9uEjQuYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5Db21wbGV0ZUdlbmVyYXRpb25SZXF1ZXN0GjUuYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5Db21wbGV0ZUdlbmVyYXRpb25SZXNwb25zZRJpCgpBZGRWZXJzaW9uEiwuYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5BZGRWZXJzaW9uUmVxdWVzdBotLmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuQWRkVmVyc2lvblJlc3BvbnNlEn4KEVJlY29yZE9yaWdpbmFsaXR5EjMuYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5SZWNvcmRPcmlnaW5hbGl0eVJlcXVlc3QaNC5hcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxLlJlY29yZE9yaWdpbmFsaXR5UmVzcG9uc2USbAoLRmFpbEFydGljbGUSLS5hcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxLkZhaWxBcnRpY2xlUmVxdWVzdBouLmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuRmFpbEFydGljbGVSZXNwb25zZRKKAQoVUmVjb3JkUmVzZWFyY2hTb3VyY2VzEjcuYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5SZWNvcmRSZXNlYXJjaFNvdXJjZXNSZXF1ZXN0GjguYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5SZWNvcmRSZXNlYXJjaFNvdXJjZXNSZXNwb25zZRKEAQoTTGlzdFJlc2VhcmNoU291cmNlcxI1LmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuTGlzdFJlc2VhcmNoU291cmNlc1JlcXVlc3QaNi5hcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxLkxpc3RSZXNlYXJjaFNvdXJjZXNSZXNwb25zZRKKAQoVUmVjb3JkRGVsaXZlcnlBdHRlbXB0EjcuYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5SZWNvcmREZWxpdmVyeUF0dGVtcHRSZXF1ZXN0GjguYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5SZWNvcmREZWxpdmVyeUF0dGVtcHRSZXNwb25zZRKHAQoUTGlzdERlbGl2ZXJ5QXR0ZW1wdHMSNi5hcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxLkxpc3REZWxpdmVyeUF0dGVtcHRzUmVxdWVzdBo3LmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuTGlzdERlbGl2ZXJ5QXR0ZW1wdHNSZXNwb25zZRJyCg1NYXJrUHVibGlzaGVkEi8uYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5NYXJrUHVibGlzaGVkUmVxdWVzdBowLmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuTWFya1B1Ymxpc2hlZFJlc3BvbnNlEoEBChJNYXJrRGVsaXZlcnlGYWlsZWQSNC5hcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxLk1hcmtEZWxpdmVyeUZhaWxlZFJlcXVlc3QaNS5hcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxLk1hcmtEZWxpdmVyeUZhaWxlZFJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp]);
+  fileDesc("CihhcnRpY2xlcy9hcnRpY2xlX3N0b3JlL3YxL2FydGljbGVzLnByb3RvEhlhcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxIvAKCgdBcnRpY2xlEgoKAmlkGAEgASgDEhMKC2V4dGVybmFsX2lkGAIgASgJEhIKCnByb2plY3RfaWQYAyABKAMSEgoKYWNjb3VudF9pZBgEIAEoAxINCgV0aXRsZRgFIAEoCRIYCgtkZXNjcmlwdGlvbhgGIAEoCUgAiAEBEhQKB2NvbnRlbnQYByABKAlIAYgBARIdChBvcmlnaW5hbF9jb250ZW50GAggASgJSAKIAQESHwoSY3VycmVudF92ZXJzaW9uX2lkGAkgASgDSAOIAQESIQoUcHVibGlzaGVkX3ZlcnNpb25faWQYCiABKANIBIgBARIOCgZzdGF0dXMYCyABKAkSFAoMYXJ0aWNsZV90eXBlGAwgASgJEhsKDnRhcmdldF9rZXl3b3JkGA0gASgJSAWIAQESEAoIa2V5d29yZHMYDiADKAkSGQoRdGFyZ2V0X3dvcmRfY291bnQYDyABKAUSGQoRYWN0dWFsX3dvcmRfY291bnQYECABKAUSDAoEdG9uZRgRIAEoCRIVCg1wb2ludF9vZl92aWV3GBIgASgJEhAKCGxhbmd1YWdlGBMgASgJEh4KEWNvdW50cnlfdGFyZ2V0aW5nGBQgASgJSAaIAQESGgoNYWlfbW9kZWxfdXNlZBgVIAEoCUgHiAEBEgwKBGNvc3QYFiABKAkSGQoMY3VycmVudF9zdGVwGBcgASgJSAiIAQESEAoIaHVtYW5pemUYGCABKAgSHwoSYWlfZGV0ZWN0aW9uX3Njb3JlGBkgASgFSAmIAQESPwoWb3JpZ2luYWxpdHlfY2hlY2tlZF9hdBgaIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBICogBARIfChJhZGRpdGlvbmFsX2NvbnRleHQYGyABKAlIC4gBARIYCgt3ZWJob29rX3VybBgcIAEoCUgMiAEBEi4KCmNyZWF0ZWRfYXQYHSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYHiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEj8KCHNldHRpbmdzGB8gASgLMi0uYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5HZW5lcmF0aW9uU2V0dGluZ3MSGwoOZmFpbHVyZV9yZWFzb24YICABKAlIDYgBARI7ChJkZWxpdmVyeV9mYWlsZWRfYXQYISABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSA6IAQESJAoXZGVsaXZlcnlfZmFpbHVyZV9yZWFzb24YIiABKAlID4gBARI3CgZpbWFnZXMYIyADKAsyJy5hcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxLkFydGljbGVJbWFnZUIOCgxfZGVzY3JpcHRpb25CCgoIX2NvbnRlbnRCEwoRX29yaWdpbmFsX2NvbnRlbnRCFQoTX2N1cnJlbnRfdmVyc2lvbl9pZEIXChVfcHVibGlzaGVkX3ZlcnNpb25faWRCEQoPX3RhcmdldF9rZXl3b3JkQhQKEl9jb3VudHJ5X3RhcmdldGluZ0IQCg5fYWlfbW9kZWxfdXNlZEIPCg1fY3VycmVudF9zdGVwQhUKE19haV9kZXRlY3Rpb25fc2NvcmVCGQoXX29yaWdpbmFsaXR5X2NoZWNrZWRfYXRCFQoTX2FkZGl0aW9uYWxfY29udGV4dEIOCgxfd2ViaG9va191cmxCEQoPX2ZhaWx1cmVfcmVhc29uQhUKE19kZWxpdmVyeV9mYWlsZWRfYXRCGgoYX2RlbGl2ZXJ5X2ZhaWx1cmVfcmVhc29uIpUBCgxBcnRpY2xlSW1hZ2USEAoIcG9zaXRpb24YASABKAUSCwoDdXJsGAIgASgJEgsKA2FsdBgDIAEoCRINCgV3aWR0aBgEIAEoBRIOCgZoZWlnaHQYBSABKAUSFAoMYXNwZWN0X3JhdGlvGAYgASgJEhAKCGltYWdlX2lkGAcgASgJEhIKCm1lZGlhX3R5cGUYCCABKAki+AUKEkdlbmVyYXRpb25TZXR0aW5ncxITCgt3b3JrZmxvd19pZBgBIAEoAxIZChF3b3JrZmxvd19yZXZpc2lvbhgCIAEoBRIYChBidWlsdGluX3dvcmtmbG93GAMgASgIEg0KBW1vZGVsGAQgASgJEhwKD3RhcmdldF9hdWRpZW5jZRgFIAEoCUgAiAEBEhsKDmJyYW5kX3ZvaWNlX2lkGAYgASgDSAGIAQESHQoVaW5jbHVkZV9rZXlfdGFrZWF3YXlzGAcgASgIEhMKC2luY2x1ZGVfZmFxGAggASgIEiMKFmhlYWRpbmdfY2FwaXRhbGl6YXRpb24YCSABKAlIAogBARIYChByZXNlYXJjaF9lbmFibGVkGAogASgIEhwKFHJlc2VhcmNoX21heF9zb3VyY2VzGAsgASgFEiIKGnJlc2VhcmNoX21pbl9jb250ZW50X3dvcmRzGAwgASgFEiUKHXJlc2VhcmNoX21heF93b3Jkc19wZXJfc291cmNlGA0gASgFEiAKGHJlc2VhcmNoX2luY2x1ZGVfZG9tYWlucxgOIAMoCRIgChhyZXNlYXJjaF9leGNsdWRlX2RvbWFpbnMYDyADKAkSFQoNdXNlX2JhdGNoX2FwaRgQIAEoCBIjChZhZGRpdGlvbmFsX2luc3RydWN0aW9uGBEgASgJSAOIAQESEwoLaW1hZ2VfY291bnQYEiABKAUSHwoSaW1hZ2VfYXNwZWN0X3JhdGlvGBMgASgJSASIAQESHAoPaW1hZ2VfcHJlc2V0X2lkGBQgASgDSAWIAQESFgoOcmVzZXJ2ZWRfd29yZHMYFSABKANCEgoQX3RhcmdldF9hdWRpZW5jZUIRCg9fYnJhbmRfdm9pY2VfaWRCGQoXX2hlYWRpbmdfY2FwaXRhbGl6YXRpb25CGQoXX2FkZGl0aW9uYWxfaW5zdHJ1Y3Rpb25CFQoTX2ltYWdlX2FzcGVjdF9yYXRpb0ISChBfaW1hZ2VfcHJlc2V0X2lkIqkBChRDcmVhdGVBcnRpY2xlUmVxdWVzdBIzCgdhcnRpY2xlGAEgASgLMiIuYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5BcnRpY2xlEhwKD2lkZW1wb3RlbmN5X2tleRgCIAEoCUgAiAEBEhkKDHJlcXVlc3RfaGFzaBgDIAEoCUgBiAEBQhIKEF9pZGVtcG90ZW5jeV9rZXlCDwoNX3JlcXVlc3RfaGFzaCJeChVDcmVhdGVBcnRpY2xlUmVzcG9uc2USMwoHYXJ0aWNsZRgBIAEoCzIiLmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuQXJ0aWNsZRIQCghyZXBsYXllZBgCIAEoCCInChFHZXRBcnRpY2xlUmVxdWVzdBISCgppZGVudGlmaWVyGAEgASgJIkkKEkdldEFydGljbGVSZXNwb25zZRIzCgdhcnRpY2xlGAEgASgLMiIuYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5BcnRpY2xlImoKE0xpc3RBcnRpY2xlc1JlcXVlc3QSEwoLcHJvamVjdF9pZHMYASADKAMSEwoGc3RhdHVzGAIgASgJSACIAQESDAoEcGFnZRgDIAEoBRIQCghwZXJfcGFnZRgEIAEoBUIJCgdfc3RhdHVzIlsKFExpc3RBcnRpY2xlc1Jlc3BvbnNlEjQKCGFydGljbGVzGAEgAygLMiIuYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5BcnRpY2xlEg0KBXRvdGFsGAIgASgFIksKHEZpbmRJZGVtcG90ZW50QXJ0aWNsZVJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoAxIXCg9pZGVtcG90ZW5jeV9rZXkYAiABKAkikQEKHUZpbmRJZGVtcG90ZW50QXJ0aWNsZVJlc3BvbnNlEjgKB2FydGljbGUYASABKAsyIi5hcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxLkFydGljbGVIAIgBARIZCgxyZXF1ZXN0X2hhc2gYAiABKAlIAYgBAUIKCghfYXJ0aWNsZUIPCg1fcmVxdWVzdF9oYXNoIl8KGkNsYWltSWRlbXBvdGVuY3lLZXlSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAMSFwoPaWRlbXBvdGVuY3lfa2V5GAIgASgJEhQKDHJlcXVlc3RfaGFzaBgDIAEoCSJ4ChtDbGFpbUlkZW1wb3RlbmN5S2V5UmVzcG9uc2USEwoLZXh0ZXJuYWxfaWQYASABKAkSOAoHYXJ0aWNsZRgCIAEoCzIiLmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuQXJ0aWNsZUgAiAEBQgoKCF9hcnRpY2xlIk8KCkJyYW5kVm9pY2USCgoCaWQYASABKAMSEgoKcHJvamVjdF9pZBgCIAEoAxIMCgRuYW1lGAMgASgJEhMKC2Rlc2NyaXB0aW9uGAQgASgJIlAKF0NyZWF0ZUJyYW5kVm9pY2VSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAMSDAoEbmFtZRgCIAEoCRITCgtkZXNjcmlwdGlvbhgDIAEoCSJWChhDcmVhdGVCcmFuZFZvaWNlUmVzcG9uc2USOgoLYnJhbmRfdm9pY2UYASABKAsyJS5hcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxLkJyYW5kVm9pY2UiLgoUR2V0QnJhbmRWb2ljZVJlcXVlc3QSFgoOYnJhbmRfdm9pY2VfaWQYASABKAMiUwoVR2V0QnJhbmRWb2ljZVJlc3BvbnNlEjoKC2JyYW5kX3ZvaWNlGAEgASgLMiUuYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5CcmFuZFZvaWNlIkoKC0ltYWdlUHJlc2V0EgoKAmlkGAEgASgDEhIKCnByb2plY3RfaWQYAiABKAMSDAoEbmFtZRgDIAEoCRINCgVzdHlsZRgEIAEoCSJLChhDcmVhdGVJbWFnZVByZXNldFJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoAxIMCgRuYW1lGAIgASgJEg0KBXN0eWxlGAMgASgJIlkKGUNyZWF0ZUltYWdlUHJlc2V0UmVzcG9uc2USPAoMaW1hZ2VfcHJlc2V0GAEgASgLMiYuYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5JbWFnZVByZXNldCIwChVHZXRJbWFnZVByZXNldFJlcXVlc3QSFwoPaW1hZ2VfcHJlc2V0X2lkGAEgASgDIlYKFkdldEltYWdlUHJlc2V0UmVzcG9uc2USPAoMaW1hZ2VfcHJlc2V0GAEgASgLMiYuYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5JbWFnZVByZXNldCKyAQoVUmVjb3JkUHJvZ3Jlc3NSZXF1ZXN0EhMKC2V4dGVybmFsX2lkGAEgASgJEg4KBnN0YXR1cxgCIAEoCRIZCgxjdXJyZW50X3N0ZXAYAyABKAlIAIgBARIaCg1haV9tb2RlbF91c2VkGAQgASgJSAGIAQESEQoEY29zdBgFIAEoCUgCiAEBQg8KDV9jdXJyZW50X3N0ZXBCEAoOX2FpX21vZGVsX3VzZWRCBwoFX2Nvc3QiTQoWUmVjb3JkUHJvZ3Jlc3NSZXNwb25zZRIzCgdhcnRpY2xlGAEgASgLMiIuYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5BcnRpY2xlIoICChlDb21wbGV0ZUdlbmVyYXRpb25SZXF1ZXN0EhMKC2V4dGVybmFsX2lkGAEgASgJEg8KB2NvbnRlbnQYAiABKAkSGAoLZGVzY3JpcHRpb24YAyABKAlIAIgBARIZChFhY3R1YWxfd29yZF9jb3VudBgEIAEoBRIVCg1haV9tb2RlbF91c2VkGAUgASgJEgwKBGNvc3QYBiABKAkSHAoUbW9yZV92ZXJzaW9uc19mb2xsb3cYByABKAgSNwoGaW1hZ2VzGAggAygLMicuYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5BcnRpY2xlSW1hZ2VCDgoMX2Rlc2NyaXB0aW9uIlEKGkNvbXBsZXRlR2VuZXJhdGlvblJlc3BvbnNlEjMKB2FydGljbGUYASABKAsyIi5hcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxLkFydGljbGUikAEKEUFkZFZlcnNpb25SZXF1ZXN0EhMKC2V4dGVybmFsX2lkGAEgASgJEg8KB2NvbnRlbnQYAiABKAkSDAoEa2luZBgDIAEoCRIZChFhY3R1YWxfd29yZF9jb3VudBgEIAEoBRIQCghjb21wbGV0ZRgFIAEoCBIRCgRjb3N0GAYgASgJSACIAQFCBwoFX2Nvc3QiXQoSQWRkVmVyc2lvblJlc3BvbnNlEjMKB2FydGljbGUYASABKAsyIi5hcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxLkFydGljbGUSEgoKdmVyc2lvbl9pZBgCIAEoAyJfChhSZWNvcmRPcmlnaW5hbGl0eVJlcXVlc3QSEwoLZXh0ZXJuYWxfaWQYASABKAkSEgoKdmVyc2lvbl9pZBgCIAEoAxIaChJhaV9kZXRlY3Rpb25fc2NvcmUYAyABKAUiUAoZUmVjb3JkT3JpZ2luYWxpdHlSZXNwb25zZRIzCgdhcnRpY2xlGAEgASgLMiIuYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5BcnRpY2xlIlUKEkZhaWxBcnRpY2xlUmVxdWVzdBITCgtleHRlcm5hbF9pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkSEQoEY29zdBgDIAEoCUgAiAEBQgcKBV9jb3N0IkoKE0ZhaWxBcnRpY2xlUmVzcG9uc2USMwoHYXJ0aWNsZRgBIAEoCzIiLmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuQXJ0aWNsZSIrChRDYW5jZWxBcnRpY2xlUmVxdWVzdBITCgtleHRlcm5hbF9pZBgBIAEoCSJMChVDYW5jZWxBcnRpY2xlUmVzcG9uc2USMwoHYXJ0aWNsZRgBIAEoCzIiLmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuQXJ0aWNsZSKCAQoOUmVzZWFyY2hTb3VyY2USEAoIcG9zaXRpb24YASABKAUSDQoFdGl0bGUYAiABKAkSCwoDdXJsGAMgASgJEhIKCndvcmRfY291bnQYBCABKAUSLgoKZmV0Y2hlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAibwocUmVjb3JkUmVzZWFyY2hTb3VyY2VzUmVxdWVzdBITCgtleHRlcm5hbF9pZBgBIAEoCRI6Cgdzb3VyY2VzGAIgAygLMikuYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5SZXNlYXJjaFNvdXJjZSIfCh1SZWNvcmRSZXNlYXJjaFNvdXJjZXNSZXNwb25zZSIxChpMaXN0UmVzZWFyY2hTb3VyY2VzUmVxdWVzdBITCgtleHRlcm5hbF9pZBgBIAEoCSJZChtMaXN0UmVzZWFyY2hTb3VyY2VzUmVzcG9uc2USOgoHc291cmNlcxgBIAMoCzIpLmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuUmVzZWFyY2hTb3VyY2Ui7QEKD0RlbGl2ZXJ5QXR0ZW1wdBITCgtkZWxpdmVyeV9pZBgBIAEoCRIPCgdhdHRlbXB0GAIgASgFEjAKDGF0dGVtcHRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGAoLc3RhdHVzX2NvZGUYBCABKAVIAIgBARISCgVlcnJvchgFIAEoCUgBiAEBEhMKC2R1cmF0aW9uX21zGAYgASgFEhEKCXN1Y2NlZWRlZBgHIAEoCBISCgp2ZXJzaW9uX2lkGAggASgDQg4KDF9zdGF0dXNfY29kZUIICgZfZXJyb3IicAocUmVjb3JkRGVsaXZlcnlBdHRlbXB0UmVxdWVzdBITCgtleHRlcm5hbF9pZBgBIAEoCRI7CgdhdHRlbXB0GAIgASgLMiouYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5EZWxpdmVyeUF0dGVtcHQiHwodUmVjb3JkRGVsaXZlcnlBdHRlbXB0UmVzcG9uc2UiMgobTGlzdERlbGl2ZXJ5QXR0ZW1wdHNSZXF1ZXN0EhMKC2V4dGVybmFsX2lkGAEgASgJIlwKHExpc3REZWxpdmVyeUF0dGVtcHRzUmVzcG9uc2USPAoIYXR0ZW1wdHMYASADKAsyKi5hcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxLkRlbGl2ZXJ5QXR0ZW1wdCI/ChRNYXJrUHVibGlzaGVkUmVxdWVzdBITCgtleHRlcm5hbF9pZBgBIAEoCRISCgp2ZXJzaW9uX2lkGAIgASgDIkwKFU1hcmtQdWJsaXNoZWRSZXNwb25zZRIzCgdhcnRpY2xlGAEgASgLMiIuYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5BcnRpY2xlIkAKGU1hcmtEZWxpdmVyeUZhaWxlZFJlcXVlc3QSEwoLZXh0ZXJuYWxfaWQYASABKAkSDgoGcmVhc29uGAIgASgJIlEKGk1hcmtEZWxpdmVyeUZhaWxlZFJlc3BvbnNlEjMKB2FydGljbGUYASABKAsyIi5hcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxLkFydGljbGUy4QgKE0FydGljbGVTdG9yZVNlcnZpY2UScgoNQ3JlYXRlQXJ0aWNsZRIvLmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuQ3JlYXRlQXJ0aWNsZVJlcXVlc3QaMC5hcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxLkNyZWF0ZUFydGljbGVSZXNwb25zZRJpCgpHZXRBcnRpY2xlEiwuYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5HZXRBcnRpY2xlUmVxdWVzdBotLmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuR2V0QXJ0aWNsZVJlc3BvbnNlEm8KDExpc3RBcnRpY2xlcxIuLmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuTGlzdEFydGljbGVzUmVxdWVzdBovLmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuTGlzdEFydGljbGVzUmVzcG9uc2USigEKFUZpbmRJZGVtcG90ZW50QXJ0aWNsZRI3LmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuRmluZElkZW1wb3RlbnRBcnRpY2xlUmVxdWVzdBo4LmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuRmluZElkZW1wb3RlbnRBcnRpY2xlUmVzcG9uc2UShAEKE0NsYWltSWRlbXBvdGVuY3lLZXkSNS5hcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxLkNsYWltSWRlbXBvdGVuY3lLZXlSZXF1ZXN0GjYuYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5DbGFpbUlkZW1wb3RlbmN5S2V5UmVzcG9uc2USewoQQ3JlYXRlQnJhbmRWb2ljZRIyLmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuQ3JlYXRlQnJhbmRWb2ljZVJlcXVlc3QaMy5hcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxLkNyZWF0ZUJyYW5kVm9pY2VSZXNwb25zZRJyCg1HZXRCcmFuZFZvaWNlEi8uYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5HZXRCcmFuZFZvaWNlUmVxdWVzdBowLmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuR2V0QnJhbmRWb2ljZVJlc3BvbnNlEn4KEUNyZWF0ZUltYWdlUHJlc2V0EjMuYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5DcmVhdGVJbWFnZVByZXNldFJlcXVlc3QaNC5hcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxLkNyZWF0ZUltYWdlUHJlc2V0UmVzcG9uc2USdQoOR2V0SW1hZ2VQcmVzZXQSMC5hcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxLkdldEltYWdlUHJlc2V0UmVxdWVzdBoxLmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuR2V0SW1hZ2VQcmVzZXRSZXNwb25zZTKEDAoXQXJ0aWNsZUxpZmVjeWNsZVNlcnZpY2USdQoOUmVjb3JkUHJvZ3Jlc3MSMC5hcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxLlJlY29yZFByb2dyZXNzUmVxdWVzdBoxLmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuUmVjb3JkUHJvZ3Jlc3NSZXNwb25zZRKBAQoSQ29tcGxldGVHZW5lcmF0aW9uEjQuYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5Db21wbGV0ZUdlbmVyYXRpb25SZXF1ZXN0GjUuYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5Db21wbGV0ZUdlbmVyYXRpb25SZXNwb25zZRJpCgpBZGRWZXJzaW9uEiwuYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5BZGRWZXJzaW9uUmVxdWVzdBotLmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuQWRkVmVyc2lvblJlc3BvbnNlEn4KEVJlY29yZE9yaWdpbmFsaXR5EjMuYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5SZWNvcmRPcmlnaW5hbGl0eVJlcXVlc3QaNC5hcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxLlJlY29yZE9yaWdpbmFsaXR5UmVzcG9uc2USbAoLRmFpbEFydGljbGUSLS5hcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxLkZhaWxBcnRpY2xlUmVxdWVzdBouLmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuRmFpbEFydGljbGVSZXNwb25zZRJyCg1DYW5jZWxBcnRpY2xlEi8uYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5DYW5jZWxBcnRpY2xlUmVxdWVzdBowLmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuQ2FuY2VsQXJ0aWNsZVJlc3BvbnNlEooBChVSZWNvcmRSZXNlYXJjaFNvdXJjZXMSNy5hcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxLlJlY29yZFJlc2VhcmNoU291cmNlc1JlcXVlc3QaOC5hcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxLlJlY29yZFJlc2VhcmNoU291cmNlc1Jlc3BvbnNlEoQBChNMaXN0UmVzZWFyY2hTb3VyY2VzEjUuYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5MaXN0UmVzZWFyY2hTb3VyY2VzUmVxdWVzdBo2LmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuTGlzdFJlc2VhcmNoU291cmNlc1Jlc3BvbnNlEooBChVSZWNvcmREZWxpdmVyeUF0dGVtcHQSNy5hcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxLlJlY29yZERlbGl2ZXJ5QXR0ZW1wdFJlcXVlc3QaOC5hcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxLlJlY29yZERlbGl2ZXJ5QXR0ZW1wdFJlc3BvbnNlEocBChRMaXN0RGVsaXZlcnlBdHRlbXB0cxI2LmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuTGlzdERlbGl2ZXJ5QXR0ZW1wdHNSZXF1ZXN0GjcuYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5MaXN0RGVsaXZlcnlBdHRlbXB0c1Jlc3BvbnNlEnIKDU1hcmtQdWJsaXNoZWQSLy5hcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxLk1hcmtQdWJsaXNoZWRSZXF1ZXN0GjAuYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5NYXJrUHVibGlzaGVkUmVzcG9uc2USgQEKEk1hcmtEZWxpdmVyeUZhaWxlZBI0LmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuTWFya0RlbGl2ZXJ5RmFpbGVkUmVxdWVzdBo1LmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuTWFya0RlbGl2ZXJ5RmFpbGVkUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * The article's generation settings and public fields (spec 2.2 plus the creation parameters).
@@ -29,16 +34,22 @@ export const file_articles_article_store_v1_articles: GenFile = /*@__PURE__*/
  */
 export type Article = Message<"articles.article_store.v1.Article"> & {
   /**
+   * The store's numeric id (also accepted by GetArticle).
+   *
    * @generated from field: int64 id = 1;
    */
   id: bigint;
 
   /**
+   * The public UUID, chosen by the gateway at creation; generation job id and quota reference.
+   *
    * @generated from field: string external_id = 2;
    */
   externalId: string;
 
   /**
+   * The project (in accounts-billing) the article belongs to.
+   *
    * @generated from field: int64 project_id = 3;
    */
   projectId: bigint;
@@ -51,31 +62,43 @@ export type Article = Message<"articles.article_store.v1.Article"> & {
   accountId: bigint;
 
   /**
+   * The article's title as the client gave it.
+   *
    * @generated from field: string title = 5;
    */
   title: string;
 
   /**
+   * The meta description generation produced, when it produced one.
+   *
    * @generated from field: optional string description = 6;
    */
   description?: string | undefined;
 
   /**
+   * The current version's text, images placed; unset until CompleteGeneration.
+   *
    * @generated from field: optional string content = 7;
    */
   content?: string | undefined;
 
   /**
+   * The first generated version's text, kept when later versions replace content.
+   *
    * @generated from field: optional string original_content = 8;
    */
   originalContent?: string | undefined;
 
   /**
+   * The version content holds; unset until CompleteGeneration.
+   *
    * @generated from field: optional int64 current_version_id = 9;
    */
   currentVersionId?: bigint | undefined;
 
   /**
+   * The version the completion webhook delivered (MarkPublished).
+   *
    * @generated from field: optional int64 published_version_id = 10;
    */
   publishedVersionId?: bigint | undefined;
@@ -88,46 +111,64 @@ export type Article = Message<"articles.article_store.v1.Article"> & {
   status: string;
 
   /**
+   * A built-in article type or the name of one of the project's custom workflows.
+   *
    * @generated from field: string article_type = 12;
    */
   articleType: string;
 
   /**
+   * The main search keyword to write for, when given.
+   *
    * @generated from field: optional string target_keyword = 13;
    */
   targetKeyword?: string | undefined;
 
   /**
+   * Further keywords (the gateway accepts up to 15).
+   *
    * @generated from field: repeated string keywords = 14;
    */
   keywords: string[];
 
   /**
+   * Words asked for (the gateway accepts 100 to 10,000).
+   *
    * @generated from field: int32 target_word_count = 15;
    */
   targetWordCount: number;
 
   /**
+   * Words of the current version; 0 until CompleteGeneration.
+   *
    * @generated from field: int32 actual_word_count = 16;
    */
   actualWordCount: number;
 
   /**
+   * professional, authoritative, friendly, conversational, casual, excited or humorous.
+   *
    * @generated from field: string tone = 17;
    */
   tone: string;
 
   /**
+   * first_person, first_person_plural, second_person or third_person.
+   *
    * @generated from field: string point_of_view = 18;
    */
   pointOfView: string;
 
   /**
+   * Language code: en, es, fr, de, it, pt, ru, ja, ko or zh.
+   *
    * @generated from field: string language = 19;
    */
   language: string;
 
   /**
+   * Country code the article targets (US, GB, CA, AU, DE, FR, ES, IT, BR or MX), when given.
+   *
    * @generated from field: optional string country_targeting = 20;
    */
   countryTargeting?: string | undefined;
@@ -147,46 +188,64 @@ export type Article = Message<"articles.article_store.v1.Article"> & {
   cost: string;
 
   /**
+   * The step running now (its name, or e.g. "Humanizing"); cleared when the article finishes.
+   *
    * @generated from field: optional string current_step = 23;
    */
   currentStep?: string | undefined;
 
   /**
+   * True when a humanization pass follows generation (a second version, kind "humanized").
+   *
    * @generated from field: bool humanize = 24;
    */
   humanize: boolean;
 
   /**
+   * 0 to 100, from the originality check of the current version; unset until checked.
+   *
    * @generated from field: optional int32 ai_detection_score = 25;
    */
   aiDetectionScore?: number | undefined;
 
   /**
+   * When the current version's originality was checked.
+   *
    * @generated from field: optional google.protobuf.Timestamp originality_checked_at = 26;
    */
   originalityCheckedAt?: Timestamp | undefined;
 
   /**
+   * Extra material from the client for the model to use.
+   *
    * @generated from field: optional string additional_context = 27;
    */
   additionalContext?: string | undefined;
 
   /**
+   * Where the completion webhook goes (webhook-dispatcher); no webhook when unset.
+   *
    * @generated from field: optional string webhook_url = 28;
    */
   webhookUrl?: string | undefined;
 
   /**
+   * When the article was created.
+   *
    * @generated from field: google.protobuf.Timestamp created_at = 29;
    */
   createdAt?: Timestamp | undefined;
 
   /**
+   * When the article last changed.
+   *
    * @generated from field: google.protobuf.Timestamp updated_at = 30;
    */
   updatedAt?: Timestamp | undefined;
 
   /**
+   * The generation parameters fixed at creation.
+   *
    * @generated from field: articles.article_store.v1.GenerationSettings settings = 31;
    */
   settings?: GenerationSettings | undefined;
@@ -211,6 +270,13 @@ export type Article = Message<"articles.article_store.v1.Article"> & {
    * @generated from field: optional string delivery_failure_reason = 34;
    */
   deliveryFailureReason?: string | undefined;
+
+  /**
+   * The images the article's content shows, in position order; set at CompleteGeneration.
+   *
+   * @generated from field: repeated articles.article_store.v1.ArticleImage images = 35;
+   */
+  images: ArticleImage[];
 };
 
 /**
@@ -219,6 +285,77 @@ export type Article = Message<"articles.article_store.v1.Article"> & {
  */
 export const ArticleSchema: GenMessage<Article> = /*@__PURE__*/
   messageDesc(file_articles_article_store_v1_articles, 0);
+
+/**
+ * One image of an article, as its content refers to it. The bytes are generation-runner's
+ * (ArticleImageService); this is what a reader of the article needs to lay it out.
+ *
+ * @generated from message articles.article_store.v1.ArticleImage
+ */
+export type ArticleImage = Message<"articles.article_store.v1.ArticleImage"> & {
+  /**
+   * 1 is the featured image (after the introduction); later ones sit between sections.
+   *
+   * @generated from field: int32 position = 1;
+   */
+  position: number;
+
+  /**
+   * The public, key-less URL of the image (the gateway's /images/{image_id}.{ext}).
+   *
+   * @generated from field: string url = 2;
+   */
+  url: string;
+
+  /**
+   * Alternative text placed in the article (at most 300 characters).
+   *
+   * @generated from field: string alt = 3;
+   */
+  alt: string;
+
+  /**
+   * Pixels.
+   *
+   * @generated from field: int32 width = 4;
+   */
+  width: number;
+
+  /**
+   * Pixels.
+   *
+   * @generated from field: int32 height = 5;
+   */
+  height: number;
+
+  /**
+   * The aspect ratio requested, e.g. "16:9".
+   *
+   * @generated from field: string aspect_ratio = 6;
+   */
+  aspectRatio: string;
+
+  /**
+   * The image's public id: 32 lowercase hex digits.
+   *
+   * @generated from field: string image_id = 7;
+   */
+  imageId: string;
+
+  /**
+   * e.g. "image/png".
+   *
+   * @generated from field: string media_type = 8;
+   */
+  mediaType: string;
+};
+
+/**
+ * Describes the message articles.article_store.v1.ArticleImage.
+ * Use `create(ArticleImageSchema)` to create a new message.
+ */
+export const ArticleImageSchema: GenMessage<ArticleImage> = /*@__PURE__*/
+  messageDesc(file_articles_article_store_v1_articles, 1);
 
 /**
  * Everything the runner needs to generate the article, fixed at creation.
@@ -234,6 +371,8 @@ export type GenerationSettings = Message<"articles.article_store.v1.GenerationSe
   workflowId: bigint;
 
   /**
+   * The revision of that workflow the article runs on.
+   *
    * @generated from field: int32 workflow_revision = 2;
    */
   workflowRevision: number;
@@ -253,81 +392,113 @@ export type GenerationSettings = Message<"articles.article_store.v1.GenerationSe
   model: string;
 
   /**
+   * Who the article is written for; the project's default audience when the client gave none.
+   *
    * @generated from field: optional string target_audience = 5;
    */
   targetAudience?: string | undefined;
 
   /**
+   * The project's brand voice to write in (GetBrandVoice), when chosen.
+   *
    * @generated from field: optional int64 brand_voice_id = 6;
    */
   brandVoiceId?: bigint | undefined;
 
   /**
+   * True to include a key takeaways section.
+   *
    * @generated from field: bool include_key_takeaways = 7;
    */
   includeKeyTakeaways: boolean;
 
   /**
+   * True to include an FAQ section.
+   *
    * @generated from field: bool include_faq = 8;
    */
   includeFaq: boolean;
 
   /**
+   * "title" or "sentence" case for headings, when chosen.
+   *
    * @generated from field: optional string heading_capitalization = 9;
    */
   headingCapitalization?: string | undefined;
 
   /**
+   * True when the run gathers web research first.
+   *
    * @generated from field: bool research_enabled = 10;
    */
   researchEnabled: boolean;
 
   /**
+   * Most sources the research keeps (the gateway defaults it to 5).
+   *
    * @generated from field: int32 research_max_sources = 11;
    */
   researchMaxSources: number;
 
   /**
+   * Words a page needs to be kept as a source (the gateway defaults it to 100).
+   *
    * @generated from field: int32 research_min_content_words = 12;
    */
   researchMinContentWords: number;
 
   /**
+   * Words read from each source at most (the gateway defaults it to 1000).
+   *
    * @generated from field: int32 research_max_words_per_source = 13;
    */
   researchMaxWordsPerSource: number;
 
   /**
+   * Domains the research is limited to; empty for any.
+   *
    * @generated from field: repeated string research_include_domains = 14;
    */
   researchIncludeDomains: string[];
 
   /**
+   * Domains the research leaves out.
+   *
    * @generated from field: repeated string research_exclude_domains = 15;
    */
   researchExcludeDomains: string[];
 
   /**
+   * True to run the (single-step) workflow through the provider's batch API.
+   *
    * @generated from field: bool use_batch_api = 16;
    */
   useBatchApi: boolean;
 
   /**
+   * Extra instruction from the client for the model.
+   *
    * @generated from field: optional string additional_instruction = 17;
    */
   additionalInstruction?: string | undefined;
 
   /**
+   * Images to generate, 0 to 5.
+   *
    * @generated from field: int32 image_count = 18;
    */
   imageCount: number;
 
   /**
+   * Aspect ratio of the images ("1:1", "16:9", "9:16", "3:4" or "4:3"), when chosen.
+   *
    * @generated from field: optional string image_aspect_ratio = 19;
    */
   imageAspectRatio?: string | undefined;
 
   /**
+   * The project's image preset to style the images (GetImagePreset), when chosen.
+   *
    * @generated from field: optional int64 image_preset_id = 20;
    */
   imagePresetId?: bigint | undefined;
@@ -345,9 +516,11 @@ export type GenerationSettings = Message<"articles.article_store.v1.GenerationSe
  * Use `create(GenerationSettingsSchema)` to create a new message.
  */
 export const GenerationSettingsSchema: GenMessage<GenerationSettings> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_articles, 1);
+  messageDesc(file_articles_article_store_v1_articles, 2);
 
 /**
+ * A new article, sent by the gateway once its words are reserved.
+ *
  * @generated from message articles.article_store.v1.CreateArticleRequest
  */
 export type CreateArticleRequest = Message<"articles.article_store.v1.CreateArticleRequest"> & {
@@ -378,13 +551,17 @@ export type CreateArticleRequest = Message<"articles.article_store.v1.CreateArti
  * Use `create(CreateArticleRequestSchema)` to create a new message.
  */
 export const CreateArticleRequestSchema: GenMessage<CreateArticleRequest> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_articles, 2);
+  messageDesc(file_articles_article_store_v1_articles, 3);
 
 /**
+ * The stored article.
+ *
  * @generated from message articles.article_store.v1.CreateArticleResponse
  */
 export type CreateArticleResponse = Message<"articles.article_store.v1.CreateArticleResponse"> & {
   /**
+   * The new article, or the earlier one when replayed.
+   *
    * @generated from field: articles.article_store.v1.Article article = 1;
    */
   article?: Article | undefined;
@@ -402,9 +579,11 @@ export type CreateArticleResponse = Message<"articles.article_store.v1.CreateArt
  * Use `create(CreateArticleResponseSchema)` to create a new message.
  */
 export const CreateArticleResponseSchema: GenMessage<CreateArticleResponse> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_articles, 3);
+  messageDesc(file_articles_article_store_v1_articles, 4);
 
 /**
+ * One article to read.
+ *
  * @generated from message articles.article_store.v1.GetArticleRequest
  */
 export type GetArticleRequest = Message<"articles.article_store.v1.GetArticleRequest"> & {
@@ -421,13 +600,17 @@ export type GetArticleRequest = Message<"articles.article_store.v1.GetArticleReq
  * Use `create(GetArticleRequestSchema)` to create a new message.
  */
 export const GetArticleRequestSchema: GenMessage<GetArticleRequest> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_articles, 4);
+  messageDesc(file_articles_article_store_v1_articles, 5);
 
 /**
+ * The article asked for.
+ *
  * @generated from message articles.article_store.v1.GetArticleResponse
  */
 export type GetArticleResponse = Message<"articles.article_store.v1.GetArticleResponse"> & {
   /**
+   * The article.
+   *
    * @generated from field: articles.article_store.v1.Article article = 1;
    */
   article?: Article | undefined;
@@ -438,28 +621,38 @@ export type GetArticleResponse = Message<"articles.article_store.v1.GetArticleRe
  * Use `create(GetArticleResponseSchema)` to create a new message.
  */
 export const GetArticleResponseSchema: GenMessage<GetArticleResponse> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_articles, 5);
+  messageDesc(file_articles_article_store_v1_articles, 6);
 
 /**
+ * One page of the articles of some projects.
+ *
  * @generated from message articles.article_store.v1.ListArticlesRequest
  */
 export type ListArticlesRequest = Message<"articles.article_store.v1.ListArticlesRequest"> & {
   /**
+   * The projects whose articles to list; none gives an empty list.
+   *
    * @generated from field: repeated int64 project_ids = 1;
    */
   projectIds: bigint[];
 
   /**
+   * Only articles in this status (see Article.status), when set.
+   *
    * @generated from field: optional string status = 2;
    */
   status?: string | undefined;
 
   /**
+   * 1-based page number; 0 means 1.
+   *
    * @generated from field: int32 page = 3;
    */
   page: number;
 
   /**
+   * Articles per page, 1 to 100; 0 means 20.
+   *
    * @generated from field: int32 per_page = 4;
    */
   perPage: number;
@@ -470,18 +663,24 @@ export type ListArticlesRequest = Message<"articles.article_store.v1.ListArticle
  * Use `create(ListArticlesRequestSchema)` to create a new message.
  */
 export const ListArticlesRequestSchema: GenMessage<ListArticlesRequest> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_articles, 6);
+  messageDesc(file_articles_article_store_v1_articles, 7);
 
 /**
+ * One page of articles.
+ *
  * @generated from message articles.article_store.v1.ListArticlesResponse
  */
 export type ListArticlesResponse = Message<"articles.article_store.v1.ListArticlesResponse"> & {
   /**
+   * The page's articles, newest first (created_at, then id).
+   *
    * @generated from field: repeated articles.article_store.v1.Article articles = 1;
    */
   articles: Article[];
 
   /**
+   * Articles matching in all pages.
+   *
    * @generated from field: int32 total = 2;
    */
   total: number;
@@ -492,18 +691,24 @@ export type ListArticlesResponse = Message<"articles.article_store.v1.ListArticl
  * Use `create(ListArticlesResponseSchema)` to create a new message.
  */
 export const ListArticlesResponseSchema: GenMessage<ListArticlesResponse> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_articles, 7);
+  messageDesc(file_articles_article_store_v1_articles, 8);
 
 /**
+ * The idempotency key of a creation request to look up.
+ *
  * @generated from message articles.article_store.v1.FindIdempotentArticleRequest
  */
 export type FindIdempotentArticleRequest = Message<"articles.article_store.v1.FindIdempotentArticleRequest"> & {
   /**
+   * The account the key is scoped to.
+   *
    * @generated from field: int64 account_id = 1;
    */
   accountId: bigint;
 
   /**
+   * The Idempotency-Key header value.
+   *
    * @generated from field: string idempotency_key = 2;
    */
   idempotencyKey: string;
@@ -514,9 +719,11 @@ export type FindIdempotentArticleRequest = Message<"articles.article_store.v1.Fi
  * Use `create(FindIdempotentArticleRequestSchema)` to create a new message.
  */
 export const FindIdempotentArticleRequestSchema: GenMessage<FindIdempotentArticleRequest> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_articles, 8);
+  messageDesc(file_articles_article_store_v1_articles, 9);
 
 /**
+ * What the key stands for; both fields unset when the key is unused or expired.
+ *
  * @generated from message articles.article_store.v1.FindIdempotentArticleResponse
  */
 export type FindIdempotentArticleResponse = Message<"articles.article_store.v1.FindIdempotentArticleResponse"> & {
@@ -540,23 +747,31 @@ export type FindIdempotentArticleResponse = Message<"articles.article_store.v1.F
  * Use `create(FindIdempotentArticleResponseSchema)` to create a new message.
  */
 export const FindIdempotentArticleResponseSchema: GenMessage<FindIdempotentArticleResponse> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_articles, 9);
+  messageDesc(file_articles_article_store_v1_articles, 10);
 
 /**
+ * A claim on an idempotency key for one creation.
+ *
  * @generated from message articles.article_store.v1.ClaimIdempotencyKeyRequest
  */
 export type ClaimIdempotencyKeyRequest = Message<"articles.article_store.v1.ClaimIdempotencyKeyRequest"> & {
   /**
+   * The account the key is scoped to.
+   *
    * @generated from field: int64 account_id = 1;
    */
   accountId: bigint;
 
   /**
+   * The Idempotency-Key header value, 1 to 255 characters.
+   *
    * @generated from field: string idempotency_key = 2;
    */
   idempotencyKey: string;
 
   /**
+   * Hash of the request body; a later claim with another hash is ALREADY_EXISTS.
+   *
    * @generated from field: string request_hash = 3;
    */
   requestHash: string;
@@ -567,9 +782,11 @@ export type ClaimIdempotencyKeyRequest = Message<"articles.article_store.v1.Clai
  * Use `create(ClaimIdempotencyKeyRequestSchema)` to create a new message.
  */
 export const ClaimIdempotencyKeyRequestSchema: GenMessage<ClaimIdempotencyKeyRequest> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_articles, 10);
+  messageDesc(file_articles_article_store_v1_articles, 11);
 
 /**
+ * The claim taken or joined.
+ *
  * @generated from message articles.article_store.v1.ClaimIdempotencyKeyResponse
  */
 export type ClaimIdempotencyKeyResponse = Message<"articles.article_store.v1.ClaimIdempotencyKeyResponse"> & {
@@ -593,28 +810,38 @@ export type ClaimIdempotencyKeyResponse = Message<"articles.article_store.v1.Cla
  * Use `create(ClaimIdempotencyKeyResponseSchema)` to create a new message.
  */
 export const ClaimIdempotencyKeyResponseSchema: GenMessage<ClaimIdempotencyKeyResponse> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_articles, 11);
+  messageDesc(file_articles_article_store_v1_articles, 12);
 
 /**
+ * A project's brand voice: a description of the writing style its articles can ask for.
+ *
  * @generated from message articles.article_store.v1.BrandVoice
  */
 export type BrandVoice = Message<"articles.article_store.v1.BrandVoice"> & {
   /**
+   * The brand voice's id (an article's settings.brand_voice_id).
+   *
    * @generated from field: int64 id = 1;
    */
   id: bigint;
 
   /**
+   * The project it belongs to; only that project's articles may use it.
+   *
    * @generated from field: int64 project_id = 2;
    */
   projectId: bigint;
 
   /**
+   * Its name, 1 to 255 characters.
+   *
    * @generated from field: string name = 3;
    */
   name: string;
 
   /**
+   * The style description the model is given, 1 to 5000 characters.
+   *
    * @generated from field: string description = 4;
    */
   description: string;
@@ -625,23 +852,31 @@ export type BrandVoice = Message<"articles.article_store.v1.BrandVoice"> & {
  * Use `create(BrandVoiceSchema)` to create a new message.
  */
 export const BrandVoiceSchema: GenMessage<BrandVoice> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_articles, 12);
+  messageDesc(file_articles_article_store_v1_articles, 13);
 
 /**
+ * A new brand voice (from the operator CLI).
+ *
  * @generated from message articles.article_store.v1.CreateBrandVoiceRequest
  */
 export type CreateBrandVoiceRequest = Message<"articles.article_store.v1.CreateBrandVoiceRequest"> & {
   /**
+   * An existing project of accounts-billing.
+   *
    * @generated from field: int64 project_id = 1;
    */
   projectId: bigint;
 
   /**
+   * 1 to 255 characters.
+   *
    * @generated from field: string name = 2;
    */
   name: string;
 
   /**
+   * 1 to 5000 characters.
+   *
    * @generated from field: string description = 3;
    */
   description: string;
@@ -652,13 +887,17 @@ export type CreateBrandVoiceRequest = Message<"articles.article_store.v1.CreateB
  * Use `create(CreateBrandVoiceRequestSchema)` to create a new message.
  */
 export const CreateBrandVoiceRequestSchema: GenMessage<CreateBrandVoiceRequest> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_articles, 13);
+  messageDesc(file_articles_article_store_v1_articles, 14);
 
 /**
+ * The created brand voice.
+ *
  * @generated from message articles.article_store.v1.CreateBrandVoiceResponse
  */
 export type CreateBrandVoiceResponse = Message<"articles.article_store.v1.CreateBrandVoiceResponse"> & {
   /**
+   * The brand voice as stored.
+   *
    * @generated from field: articles.article_store.v1.BrandVoice brand_voice = 1;
    */
   brandVoice?: BrandVoice | undefined;
@@ -669,13 +908,17 @@ export type CreateBrandVoiceResponse = Message<"articles.article_store.v1.Create
  * Use `create(CreateBrandVoiceResponseSchema)` to create a new message.
  */
 export const CreateBrandVoiceResponseSchema: GenMessage<CreateBrandVoiceResponse> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_articles, 14);
+  messageDesc(file_articles_article_store_v1_articles, 15);
 
 /**
+ * One brand voice to read.
+ *
  * @generated from message articles.article_store.v1.GetBrandVoiceRequest
  */
 export type GetBrandVoiceRequest = Message<"articles.article_store.v1.GetBrandVoiceRequest"> & {
   /**
+   * The brand voice's id.
+   *
    * @generated from field: int64 brand_voice_id = 1;
    */
   brandVoiceId: bigint;
@@ -686,13 +929,17 @@ export type GetBrandVoiceRequest = Message<"articles.article_store.v1.GetBrandVo
  * Use `create(GetBrandVoiceRequestSchema)` to create a new message.
  */
 export const GetBrandVoiceRequestSchema: GenMessage<GetBrandVoiceRequest> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_articles, 15);
+  messageDesc(file_articles_article_store_v1_articles, 16);
 
 /**
+ * The brand voice asked for.
+ *
  * @generated from message articles.article_store.v1.GetBrandVoiceResponse
  */
 export type GetBrandVoiceResponse = Message<"articles.article_store.v1.GetBrandVoiceResponse"> & {
   /**
+   * The brand voice.
+   *
    * @generated from field: articles.article_store.v1.BrandVoice brand_voice = 1;
    */
   brandVoice?: BrandVoice | undefined;
@@ -703,23 +950,31 @@ export type GetBrandVoiceResponse = Message<"articles.article_store.v1.GetBrandV
  * Use `create(GetBrandVoiceResponseSchema)` to create a new message.
  */
 export const GetBrandVoiceResponseSchema: GenMessage<GetBrandVoiceResponse> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_articles, 16);
+  messageDesc(file_articles_article_store_v1_articles, 17);
 
 /**
+ * A project's image preset: style guidance for the images of its articles.
+ *
  * @generated from message articles.article_store.v1.ImagePreset
  */
 export type ImagePreset = Message<"articles.article_store.v1.ImagePreset"> & {
   /**
+   * The preset's id (an article's settings.image_preset_id).
+   *
    * @generated from field: int64 id = 1;
    */
   id: bigint;
 
   /**
+   * The project it belongs to; only that project's articles may use it.
+   *
    * @generated from field: int64 project_id = 2;
    */
   projectId: bigint;
 
   /**
+   * Its name, 1 to 255 characters.
+   *
    * @generated from field: string name = 3;
    */
   name: string;
@@ -737,23 +992,31 @@ export type ImagePreset = Message<"articles.article_store.v1.ImagePreset"> & {
  * Use `create(ImagePresetSchema)` to create a new message.
  */
 export const ImagePresetSchema: GenMessage<ImagePreset> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_articles, 17);
+  messageDesc(file_articles_article_store_v1_articles, 18);
 
 /**
+ * A new image preset (from the operator CLI).
+ *
  * @generated from message articles.article_store.v1.CreateImagePresetRequest
  */
 export type CreateImagePresetRequest = Message<"articles.article_store.v1.CreateImagePresetRequest"> & {
   /**
+   * An existing project of accounts-billing.
+   *
    * @generated from field: int64 project_id = 1;
    */
   projectId: bigint;
 
   /**
+   * 1 to 255 characters.
+   *
    * @generated from field: string name = 2;
    */
   name: string;
 
   /**
+   * 1 to 2000 characters.
+   *
    * @generated from field: string style = 3;
    */
   style: string;
@@ -764,13 +1027,17 @@ export type CreateImagePresetRequest = Message<"articles.article_store.v1.Create
  * Use `create(CreateImagePresetRequestSchema)` to create a new message.
  */
 export const CreateImagePresetRequestSchema: GenMessage<CreateImagePresetRequest> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_articles, 18);
+  messageDesc(file_articles_article_store_v1_articles, 19);
 
 /**
+ * The created image preset.
+ *
  * @generated from message articles.article_store.v1.CreateImagePresetResponse
  */
 export type CreateImagePresetResponse = Message<"articles.article_store.v1.CreateImagePresetResponse"> & {
   /**
+   * The image preset as stored.
+   *
    * @generated from field: articles.article_store.v1.ImagePreset image_preset = 1;
    */
   imagePreset?: ImagePreset | undefined;
@@ -781,13 +1048,17 @@ export type CreateImagePresetResponse = Message<"articles.article_store.v1.Creat
  * Use `create(CreateImagePresetResponseSchema)` to create a new message.
  */
 export const CreateImagePresetResponseSchema: GenMessage<CreateImagePresetResponse> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_articles, 19);
+  messageDesc(file_articles_article_store_v1_articles, 20);
 
 /**
+ * One image preset to read.
+ *
  * @generated from message articles.article_store.v1.GetImagePresetRequest
  */
 export type GetImagePresetRequest = Message<"articles.article_store.v1.GetImagePresetRequest"> & {
   /**
+   * The image preset's id.
+   *
    * @generated from field: int64 image_preset_id = 1;
    */
   imagePresetId: bigint;
@@ -798,13 +1069,17 @@ export type GetImagePresetRequest = Message<"articles.article_store.v1.GetImageP
  * Use `create(GetImagePresetRequestSchema)` to create a new message.
  */
 export const GetImagePresetRequestSchema: GenMessage<GetImagePresetRequest> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_articles, 20);
+  messageDesc(file_articles_article_store_v1_articles, 21);
 
 /**
+ * The image preset asked for.
+ *
  * @generated from message articles.article_store.v1.GetImagePresetResponse
  */
 export type GetImagePresetResponse = Message<"articles.article_store.v1.GetImagePresetResponse"> & {
   /**
+   * The image preset.
+   *
    * @generated from field: articles.article_store.v1.ImagePreset image_preset = 1;
    */
   imagePreset?: ImagePreset | undefined;
@@ -815,13 +1090,17 @@ export type GetImagePresetResponse = Message<"articles.article_store.v1.GetImage
  * Use `create(GetImagePresetResponseSchema)` to create a new message.
  */
 export const GetImagePresetResponseSchema: GenMessage<GetImagePresetResponse> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_articles, 21);
+  messageDesc(file_articles_article_store_v1_articles, 22);
 
 /**
+ * A progress report of a run (from generation-runner).
+ *
  * @generated from message articles.article_store.v1.RecordProgressRequest
  */
 export type RecordProgressRequest = Message<"articles.article_store.v1.RecordProgressRequest"> & {
   /**
+   * The article's public id.
+   *
    * @generated from field: string external_id = 1;
    */
   externalId: string;
@@ -834,6 +1113,8 @@ export type RecordProgressRequest = Message<"articles.article_store.v1.RecordPro
   status: string;
 
   /**
+   * The name of the step now running.
+   *
    * @generated from field: optional string current_step = 3;
    */
   currentStep?: string | undefined;
@@ -858,13 +1139,17 @@ export type RecordProgressRequest = Message<"articles.article_store.v1.RecordPro
  * Use `create(RecordProgressRequestSchema)` to create a new message.
  */
 export const RecordProgressRequestSchema: GenMessage<RecordProgressRequest> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_articles, 22);
+  messageDesc(file_articles_article_store_v1_articles, 23);
 
 /**
+ * The article after the report.
+ *
  * @generated from message articles.article_store.v1.RecordProgressResponse
  */
 export type RecordProgressResponse = Message<"articles.article_store.v1.RecordProgressResponse"> & {
   /**
+   * The article.
+   *
    * @generated from field: articles.article_store.v1.Article article = 1;
    */
   article?: Article | undefined;
@@ -875,13 +1160,17 @@ export type RecordProgressResponse = Message<"articles.article_store.v1.RecordPr
  * Use `create(RecordProgressResponseSchema)` to create a new message.
  */
 export const RecordProgressResponseSchema: GenMessage<RecordProgressResponse> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_articles, 23);
+  messageDesc(file_articles_article_store_v1_articles, 24);
 
 /**
+ * The output of a finished generation (from generation-runner).
+ *
  * @generated from message articles.article_store.v1.CompleteGenerationRequest
  */
 export type CompleteGenerationRequest = Message<"articles.article_store.v1.CompleteGenerationRequest"> & {
   /**
+   * The article's public id.
+   *
    * @generated from field: string external_id = 1;
    */
   externalId: string;
@@ -894,21 +1183,29 @@ export type CompleteGenerationRequest = Message<"articles.article_store.v1.Compl
   content: string;
 
   /**
+   * The meta description generation produced, when any; unset keeps the article's.
+   *
    * @generated from field: optional string description = 3;
    */
   description?: string | undefined;
 
   /**
+   * Words of content, 0 or more.
+   *
    * @generated from field: int32 actual_word_count = 4;
    */
   actualWordCount: number;
 
   /**
+   * provider:model that produced the first step; required.
+   *
    * @generated from field: string ai_model_used = 5;
    */
   aiModelUsed: string;
 
   /**
+   * The run's total cost, decimal USD.
+   *
    * @generated from field: string cost = 6;
    */
   cost: string;
@@ -919,6 +1216,13 @@ export type CompleteGenerationRequest = Message<"articles.article_store.v1.Compl
    * @generated from field: bool more_versions_follow = 7;
    */
   moreVersionsFollow: boolean;
+
+  /**
+   * The images placed in content (none when the article asked for none or all failed).
+   *
+   * @generated from field: repeated articles.article_store.v1.ArticleImage images = 8;
+   */
+  images: ArticleImage[];
 };
 
 /**
@@ -926,13 +1230,17 @@ export type CompleteGenerationRequest = Message<"articles.article_store.v1.Compl
  * Use `create(CompleteGenerationRequestSchema)` to create a new message.
  */
 export const CompleteGenerationRequestSchema: GenMessage<CompleteGenerationRequest> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_articles, 24);
+  messageDesc(file_articles_article_store_v1_articles, 25);
 
 /**
+ * The article with its first version.
+ *
  * @generated from message articles.article_store.v1.CompleteGenerationResponse
  */
 export type CompleteGenerationResponse = Message<"articles.article_store.v1.CompleteGenerationResponse"> & {
   /**
+   * The article.
+   *
    * @generated from field: articles.article_store.v1.Article article = 1;
    */
   article?: Article | undefined;
@@ -943,18 +1251,24 @@ export type CompleteGenerationResponse = Message<"articles.article_store.v1.Comp
  * Use `create(CompleteGenerationResponseSchema)` to create a new message.
  */
 export const CompleteGenerationResponseSchema: GenMessage<CompleteGenerationResponse> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_articles, 25);
+  messageDesc(file_articles_article_store_v1_articles, 26);
 
 /**
+ * A further version of the article (from generation-runner).
+ *
  * @generated from message articles.article_store.v1.AddVersionRequest
  */
 export type AddVersionRequest = Message<"articles.article_store.v1.AddVersionRequest"> & {
   /**
+   * The article's public id.
+   *
    * @generated from field: string external_id = 1;
    */
   externalId: string;
 
   /**
+   * The version's text, images placed.
+   *
    * @generated from field: string content = 2;
    */
   content: string;
@@ -967,6 +1281,8 @@ export type AddVersionRequest = Message<"articles.article_store.v1.AddVersionReq
   kind: string;
 
   /**
+   * Words of content, 0 or more.
+   *
    * @generated from field: int32 actual_word_count = 4;
    */
   actualWordCount: number;
@@ -979,6 +1295,8 @@ export type AddVersionRequest = Message<"articles.article_store.v1.AddVersionReq
   complete: boolean;
 
   /**
+   * The run's total cost, decimal USD; unset leaves the article's cost as it is.
+   *
    * @generated from field: optional string cost = 6;
    */
   cost?: string | undefined;
@@ -989,18 +1307,24 @@ export type AddVersionRequest = Message<"articles.article_store.v1.AddVersionReq
  * Use `create(AddVersionRequestSchema)` to create a new message.
  */
 export const AddVersionRequestSchema: GenMessage<AddVersionRequest> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_articles, 26);
+  messageDesc(file_articles_article_store_v1_articles, 27);
 
 /**
+ * The article and the stored version.
+ *
  * @generated from message articles.article_store.v1.AddVersionResponse
  */
 export type AddVersionResponse = Message<"articles.article_store.v1.AddVersionResponse"> & {
   /**
+   * The article, the new version current.
+   *
    * @generated from field: articles.article_store.v1.Article article = 1;
    */
   article?: Article | undefined;
 
   /**
+   * The stored version's id (pass it to RecordOriginality and the webhook).
+   *
    * @generated from field: int64 version_id = 2;
    */
   versionId: bigint;
@@ -1011,23 +1335,31 @@ export type AddVersionResponse = Message<"articles.article_store.v1.AddVersionRe
  * Use `create(AddVersionResponseSchema)` to create a new message.
  */
 export const AddVersionResponseSchema: GenMessage<AddVersionResponse> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_articles, 27);
+  messageDesc(file_articles_article_store_v1_articles, 28);
 
 /**
+ * An originality check of one version (from generation-runner).
+ *
  * @generated from message articles.article_store.v1.RecordOriginalityRequest
  */
 export type RecordOriginalityRequest = Message<"articles.article_store.v1.RecordOriginalityRequest"> & {
   /**
+   * The article's public id.
+   *
    * @generated from field: string external_id = 1;
    */
   externalId: string;
 
   /**
+   * A version of that article.
+   *
    * @generated from field: int64 version_id = 2;
    */
   versionId: bigint;
 
   /**
+   * 0 to 100, from the AI-content detector.
+   *
    * @generated from field: int32 ai_detection_score = 3;
    */
   aiDetectionScore: number;
@@ -1038,13 +1370,17 @@ export type RecordOriginalityRequest = Message<"articles.article_store.v1.Record
  * Use `create(RecordOriginalityRequestSchema)` to create a new message.
  */
 export const RecordOriginalityRequestSchema: GenMessage<RecordOriginalityRequest> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_articles, 28);
+  messageDesc(file_articles_article_store_v1_articles, 29);
 
 /**
+ * The article after the check.
+ *
  * @generated from message articles.article_store.v1.RecordOriginalityResponse
  */
 export type RecordOriginalityResponse = Message<"articles.article_store.v1.RecordOriginalityResponse"> & {
   /**
+   * The article.
+   *
    * @generated from field: articles.article_store.v1.Article article = 1;
    */
   article?: Article | undefined;
@@ -1055,21 +1391,34 @@ export type RecordOriginalityResponse = Message<"articles.article_store.v1.Recor
  * Use `create(RecordOriginalityResponseSchema)` to create a new message.
  */
 export const RecordOriginalityResponseSchema: GenMessage<RecordOriginalityResponse> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_articles, 29);
+  messageDesc(file_articles_article_store_v1_articles, 30);
 
 /**
+ * A failed run (from generation-runner).
+ *
  * @generated from message articles.article_store.v1.FailArticleRequest
  */
 export type FailArticleRequest = Message<"articles.article_store.v1.FailArticleRequest"> & {
   /**
+   * The article's public id.
+   *
    * @generated from field: string external_id = 1;
    */
   externalId: string;
 
   /**
+   * Why generation failed; required (the runner sends at most 2000 characters).
+   *
    * @generated from field: string reason = 2;
    */
   reason: string;
+
+  /**
+   * The run's total cost when it stopped, decimal USD; unset leaves the article's cost as it is.
+   *
+   * @generated from field: optional string cost = 3;
+   */
+  cost?: string | undefined;
 };
 
 /**
@@ -1077,13 +1426,17 @@ export type FailArticleRequest = Message<"articles.article_store.v1.FailArticleR
  * Use `create(FailArticleRequestSchema)` to create a new message.
  */
 export const FailArticleRequestSchema: GenMessage<FailArticleRequest> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_articles, 30);
+  messageDesc(file_articles_article_store_v1_articles, 31);
 
 /**
+ * The failed article.
+ *
  * @generated from message articles.article_store.v1.FailArticleResponse
  */
 export type FailArticleResponse = Message<"articles.article_store.v1.FailArticleResponse"> & {
   /**
+   * The article.
+   *
    * @generated from field: articles.article_store.v1.Article article = 1;
    */
   article?: Article | undefined;
@@ -1094,33 +1447,87 @@ export type FailArticleResponse = Message<"articles.article_store.v1.FailArticle
  * Use `create(FailArticleResponseSchema)` to create a new message.
  */
 export const FailArticleResponseSchema: GenMessage<FailArticleResponse> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_articles, 31);
+  messageDesc(file_articles_article_store_v1_articles, 32);
 
 /**
+ * A client's cancel (from the gateway).
+ *
+ * @generated from message articles.article_store.v1.CancelArticleRequest
+ */
+export type CancelArticleRequest = Message<"articles.article_store.v1.CancelArticleRequest"> & {
+  /**
+   * The article's public id.
+   *
+   * @generated from field: string external_id = 1;
+   */
+  externalId: string;
+};
+
+/**
+ * Describes the message articles.article_store.v1.CancelArticleRequest.
+ * Use `create(CancelArticleRequestSchema)` to create a new message.
+ */
+export const CancelArticleRequestSchema: GenMessage<CancelArticleRequest> = /*@__PURE__*/
+  messageDesc(file_articles_article_store_v1_articles, 33);
+
+/**
+ * The cancelled article.
+ *
+ * @generated from message articles.article_store.v1.CancelArticleResponse
+ */
+export type CancelArticleResponse = Message<"articles.article_store.v1.CancelArticleResponse"> & {
+  /**
+   * The article, now failed with the reason "Cancelled by the client.".
+   *
+   * @generated from field: articles.article_store.v1.Article article = 1;
+   */
+  article?: Article | undefined;
+};
+
+/**
+ * Describes the message articles.article_store.v1.CancelArticleResponse.
+ * Use `create(CancelArticleResponseSchema)` to create a new message.
+ */
+export const CancelArticleResponseSchema: GenMessage<CancelArticleResponse> = /*@__PURE__*/
+  messageDesc(file_articles_article_store_v1_articles, 34);
+
+/**
+ * One web page the run's research kept.
+ *
  * @generated from message articles.article_store.v1.ResearchSource
  */
 export type ResearchSource = Message<"articles.article_store.v1.ResearchSource"> & {
   /**
+   * 1-based and distinct within the article's set.
+   *
    * @generated from field: int32 position = 1;
    */
   position: number;
 
   /**
+   * The page's title.
+   *
    * @generated from field: string title = 2;
    */
   title: string;
 
   /**
+   * The page's address; required.
+   *
    * @generated from field: string url = 3;
    */
   url: string;
 
   /**
+   * Words of the page's text the run kept (at most research_max_words_per_source), 0 or more.
+   *
    * @generated from field: int32 word_count = 4;
    */
   wordCount: number;
 
   /**
+   * When the page was fetched; unset on recording means now.
+   *
    * @generated from field: google.protobuf.Timestamp fetched_at = 5;
    */
   fetchedAt?: Timestamp | undefined;
@@ -1131,18 +1538,24 @@ export type ResearchSource = Message<"articles.article_store.v1.ResearchSource">
  * Use `create(ResearchSourceSchema)` to create a new message.
  */
 export const ResearchSourceSchema: GenMessage<ResearchSource> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_articles, 32);
+  messageDesc(file_articles_article_store_v1_articles, 35);
 
 /**
+ * The research sources of a run (from generation-runner).
+ *
  * @generated from message articles.article_store.v1.RecordResearchSourcesRequest
  */
 export type RecordResearchSourcesRequest = Message<"articles.article_store.v1.RecordResearchSourcesRequest"> & {
   /**
+   * The article's public id.
+   *
    * @generated from field: string external_id = 1;
    */
   externalId: string;
 
   /**
+   * The whole set; it replaces any earlier one.
+   *
    * @generated from field: repeated articles.article_store.v1.ResearchSource sources = 2;
    */
   sources: ResearchSource[];
@@ -1153,9 +1566,11 @@ export type RecordResearchSourcesRequest = Message<"articles.article_store.v1.Re
  * Use `create(RecordResearchSourcesRequestSchema)` to create a new message.
  */
 export const RecordResearchSourcesRequestSchema: GenMessage<RecordResearchSourcesRequest> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_articles, 33);
+  messageDesc(file_articles_article_store_v1_articles, 36);
 
 /**
+ * Nothing: the sources are recorded.
+ *
  * @generated from message articles.article_store.v1.RecordResearchSourcesResponse
  */
 export type RecordResearchSourcesResponse = Message<"articles.article_store.v1.RecordResearchSourcesResponse"> & {
@@ -1166,13 +1581,17 @@ export type RecordResearchSourcesResponse = Message<"articles.article_store.v1.R
  * Use `create(RecordResearchSourcesResponseSchema)` to create a new message.
  */
 export const RecordResearchSourcesResponseSchema: GenMessage<RecordResearchSourcesResponse> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_articles, 34);
+  messageDesc(file_articles_article_store_v1_articles, 37);
 
 /**
+ * The research sources of one article to read.
+ *
  * @generated from message articles.article_store.v1.ListResearchSourcesRequest
  */
 export type ListResearchSourcesRequest = Message<"articles.article_store.v1.ListResearchSourcesRequest"> & {
   /**
+   * The article's public id.
+   *
    * @generated from field: string external_id = 1;
    */
   externalId: string;
@@ -1183,13 +1602,17 @@ export type ListResearchSourcesRequest = Message<"articles.article_store.v1.List
  * Use `create(ListResearchSourcesRequestSchema)` to create a new message.
  */
 export const ListResearchSourcesRequestSchema: GenMessage<ListResearchSourcesRequest> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_articles, 35);
+  messageDesc(file_articles_article_store_v1_articles, 38);
 
 /**
+ * The article's research sources.
+ *
  * @generated from message articles.article_store.v1.ListResearchSourcesResponse
  */
 export type ListResearchSourcesResponse = Message<"articles.article_store.v1.ListResearchSourcesResponse"> & {
   /**
+   * In position order.
+   *
    * @generated from field: repeated articles.article_store.v1.ResearchSource sources = 1;
    */
   sources: ResearchSource[];
@@ -1200,9 +1623,11 @@ export type ListResearchSourcesResponse = Message<"articles.article_store.v1.Lis
  * Use `create(ListResearchSourcesResponseSchema)` to create a new message.
  */
 export const ListResearchSourcesResponseSchema: GenMessage<ListResearchSourcesResponse> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_articles, 36);
+  messageDesc(file_articles_article_store_v1_articles, 39);
 
 /**
+ * One attempt to deliver an article's completion webhook.
+ *
  * @generated from message articles.article_store.v1.DeliveryAttempt
  */
 export type DeliveryAttempt = Message<"articles.article_store.v1.DeliveryAttempt"> & {
@@ -1214,11 +1639,15 @@ export type DeliveryAttempt = Message<"articles.article_store.v1.DeliveryAttempt
   deliveryId: string;
 
   /**
+   * 1 for the first try, counting up with each retry.
+   *
    * @generated from field: int32 attempt = 2;
    */
   attempt: number;
 
   /**
+   * When the attempt was made; unset on recording means now.
+   *
    * @generated from field: google.protobuf.Timestamp attempted_at = 3;
    */
   attemptedAt?: Timestamp | undefined;
@@ -1238,16 +1667,22 @@ export type DeliveryAttempt = Message<"articles.article_store.v1.DeliveryAttempt
   error?: string | undefined;
 
   /**
+   * How long the attempt took, in milliseconds, 0 or more.
+   *
    * @generated from field: int32 duration_ms = 6;
    */
   durationMs: number;
 
   /**
+   * True when the receiver accepted the delivery.
+   *
    * @generated from field: bool succeeded = 7;
    */
   succeeded: boolean;
 
   /**
+   * The article version the webhook carried.
+   *
    * @generated from field: int64 version_id = 8;
    */
   versionId: bigint;
@@ -1258,18 +1693,24 @@ export type DeliveryAttempt = Message<"articles.article_store.v1.DeliveryAttempt
  * Use `create(DeliveryAttemptSchema)` to create a new message.
  */
 export const DeliveryAttemptSchema: GenMessage<DeliveryAttempt> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_articles, 37);
+  messageDesc(file_articles_article_store_v1_articles, 40);
 
 /**
+ * One delivery attempt to record (from webhook-dispatcher).
+ *
  * @generated from message articles.article_store.v1.RecordDeliveryAttemptRequest
  */
 export type RecordDeliveryAttemptRequest = Message<"articles.article_store.v1.RecordDeliveryAttemptRequest"> & {
   /**
+   * The article's public id.
+   *
    * @generated from field: string external_id = 1;
    */
   externalId: string;
 
   /**
+   * The attempt; required.
+   *
    * @generated from field: articles.article_store.v1.DeliveryAttempt attempt = 2;
    */
   attempt?: DeliveryAttempt | undefined;
@@ -1280,9 +1721,11 @@ export type RecordDeliveryAttemptRequest = Message<"articles.article_store.v1.Re
  * Use `create(RecordDeliveryAttemptRequestSchema)` to create a new message.
  */
 export const RecordDeliveryAttemptRequestSchema: GenMessage<RecordDeliveryAttemptRequest> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_articles, 38);
+  messageDesc(file_articles_article_store_v1_articles, 41);
 
 /**
+ * Nothing: the attempt is recorded.
+ *
  * @generated from message articles.article_store.v1.RecordDeliveryAttemptResponse
  */
 export type RecordDeliveryAttemptResponse = Message<"articles.article_store.v1.RecordDeliveryAttemptResponse"> & {
@@ -1293,13 +1736,17 @@ export type RecordDeliveryAttemptResponse = Message<"articles.article_store.v1.R
  * Use `create(RecordDeliveryAttemptResponseSchema)` to create a new message.
  */
 export const RecordDeliveryAttemptResponseSchema: GenMessage<RecordDeliveryAttemptResponse> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_articles, 39);
+  messageDesc(file_articles_article_store_v1_articles, 42);
 
 /**
+ * The delivery attempts of one article to read.
+ *
  * @generated from message articles.article_store.v1.ListDeliveryAttemptsRequest
  */
 export type ListDeliveryAttemptsRequest = Message<"articles.article_store.v1.ListDeliveryAttemptsRequest"> & {
   /**
+   * The article's public id.
+   *
    * @generated from field: string external_id = 1;
    */
   externalId: string;
@@ -1310,13 +1757,17 @@ export type ListDeliveryAttemptsRequest = Message<"articles.article_store.v1.Lis
  * Use `create(ListDeliveryAttemptsRequestSchema)` to create a new message.
  */
 export const ListDeliveryAttemptsRequestSchema: GenMessage<ListDeliveryAttemptsRequest> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_articles, 40);
+  messageDesc(file_articles_article_store_v1_articles, 43);
 
 /**
+ * The article's delivery attempts.
+ *
  * @generated from message articles.article_store.v1.ListDeliveryAttemptsResponse
  */
 export type ListDeliveryAttemptsResponse = Message<"articles.article_store.v1.ListDeliveryAttemptsResponse"> & {
   /**
+   * Oldest first (attempted_at).
+   *
    * @generated from field: repeated articles.article_store.v1.DeliveryAttempt attempts = 1;
    */
   attempts: DeliveryAttempt[];
@@ -1327,18 +1778,24 @@ export type ListDeliveryAttemptsResponse = Message<"articles.article_store.v1.Li
  * Use `create(ListDeliveryAttemptsResponseSchema)` to create a new message.
  */
 export const ListDeliveryAttemptsResponseSchema: GenMessage<ListDeliveryAttemptsResponse> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_articles, 41);
+  messageDesc(file_articles_article_store_v1_articles, 44);
 
 /**
+ * A delivered webhook (from webhook-dispatcher).
+ *
  * @generated from message articles.article_store.v1.MarkPublishedRequest
  */
 export type MarkPublishedRequest = Message<"articles.article_store.v1.MarkPublishedRequest"> & {
   /**
+   * The article's public id.
+   *
    * @generated from field: string external_id = 1;
    */
   externalId: string;
 
   /**
+   * The version the webhook delivered, a version of that article.
+   *
    * @generated from field: int64 version_id = 2;
    */
   versionId: bigint;
@@ -1349,13 +1806,17 @@ export type MarkPublishedRequest = Message<"articles.article_store.v1.MarkPublis
  * Use `create(MarkPublishedRequestSchema)` to create a new message.
  */
 export const MarkPublishedRequestSchema: GenMessage<MarkPublishedRequest> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_articles, 42);
+  messageDesc(file_articles_article_store_v1_articles, 45);
 
 /**
+ * The published article.
+ *
  * @generated from message articles.article_store.v1.MarkPublishedResponse
  */
 export type MarkPublishedResponse = Message<"articles.article_store.v1.MarkPublishedResponse"> & {
   /**
+   * The article.
+   *
    * @generated from field: articles.article_store.v1.Article article = 1;
    */
   article?: Article | undefined;
@@ -1366,18 +1827,24 @@ export type MarkPublishedResponse = Message<"articles.article_store.v1.MarkPubli
  * Use `create(MarkPublishedResponseSchema)` to create a new message.
  */
 export const MarkPublishedResponseSchema: GenMessage<MarkPublishedResponse> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_articles, 43);
+  messageDesc(file_articles_article_store_v1_articles, 46);
 
 /**
+ * A webhook whose every attempt failed (from webhook-dispatcher).
+ *
  * @generated from message articles.article_store.v1.MarkDeliveryFailedRequest
  */
 export type MarkDeliveryFailedRequest = Message<"articles.article_store.v1.MarkDeliveryFailedRequest"> & {
   /**
+   * The article's public id.
+   *
    * @generated from field: string external_id = 1;
    */
   externalId: string;
 
   /**
+   * Why the delivery was given up; required.
+   *
    * @generated from field: string reason = 2;
    */
   reason: string;
@@ -1388,13 +1855,17 @@ export type MarkDeliveryFailedRequest = Message<"articles.article_store.v1.MarkD
  * Use `create(MarkDeliveryFailedRequestSchema)` to create a new message.
  */
 export const MarkDeliveryFailedRequestSchema: GenMessage<MarkDeliveryFailedRequest> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_articles, 44);
+  messageDesc(file_articles_article_store_v1_articles, 47);
 
 /**
+ * The article with the failed delivery recorded.
+ *
  * @generated from message articles.article_store.v1.MarkDeliveryFailedResponse
  */
 export type MarkDeliveryFailedResponse = Message<"articles.article_store.v1.MarkDeliveryFailedResponse"> & {
   /**
+   * The article.
+   *
    * @generated from field: articles.article_store.v1.Article article = 1;
    */
   article?: Article | undefined;
@@ -1405,10 +1876,12 @@ export type MarkDeliveryFailedResponse = Message<"articles.article_store.v1.Mark
  * Use `create(MarkDeliveryFailedResponseSchema)` to create a new message.
  */
 export const MarkDeliveryFailedResponseSchema: GenMessage<MarkDeliveryFailedResponse> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_articles, 45);
+  messageDesc(file_articles_article_store_v1_articles, 48);
 
 /**
- * Public reads and creation (called by the gateway).
+ * Public reads and creation (called by the gateway). generation-runner and webhook-dispatcher also
+ * read articles, brand voices and image presets; the operator CLI (deploy/admin) reads articles and
+ * creates and reads brand voices and image presets.
  *
  * @generated from service articles.article_store.v1.ArticleStoreService
  */
@@ -1418,6 +1891,13 @@ export const ArticleStoreService: GenService<{
    * the generation job (job id = external_id), so an article answered with 201 is never stranded.
    * With an idempotency key: the same key and request hash return the first article
    * (replayed = true) and create nothing; the same key with another hash is ALREADY_EXISTS.
+   * Without a key it is idempotent by external_id: the same external_id from the same account
+   * returns the stored article (replayed = true); from another account it is ALREADY_EXISTS.
+   * Called by the gateway (POST /v1/articles) after the word reservation.
+   * INVALID_ARGUMENT when article or article.settings is missing, external_id is not a UUID,
+   * account_id, project_id, title or article_type is missing, target_word_count is not positive,
+   * status is other than queued or batching, or the idempotency key is not 1 to 255 characters
+   * or comes without a request_hash.
    *
    * @generated from rpc articles.article_store.v1.ArticleStoreService.CreateArticle
    */
@@ -1427,7 +1907,10 @@ export const ArticleStoreService: GenService<{
     output: typeof CreateArticleResponseSchema;
   },
   /**
-   * An article by numeric id or external_id UUID.
+   * An article by numeric id or external_id UUID. NOT_FOUND for an unknown identifier or one
+   * that is neither. Called by the gateway (reads, polling, live events), generation-runner (at
+   * the start of a run and to check for a cancel), webhook-dispatcher (before a delivery) and the
+   * operator CLI (`article show`).
    *
    * @generated from rpc articles.article_store.v1.ArticleStoreService.GetArticle
    */
@@ -1437,7 +1920,9 @@ export const ArticleStoreService: GenService<{
     output: typeof GetArticleResponseSchema;
   },
   /**
-   * Articles of the given projects, newest first, paginated.
+   * Articles of the given projects, newest first, paginated. Called by the gateway
+   * (GET /v1/articles) with the projects the caller can view. INVALID_ARGUMENT when page is
+   * below 1 or per_page is not 1 to 100 (0 stands for the defaults, page 1 and 20 per page).
    *
    * @generated from rpc articles.article_store.v1.ArticleStoreService.ListArticles
    */
@@ -1448,7 +1933,8 @@ export const ArticleStoreService: GenService<{
   },
   /**
    * The article a stored idempotency key points at, if any (looked up before creation work).
-   * Keys live 24 hours; an older key is treated as unused.
+   * Keys live 24 hours; an older key is treated as unused. Never fails on the key: an empty or
+   * over-long key simply finds nothing. Called by the gateway during creation.
    *
    * @generated from rpc articles.article_store.v1.ArticleStoreService.FindIdempotentArticle
    */
@@ -1462,6 +1948,8 @@ export const ArticleStoreService: GenService<{
    * concurrent identical requests share one external_id, hence one quota reservation and one
    * article. Returns the claim's external_id, and the article when the claim already created one.
    * ALREADY_EXISTS when the key (within 24 hours) belongs to a request with another hash.
+   * INVALID_ARGUMENT when account_id is missing, the key is not 1 to 255 characters or
+   * request_hash is empty. Called by the gateway during creation.
    *
    * @generated from rpc articles.article_store.v1.ArticleStoreService.ClaimIdempotencyKey
    */
@@ -1472,6 +1960,9 @@ export const ArticleStoreService: GenService<{
   },
   /**
    * Brand voices and image presets: records of one project.
+   * Creates a brand voice (name and description are trimmed). Called by the operator CLI
+   * (`brand-voice create`). INVALID_ARGUMENT when the project does not exist in accounts-billing,
+   * name is not 1 to 255 characters or description not 1 to 5000.
    *
    * @generated from rpc articles.article_store.v1.ArticleStoreService.CreateBrandVoice
    */
@@ -1481,6 +1972,10 @@ export const ArticleStoreService: GenService<{
     output: typeof CreateBrandVoiceResponseSchema;
   },
   /**
+   * A brand voice by id. NOT_FOUND when there is none. Called by the gateway (to check a
+   * creation's brand_voice_id), generation-runner (to write in the voice) and the operator CLI
+   * (`brand-voice show`).
+   *
    * @generated from rpc articles.article_store.v1.ArticleStoreService.GetBrandVoice
    */
   getBrandVoice: {
@@ -1489,6 +1984,10 @@ export const ArticleStoreService: GenService<{
     output: typeof GetBrandVoiceResponseSchema;
   },
   /**
+   * Creates an image preset (name and style are trimmed). Called by the operator CLI
+   * (`image-preset create`). INVALID_ARGUMENT when the project does not exist in
+   * accounts-billing, name is not 1 to 255 characters or style not 1 to 2000.
+   *
    * @generated from rpc articles.article_store.v1.ArticleStoreService.CreateImagePreset
    */
   createImagePreset: {
@@ -1497,6 +1996,10 @@ export const ArticleStoreService: GenService<{
     output: typeof CreateImagePresetResponseSchema;
   },
   /**
+   * An image preset by id. NOT_FOUND when there is none. Called by the gateway (to check a
+   * creation's image_preset_id), generation-runner (to style the images) and the operator CLI
+   * (`image-preset show`).
+   *
    * @generated from rpc articles.article_store.v1.ArticleStoreService.GetImagePreset
    */
   getImagePreset: {
@@ -1520,6 +2023,8 @@ export const ArticleLifecycleService: GenService<{
    * Moves the article to writing/polishing/batching and names the running step; advances updated_at.
    * Unset optional fields are left as they are. On a completed or published article it is a
    * no-op (a late report never moves an article back); INVALID_ARGUMENT on another status.
+   * INVALID_ARGUMENT also for a cost that is not a decimal string. Called by generation-runner
+   * as each step starts, and repeated while a slow step runs.
    *
    * @generated from rpc articles.article_store.v1.ArticleLifecycleService.RecordProgress
    */
@@ -1532,6 +2037,10 @@ export const ArticleLifecycleService: GenService<{
    * Stores the generation output as the article's first version (content and original_content,
    * current_version_id) and marks it completed with current_step cleared (or polishing when a
    * humanization pass follows). Repeating it is a no-op returning the article.
+   * INVALID_ARGUMENT for a bad cost, a negative actual_word_count, an empty ai_model_used, or
+   * bad images (more than 5, positions not distinct 1 to 5, image_id not 32 lowercase hex
+   * digits, url not http(s), width or height not positive, alt over 300 characters).
+   * Called by generation-runner when the last step is done.
    *
    * @generated from rpc articles.article_store.v1.ArticleLifecycleService.CompleteGeneration
    */
@@ -1544,6 +2053,8 @@ export const ArticleLifecycleService: GenService<{
    * Stores a further version (e.g. the humanization pass) and makes it current; original_content
    * stays. One version per kind: repeating a kind returns the stored version. FAILED_PRECONDITION
    * before CompleteGeneration. The new version is not yet originality-checked.
+   * INVALID_ARGUMENT for an empty kind, a negative actual_word_count or a bad cost.
+   * Called by generation-runner after the humanization pass.
    *
    * @generated from rpc articles.article_store.v1.ArticleLifecycleService.AddVersion
    */
@@ -1555,6 +2066,8 @@ export const ArticleLifecycleService: GenService<{
   /**
    * Records an originality check of a version; the article shows it (ai_detection_score,
    * originality_checked_at) while that version is current. NOT_FOUND for another article's version.
+   * INVALID_ARGUMENT when the score is not an integer from 0 to 100. Recording the same score
+   * again keeps the first check time. Called by generation-runner once the final version exists.
    *
    * @generated from rpc articles.article_store.v1.ArticleLifecycleService.RecordOriginality
    */
@@ -1565,7 +2078,9 @@ export const ArticleLifecycleService: GenService<{
   },
   /**
    * Marks the article failed with a reason: terminal, no webhook. FAILED_PRECONDITION once the
-   * article is completed or published.
+   * article is completed or published. On an already failed article it only updates cost, when
+   * one is given. INVALID_ARGUMENT for an empty reason or a bad cost. Called by generation-runner
+   * when a run gives up, and after a cancel to record the run's final cost.
    *
    * @generated from rpc articles.article_store.v1.ArticleLifecycleService.FailArticle
    */
@@ -1575,7 +2090,23 @@ export const ArticleLifecycleService: GenService<{
     output: typeof FailArticleResponseSchema;
   },
   /**
+   * Cancels a running article at its client's request: in one transaction, a queued, batching,
+   * writing or polishing article becomes failed with the reason "Cancelled by the client.", then
+   * the runners are told (over Redis) to stop the one working on it. Cancelling a cancelled
+   * article answers it again; FAILED_PRECONDITION when it completed, was published or failed for
+   * another reason. Called by the gateway (POST /v1/articles/{id}/cancel).
+   *
+   * @generated from rpc articles.article_store.v1.ArticleLifecycleService.CancelArticle
+   */
+  cancelArticle: {
+    methodKind: "unary";
+    input: typeof CancelArticleRequestSchema;
+    output: typeof CancelArticleResponseSchema;
+  },
+  /**
    * The research sources used by the article's run (recording replaces the previous set).
+   * Called by generation-runner once research is gathered. INVALID_ARGUMENT when positions are
+   * not distinct integers from 1, a url is empty or a word_count is negative.
    *
    * @generated from rpc articles.article_store.v1.ArticleLifecycleService.RecordResearchSources
    */
@@ -1585,6 +2116,9 @@ export const ArticleLifecycleService: GenService<{
     output: typeof RecordResearchSourcesResponseSchema;
   },
   /**
+   * The recorded research sources in position order (empty when none). Not called by the
+   * services; the API tests read it.
+   *
    * @generated from rpc articles.article_store.v1.ArticleLifecycleService.ListResearchSources
    */
   listResearchSources: {
@@ -1594,7 +2128,9 @@ export const ArticleLifecycleService: GenService<{
   },
   /**
    * One webhook delivery attempt (time, status code or error, duration); keyed by
-   * (delivery_id, attempt), so recording it again is a no-op.
+   * (delivery_id, attempt), so recording it again is a no-op. Called by webhook-dispatcher after
+   * every attempt. INVALID_ARGUMENT when attempt is missing, delivery_id is empty, the attempt
+   * number is below 1 or duration_ms is negative.
    *
    * @generated from rpc articles.article_store.v1.ArticleLifecycleService.RecordDeliveryAttempt
    */
@@ -1604,6 +2140,8 @@ export const ArticleLifecycleService: GenService<{
     output: typeof RecordDeliveryAttemptResponseSchema;
   },
   /**
+   * The recorded delivery attempts, oldest first. Not called by the services; the API tests read it.
+   *
    * @generated from rpc articles.article_store.v1.ArticleLifecycleService.ListDeliveryAttempts
    */
   listDeliveryAttempts: {
@@ -1613,7 +2151,8 @@ export const ArticleLifecycleService: GenService<{
   },
   /**
    * A delivery succeeded: status published, published_version_id = the delivered version.
-   * FAILED_PRECONDITION while generation is still running.
+   * FAILED_PRECONDITION while generation is still running. NOT_FOUND for another article's
+   * version. Repeating it is a no-op. Called by webhook-dispatcher.
    *
    * @generated from rpc articles.article_store.v1.ArticleLifecycleService.MarkPublished
    */
@@ -1624,6 +2163,8 @@ export const ArticleLifecycleService: GenService<{
   },
   /**
    * Every attempt of a delivery failed: recorded on the article (status stays completed).
+   * INVALID_ARGUMENT for an empty reason. A later call keeps the first delivery_failed_at.
+   * Called by webhook-dispatcher when it gives up.
    *
    * @generated from rpc articles.article_store.v1.ArticleLifecycleService.MarkDeliveryFailed
    */

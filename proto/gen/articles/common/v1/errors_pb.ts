@@ -23,6 +23,8 @@ export const file_articles_common_v1_errors: GenFile = /*@__PURE__*/
  */
 export type FieldViolations = Message<"articles.common.v1.FieldViolations"> & {
   /**
+   * One entry per invalid field, in the order the checks found them.
+   *
    * @generated from field: repeated articles.common.v1.FieldViolation violations = 1;
    */
   violations: FieldViolation[];
@@ -42,11 +44,15 @@ export const FieldViolationsSchema: GenMessage<FieldViolations> = /*@__PURE__*/
  */
 export type FieldViolation = Message<"articles.common.v1.FieldViolation"> & {
   /**
+   * The public wire name of the field (snake_case, e.g. "target_word_count").
+   *
    * @generated from field: string field = 1;
    */
   field: string;
 
   /**
+   * Human-readable reasons, each a full sentence shown to the API client as is.
+   *
    * @generated from field: repeated string messages = 2;
    */
   messages: string[];

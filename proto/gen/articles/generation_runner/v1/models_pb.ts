@@ -16,6 +16,8 @@ export const file_articles_generation_runner_v1_models: GenFile = /*@__PURE__*/
   fileDesc("CiphcnRpY2xlcy9nZW5lcmF0aW9uX3J1bm5lci92MS9tb2RlbHMucHJvdG8SHWFydGljbGVzLmdlbmVyYXRpb25fcnVubmVyLnYxIq4BCgVNb2RlbBIKCgJpZBgBIAEoCRIOCgZhY3RpdmUYAiABKAgSFgoOc3VwcG9ydHNfYmF0Y2gYAyABKAgSHwoXaW5wdXRfcHJpY2VfcGVyX21pbGxpb24YBCABKAkSIAoYb3V0cHV0X3ByaWNlX3Blcl9taWxsaW9uGAUgASgJEhsKDmZhbGxiYWNrX21vZGVsGAYgASgJSACIAQFCEQoPX2ZhbGxiYWNrX21vZGVsIiQKE1Jlc29sdmVNb2RlbFJlcXVlc3QSDQoFbW9kZWwYASABKAkiSwoUUmVzb2x2ZU1vZGVsUmVzcG9uc2USMwoFbW9kZWwYASABKAsyJC5hcnRpY2xlcy5nZW5lcmF0aW9uX3J1bm5lci52MS5Nb2RlbCITChFMaXN0TW9kZWxzUmVxdWVzdCJKChJMaXN0TW9kZWxzUmVzcG9uc2USNAoGbW9kZWxzGAEgAygLMiQuYXJ0aWNsZXMuZ2VuZXJhdGlvbl9ydW5uZXIudjEuTW9kZWwiRgoPQWRkTW9kZWxSZXF1ZXN0EjMKBW1vZGVsGAEgASgLMiQuYXJ0aWNsZXMuZ2VuZXJhdGlvbl9ydW5uZXIudjEuTW9kZWwiRwoQQWRkTW9kZWxSZXNwb25zZRIzCgVtb2RlbBgBIAEoCzIkLmFydGljbGVzLmdlbmVyYXRpb25fcnVubmVyLnYxLk1vZGVsIqYCChJVcGRhdGVNb2RlbFJlcXVlc3QSCgoCaWQYASABKAkSEwoGYWN0aXZlGAIgASgISACIAQESGwoOc3VwcG9ydHNfYmF0Y2gYAyABKAhIAYgBARIkChdpbnB1dF9wcmljZV9wZXJfbWlsbGlvbhgEIAEoCUgCiAEBEiUKGG91dHB1dF9wcmljZV9wZXJfbWlsbGlvbhgFIAEoCUgDiAEBEhsKDmZhbGxiYWNrX21vZGVsGAYgASgJSASIAQFCCQoHX2FjdGl2ZUIRCg9fc3VwcG9ydHNfYmF0Y2hCGgoYX2lucHV0X3ByaWNlX3Blcl9taWxsaW9uQhsKGV9vdXRwdXRfcHJpY2VfcGVyX21pbGxpb25CEQoPX2ZhbGxiYWNrX21vZGVsIkoKE1VwZGF0ZU1vZGVsUmVzcG9uc2USMwoFbW9kZWwYASABKAsyJC5hcnRpY2xlcy5nZW5lcmF0aW9uX3J1bm5lci52MS5Nb2RlbDLkAwoTTW9kZWxDYXRhbG9nU2VydmljZRJ3CgxSZXNvbHZlTW9kZWwSMi5hcnRpY2xlcy5nZW5lcmF0aW9uX3J1bm5lci52MS5SZXNvbHZlTW9kZWxSZXF1ZXN0GjMuYXJ0aWNsZXMuZ2VuZXJhdGlvbl9ydW5uZXIudjEuUmVzb2x2ZU1vZGVsUmVzcG9uc2UScQoKTGlzdE1vZGVscxIwLmFydGljbGVzLmdlbmVyYXRpb25fcnVubmVyLnYxLkxpc3RNb2RlbHNSZXF1ZXN0GjEuYXJ0aWNsZXMuZ2VuZXJhdGlvbl9ydW5uZXIudjEuTGlzdE1vZGVsc1Jlc3BvbnNlEmsKCEFkZE1vZGVsEi4uYXJ0aWNsZXMuZ2VuZXJhdGlvbl9ydW5uZXIudjEuQWRkTW9kZWxSZXF1ZXN0Gi8uYXJ0aWNsZXMuZ2VuZXJhdGlvbl9ydW5uZXIudjEuQWRkTW9kZWxSZXNwb25zZRJ0CgtVcGRhdGVNb2RlbBIxLmFydGljbGVzLmdlbmVyYXRpb25fcnVubmVyLnYxLlVwZGF0ZU1vZGVsUmVxdWVzdBoyLmFydGljbGVzLmdlbmVyYXRpb25fcnVubmVyLnYxLlVwZGF0ZU1vZGVsUmVzcG9uc2ViBnByb3RvMw");
 
 /**
+ * One model of the catalog and its prices.
+ *
  * @generated from message articles.generation_runner.v1.Model
  */
 export type Model = Message<"articles.generation_runner.v1.Model"> & {
@@ -34,6 +36,8 @@ export type Model = Message<"articles.generation_runner.v1.Model"> & {
   active: boolean;
 
   /**
+   * Whether the provider's batch API can run it (articles with use_batch_api need this).
+   *
    * @generated from field: bool supports_batch = 3;
    */
   supportsBatch: boolean;
@@ -46,6 +50,8 @@ export type Model = Message<"articles.generation_runner.v1.Model"> & {
   inputPricePerMillion: string;
 
   /**
+   * USD per million completion (output) tokens.
+   *
    * @generated from field: string output_price_per_million = 5;
    */
   outputPricePerMillion: string;
@@ -66,6 +72,8 @@ export const ModelSchema: GenMessage<Model> = /*@__PURE__*/
   messageDesc(file_articles_generation_runner_v1_models, 0);
 
 /**
+ * Which model an article created now would use.
+ *
  * @generated from message articles.generation_runner.v1.ResolveModelRequest
  */
 export type ResolveModelRequest = Message<"articles.generation_runner.v1.ResolveModelRequest"> & {
@@ -85,10 +93,14 @@ export const ResolveModelRequestSchema: GenMessage<ResolveModelRequest> = /*@__P
   messageDesc(file_articles_generation_runner_v1_models, 1);
 
 /**
+ * The model chosen.
+ *
  * @generated from message articles.generation_runner.v1.ResolveModelResponse
  */
 export type ResolveModelResponse = Message<"articles.generation_runner.v1.ResolveModelResponse"> & {
   /**
+   * The chosen model, with its prices.
+   *
    * @generated from field: articles.generation_runner.v1.Model model = 1;
    */
   model?: Model | undefined;
@@ -102,6 +114,8 @@ export const ResolveModelResponseSchema: GenMessage<ResolveModelResponse> = /*@_
   messageDesc(file_articles_generation_runner_v1_models, 2);
 
 /**
+ * No parameters: the whole catalog.
+ *
  * @generated from message articles.generation_runner.v1.ListModelsRequest
  */
 export type ListModelsRequest = Message<"articles.generation_runner.v1.ListModelsRequest"> & {
@@ -115,10 +129,14 @@ export const ListModelsRequestSchema: GenMessage<ListModelsRequest> = /*@__PURE_
   messageDesc(file_articles_generation_runner_v1_models, 3);
 
 /**
+ * The catalog.
+ *
  * @generated from message articles.generation_runner.v1.ListModelsResponse
  */
 export type ListModelsResponse = Message<"articles.generation_runner.v1.ListModelsResponse"> & {
   /**
+   * Every model of the catalog.
+   *
    * @generated from field: repeated articles.generation_runner.v1.Model models = 1;
    */
   models: Model[];
@@ -132,10 +150,14 @@ export const ListModelsResponseSchema: GenMessage<ListModelsResponse> = /*@__PUR
   messageDesc(file_articles_generation_runner_v1_models, 4);
 
 /**
+ * A model to add. INVALID_ARGUMENT for a malformed id or price.
+ *
  * @generated from message articles.generation_runner.v1.AddModelRequest
  */
 export type AddModelRequest = Message<"articles.generation_runner.v1.AddModelRequest"> & {
   /**
+   * The model; id is required and must be provider:model.
+   *
    * @generated from field: articles.generation_runner.v1.Model model = 1;
    */
   model?: Model | undefined;
@@ -149,10 +171,14 @@ export const AddModelRequestSchema: GenMessage<AddModelRequest> = /*@__PURE__*/
   messageDesc(file_articles_generation_runner_v1_models, 5);
 
 /**
+ * The model as stored.
+ *
  * @generated from message articles.generation_runner.v1.AddModelResponse
  */
 export type AddModelResponse = Message<"articles.generation_runner.v1.AddModelResponse"> & {
   /**
+   * The stored model.
+   *
    * @generated from field: articles.generation_runner.v1.Model model = 1;
    */
   model?: Model | undefined;
@@ -166,10 +192,14 @@ export const AddModelResponseSchema: GenMessage<AddModelResponse> = /*@__PURE__*
   messageDesc(file_articles_generation_runner_v1_models, 6);
 
 /**
+ * Changes to one model; unset fields stay as they are. NOT_FOUND for an unknown id.
+ *
  * @generated from message articles.generation_runner.v1.UpdateModelRequest
  */
 export type UpdateModelRequest = Message<"articles.generation_runner.v1.UpdateModelRequest"> & {
   /**
+   * The model to change, provider:model.
+   *
    * @generated from field: string id = 1;
    */
   id: string;
@@ -210,10 +240,14 @@ export const UpdateModelRequestSchema: GenMessage<UpdateModelRequest> = /*@__PUR
   messageDesc(file_articles_generation_runner_v1_models, 7);
 
 /**
+ * The model after the change.
+ *
  * @generated from message articles.generation_runner.v1.UpdateModelResponse
  */
 export type UpdateModelResponse = Message<"articles.generation_runner.v1.UpdateModelResponse"> & {
   /**
+   * The changed model.
+   *
    * @generated from field: articles.generation_runner.v1.Model model = 1;
    */
   model?: Model | undefined;
@@ -227,6 +261,8 @@ export const UpdateModelResponseSchema: GenMessage<UpdateModelResponse> = /*@__P
   messageDesc(file_articles_generation_runner_v1_models, 8);
 
 /**
+ * The models articles can be generated with. Called by the gateway (resolving a request's `model`, estimates) and by the operator CLI (adding and changing models).
+ *
  * @generated from service articles.generation_runner.v1.ModelCatalogService
  */
 export const ModelCatalogService: GenService<{
@@ -244,6 +280,8 @@ export const ModelCatalogService: GenService<{
     output: typeof ResolveModelResponseSchema;
   },
   /**
+   * Every model in the catalog, active or not.
+   *
    * @generated from rpc articles.generation_runner.v1.ModelCatalogService.ListModels
    */
   listModels: {

@@ -16,13 +16,17 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file articles/generation_runner/v1/runs.proto.
  */
 export const file_articles_generation_runner_v1_runs: GenFile = /*@__PURE__*/
-  fileDesc("CihhcnRpY2xlcy9nZW5lcmF0aW9uX3J1bm5lci92MS9ydW5zLnByb3RvEh1hcnRpY2xlcy5nZW5lcmF0aW9uX3J1bm5lci52MSIkCg1HZXRSdW5SZXF1ZXN0EhMKC2V4dGVybmFsX2lkGAEgASgJIkEKDkdldFJ1blJlc3BvbnNlEi8KA3J1bhgBIAEoCzIiLmFydGljbGVzLmdlbmVyYXRpb25fcnVubmVyLnYxLlJ1biL9AwoDUnVuEhMKC2V4dGVybmFsX2lkGAEgASgJEhMKC3dvcmtmbG93X2lkGAIgASgDEhkKEXdvcmtmbG93X3JldmlzaW9uGAMgASgFEhQKDGFydGljbGVfdHlwZRgEIAEoCRIXCg9yZXF1ZXN0ZWRfbW9kZWwYBSABKAkSDwoHcGlja3VwcxgGIAEoBRI8CgVzdGVwcxgHIAMoCzItLmFydGljbGVzLmdlbmVyYXRpb25fcnVubmVyLnYxLlN0ZXBDaGVja3BvaW50Ej0KBmltYWdlcxgIIAMoCzItLmFydGljbGVzLmdlbmVyYXRpb25fcnVubmVyLnYxLkdlbmVyYXRlZEltYWdlEgwKBGNvc3QYCSABKAkSFwoKbGFzdF9lcnJvchgKIAEoCUgAiAEBEjQKC2ZpbmlzaGVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgBiAEBEhUKCGJhdGNoX2lkGAwgASgJSAKIAQESIQoUaHVtYW5pemVkX3ZlcnNpb25faWQYDSABKANIA4gBARIYChB3ZWJob29rX2VucXVldWVkGA4gASgIQg0KC19sYXN0X2Vycm9yQg4KDF9maW5pc2hlZF9hdEILCglfYmF0Y2hfaWRCFwoVX2h1bWFuaXplZF92ZXJzaW9uX2lkIvEBCg5TdGVwQ2hlY2twb2ludBITCgtzdGVwX251bWJlchgBIAEoBRIRCglzdGVwX25hbWUYAiABKAkSDQoFbW9kZWwYAyABKAkSFQoNdXNlZF9mYWxsYmFjaxgEIAEoCBIVCg1wcm9tcHRfdG9rZW5zGAUgASgFEhkKEWNvbXBsZXRpb25fdG9rZW5zGAYgASgFEgwKBGNvc3QYByABKAkSDgoGb3V0cHV0GAggASgJEjAKDGNvbXBsZXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHYmF0Y2hlZBgKIAEoCCJ2Cg5HZW5lcmF0ZWRJbWFnZRIQCghwb3NpdGlvbhgBIAEoBRINCgVtb2RlbBgCIAEoCRIMCgRzaXplGAMgASgJEg4KBnByb21wdBgEIAEoCRIRCglieXRlX3NpemUYBSABKAUSEgoKbWVkaWFfdHlwZRgGIAEoCTJ9ChRHZW5lcmF0aW9uUnVuU2VydmljZRJlCgZHZXRSdW4SLC5hcnRpY2xlcy5nZW5lcmF0aW9uX3J1bm5lci52MS5HZXRSdW5SZXF1ZXN0Gi0uYXJ0aWNsZXMuZ2VuZXJhdGlvbl9ydW5uZXIudjEuR2V0UnVuUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("CihhcnRpY2xlcy9nZW5lcmF0aW9uX3J1bm5lci92MS9ydW5zLnByb3RvEh1hcnRpY2xlcy5nZW5lcmF0aW9uX3J1bm5lci52MSIkCg1HZXRSdW5SZXF1ZXN0EhMKC2V4dGVybmFsX2lkGAEgASgJIkEKDkdldFJ1blJlc3BvbnNlEi8KA3J1bhgBIAEoCzIiLmFydGljbGVzLmdlbmVyYXRpb25fcnVubmVyLnYxLlJ1biLCBAoDUnVuEhMKC2V4dGVybmFsX2lkGAEgASgJEhMKC3dvcmtmbG93X2lkGAIgASgDEhkKEXdvcmtmbG93X3JldmlzaW9uGAMgASgFEhQKDGFydGljbGVfdHlwZRgEIAEoCRIXCg9yZXF1ZXN0ZWRfbW9kZWwYBSABKAkSDwoHcGlja3VwcxgGIAEoBRI8CgVzdGVwcxgHIAMoCzItLmFydGljbGVzLmdlbmVyYXRpb25fcnVubmVyLnYxLlN0ZXBDaGVja3BvaW50Ej0KBmltYWdlcxgIIAMoCzItLmFydGljbGVzLmdlbmVyYXRpb25fcnVubmVyLnYxLkdlbmVyYXRlZEltYWdlEgwKBGNvc3QYCSABKAkSFwoKbGFzdF9lcnJvchgKIAEoCUgAiAEBEjQKC2ZpbmlzaGVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgBiAEBEhUKCGJhdGNoX2lkGAwgASgJSAKIAQESIQoUaHVtYW5pemVkX3ZlcnNpb25faWQYDSABKANIA4gBARIYChB3ZWJob29rX2VucXVldWVkGA4gASgIEkMKDm9taXR0ZWRfaW1hZ2VzGA8gAygLMisuYXJ0aWNsZXMuZ2VuZXJhdGlvbl9ydW5uZXIudjEuT21pdHRlZEltYWdlQg0KC19sYXN0X2Vycm9yQg4KDF9maW5pc2hlZF9hdEILCglfYmF0Y2hfaWRCFwoVX2h1bWFuaXplZF92ZXJzaW9uX2lkIvEBCg5TdGVwQ2hlY2twb2ludBITCgtzdGVwX251bWJlchgBIAEoBRIRCglzdGVwX25hbWUYAiABKAkSDQoFbW9kZWwYAyABKAkSFQoNdXNlZF9mYWxsYmFjaxgEIAEoCBIVCg1wcm9tcHRfdG9rZW5zGAUgASgFEhkKEWNvbXBsZXRpb25fdG9rZW5zGAYgASgFEgwKBGNvc3QYByABKAkSDgoGb3V0cHV0GAggASgJEjAKDGNvbXBsZXRlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHYmF0Y2hlZBgKIAEoCCLXAQoOR2VuZXJhdGVkSW1hZ2USEAoIcG9zaXRpb24YASABKAUSDQoFbW9kZWwYAiABKAkSDAoEc2l6ZRgDIAEoCRIOCgZwcm9tcHQYBCABKAkSEQoJYnl0ZV9zaXplGAUgASgFEhIKCm1lZGlhX3R5cGUYBiABKAkSEAoIaW1hZ2VfaWQYByABKAkSCwoDdXJsGAggASgJEgsKA2FsdBgJIAEoCRINCgV3aWR0aBgKIAEoBRIOCgZoZWlnaHQYCyABKAUSFAoMYXNwZWN0X3JhdGlvGAwgASgJIjAKDE9taXR0ZWRJbWFnZRIQCghwb3NpdGlvbhgBIAEoBRIOCgZyZWFzb24YAiABKAkyfQoUR2VuZXJhdGlvblJ1blNlcnZpY2USZQoGR2V0UnVuEiwuYXJ0aWNsZXMuZ2VuZXJhdGlvbl9ydW5uZXIudjEuR2V0UnVuUmVxdWVzdBotLmFydGljbGVzLmdlbmVyYXRpb25fcnVubmVyLnYxLkdldFJ1blJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp]);
 
 /**
+ * The run of one article.
+ *
  * @generated from message articles.generation_runner.v1.GetRunRequest
  */
 export type GetRunRequest = Message<"articles.generation_runner.v1.GetRunRequest"> & {
   /**
+   * The article's public id (article_store.v1 Article.external_id).
+   *
    * @generated from field: string external_id = 1;
    */
   externalId: string;
@@ -36,10 +40,14 @@ export const GetRunRequestSchema: GenMessage<GetRunRequest> = /*@__PURE__*/
   messageDesc(file_articles_generation_runner_v1_runs, 0);
 
 /**
+ * The run asked for.
+ *
  * @generated from message articles.generation_runner.v1.GetRunResponse
  */
 export type GetRunResponse = Message<"articles.generation_runner.v1.GetRunResponse"> & {
   /**
+   * The run record.
+   *
    * @generated from field: articles.generation_runner.v1.Run run = 1;
    */
   run?: Run | undefined;
@@ -53,10 +61,14 @@ export const GetRunResponseSchema: GenMessage<GetRunResponse> = /*@__PURE__*/
   messageDesc(file_articles_generation_runner_v1_runs, 1);
 
 /**
+ * Everything the runner recorded for one article's generation.
+ *
  * @generated from message articles.generation_runner.v1.Run
  */
 export type Run = Message<"articles.generation_runner.v1.Run"> & {
   /**
+   * The article's public id.
+   *
    * @generated from field: string external_id = 1;
    */
   externalId: string;
@@ -69,11 +81,15 @@ export type Run = Message<"articles.generation_runner.v1.Run"> & {
   workflowId: bigint;
 
   /**
+   * The revision of that workflow the run executes.
+   *
    * @generated from field: int32 workflow_revision = 3;
    */
   workflowRevision: number;
 
   /**
+   * The article type of the pinned workflow.
+   *
    * @generated from field: string article_type = 4;
    */
   articleType: string;
@@ -101,6 +117,8 @@ export type Run = Message<"articles.generation_runner.v1.Run"> & {
   steps: StepCheckpoint[];
 
   /**
+   * Images generated and stored so far, by position.
+   *
    * @generated from field: repeated articles.generation_runner.v1.GeneratedImage images = 8;
    */
   images: GeneratedImage[];
@@ -144,6 +162,13 @@ export type Run = Message<"articles.generation_runner.v1.Run"> & {
    * @generated from field: bool webhook_enqueued = 14;
    */
   webhookEnqueued: boolean;
+
+  /**
+   * Images still failing on the job's last attempt, left out of the article.
+   *
+   * @generated from field: repeated articles.generation_runner.v1.OmittedImage omitted_images = 15;
+   */
+  omittedImages: OmittedImage[];
 };
 
 /**
@@ -160,11 +185,15 @@ export const RunSchema: GenMessage<Run> = /*@__PURE__*/
  */
 export type StepCheckpoint = Message<"articles.generation_runner.v1.StepCheckpoint"> & {
   /**
+   * The step's number in the pinned workflow.
+   *
    * @generated from field: int32 step_number = 1;
    */
   stepNumber: number;
 
   /**
+   * The step's name in the pinned workflow.
+   *
    * @generated from field: string step_name = 2;
    */
   stepName: string;
@@ -184,11 +213,15 @@ export type StepCheckpoint = Message<"articles.generation_runner.v1.StepCheckpoi
   usedFallback: boolean;
 
   /**
+   * Input tokens the model billed for this step.
+   *
    * @generated from field: int32 prompt_tokens = 5;
    */
   promptTokens: number;
 
   /**
+   * Output tokens the model billed for this step.
+   *
    * @generated from field: int32 completion_tokens = 6;
    */
   completionTokens: number;
@@ -201,11 +234,15 @@ export type StepCheckpoint = Message<"articles.generation_runner.v1.StepCheckpoi
   cost: string;
 
   /**
+   * The step's output text, as later steps see it.
+   *
    * @generated from field: string output = 8;
    */
   output: string;
 
   /**
+   * When the checkpoint was stored.
+   *
    * @generated from field: google.protobuf.Timestamp completed_at = 9;
    */
   completedAt?: Timestamp | undefined;
@@ -226,25 +263,35 @@ export const StepCheckpointSchema: GenMessage<StepCheckpoint> = /*@__PURE__*/
   messageDesc(file_articles_generation_runner_v1_runs, 3);
 
 /**
+ * One generated and stored image of the article.
+ *
  * @generated from message articles.generation_runner.v1.GeneratedImage
  */
 export type GeneratedImage = Message<"articles.generation_runner.v1.GeneratedImage"> & {
   /**
+   * 1 is the featured image; the others follow the article's sections.
+   *
    * @generated from field: int32 position = 1;
    */
   position: number;
 
   /**
+   * provider:model that generated the image.
+   *
    * @generated from field: string model = 2;
    */
   model: string;
 
   /**
+   * The size asked of the model, e.g. "1536x1024" (see the runner's README for the mapping).
+   *
    * @generated from field: string size = 3;
    */
   size: string;
 
   /**
+   * The prompt sent to the image model.
+   *
    * @generated from field: string prompt = 4;
    */
   prompt: string;
@@ -257,9 +304,53 @@ export type GeneratedImage = Message<"articles.generation_runner.v1.GeneratedIma
   byteSize: number;
 
   /**
+   * e.g. "image/png".
+   *
    * @generated from field: string media_type = 6;
    */
   mediaType: string;
+
+  /**
+   * The public id and URL the article's content refers to.
+   *
+   * @generated from field: string image_id = 7;
+   */
+  imageId: string;
+
+  /**
+   * Absolute URL of the image on the gateway.
+   *
+   * @generated from field: string url = 8;
+   */
+  url: string;
+
+  /**
+   * Alternative text placed in the article.
+   *
+   * @generated from field: string alt = 9;
+   */
+  alt: string;
+
+  /**
+   * Pixels, read from the image itself.
+   *
+   * @generated from field: int32 width = 10;
+   */
+  width: number;
+
+  /**
+   * Pixels, read from the image itself.
+   *
+   * @generated from field: int32 height = 11;
+   */
+  height: number;
+
+  /**
+   * The aspect ratio requested at creation, e.g. "16:9".
+   *
+   * @generated from field: string aspect_ratio = 12;
+   */
+  aspectRatio: string;
 };
 
 /**
@@ -270,6 +361,36 @@ export const GeneratedImageSchema: GenMessage<GeneratedImage> = /*@__PURE__*/
   messageDesc(file_articles_generation_runner_v1_runs, 4);
 
 /**
+ * An image the run gave up on; the article is delivered without it.
+ *
+ * @generated from message articles.generation_runner.v1.OmittedImage
+ */
+export type OmittedImage = Message<"articles.generation_runner.v1.OmittedImage"> & {
+  /**
+   * The position the image would have had (1 is the featured image).
+   *
+   * @generated from field: int32 position = 1;
+   */
+  position: number;
+
+  /**
+   * Why the last try failed.
+   *
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message articles.generation_runner.v1.OmittedImage.
+ * Use `create(OmittedImageSchema)` to create a new message.
+ */
+export const OmittedImageSchema: GenMessage<OmittedImage> = /*@__PURE__*/
+  messageDesc(file_articles_generation_runner_v1_runs, 5);
+
+/**
+ * Read-only view of the runner's record of one article's generation.
+ *
  * @generated from service articles.generation_runner.v1.GenerationRunService
  */
 export const GenerationRunService: GenService<{

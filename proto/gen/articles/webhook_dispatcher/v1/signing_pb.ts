@@ -32,10 +32,14 @@ export const file_articles_webhook_dispatcher_v1_signing: GenFile = /*@__PURE__*
   fileDesc("CixhcnRpY2xlcy93ZWJob29rX2Rpc3BhdGNoZXIvdjEvc2lnbmluZy5wcm90bxIeYXJ0aWNsZXMud2ViaG9va19kaXNwYXRjaGVyLnYxIi0KF1NldFNpZ25pbmdTZWNyZXRSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAMiWgoYU2V0U2lnbmluZ1NlY3JldFJlc3BvbnNlEg4KBnNlY3JldBgBIAEoCRIuCgpjcmVhdGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIwChpSZW1vdmVTaWduaW5nU2VjcmV0UmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgDIi4KG1JlbW92ZVNpZ25pbmdTZWNyZXRSZXNwb25zZRIPCgdyZW1vdmVkGAEgASgIIi0KF0dldFNpZ25pbmdTdGF0dXNSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAMifAoYR2V0U2lnbmluZ1N0YXR1c1Jlc3BvbnNlEg4KBnNpZ25lZBgBIAEoCBI6ChFzZWNyZXRfY3JlYXRlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAIgBAUIUChJfc2VjcmV0X2NyZWF0ZWRfYXQyuAMKFVdlYmhvb2tTaWduaW5nU2VydmljZRKFAQoQU2V0U2lnbmluZ1NlY3JldBI3LmFydGljbGVzLndlYmhvb2tfZGlzcGF0Y2hlci52MS5TZXRTaWduaW5nU2VjcmV0UmVxdWVzdBo4LmFydGljbGVzLndlYmhvb2tfZGlzcGF0Y2hlci52MS5TZXRTaWduaW5nU2VjcmV0UmVzcG9uc2USjgEKE1JlbW92ZVNpZ25pbmdTZWNyZXQSOi5hcnRpY2xlcy53ZWJob29rX2Rpc3BhdGNoZXIudjEuUmVtb3ZlU2lnbmluZ1NlY3JldFJlcXVlc3QaOy5hcnRpY2xlcy53ZWJob29rX2Rpc3BhdGNoZXIudjEuUmVtb3ZlU2lnbmluZ1NlY3JldFJlc3BvbnNlEoUBChBHZXRTaWduaW5nU3RhdHVzEjcuYXJ0aWNsZXMud2ViaG9va19kaXNwYXRjaGVyLnYxLkdldFNpZ25pbmdTdGF0dXNSZXF1ZXN0GjguYXJ0aWNsZXMud2ViaG9va19kaXNwYXRjaGVyLnYxLkdldFNpZ25pbmdTdGF0dXNSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
 
 /**
+ * Gives a project a new signing secret.
+ *
  * @generated from message articles.webhook_dispatcher.v1.SetSigningSecretRequest
  */
 export type SetSigningSecretRequest = Message<"articles.webhook_dispatcher.v1.SetSigningSecretRequest"> & {
   /**
+   * The project whose deliveries get signed.
+   *
    * @generated from field: int64 project_id = 1;
    */
   projectId: bigint;
@@ -49,6 +53,8 @@ export const SetSigningSecretRequestSchema: GenMessage<SetSigningSecretRequest> 
   messageDesc(file_articles_webhook_dispatcher_v1_signing, 0);
 
 /**
+ * The new secret, returned this once.
+ *
  * @generated from message articles.webhook_dispatcher.v1.SetSigningSecretResponse
  */
 export type SetSigningSecretResponse = Message<"articles.webhook_dispatcher.v1.SetSigningSecretResponse"> & {
@@ -60,6 +66,8 @@ export type SetSigningSecretResponse = Message<"articles.webhook_dispatcher.v1.S
   secret: string;
 
   /**
+   * When the secret was created; deliveries sign with it from then on.
+   *
    * @generated from field: google.protobuf.Timestamp created_at = 2;
    */
   createdAt?: Timestamp | undefined;
@@ -73,10 +81,14 @@ export const SetSigningSecretResponseSchema: GenMessage<SetSigningSecretResponse
   messageDesc(file_articles_webhook_dispatcher_v1_signing, 1);
 
 /**
+ * Stops signing a project's deliveries.
+ *
  * @generated from message articles.webhook_dispatcher.v1.RemoveSigningSecretRequest
  */
 export type RemoveSigningSecretRequest = Message<"articles.webhook_dispatcher.v1.RemoveSigningSecretRequest"> & {
   /**
+   * The project whose secret is deleted.
+   *
    * @generated from field: int64 project_id = 1;
    */
   projectId: bigint;
@@ -90,10 +102,14 @@ export const RemoveSigningSecretRequestSchema: GenMessage<RemoveSigningSecretReq
   messageDesc(file_articles_webhook_dispatcher_v1_signing, 2);
 
 /**
+ * Whether a secret was deleted.
+ *
  * @generated from message articles.webhook_dispatcher.v1.RemoveSigningSecretResponse
  */
 export type RemoveSigningSecretResponse = Message<"articles.webhook_dispatcher.v1.RemoveSigningSecretResponse"> & {
   /**
+   * True when the project had a secret and it is now gone.
+   *
    * @generated from field: bool removed = 1;
    */
   removed: boolean;
@@ -107,10 +123,14 @@ export const RemoveSigningSecretResponseSchema: GenMessage<RemoveSigningSecretRe
   messageDesc(file_articles_webhook_dispatcher_v1_signing, 3);
 
 /**
+ * Asks whether a project's deliveries are signed.
+ *
  * @generated from message articles.webhook_dispatcher.v1.GetSigningStatusRequest
  */
 export type GetSigningStatusRequest = Message<"articles.webhook_dispatcher.v1.GetSigningStatusRequest"> & {
   /**
+   * The project asked about.
+   *
    * @generated from field: int64 project_id = 1;
    */
   projectId: bigint;
@@ -124,10 +144,14 @@ export const GetSigningStatusRequestSchema: GenMessage<GetSigningStatusRequest> 
   messageDesc(file_articles_webhook_dispatcher_v1_signing, 4);
 
 /**
+ * A project's signing status (never the secret).
+ *
  * @generated from message articles.webhook_dispatcher.v1.GetSigningStatusResponse
  */
 export type GetSigningStatusResponse = Message<"articles.webhook_dispatcher.v1.GetSigningStatusResponse"> & {
   /**
+   * True when the project has a secret, so every delivery carries webhook-signature.
+   *
    * @generated from field: bool signed = 1;
    */
   signed: boolean;
@@ -148,6 +172,8 @@ export const GetSigningStatusResponseSchema: GenMessage<GetSigningStatusResponse
   messageDesc(file_articles_webhook_dispatcher_v1_signing, 5);
 
 /**
+ * Per-project webhook signing secrets. Called by the operator CLI (`npm run admin`).
+ *
  * @generated from service articles.webhook_dispatcher.v1.WebhookSigningService
  */
 export const WebhookSigningService: GenService<{

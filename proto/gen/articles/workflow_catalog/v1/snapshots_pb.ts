@@ -16,15 +16,21 @@ export const file_articles_workflow_catalog_v1_snapshots: GenFile = /*@__PURE__*
   fileDesc("CixhcnRpY2xlcy93b3JrZmxvd19jYXRhbG9nL3YxL3NuYXBzaG90cy5wcm90bxIcYXJ0aWNsZXMud29ya2Zsb3dfY2F0YWxvZy52MSJFChlSZXNvbHZlQXJ0aWNsZVR5cGVSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAMSFAoMYXJ0aWNsZV90eXBlGAIgASgJIlwKGlJlc29sdmVBcnRpY2xlVHlwZVJlc3BvbnNlEj4KCHdvcmtmbG93GAEgASgLMiwuYXJ0aWNsZXMud29ya2Zsb3dfY2F0YWxvZy52MS5QaW5uZWRXb3JrZmxvdyKNAQoOUGlubmVkV29ya2Zsb3cSEwoLd29ya2Zsb3dfaWQYASABKAMSEAoIcmV2aXNpb24YAiABKAUSFAoMYXJ0aWNsZV90eXBlGAMgASgJEg8KB2J1aWx0aW4YBCABKAgSEgoKc3RlcF9jb3VudBgFIAEoBRIZChFoYXNfcmVzZWFyY2hfc3RlcBgGIAEoCCJRChJHZXRTbmFwc2hvdFJlcXVlc3QSEwoLd29ya2Zsb3dfaWQYASABKAMSEAoIcmV2aXNpb24YAiABKAUSFAoMYXJ0aWNsZV90eXBlGAMgASgJIpABChNHZXRTbmFwc2hvdFJlc3BvbnNlEj4KCHdvcmtmbG93GAEgASgLMiwuYXJ0aWNsZXMud29ya2Zsb3dfY2F0YWxvZy52MS5QaW5uZWRXb3JrZmxvdxI5CgVzdGVwcxgCIAMoCzIqLmFydGljbGVzLndvcmtmbG93X2NhdGFsb2cudjEuU25hcHNob3RTdGVwItkCCgxTbmFwc2hvdFN0ZXASEwoLc3RlcF9udW1iZXIYASABKAUSEQoJc3RlcF9uYW1lGAIgASgJEg4KBnN5c3RlbRgDIAEoCRIMCgR1c2VyGAQgASgJEhUKDW91dHB1dF9mb3JtYXQYBSABKAkSFwoPdGltZW91dF9zZWNvbmRzGAYgASgFEiIKGmluY2x1ZGVfYWRkaXRpb25hbF9jb250ZXh0GAcgASgIEiYKHmluY2x1ZGVfYWRkaXRpb25hbF9pbnN0cnVjdGlvbhgIIAEoCBIcChRpbmNsdWRlX3JlcXVpcmVtZW50cxgJIAEoCBIYChBpbmNsdWRlX3Jlc2VhcmNoGAogASgIEhcKD2luY2x1ZGVfb3V0bGluZRgLIAEoCBIYCgtqc29uX3NjaGVtYRgMIAEoCUgAiAEBEgwKBHJvbGUYDSABKAlCDgoMX2pzb25fc2NoZW1hMpcCChdXb3JrZmxvd1NuYXBzaG90U2VydmljZRKHAQoSUmVzb2x2ZUFydGljbGVUeXBlEjcuYXJ0aWNsZXMud29ya2Zsb3dfY2F0YWxvZy52MS5SZXNvbHZlQXJ0aWNsZVR5cGVSZXF1ZXN0GjguYXJ0aWNsZXMud29ya2Zsb3dfY2F0YWxvZy52MS5SZXNvbHZlQXJ0aWNsZVR5cGVSZXNwb25zZRJyCgtHZXRTbmFwc2hvdBIwLmFydGljbGVzLndvcmtmbG93X2NhdGFsb2cudjEuR2V0U25hcHNob3RSZXF1ZXN0GjEuYXJ0aWNsZXMud29ya2Zsb3dfY2F0YWxvZy52MS5HZXRTbmFwc2hvdFJlc3BvbnNlYgZwcm90bzM");
 
 /**
+ * Called by the gateway when an article is created, to pin its workflow.
+ *
  * @generated from message articles.workflow_catalog.v1.ResolveArticleTypeRequest
  */
 export type ResolveArticleTypeRequest = Message<"articles.workflow_catalog.v1.ResolveArticleTypeRequest"> & {
   /**
+   * The article's project (custom types are per project).
+   *
    * @generated from field: int64 project_id = 1;
    */
   projectId: bigint;
 
   /**
+   * The requested article type: a custom workflow's slug or a built-in type.
+   *
    * @generated from field: string article_type = 2;
    */
   articleType: string;
@@ -38,10 +44,14 @@ export const ResolveArticleTypeRequestSchema: GenMessage<ResolveArticleTypeReque
   messageDesc(file_articles_workflow_catalog_v1_snapshots, 0);
 
 /**
+ * The snapshot the article will run on.
+ *
  * @generated from message articles.workflow_catalog.v1.ResolveArticleTypeResponse
  */
 export type ResolveArticleTypeResponse = Message<"articles.workflow_catalog.v1.ResolveArticleTypeResponse"> & {
   /**
+   * The pinned workflow revision.
+   *
    * @generated from field: articles.workflow_catalog.v1.PinnedWorkflow workflow = 1;
    */
   workflow?: PinnedWorkflow | undefined;
@@ -68,21 +78,29 @@ export type PinnedWorkflow = Message<"articles.workflow_catalog.v1.PinnedWorkflo
   workflowId: bigint;
 
   /**
+   * The revision pinned: the step list the article runs, whatever changes later.
+   *
    * @generated from field: int32 revision = 2;
    */
   revision: number;
 
   /**
+   * The article type (custom slug or built-in name).
+   *
    * @generated from field: string article_type = 3;
    */
   articleType: string;
 
   /**
+   * True for a built-in workflow (workflow_id is 0).
+   *
    * @generated from field: bool builtin = 4;
    */
   builtin: boolean;
 
   /**
+   * Number of steps in the snapshot.
+   *
    * @generated from field: int32 step_count = 5;
    */
   stepCount: number;
@@ -103,15 +121,21 @@ export const PinnedWorkflowSchema: GenMessage<PinnedWorkflow> = /*@__PURE__*/
   messageDesc(file_articles_workflow_catalog_v1_snapshots, 2);
 
 /**
+ * Called by generation-runner when it starts or resumes an article. NOT_FOUND for an unknown snapshot.
+ *
  * @generated from message articles.workflow_catalog.v1.GetSnapshotRequest
  */
 export type GetSnapshotRequest = Message<"articles.workflow_catalog.v1.GetSnapshotRequest"> & {
   /**
+   * The custom workflow's id, or 0 for a built-in.
+   *
    * @generated from field: int64 workflow_id = 1;
    */
   workflowId: bigint;
 
   /**
+   * The pinned revision.
+   *
    * @generated from field: int32 revision = 2;
    */
   revision: number;
@@ -132,15 +156,21 @@ export const GetSnapshotRequestSchema: GenMessage<GetSnapshotRequest> = /*@__PUR
   messageDesc(file_articles_workflow_catalog_v1_snapshots, 3);
 
 /**
+ * A snapshot with every step.
+ *
  * @generated from message articles.workflow_catalog.v1.GetSnapshotResponse
  */
 export type GetSnapshotResponse = Message<"articles.workflow_catalog.v1.GetSnapshotResponse"> & {
   /**
+   * The snapshot's summary.
+   *
    * @generated from field: articles.workflow_catalog.v1.PinnedWorkflow workflow = 1;
    */
   workflow?: PinnedWorkflow | undefined;
 
   /**
+   * The steps in step_number order.
+   *
    * @generated from field: repeated articles.workflow_catalog.v1.SnapshotStep steps = 2;
    */
   steps: SnapshotStep[];
@@ -160,21 +190,29 @@ export const GetSnapshotResponseSchema: GenMessage<GetSnapshotResponse> = /*@__P
  */
 export type SnapshotStep = Message<"articles.workflow_catalog.v1.SnapshotStep"> & {
   /**
+   * Order of the step in the workflow (ascending; numbers may have gaps).
+   *
    * @generated from field: int32 step_number = 1;
    */
   stepNumber: number;
 
   /**
+   * The step's name; its output is {step_N_output} in later prompts.
+   *
    * @generated from field: string step_name = 2;
    */
   stepName: string;
 
   /**
+   * The system prompt template.
+   *
    * @generated from field: string system = 3;
    */
   system: string;
 
   /**
+   * The user prompt template, with {variables} filled in at run time.
+   *
    * @generated from field: string user = 4;
    */
   user: string;
@@ -187,31 +225,43 @@ export type SnapshotStep = Message<"articles.workflow_catalog.v1.SnapshotStep"> 
   outputFormat: string;
 
   /**
+   * Time budget of one model call for this step, in seconds.
+   *
    * @generated from field: int32 timeout_seconds = 6;
    */
   timeoutSeconds: number;
 
   /**
+   * Whether the article's additional_context is given to this step.
+   *
    * @generated from field: bool include_additional_context = 7;
    */
   includeAdditionalContext: boolean;
 
   /**
+   * Whether the article's additional_instruction is given to this step.
+   *
    * @generated from field: bool include_additional_instruction = 8;
    */
   includeAdditionalInstruction: boolean;
 
   /**
+   * Whether the article's requirements (keywords, tone, word count, ...) are given to this step.
+   *
    * @generated from field: bool include_requirements = 9;
    */
   includeRequirements: boolean;
 
   /**
+   * Whether the research sources gathered for the article are given to this step.
+   *
    * @generated from field: bool include_research = 10;
    */
   includeResearch: boolean;
 
   /**
+   * Whether the outline is given to this step.
+   *
    * @generated from field: bool include_outline = 11;
    */
   includeOutline: boolean;

@@ -34,16 +34,22 @@ export const file_articles_workflow_catalog_v1_workflows: GenFile = /*@__PURE__*
  */
 export type Workflow = Message<"articles.workflow_catalog.v1.Workflow"> & {
   /**
+   * The workflow's id.
+   *
    * @generated from field: int64 id = 1;
    */
   id: bigint;
 
   /**
+   * The project the workflow belongs to; the caller has checked the user's access to it.
+   *
    * @generated from field: int64 project_id = 2;
    */
   projectId: bigint;
 
   /**
+   * Display name.
+   *
    * @generated from field: string name = 3;
    */
   name: string;
@@ -61,6 +67,8 @@ export type Workflow = Message<"articles.workflow_catalog.v1.Workflow"> & {
   description?: string | undefined;
 
   /**
+   * Bumped by every change to the workflow or its steps; articles pin one revision.
+   *
    * @generated from field: int32 revision = 6;
    */
   revision: number;
@@ -73,11 +81,15 @@ export type Workflow = Message<"articles.workflow_catalog.v1.Workflow"> & {
   steps: WorkflowStep[];
 
   /**
+   * When it was created.
+   *
    * @generated from field: google.protobuf.Timestamp created_at = 8;
    */
   createdAt?: Timestamp | undefined;
 
   /**
+   * When it last changed.
+   *
    * @generated from field: google.protobuf.Timestamp updated_at = 9;
    */
   updatedAt?: Timestamp | undefined;
@@ -97,16 +109,22 @@ export const WorkflowSchema: GenMessage<Workflow> = /*@__PURE__*/
  */
 export type WorkflowStep = Message<"articles.workflow_catalog.v1.WorkflowStep"> & {
   /**
+   * The step's id.
+   *
    * @generated from field: int64 id = 1;
    */
   id: bigint;
 
   /**
+   * The workflow the step belongs to.
+   *
    * @generated from field: int64 workflow_id = 2;
    */
   workflowId: bigint;
 
   /**
+   * The project the workflow belongs to; the caller has checked the user's access to it.
+   *
    * @generated from field: int64 project_id = 3;
    */
   projectId: bigint;
@@ -119,11 +137,15 @@ export type WorkflowStep = Message<"articles.workflow_catalog.v1.WorkflowStep"> 
   articleType: string;
 
   /**
+   * Position of the step in its workflow (ascending; numbers may have gaps).
+   *
    * @generated from field: int32 step_number = 5;
    */
   stepNumber: number;
 
   /**
+   * The step's name; its output is {step_N_output} in later prompts.
+   *
    * @generated from field: string step_name = 6;
    */
   stepName: string;
@@ -139,11 +161,15 @@ export type WorkflowStep = Message<"articles.workflow_catalog.v1.WorkflowStep"> 
   stepIcon?: string | undefined;
 
   /**
+   * The system prompt template.
+   *
    * @generated from field: string system = 9;
    */
   system: string;
 
   /**
+   * The user prompt template, with {variables} filled in at run time.
+   *
    * @generated from field: string user = 10;
    */
   user: string;
@@ -156,31 +182,43 @@ export type WorkflowStep = Message<"articles.workflow_catalog.v1.WorkflowStep"> 
   outputFormat: string;
 
   /**
+   * Time budget of one model call for this step, in seconds.
+   *
    * @generated from field: int32 timeout_seconds = 12;
    */
   timeoutSeconds: number;
 
   /**
+   * Whether the article's additional_context is given to this step.
+   *
    * @generated from field: bool include_additional_context = 13;
    */
   includeAdditionalContext: boolean;
 
   /**
+   * Whether the article's additional_instruction is given to this step.
+   *
    * @generated from field: bool include_additional_instruction = 14;
    */
   includeAdditionalInstruction: boolean;
 
   /**
+   * Whether the article's requirements (keywords, tone, word count, ...) are given to this step.
+   *
    * @generated from field: bool include_requirements = 15;
    */
   includeRequirements: boolean;
 
   /**
+   * Whether the research sources gathered for the article are given to this step.
+   *
    * @generated from field: bool include_research = 16;
    */
   includeResearch: boolean;
 
   /**
+   * Whether the outline is given to this step.
+   *
    * @generated from field: bool include_outline = 17;
    */
   includeOutline: boolean;
@@ -193,11 +231,15 @@ export type WorkflowStep = Message<"articles.workflow_catalog.v1.WorkflowStep"> 
   jsonSchema?: string | undefined;
 
   /**
+   * When it was created.
+   *
    * @generated from field: google.protobuf.Timestamp created_at = 19;
    */
   createdAt?: Timestamp | undefined;
 
   /**
+   * When it last changed.
+   *
    * @generated from field: google.protobuf.Timestamp updated_at = 20;
    */
   updatedAt?: Timestamp | undefined;
@@ -211,10 +253,14 @@ export const WorkflowStepSchema: GenMessage<WorkflowStep> = /*@__PURE__*/
   messageDesc(file_articles_workflow_catalog_v1_workflows, 1);
 
 /**
+ * One page of a project's custom workflows.
+ *
  * @generated from message articles.workflow_catalog.v1.ListWorkflowsRequest
  */
 export type ListWorkflowsRequest = Message<"articles.workflow_catalog.v1.ListWorkflowsRequest"> & {
   /**
+   * The project the workflow belongs to; the caller has checked the user's access to it.
+   *
    * @generated from field: int64 project_id = 1;
    */
   projectId: bigint;
@@ -249,10 +295,14 @@ export const ListWorkflowsRequestSchema: GenMessage<ListWorkflowsRequest> = /*@_
   messageDesc(file_articles_workflow_catalog_v1_workflows, 2);
 
 /**
+ * One page of workflows.
+ *
  * @generated from message articles.workflow_catalog.v1.ListWorkflowsResponse
  */
 export type ListWorkflowsResponse = Message<"articles.workflow_catalog.v1.ListWorkflowsResponse"> & {
   /**
+   * The page's workflows, ordered by slug.
+   *
    * @generated from field: repeated articles.workflow_catalog.v1.Workflow workflows = 1;
    */
   workflows: Workflow[];
@@ -265,11 +315,15 @@ export type ListWorkflowsResponse = Message<"articles.workflow_catalog.v1.ListWo
   total: number;
 
   /**
+   * The page returned.
+   *
    * @generated from field: int32 page = 3;
    */
   page: number;
 
   /**
+   * The page size used.
+   *
    * @generated from field: int32 per_page = 4;
    */
   perPage: number;
@@ -283,25 +337,35 @@ export const ListWorkflowsResponseSchema: GenMessage<ListWorkflowsResponse> = /*
   messageDesc(file_articles_workflow_catalog_v1_workflows, 3);
 
 /**
+ * A new step (spec 2.4). INVALID_ARGUMENT (with FieldViolations) for bad fields.
+ *
  * @generated from message articles.workflow_catalog.v1.CreateStepRequest
  */
 export type CreateStepRequest = Message<"articles.workflow_catalog.v1.CreateStepRequest"> & {
   /**
+   * The project the workflow belongs to; the caller has checked the user's access to it.
+   *
    * @generated from field: int64 project_id = 1;
    */
   projectId: bigint;
 
   /**
+   * The article type, i.e. the workflow's slug.
+   *
    * @generated from field: string article_type = 2;
    */
   articleType: string;
 
   /**
+   * Position of the step in its workflow (ascending; numbers may have gaps).
+   *
    * @generated from field: int32 step_number = 3;
    */
   stepNumber: number;
 
   /**
+   * The step's name; its output is {step_N_output} in later prompts.
+   *
    * @generated from field: string step_name = 4;
    */
   stepName: string;
@@ -317,16 +381,22 @@ export type CreateStepRequest = Message<"articles.workflow_catalog.v1.CreateStep
   stepIcon?: string | undefined;
 
   /**
+   * The system prompt template.
+   *
    * @generated from field: string system = 7;
    */
   system: string;
 
   /**
+   * The user prompt template, with {variables} filled in at run time.
+   *
    * @generated from field: string user = 8;
    */
   user: string;
 
   /**
+   * text, json or markdown.
+   *
    * @generated from field: string output_format = 9;
    */
   outputFormat: string;
@@ -339,26 +409,36 @@ export type CreateStepRequest = Message<"articles.workflow_catalog.v1.CreateStep
   timeoutSeconds?: number | undefined;
 
   /**
+   * Whether the article's additional_context is given to this step.
+   *
    * @generated from field: bool include_additional_context = 11;
    */
   includeAdditionalContext: boolean;
 
   /**
+   * Whether the article's additional_instruction is given to this step.
+   *
    * @generated from field: bool include_additional_instruction = 12;
    */
   includeAdditionalInstruction: boolean;
 
   /**
+   * Whether the article's requirements (keywords, tone, word count, ...) are given to this step.
+   *
    * @generated from field: bool include_requirements = 13;
    */
   includeRequirements: boolean;
 
   /**
+   * Whether the research sources gathered for the article are given to this step.
+   *
    * @generated from field: bool include_research = 14;
    */
   includeResearch: boolean;
 
   /**
+   * Whether the outline is given to this step.
+   *
    * @generated from field: bool include_outline = 15;
    */
   includeOutline: boolean;
@@ -388,10 +468,14 @@ export const CreateStepRequestSchema: GenMessage<CreateStepRequest> = /*@__PURE_
   messageDesc(file_articles_workflow_catalog_v1_workflows, 4);
 
 /**
+ * The created step (none with validate_only).
+ *
  * @generated from message articles.workflow_catalog.v1.CreateStepResponse
  */
 export type CreateStepResponse = Message<"articles.workflow_catalog.v1.CreateStepResponse"> & {
   /**
+   * The step as stored.
+   *
    * @generated from field: articles.workflow_catalog.v1.WorkflowStep step = 1;
    */
   step?: WorkflowStep | undefined;
@@ -413,15 +497,21 @@ export const CreateStepResponseSchema: GenMessage<CreateStepResponse> = /*@__PUR
   messageDesc(file_articles_workflow_catalog_v1_workflows, 5);
 
 /**
+ * One step of a project.
+ *
  * @generated from message articles.workflow_catalog.v1.GetStepRequest
  */
 export type GetStepRequest = Message<"articles.workflow_catalog.v1.GetStepRequest"> & {
   /**
+   * The project the workflow belongs to; the caller has checked the user's access to it.
+   *
    * @generated from field: int64 project_id = 1;
    */
   projectId: bigint;
 
   /**
+   * The step's id. NOT_FOUND when it is not a step of the project.
+   *
    * @generated from field: int64 step_id = 2;
    */
   stepId: bigint;
@@ -435,10 +525,14 @@ export const GetStepRequestSchema: GenMessage<GetStepRequest> = /*@__PURE__*/
   messageDesc(file_articles_workflow_catalog_v1_workflows, 6);
 
 /**
+ * The step asked for.
+ *
  * @generated from message articles.workflow_catalog.v1.GetStepResponse
  */
 export type GetStepResponse = Message<"articles.workflow_catalog.v1.GetStepResponse"> & {
   /**
+   * The step with its prompts.
+   *
    * @generated from field: articles.workflow_catalog.v1.WorkflowStep step = 1;
    */
   step?: WorkflowStep | undefined;
@@ -459,11 +553,15 @@ export const GetStepResponseSchema: GenMessage<GetStepResponse> = /*@__PURE__*/
  */
 export type UpdateStepRequest = Message<"articles.workflow_catalog.v1.UpdateStepRequest"> & {
   /**
+   * The project the workflow belongs to; the caller has checked the user's access to it.
+   *
    * @generated from field: int64 project_id = 1;
    */
   projectId: bigint;
 
   /**
+   * The step to change. NOT_FOUND when it is not a step of the project.
+   *
    * @generated from field: int64 step_id = 2;
    */
   stepId: bigint;
@@ -567,15 +665,21 @@ export const UpdateStepRequestSchema: GenMessage<UpdateStepRequest> = /*@__PURE_
   messageDesc(file_articles_workflow_catalog_v1_workflows, 8);
 
 /**
+ * The changed step (none with validate_only).
+ *
  * @generated from message articles.workflow_catalog.v1.UpdateStepResponse
  */
 export type UpdateStepResponse = Message<"articles.workflow_catalog.v1.UpdateStepResponse"> & {
   /**
+   * The step as stored.
+   *
    * @generated from field: articles.workflow_catalog.v1.WorkflowStep step = 1;
    */
   step?: WorkflowStep | undefined;
 
   /**
+   * Accepted but suspicious prompt content, as in CreateStepResponse.
+   *
    * @generated from field: repeated string warnings = 2;
    */
   warnings: string[];
@@ -589,15 +693,21 @@ export const UpdateStepResponseSchema: GenMessage<UpdateStepResponse> = /*@__PUR
   messageDesc(file_articles_workflow_catalog_v1_workflows, 9);
 
 /**
+ * One step to delete.
+ *
  * @generated from message articles.workflow_catalog.v1.DeleteStepRequest
  */
 export type DeleteStepRequest = Message<"articles.workflow_catalog.v1.DeleteStepRequest"> & {
   /**
+   * The project the workflow belongs to; the caller has checked the user's access to it.
+   *
    * @generated from field: int64 project_id = 1;
    */
   projectId: bigint;
 
   /**
+   * The step's id. NOT_FOUND when it is not a step of the project.
+   *
    * @generated from field: int64 step_id = 2;
    */
   stepId: bigint;
@@ -611,15 +721,21 @@ export const DeleteStepRequestSchema: GenMessage<DeleteStepRequest> = /*@__PURE_
   messageDesc(file_articles_workflow_catalog_v1_workflows, 10);
 
 /**
+ * What the deletion left.
+ *
  * @generated from message articles.workflow_catalog.v1.DeleteStepResponse
  */
 export type DeleteStepResponse = Message<"articles.workflow_catalog.v1.DeleteStepResponse"> & {
   /**
+   * The workflow the step belonged to.
+   *
    * @generated from field: int64 workflow_id = 1;
    */
   workflowId: bigint;
 
   /**
+   * That workflow's slug.
+   *
    * @generated from field: string article_type = 2;
    */
   articleType: string;
@@ -640,15 +756,21 @@ export const DeleteStepResponseSchema: GenMessage<DeleteStepResponse> = /*@__PUR
   messageDesc(file_articles_workflow_catalog_v1_workflows, 11);
 
 /**
+ * New step numbers for steps of one project.
+ *
  * @generated from message articles.workflow_catalog.v1.ReorderStepsRequest
  */
 export type ReorderStepsRequest = Message<"articles.workflow_catalog.v1.ReorderStepsRequest"> & {
   /**
+   * The project the workflow belongs to; the caller has checked the user's access to it.
+   *
    * @generated from field: int64 project_id = 1;
    */
   projectId: bigint;
 
   /**
+   * The steps to renumber and their new numbers.
+   *
    * @generated from field: repeated articles.workflow_catalog.v1.StepPosition positions = 2;
    */
   positions: StepPosition[];
@@ -668,11 +790,15 @@ export const ReorderStepsRequestSchema: GenMessage<ReorderStepsRequest> = /*@__P
  */
 export type StepPosition = Message<"articles.workflow_catalog.v1.StepPosition"> & {
   /**
+   * The step's id.
+   *
    * @generated from field: int64 step_id = 1;
    */
   stepId: bigint;
 
   /**
+   * Its new step number.
+   *
    * @generated from field: int32 step_number = 2;
    */
   stepNumber: number;
@@ -686,6 +812,8 @@ export const StepPositionSchema: GenMessage<StepPosition> = /*@__PURE__*/
   messageDesc(file_articles_workflow_catalog_v1_workflows, 13);
 
 /**
+ * The result of a reorder.
+ *
  * @generated from message articles.workflow_catalog.v1.ReorderStepsResponse
  */
 export type ReorderStepsResponse = Message<"articles.workflow_catalog.v1.ReorderStepsResponse"> & {
@@ -705,20 +833,28 @@ export const ReorderStepsResponseSchema: GenMessage<ReorderStepsResponse> = /*@_
   messageDesc(file_articles_workflow_catalog_v1_workflows, 14);
 
 /**
+ * A workflow at one revision.
+ *
  * @generated from message articles.workflow_catalog.v1.WorkflowRevision
  */
 export type WorkflowRevision = Message<"articles.workflow_catalog.v1.WorkflowRevision"> & {
   /**
+   * The workflow's id.
+   *
    * @generated from field: int64 workflow_id = 1;
    */
   workflowId: bigint;
 
   /**
+   * Its slug.
+   *
    * @generated from field: string article_type = 2;
    */
   articleType: string;
 
   /**
+   * Its revision after the change.
+   *
    * @generated from field: int32 revision = 3;
    */
   revision: number;
@@ -732,20 +868,28 @@ export const WorkflowRevisionSchema: GenMessage<WorkflowRevision> = /*@__PURE__*
   messageDesc(file_articles_workflow_catalog_v1_workflows, 15);
 
 /**
+ * Copies a workflow into a new custom type. NOT_FOUND for an unknown source; INVALID_ARGUMENT when the new type is taken or malformed.
+ *
  * @generated from message articles.workflow_catalog.v1.DuplicateWorkflowRequest
  */
 export type DuplicateWorkflowRequest = Message<"articles.workflow_catalog.v1.DuplicateWorkflowRequest"> & {
   /**
+   * The project the workflow belongs to; the caller has checked the user's access to it.
+   *
    * @generated from field: int64 project_id = 1;
    */
   projectId: bigint;
 
   /**
+   * The type copied: a custom slug of the project or a built-in type.
+   *
    * @generated from field: string source_article_type = 2;
    */
   sourceArticleType: string;
 
   /**
+   * The slug of the new custom workflow.
+   *
    * @generated from field: string new_article_type = 3;
    */
   newArticleType: string;
@@ -759,10 +903,14 @@ export const DuplicateWorkflowRequestSchema: GenMessage<DuplicateWorkflowRequest
   messageDesc(file_articles_workflow_catalog_v1_workflows, 16);
 
 /**
+ * The new workflow.
+ *
  * @generated from message articles.workflow_catalog.v1.DuplicateWorkflowResponse
  */
 export type DuplicateWorkflowResponse = Message<"articles.workflow_catalog.v1.DuplicateWorkflowResponse"> & {
   /**
+   * The new workflow with its steps.
+   *
    * @generated from field: articles.workflow_catalog.v1.Workflow workflow = 1;
    */
   workflow?: Workflow | undefined;
@@ -782,21 +930,29 @@ export const DuplicateWorkflowResponseSchema: GenMessage<DuplicateWorkflowRespon
  */
 export enum NullableStepField {
   /**
+   * Not a field: INVALID_ARGUMENT.
+   *
    * @generated from enum value: NULLABLE_STEP_FIELD_UNSPECIFIED = 0;
    */
   UNSPECIFIED = 0,
 
   /**
+   * step_description.
+   *
    * @generated from enum value: NULLABLE_STEP_FIELD_STEP_DESCRIPTION = 1;
    */
   STEP_DESCRIPTION = 1,
 
   /**
+   * step_icon.
+   *
    * @generated from enum value: NULLABLE_STEP_FIELD_STEP_ICON = 2;
    */
   STEP_ICON = 2,
 
   /**
+   * json_schema.
+   *
    * @generated from enum value: NULLABLE_STEP_FIELD_JSON_SCHEMA = 3;
    */
   JSON_SCHEMA = 3,

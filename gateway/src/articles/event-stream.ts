@@ -1,0 +1,266 @@
+// GET /v1/articles/{id}/events: Server-Sent Events from the article's durable event log
+// (services/kit/src/article-events.ts). One blocking XREAD loop per gateway reads every watched
+// article's stream and fans each event out to that article's open clients, so an open stream
+// costs a map entry and a response, never a query of its own; one timer writes the heartbeat
+// comment to all of them. A client starts from the article's current state, or from the event
+// after its Last-Event-ID, catching up with one XRANGE before it joins the loop.
+import type IORedis from "ioredis";
+import type { Article } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
+import {
+  articleEventsKey,
+  compareStreamIds,
+  isCancelledArticle,
+  isFinalEvent,
+  isStreamId,
+  readStreamEntry,
+  type LoggedArticleEvent,
+  type StreamEntry,
+} from "../../../services/kit/src/article-events.ts";
+import { envInt, failOnConfigError } from "../../../services/kit/src/config.ts";
+import type { Logger } from "../../../services/kit/src/logger.ts";
+import { presentCost } from "../../../services/kit/src/public-article.ts";
+import { validationError } from "../errors.ts";
+
+// Proxies commonly close a connection silent for 30-60 s.
+const HEARTBEAT_MS = failOnConfigError(() => envInt(process.env, "EVENTS_HEARTBEAT_MS", 15_000, { min: 100, max: 600_000 }));
+// How long one XREAD blocks: also how soon an article watched for the first time joins the loop.
+const BLOCK_MS = 1_000;
+const READ_COUNT = 200;
+const RETRY_MS = 1_000;
+/** The id of the state event sent before an article's log has any event. */
+const START_ID = "0-0";
+const RUNNING = new Set(["queued", "batching", "writing", "polishing"]);
+
+const encoder = new TextEncoder();
+
+function frame(id: string, event: string, data: unknown): Uint8Array {
+  return encoder.encode(`id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+}
+
+const HEARTBEAT = encoder.encode(": heartbeat\n\n");
+
+/** The Last-Event-ID a reconnecting client sends; 422 when it is not one of ours. */
+export function lastEventIdOf(headers: Headers): string | undefined {
+  const value = headers.get("last-event-id")?.trim();
+  if (!value) return undefined;
+  if (!isStreamId(value)) throw validationError({ "Last-Event-ID": ["Last-Event-ID must be the id of an event of this stream, e.g. \"1718000000000-0\"."] });
+  return value;
+}
+
+/** The article as it stands: the first event of a fresh stream, or the final one of an ended article. */
+function currentEvent(article: Article): { event: string; data: Record<string, unknown> } {
+  const cost = presentCost(article.cost);
+  if (RUNNING.has(article.status)) {
+    return { event: "state", data: { status: article.status, current_step: article.currentStep ?? null, cost } };
+  }
+  if (article.status === "failed") {
+    return { event: "failed", data: { status: "failed", cost, reason: article.failureReason ?? null, cancelled: isCancelledArticle(article) } };
+  }
+  if (article.status === "published") {
+    return { event: "published", data: { status: "published", cost, published_version_id: article.publishedVersionId === undefined ? null : Number(article.publishedVersionId) } };
+  }
+  return {
+    event: "completed",
+    data: { status: "completed", cost, actual_word_count: article.actualWordCount, ai_model_used: article.aiModelUsed ?? null, current_version_id: article.currentVersionId === undefined ? null : Number(article.currentVersionId) },
+  };
+}
+
+/** One open client stream of one article. */
+class Watcher {
+  private catchingUp = true;
+  private held: LoggedArticleEvent[] = [];
+  ended = false;
+
+  constructor(
+    readonly key: string,
+    private cursor: string,
+    private readonly write: (chunk: Uint8Array) => void,
+    private readonly close: () => void,
+  ) {}
+
+  deliver(event: LoggedArticleEvent): void {
+    if (this.ended) return;
+    if (this.catchingUp) {
+      this.held.push(event);
+      return;
+    }
+    if (compareStreamIds(event.id, this.cursor) <= 0) return;
+    this.cursor = event.id;
+    this.write(frame(event.id, event.event, event.data));
+    if (isFinalEvent(event.event)) this.end();
+  }
+
+  /** Sends what the log held before the client joined, then what the loop delivered meanwhile. */
+  caughtUp(missed: LoggedArticleEvent[]): void {
+    this.catchingUp = false;
+    const held = this.held;
+    this.held = [];
+    for (const event of [...missed, ...held]) this.deliver(event);
+  }
+
+  /** The final event the record shows, when the log did not carry one (expired, or not yet written). */
+  endWith(article: Article): void {
+    if (this.ended) return;
+    const { event, data } = currentEvent(article);
+    this.write(frame(this.cursor, event, data));
+    this.end();
+  }
+
+  heartbeat(): void {
+    if (!this.ended && !this.catchingUp) this.write(HEARTBEAT);
+  }
+
+  end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.close();
+  }
+}
+
+interface Watched {
+  cursor: string;
+  watchers: Set<Watcher>;
+}
+
+export class ArticleEventHub {
+  private readonly reader: IORedis;
+  private readonly watched = new Map<string, Watched>();
+  private reading = false;
+  private stopped = false;
+  private readonly heartbeat: ReturnType<typeof setInterval>;
+
+  /** `redis` answers the catch-up reads; the blocking loop gets a connection of its own. */
+  constructor(
+    private readonly redis: IORedis,
+    private readonly redisPrefix: string,
+    private readonly logger: Logger,
+  ) {
+    this.reader = redis.duplicate({ enableAutoPipelining: false, enableOfflineQueue: true, commandTimeout: undefined });
+    this.reader.on("error", (error) => logger.error("redis error", { error: error.message, connection: "article-events" }));
+    this.heartbeat = setInterval(() => {
+      for (const { watchers } of this.watched.values()) for (const w of watchers) w.heartbeat();
+    }, HEARTBEAT_MS);
+    this.heartbeat.unref?.();
+  }
+
+  /** How many client streams are open (for the benchmark and logs). */
+  get openStreams(): number {
+    let n = 0;
+    for (const { watchers } of this.watched.values()) n += watchers.size;
+    return n;
+  }
+
+  /** The id of the article's latest event, read before the article so nothing falls between the two. */
+  async latestEventId(externalId: string): Promise<string> {
+    const [latest] = (await this.redis.xrevrange(articleEventsKey(this.redisPrefix, externalId), "+", "-", "COUNT", 1)) as StreamEntry[];
+    return latest?.[0] ?? START_ID;
+  }
+
+  /**
+   * The SSE response of one client. Without `lastEventId` it starts with `article` (read after
+   * `latestId`); with it, with the events after that id. An ended article's stream ends after its
+   * final event.
+   */
+  open(externalId: string, article: Article, from: { latestId: string } | { lastEventId: string }): Response {
+    const key = articleEventsKey(this.redisPrefix, externalId);
+    let watcher: Watcher | undefined;
+    const body = new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        const write = (chunk: Uint8Array) => {
+          try {
+            controller.enqueue(chunk);
+          } catch {
+            watcher?.end(); // the client went away
+          }
+        };
+        const close = () => {
+          this.leave(watcher!);
+          try {
+            controller.close();
+          } catch {
+            // already closed by the client
+          }
+        };
+        // Reconnecting clients wait this long before trying again.
+        write(encoder.encode("retry: 3000\n\n"));
+        if ("latestId" in from) {
+          const { event, data } = currentEvent(article);
+          write(frame(from.latestId, event, data));
+          if (event !== "state") return controller.close();
+        }
+        const cursor = "latestId" in from ? from.latestId : from.lastEventId;
+        watcher = new Watcher(key, cursor, write, close);
+        this.join(watcher, cursor);
+        this.catchUp(watcher, cursor, "lastEventId" in from ? article : undefined);
+      },
+      cancel: () => watcher?.end(),
+    });
+    return new Response(body, {
+      headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache, no-transform", connection: "keep-alive", "x-accel-buffering": "no" },
+    });
+  }
+
+  /** Stops the loop and the heartbeat and ends every open stream. */
+  stop(): void {
+    this.stopped = true;
+    clearInterval(this.heartbeat);
+    for (const { watchers } of [...this.watched.values()]) for (const w of [...watchers]) w.end();
+    this.reader.disconnect();
+  }
+
+  private join(watcher: Watcher, cursor: string): void {
+    const entry = this.watched.get(watcher.key);
+    if (entry) entry.watchers.add(watcher);
+    else this.watched.set(watcher.key, { cursor, watchers: new Set([watcher]) });
+    if (!this.reading) void this.read();
+  }
+
+  private leave(watcher: Watcher): void {
+    const entry = this.watched.get(watcher.key);
+    if (!entry) return;
+    entry.watchers.delete(watcher);
+    if (entry.watchers.size === 0) this.watched.delete(watcher.key);
+  }
+
+  private async catchUp(watcher: Watcher, cursor: string, ended?: Article): Promise<void> {
+    try {
+      const entries = (await this.redis.xrange(watcher.key, `(${cursor}`, "+")) as StreamEntry[];
+      watcher.caughtUp(entries.map(readStreamEntry).filter((e): e is LoggedArticleEvent => e !== undefined));
+      // A reconnect to an article that ended after its log expired still gets the end.
+      if (ended && !RUNNING.has(ended.status)) watcher.endWith(ended);
+    } catch (error) {
+      this.logger.warn("could not read an article's events", { key: watcher.key, error: (error as Error).message });
+      watcher.end();
+    }
+  }
+
+  private async read(): Promise<void> {
+    this.reading = true;
+    try {
+      while (!this.stopped && this.watched.size > 0) {
+        const keys = [...this.watched.keys()];
+        const cursors = keys.map((k) => this.watched.get(k)!.cursor);
+        let reply: [string, StreamEntry[]][] | null;
+        try {
+          reply = (await this.reader.xread("COUNT", READ_COUNT, "BLOCK", BLOCK_MS, "STREAMS", ...keys, ...cursors)) as [string, StreamEntry[]][] | null;
+        } catch (error) {
+          if (this.stopped) break;
+          this.logger.warn("reading article events failed; retrying", { error: (error as Error).message });
+          await Bun.sleep(RETRY_MS);
+          continue;
+        }
+        for (const [key, entries] of reply ?? []) {
+          const entry = this.watched.get(key);
+          if (!entry || entries.length === 0) continue;
+          entry.cursor = entries[entries.length - 1]![0];
+          for (const raw of entries) {
+            const event = readStreamEntry(raw);
+            if (event) for (const w of [...entry.watchers]) w.deliver(event);
+          }
+        }
+      }
+    } finally {
+      this.reading = false;
+    }
+  }
+}

@@ -1,0 +1,46 @@
+// Writes the ends of an article's run to its event log (services/kit/src/article-events.ts):
+// completed, published and failed, once each, after the lifecycle call committed them; and tells
+// the runners when a client cancelled an article so the one working on it stops at once. Like
+// the change announcements, a failure here is logged and never fails the committed change.
+import type { Interceptor } from "@connectrpc/connect";
+import type IORedis from "ioredis";
+import { ArticleLifecycleService, type Article } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
+import { appendFinalArticleEvent, articleCancelsChannel, isCancelledArticle, type ArticleEvent } from "../../kit/src/article-events.ts";
+import type { Logger } from "../../kit/src/logger.ts";
+import { presentCost } from "../../kit/src/public-article.ts";
+
+const WRITE_TIMEOUT_MS = 500;
+// The calls that can end an article; progress and the other records never do.
+const ENDING_METHODS = new Set(["CompleteGeneration", "AddVersion", "MarkPublished", "FailArticle", "CancelArticle"]);
+
+/** The final event an article's record stands for, if it has ended. */
+export function finalEventOf(article: Article): ArticleEvent | undefined {
+  const common = { status: article.status, cost: presentCost(article.cost) };
+  if (article.status === "completed") {
+    return { event: "completed", data: { ...common, actual_word_count: article.actualWordCount, ai_model_used: article.aiModelUsed ?? null, current_version_id: article.currentVersionId === undefined ? null : Number(article.currentVersionId) } };
+  }
+  if (article.status === "published") {
+    return { event: "published", data: { ...common, published_version_id: article.publishedVersionId === undefined ? null : Number(article.publishedVersionId) } };
+  }
+  if (article.status === "failed") return { event: "failed", data: { ...common, reason: article.failureReason ?? null, cancelled: isCancelledArticle(article) } };
+  return undefined;
+}
+
+export function logArticleEnds(redis: IORedis, redisPrefix: string, logger: Logger): Interceptor {
+  return (next) => async (req) => {
+    const res = await next(req);
+    if (req.service.typeName !== ArticleLifecycleService.typeName || res.stream || !ENDING_METHODS.has(req.method.name)) return res;
+    const article = (res.message as { article?: Article }).article;
+    const ended = article && finalEventOf(article);
+    if (article && ended) {
+      const writes: Promise<unknown>[] = [appendFinalArticleEvent(redis, redisPrefix, article.externalId, ended)];
+      if (req.method.name === "CancelArticle") writes.push(redis.publish(articleCancelsChannel(redisPrefix), article.externalId));
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error("timed out")), WRITE_TIMEOUT_MS)));
+      await Promise.race([Promise.all(writes), timeout])
+        .catch((error) => logger.warn("could not log the end of an article", { externalId: article.externalId, error: (error as Error).message }))
+        .finally(() => clearTimeout(timer));
+    }
+    return res;
+  };
+}

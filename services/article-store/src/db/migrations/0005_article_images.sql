@@ -1,0 +1,1 @@
+ALTER TABLE "article_store"."articles" ADD COLUMN "images" jsonb DEFAULT '[]'::jsonb NOT NULL;

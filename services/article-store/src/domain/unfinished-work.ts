@@ -1,0 +1,75 @@
+// What background work still owes an article, as the reconciler sees it: generation under way (or
+// its hand-offs: originality, settlement, webhook), or a completion webhook never delivered. Read
+// by id in bounded batches through the articles_unfinished_work index, so a sweep costs the same
+// with a million finished articles as with none.
+import { and, asc, gt, inArray, sql } from "drizzle-orm";
+import type { Db } from "../db/client.ts";
+import { articles, deliveryAttempts, unfinishedWork, type ArticleStatus } from "../db/schema.ts";
+
+export interface UnfinishedArticle {
+  id: number;
+  externalId: string;
+  status: ArticleStatus;
+  webhookUrl: string | null;
+  currentVersionId: number | null;
+  originalityChecked: boolean;
+  deliveryFailed: boolean;
+  /** Unchanged for longer than the bound. */
+  stale: boolean;
+  /** Some delivery attempt of its webhook is on record (only looked up where it matters). */
+  deliveryRecorded: boolean;
+}
+
+/** The next `limit` unfinished articles after id `afterId`, in id order. */
+/** The next `limit` unfinished articles after id `afterId`, in id order. */
+export async function unfinishedArticlesAfter(db: Db, afterId: number, limit: number, staleAfterMs: number): Promise<UnfinishedArticle[]> {
+  const rows = await db
+    .select({
+      id: articles.id,
+      externalId: articles.externalId,
+      status: articles.status,
+      webhookUrl: articles.webhookUrl,
+      currentVersionId: articles.currentVersionId,
+      originalityChecked: sql<boolean>`${articles.originalityCheckedAt} is not null`,
+      deliveryFailed: sql<boolean>`${articles.deliveryFailedAt} is not null`,
+      // The database's clock, the one updated_at was written with.
+      stale: sql<boolean>`${articles.updatedAt} < now() - ${staleAfterMs}::float8 * interval '1 millisecond'`,
+    })
+    .from(articles)
+    .where(and(unfinishedWork(articles), gt(articles.id, afterId)))
+    .orderBy(asc(articles.id))
+    .limit(limit);
+  // Delivery records matter only for stale completed articles with a webhook: looked up for those alone, by index.
+  const awaitingDelivery = rows.filter((a) => a.stale && a.status === "completed" && a.webhookUrl !== null).map((a) => a.id);
+  const recorded = new Set<number>();
+  if (awaitingDelivery.length > 0) {
+    const found = await db.selectDistinct({ articleId: deliveryAttempts.articleId }).from(deliveryAttempts).where(inArray(deliveryAttempts.articleId, awaitingDelivery));
+    for (const { articleId } of found) recorded.add(articleId);
+  }
+  return rows.map((a) => ({ ...a, deliveryRecorded: recorded.has(a.id) }));
+}
+
+const RUNNING: readonly ArticleStatus[] = ["queued", "batching", "writing", "polishing"];
+
+/**
+ * The job a stale article is owed, if it has no live one:
+ * - running (queued, batching, writing, polishing): its generation job; a finished job with the
+ *   article still running was lost too (its end never reached the article). A batching article's
+ *   batch is tracked by that same job, parked between polls, and the run's checkpoint keeps the
+ *   batch id, so a new job polls the same batch;
+ * - completed without its originality check: the run's hand-offs (score, word settlement, webhook)
+ *   never finished; a new generation job completes them (finished steps are read back, not rerun);
+ * - completed, checked, with a webhook_url, no delivery on record and not given up: its webhook.
+ */
+export type OwedJob =
+  | { queue: "generation"; /** a finished job counts as lost */ finishedIsLost: boolean }
+  | { queue: "webhooks"; versionId: number };
+
+export function owedJob(a: UnfinishedArticle): OwedJob | undefined {
+  if (!a.stale) return undefined;
+  if (RUNNING.includes(a.status)) return { queue: "generation", finishedIsLost: true };
+  if (a.status !== "completed") return undefined;
+  if (!a.originalityChecked) return { queue: "generation", finishedIsLost: false };
+  if (a.webhookUrl && !a.deliveryFailed && !a.deliveryRecorded && a.currentVersionId !== null) return { queue: "webhooks", versionId: a.currentVersionId };
+  return undefined;
+}

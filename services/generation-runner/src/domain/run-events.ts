@@ -1,0 +1,79 @@
+// What a run writes to its article's event log (services/kit/src/article-events.ts) for live
+// watchers: state changes, each step started and finished, research sources kept, images made.
+// Writes go out one at a time in order without holding the run up; `flush` waits for them, so
+// they land before the article-store call that ends the run logs its final event.
+import type IORedis from "ioredis";
+import { tryAppendArticleEvent, type ArticleEvent } from "../../../kit/src/article-events.ts";
+import type { Logger } from "../../../kit/src/logger.ts";
+import type { StepCheckpoint, StoredImage } from "./checkpoints.ts";
+import { formatUsd, type Picodollars } from "./usd.ts";
+
+export interface ArticleEventLog {
+  redis: IORedis;
+  redisPrefix: string;
+}
+
+const usd = (cost: Picodollars) => formatUsd(cost);
+
+export class RunEvents {
+  private chain: Promise<void> = Promise.resolve();
+  private lastState = "";
+
+  constructor(
+    private readonly log: ArticleEventLog | undefined,
+    private readonly externalId: string,
+    private readonly logger: Logger,
+  ) {}
+
+  /** A state change (repeats of the same status and step are dropped). */
+  state(status: string, currentStep: string | null, cost: Picodollars): void {
+    const key = `${status}\u0000${currentStep ?? ""}`;
+    if (key === this.lastState) return;
+    this.lastState = key;
+    this.write({ event: "state", data: { status, current_step: currentStep, cost: usd(cost) } });
+  }
+
+  stepStarted(step: { stepNumber: number; stepName: string }, model: string): void {
+    this.write({ event: "step_started", data: { step: step.stepNumber, name: step.stepName, model } });
+  }
+
+  stepFinished(checkpoint: StepCheckpoint, costSoFar: Picodollars, durationMs: number): void {
+    this.write({
+      event: "step_finished",
+      data: {
+        step: checkpoint.stepNumber,
+        name: checkpoint.stepName,
+        model: checkpoint.model,
+        used_fallback: checkpoint.usedFallback,
+        prompt_tokens: checkpoint.promptTokens,
+        completion_tokens: checkpoint.completionTokens,
+        cost: usd(checkpoint.cost),
+        cost_so_far: usd(costSoFar),
+        duration_ms: Math.round(durationMs),
+      },
+    });
+  }
+
+  source(source: { index: number; title: string; url: string; wordCount: number }): void {
+    this.write({ event: "source", data: { position: source.index, title: source.title, url: source.url, word_count: source.wordCount } });
+  }
+
+  image(image: StoredImage, url: string): void {
+    this.write({ event: "image", data: { position: image.position, url, width: image.width, height: image.height } });
+  }
+
+  /** Waits until every event written so far is in the log (or given up on). */
+  flush(): Promise<void> {
+    return this.chain;
+  }
+
+  private write(event: ArticleEvent): void {
+    const log = this.log;
+    if (!log) return;
+    this.chain = this.chain.then(() =>
+      tryAppendArticleEvent(log.redis, log.redisPrefix, this.externalId, event, (error) =>
+        this.logger.warn("could not log an article event", { externalId: this.externalId, event: event.event, error: error.message }),
+      ),
+    );
+  }
+}

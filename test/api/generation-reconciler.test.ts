@@ -1,0 +1,212 @@
+// Redis comes back empty: the BullMQ jobs of the stack's queues are gone (only this stack's keys
+// are deleted, as an emptied Redis would have them; the shared Redis is never flushed). The
+// reconciler in article-store finds every article left without a live job and hands it back:
+// each completes, its steps billed once, its words settled once, its webhook delivered once.
+// A job that is merely slow, or a run still in flight whose job vanished, is left alone.
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { Queue } from "bullmq";
+import IORedis from "ioredis";
+import { apiClient, type ApiClient } from "../harness/http.ts";
+import { useStack, type TestStack } from "../harness/stack.ts";
+import { createTenant, type Tenant } from "../harness/tenants.ts";
+import { createArticle } from "../harness/articles.ts";
+import { eventually } from "../harness/eventually.ts";
+import { lifecycleClient } from "../harness/service-clients.ts";
+import { articleBody, callsStartingWith, createWorkflow, marker, runOf, waitForArticle, webhookReceiver, wordUsage, type WebhookReceiver } from "./generation-support.ts";
+
+let stack: TestStack;
+let redis: IORedis;
+
+beforeAll(async () => {
+  stack = await useStack();
+  redis = new IORedis(stack.env.REDIS_URL ?? "redis://127.0.0.1:6379");
+});
+
+afterAll(async () => {
+  for (const name of ["generationRunner", "webhookDispatcher"] as const) if (stack.processes.get(name)?.exitCode !== null) await stack.start(name);
+  redis.disconnect();
+});
+
+/** Deletes every key of one of this stack's BullMQ queues (jobs, locks, lists, events). */
+async function wipeQueue(queue: "generation" | "webhooks"): Promise<number> {
+  let cursor = "0";
+  let deleted = 0;
+  do {
+    const [next, keys] = await redis.scan(cursor, "MATCH", `${stack.redisPrefix}:bull:${queue}:*`, "COUNT", 1000);
+    if (keys.length) deleted += await redis.del(...keys);
+    cursor = next;
+  } while (cursor !== "0");
+  return deleted;
+}
+
+const jobExists = async (queue: "generation" | "webhooks", externalId: string) => (await redis.exists(`${stack.redisPrefix}:bull:${queue}:${externalId}`)) === 1;
+
+async function tenantWithApi(): Promise<{ tenant: Tenant; api: ApiClient }> {
+  const tenant = await createTenant(stack);
+  return { tenant, api: apiClient(stack.baseUrl, tenant.token) };
+}
+
+/** Each article's deliveries at the hook. */
+const deliveriesOf = (hook: WebhookReceiver, externalId: string) => hook.received.filter((r) => r.body?.data?.external_id === externalId).length;
+
+test("articles whose generation jobs were wiped all complete, each step billed once and their words settled once", async () => {
+  const { tenant, api } = await tenantWithApi();
+  const hook = webhookReceiver();
+  try {
+    const type = marker("reconciled");
+    // The title makes each article's prompts its own, so the simulator counts calls per article.
+    await createWorkflow(api, tenant.projectId, type, [
+      { step_name: "One", user: "[[sim:echo]]one {title}" },
+      { step_name: "Slow two", user: "[[sim:sleep=2000]][[sim:echo]]two {title}" },
+      { step_name: "Three", user: "[[sim:echo]]three {title} after {step_2_output}" },
+    ]);
+    const create = async () => {
+      const title = marker("article");
+      const created = await createArticle(api, articleBody(tenant.projectId, { article_type: type, title, webhook_url: hook.url }));
+      return { id: created.external_id as string, title };
+    };
+
+    // Three articles mid-run, in their slow step when the runner dies with Redis.
+    const writing = [await create(), await create(), await create()];
+    for (const a of writing) await waitForArticle(api, a.id, (x) => x.current_step === "Slow two", 20_000);
+    // Two more whose jobs wait in the queue (paused, so no worker takes them first).
+    const generationQueue = new Queue("generation", { connection: redis, prefix: `${stack.redisPrefix}:bull` });
+    await generationQueue.pause();
+    const queued = [await create(), await create()];
+    for (const a of queued) await eventually(() => jobExists("generation", a.id), Boolean, 10_000, `the generation job of ${a.id}`);
+    await generationQueue.close();
+
+    await stack.kill("generationRunner");
+    try {
+      // The pause goes too: it is kept in the queue's own keys.
+      expect(await wipeQueue("generation")).toBeGreaterThan(0);
+      for (const a of [...writing, ...queued]) expect(await jobExists("generation", a.id)).toBe(false);
+    } finally {
+      await stack.start("generationRunner");
+    }
+
+    const all = [...writing, ...queued];
+    const done = [];
+    for (const a of all) done.push(await waitForArticle(api, a.id, (x) => x.status === "published", 60_000));
+    for (const [i, a] of all.entries()) expect(done[i].content).toBe(`three ${a.title} after two ${a.title}`);
+
+    for (const [i, a] of all.entries()) {
+      // Finished steps never ran again; the step in flight when the runner died ran once more at most.
+      expect(await callsStartingWith(stack, a.title, "one")).toBe(1);
+      expect(await callsStartingWith(stack, a.title, "two")).toBe(writing.includes(a) ? 2 : 1);
+      expect(await callsStartingWith(stack, a.title, "three")).toBe(1);
+      const run = await runOf(stack, a.id);
+      expect(run!.steps.map((s) => s.stepNumber)).toEqual([1, 2, 3]);
+      expect(Number(done[i].cost)).toBeCloseTo(Number(run!.cost), 10);
+      // One delivery, recorded on the article.
+      expect(deliveriesOf(hook, a.id)).toBe(1);
+      const { attempts } = await lifecycleClient(stack).listDeliveryAttempts({ externalId: a.id });
+      expect(attempts.filter((x) => x.succeeded)).toHaveLength(1);
+    }
+
+    // Every reservation settled, once, for the words actually written.
+    const usage = await wordUsage(stack, tenant.accountId);
+    expect(Number(usage.reservedWords)).toBe(0);
+    expect(Number(usage.usedWords)).toBe(done.reduce((n, a) => n + a.actual_word_count, 0));
+  } finally {
+    hook.stop();
+  }
+}, 120_000);
+
+test("a completed article whose webhook job was wiped is still delivered, once", async () => {
+  const { tenant, api } = await tenantWithApi();
+  const hook = webhookReceiver();
+  try {
+    const type = marker("delivery");
+    await createWorkflow(api, tenant.projectId, type, [{ step_name: "Only", user: "[[sim:echo]]only {title}" }]);
+    await stack.kill("webhookDispatcher");
+    const title = marker("article");
+    let id: string;
+    try {
+      ({ external_id: id } = await createArticle(api, articleBody(tenant.projectId, { article_type: type, title, webhook_url: hook.url })));
+      await waitForArticle(api, id, (x) => x.status === "completed" && x.ai_detection_score !== null, 30_000);
+      await eventually(() => jobExists("webhooks", id), Boolean, 10_000, "the webhook job");
+      expect(await wipeQueue("webhooks")).toBeGreaterThan(0);
+    } finally {
+      await stack.start("webhookDispatcher");
+    }
+
+    const published = await waitForArticle(api, id, (x) => x.status === "published", 30_000);
+    expect(published.content).toBe(`only ${title}`);
+    expect(deliveriesOf(hook, id)).toBe(1);
+    expect(hook.received[0]!.body.data.external_id).toBe(id);
+    const { attempts } = await lifecycleClient(stack).listDeliveryAttempts({ externalId: id });
+    expect(attempts.map((a) => a.succeeded)).toEqual([true]);
+    // Published, it is owed nothing more: a few more sweeps send nothing again.
+    await Bun.sleep(4_000);
+    expect(deliveriesOf(hook, id)).toBe(1);
+  } finally {
+    hook.stop();
+  }
+}, 60_000);
+
+test("a batching article whose job was wiped polls the same batch again: no second batch is submitted", async () => {
+  const { tenant, api } = await tenantWithApi();
+  const created = await createArticle(
+    api,
+    articleBody(tenant.projectId, { article_type: "song_meaning_single_model_5", title: marker("batched"), model: "simulator:sim-batch", use_batch_api: true }),
+  );
+  const id: string = created.external_id;
+  // Its job submits the batch, then waits on it between polls.
+  await waitForArticle(api, id, (x) => x.status === "batching" && x.current_step !== null, 15_000);
+  await stack.kill("generationRunner");
+  try {
+    await wipeQueue("generation");
+  } finally {
+    await stack.start("generationRunner");
+  }
+
+  const done = await waitForArticle(api, id, (x) => x.status === "completed" && x.ai_detection_score !== null, 60_000);
+  expect(done.ai_model_used).toBe("simulator:sim-batch");
+  const res = await fetch(`${stack.simulatorUrl}/v1/batches`, { headers: { authorization: "Bearer test" } });
+  const batches = ((await res.json()) as { data: { id: string; metadata: Record<string, string> | null }[] }).data.filter((b) => b.metadata?.external_id === id);
+  expect(batches).toHaveLength(1);
+  const run = await runOf(stack, id);
+  expect(run!.batchId).toBe(batches[0]!.id);
+  expect(run!.steps.map((s) => s.batched)).toEqual([true]);
+  expect(Number(done.cost)).toBeCloseTo(Number(run!.cost), 10);
+}, 90_000);
+
+test("a slow but live job is left alone: its step runs once", async () => {
+  const { tenant, api } = await tenantWithApi();
+  const type = marker("slow");
+  // Longer than RECONCILE_STALE_AFTER_MS (3 s in the test stack), over several sweeps.
+  await createWorkflow(api, tenant.projectId, type, [{ step_name: "Very slow", user: "[[sim:sleep=8000]][[sim:echo]]slow {title}" }]);
+  const title = marker("article");
+  const { external_id: id } = await createArticle(api, articleBody(tenant.projectId, { article_type: type, title }));
+  const done = await waitForArticle(api, id, (x) => x.status === "completed" && x.ai_detection_score !== null, 40_000);
+  expect(done.content).toBe(`slow ${title}`);
+  expect(await callsStartingWith(stack, title, "slow")).toBe(1);
+  expect((await runOf(stack, id))!.pickups).toBe(1);
+}, 60_000);
+
+test("a run still in flight whose job was wiped is not started a second time", async () => {
+  const { tenant, api } = await tenantWithApi();
+  const hook = webhookReceiver();
+  try {
+    const type = marker("orphan");
+    await createWorkflow(api, tenant.projectId, type, [
+      { step_name: "Very slow", user: "[[sim:sleep=8000]][[sim:echo]]slow {title}" },
+      { step_name: "After", user: "[[sim:echo]]after {title}" },
+    ]);
+    const title = marker("article");
+    const { external_id: id } = await createArticle(api, articleBody(tenant.projectId, { article_type: type, title, webhook_url: hook.url }));
+    await waitForArticle(api, id, (x) => x.current_step === "Very slow", 20_000);
+    // The runner keeps running the article in memory; only its queue entry is gone.
+    await wipeQueue("generation");
+
+    const done = await waitForArticle(api, id, (x) => x.status === "published", 60_000);
+    expect(done.content).toBe(`after ${title}`);
+    expect(await callsStartingWith(stack, title, "slow")).toBe(1);
+    expect(await callsStartingWith(stack, title, "after")).toBe(1);
+    expect((await runOf(stack, id))!.pickups).toBe(1);
+    expect(deliveriesOf(hook, id)).toBe(1);
+  } finally {
+    hook.stop();
+  }
+}, 60_000);
