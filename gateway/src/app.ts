@@ -1,6 +1,5 @@
 // Builds the gateway's Elysia app (no listen), so tests and main share it.
 import { Elysia } from "elysia";
-import { openapi } from "@elysiajs/openapi";
 import { ConnectError } from "@connectrpc/connect";
 import type IORedis from "ioredis";
 import { HttpError, fromServiceError } from "./errors.ts";
@@ -16,6 +15,7 @@ import { userRoutes } from "./routes/user.ts";
 import { articleRoutes } from "./routes/articles.ts";
 import { workflowRoutes } from "./routes/workflows.ts";
 import { imageRoutes } from "./routes/images.ts";
+import { docsRoutes } from "./openapi/docs-routes.ts";
 import type { ServiceClients } from "./services.ts";
 import type { Logger } from "../../services/kit/src/logger.ts";
 
@@ -59,7 +59,8 @@ export function buildApp(deps: GatewayDeps) {
       deps.logger.error("unhandled error", { path: new URL(request.url).pathname, error: (error as Error).stack ?? String(error) });
       return jsonResponse(500, { message: "Server Error" }, headers);
     })
-    .use(openapi({ path: "/docs", documentation: { info: { title: "Article Generation Service", version: "1.0.0" } } }))
+    // The reference page and the OpenAPI document (gateway/src/openapi): no CDN, one source of shapes.
+    .use(docsRoutes())
     // Readiness: 503 (plain error shape) while Redis or a service does not answer.
     .get("/healthz", () => {
       const unreachable = deps.dependencies?.unreachable() ?? [];

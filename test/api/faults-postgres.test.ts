@@ -47,13 +47,16 @@ async function slowType(api: ApiClient, projectId: number, sleepMs: number): Pro
   return type;
 }
 
-/** What each service's grpc.health.v1 check answers (UNKNOWN when it does not answer). */
-async function healthOfServices(): Promise<Record<string, string>> {
+/**
+ * What each service's grpc.health.v1 check answers (UNKNOWN when it does not answer): for the
+ * whole process (readiness) by default, or for the `liveness` service Kubernetes' liveness probe asks.
+ */
+async function healthOfServices(service = ""): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   await Promise.all(
     SERVICES.map(async (name) => {
       const health = createClient(Health, createGrpcTransport({ baseUrl: stack.grpcUrls[name], defaultTimeoutMs: 2000 }));
-      out[name] = Serving[(await health.check({}).catch(() => ({ status: Serving.UNKNOWN }))).status];
+      out[name] = Serving[(await health.check({ service }).catch(() => ({ status: Serving.UNKNOWN }))).status];
     }),
   );
   return out;
@@ -165,8 +168,11 @@ test("Postgres stopped for 30 s: 503 in the plain shape and NOT_SERVING meanwhil
   const stoppedAt = Date.now();
   try {
     // Every service needs its Postgres: all report NOT_SERVING, and so does the gateway.
-    await eventually(healthOfServices, (h) => Object.values(h).every((s) => s === "NOT_SERVING"), 15_000, "every service to report NOT_SERVING");
+    await eventually(() => healthOfServices(), (h) => Object.values(h).every((s) => s === "NOT_SERVING"), 15_000, "every service to report NOT_SERVING");
     await eventually(() => fetch(`${stack.baseUrl}/healthz`).then((r) => r.status), (s) => s === 503, 15_000, "the gateway's /healthz to answer 503");
+    // Liveness stays good: an orchestrator takes them out of rotation without restarting them.
+    expect(allServing(await healthOfServices("liveness"))).toBe(true);
+    expect((await fetch(`${stack.baseUrl}/livez`)).status).toBe(200);
 
     const refused = await api.post("/v1/articles", articleBody(tenant.projectId, { article_type: type }));
     expect(refused.status).toBe(503);
@@ -187,7 +193,7 @@ test("Postgres stopped for 30 s: 503 in the plain shape and NOT_SERVING meanwhil
     await infra.postgres.start();
   }
 
-  await eventually(healthOfServices, allServing, 30_000, "every service to report SERVING again");
+  await eventually(() => healthOfServices(), allServing, 30_000, "every service to report SERVING again");
   await eventually(() => fetch(`${stack.baseUrl}/healthz`).then((r) => r.status), (s) => s === 200, 30_000, "the gateway's /healthz to answer 200 again");
   const after = await eventually(() => api.post("/v1/articles", articleBody(tenant.projectId, { article_type: type })), (r) => r.status !== 503, 30_000, "creation to answer again");
   expect(after.status).toBe(201);

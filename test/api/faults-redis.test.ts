@@ -2,7 +2,7 @@
 // articles generate and comes back empty, as after a failover to a replica that had nothing.
 // No process may exit; while Redis is away the gateway answers 503 in the plain error shape and
 // the processes that need Redis report NOT_SERVING; once it is back every article still
-// finishes (their lost jobs are handed out again) and its completion webhook arrives.
+// finishes, also those whose queued jobs were lost, and its completion webhook arrives.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
@@ -19,7 +19,9 @@ let infra: PrivateStack;
 let stack: TestStack;
 
 beforeAll(async () => {
-  infra = await startPrivateStack();
+  // Two articles at a time, so most wait in the queue when Redis is lost: their jobs go with it,
+  // and only article-store's reconciler can hand those articles out again.
+  infra = await startPrivateStack({ RUNNER_CONCURRENCY: "2" });
   stack = infra.stack;
 }, 90_000);
 
@@ -64,6 +66,15 @@ test("Redis lost and back empty while articles generate: 503 and NOT_SERVING mea
     );
     await waitForArticle(api, created[0].external_id, (a) => a.status === "writing", 20_000);
 
+    // A health watcher of article-store hears each change as it happens.
+    const watching = new AbortController();
+    const heard: string[] = [];
+    const watcher = (async () => {
+      const health = createClient(Health, createGrpcTransport({ baseUrl: stack.grpcUrls.articleStore }));
+      for await (const { status } of health.watch({}, { signal: watching.signal })) heard.push(Serving[status]);
+    })().catch(() => {});
+    await eventually(async () => heard.length, (n) => n > 0, 10_000, "the first health status");
+
     await infra.redis.stop();
     try {
       // The gateway counts rate limits in Redis: it refuses rather than waits, in the plain shape.
@@ -86,6 +97,10 @@ test("Redis lost and back empty while articles generate: 503 and NOT_SERVING mea
     for (const name of ["articleStore", "generationRunner", "webhookDispatcher"] as const) {
       await eventually(() => healthOf(name), (s) => s === "SERVING", 30_000, `${name} to report SERVING again`);
     }
+    await eventually(async () => heard.at(-1), (s) => s === "SERVING", 10_000, "the watcher to hear SERVING again");
+    watching.abort();
+    await watcher;
+    expect(heard).toEqual(["SERVING", "NOT_SERVING", "SERVING"]);
     const after = await eventually(() => api.post("/v1/articles", articleBody(tenant.projectId, { article_type: type, webhook_url: hook.url })), (r) => r.status !== 503, 30_000, "creation to answer again");
     expect(after.status).toBe(201);
     created.push(after.body.data);

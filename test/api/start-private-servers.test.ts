@@ -2,6 +2,7 @@
 // installed binaries, with their data under LOCAL_DATA_DIR kept between starts and stopped with
 // the stack; without the binaries it names the packages to install. The machine's shared servers
 // answer at the default addresses here, so LOCAL_SERVERS=always stands in for "nothing answers".
+// Stopping is checked both ways: SIGINT to the launcher, and a process of the stack dying.
 import { afterAll, describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
@@ -79,6 +80,22 @@ function alive(pid: number): boolean {
   }
 }
 
+/** The live (not zombie) processes whose parent is `pid`. */
+function childrenOf(pid: number): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const [state, parent] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (Number(parent) === pid && state !== "Z") found.push(Number(entry));
+    } catch {
+      // the process ended while the list was read
+    }
+  }
+  return found;
+}
+
 const pidIn = (file: string) => (existsSync(file) ? Number(readFileSync(file, "utf8").split("\n")[0].trim()) : 0);
 
 interface Launcher {
@@ -134,9 +151,12 @@ afterAll(async () => {
   for (const dir of dataDirs) {
     // A server a failed test left running is stopped before its directory goes.
     const postmaster = pidIn(join(dir, "postgres", "data", "postmaster.pid"));
-    if (postmaster && alive(postmaster)) process.kill(postmaster, "SIGQUIT");
     const redis = pidIn(join(dir, "redis", "redis.pid"));
-    if (redis && alive(redis)) process.kill(redis, "SIGKILL");
+    for (const [pid, signal] of [[postmaster, "SIGQUIT"], [redis, "SIGKILL"]] as const) {
+      if (!pid || !alive(pid)) continue;
+      process.kill(pid, signal);
+      for (let i = 0; i < 100 && alive(pid); i++) await Bun.sleep(50);
+    }
     rmSync(dir, { recursive: true, force: true });
   }
 });
@@ -171,17 +191,21 @@ describe("npm start with no Postgres or Redis to use", () => {
 
     // The second start reuses the directories: the demo tenant, its key and the article are there.
     const second = await launch(env);
-    try {
-      expect(second.lines.some((line) => notice("Postgres").test(line))).toBe(true);
-      expect(second.lines.some((line) => line.startsWith("first start:"))).toBe(false);
-      const again = await fetch(`${second.baseUrl}/v1/articles/${articleId}`, { headers });
-      expect(again.status).toBe(200);
-      expect(((await again.json()) as { data: { title: string } }).data.title).toBe("Kept between starts");
-    } finally {
-      const running = [pidIn(pgPidFile), pidIn(redisPidFile)];
-      expect(await interrupt(second)).toBe(0);
-      expect(running.filter((pid) => pid > 0 && alive(pid))).toEqual([]);
-    }
+    expect(second.lines.some((line) => notice("Postgres").test(line))).toBe(true);
+    expect(second.lines.some((line) => line.startsWith("first start:"))).toBe(false);
+    const again = await fetch(`${second.baseUrl}/v1/articles/${articleId}`, { headers });
+    expect(again.status).toBe(200);
+    expect(((await again.json()) as { data: { title: string } }).data.title).toBe("Kept between starts");
+
+    // A process of the stack that dies stops the rest, the private servers included.
+    const running = [pidIn(pgPidFile), pidIn(redisPidFile)];
+    const gateway = childrenOf(second.child.pid).find((pid) => readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("gateway/"));
+    expect(gateway).toBeDefined();
+    process.kill(gateway!, "SIGKILL");
+    const timer = setTimeout(() => second.child.kill("SIGKILL"), 60_000);
+    expect(await second.child.exited).toBe(1);
+    clearTimeout(timer);
+    expect(running.filter((pid) => pid > 0 && alive(pid))).toEqual([]);
   }, 300_000);
 });
 

@@ -7,7 +7,7 @@ export const IDEMPOTENCY_HEADER = "idempotency-key";
 /** Set on a response that repeats the first response of an earlier request with the same key. */
 export const REPLAYED_HEADER = "Idempotent-Replayed";
 
-const MAX_KEY_LENGTH = 255;
+export const MAX_KEY_LENGTH = 255;
 const PRINTABLE = /^[\x21-\x7e]+$/;
 
 /** The header's key, undefined when absent; 422 when it is unusable. */

@@ -68,7 +68,9 @@ export class RateLimiter {
     let reply: number[];
     try {
       reply = await this.redis.countRequest(keys[0], keys[1], keys[2], limits[0], limits[1], limits[2]);
-    } catch {
+    } catch (error) {
+      // An answer from Redis refusing the script is a defect, reported as such.
+      if ((error as Error).name === "ReplyError") throw error;
       // Redis is away (or too slow): nothing was counted, so the request is refused as unavailable.
       throw unavailableError();
     }

@@ -55,11 +55,13 @@ function preparingClient(sql: postgres.Sql): postgres.Sql {
 }
 
 /**
- * Reconnection of the service's pool: postgres.js waits up to 20 s between attempts after a
- * long outage; capped at 2 s here so queries flow again within seconds of Postgres answering.
+ * How the service's pool meets an outage: a connection that cannot be made fails within 3 s
+ * (before its callers' deadlines, so they hear UNAVAILABLE), and the wait between attempts,
+ * up to 20 s in postgres.js after a long outage, is capped at 2 s so queries flow again within
+ * seconds of Postgres answering.
  */
 export const CONNECTION_OPTIONS = {
-  connect_timeout: 5,
+  connect_timeout: 3,
   backoff: (retries: number) => (0.5 + Math.random() / 2) * Math.min(0.05 * 2 ** retries, 2),
 } satisfies postgres.Options<Record<string, never>>;
 
@@ -71,13 +73,16 @@ const OUTAGE_CODES = new Set([
   "57P01", "57P02", "57P03", "53300",
 ]);
 
-/** True when `error` (or what it wraps, as drizzle does) says Postgres could not be reached, not that a query was wrong. */
-export function isDatabaseOutage(error: unknown): boolean {
+/**
+ * When `error` (or what it wraps, as drizzle does) says Postgres could not be reached rather than
+ * that a query was wrong: the connection's own message, without the query or its parameters.
+ */
+export function databaseOutageOf(error: unknown): string | undefined {
   for (let e = error, depth = 0; e && typeof e === "object" && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
     const code = (e as { code?: unknown }).code;
-    if (typeof code === "string" && (OUTAGE_CODES.has(code) || code.startsWith("08"))) return true;
+    if (typeof code === "string" && (OUTAGE_CODES.has(code) || code.startsWith("08"))) return `${code}: ${(e as { message?: string }).message ?? ""}`;
   }
-  return false;
+  return undefined;
 }
 
 export interface ServiceDatabase<S extends Record<string, unknown>> {

@@ -10,7 +10,7 @@ import { Code, ConnectError, createConnectRouter, type ConnectRouter, type Inter
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { createFetchHandler } from "@connectrpc/connect/protocol";
 import { Health, HealthCheckResponse_ServingStatus as Serving } from "../../../proto/gen/grpc/health/v1/health_pb.ts";
-import { isDatabaseOutage } from "./db.ts";
+import { databaseOutageOf } from "./db.ts";
 import { DomainError, toConnectError } from "./errors.ts";
 import type { Logger } from "./logger.ts";
 import { addReflection } from "./reflection.ts";
@@ -66,8 +66,9 @@ function mapDomainErrors(logger: Logger): Interceptor {
     } catch (error) {
       if (error instanceof DomainError) throw toConnectError(error);
       if (error instanceof ConnectError) throw error;
-      if (isDatabaseOutage(error)) {
-        logger.warn("database unavailable", { method: req.method.name, error: (error as Error).message });
+      const outage = databaseOutageOf(error);
+      if (outage) {
+        logger.warn("database unavailable", { method: req.method.name, error: outage });
         throw new ConnectError("the service's database is unavailable", Code.Unavailable);
       }
       logger.error("unexpected error", { method: req.method.name, error: (error as Error).stack ?? String(error) });

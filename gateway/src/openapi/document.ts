@@ -1,0 +1,435 @@
+// The OpenAPI 3.1 document of the public API, built from the request field tables (the validators'
+// own) and the response schemas. Served at /docs/json; clients/typescript is generated from it.
+import type { TSchema } from "@sinclair/typebox";
+import { ARTICLE_FIELDS } from "../articles/creation-request.ts";
+import { ARTICLE_LIST_QUERY } from "../articles/reading.ts";
+import { MAX_KEY_LENGTH, REPLAYED_HEADER } from "../articles/idempotency.ts";
+import { REQUEST_LIMITS } from "../plugins/request-limits.ts";
+import { DUPLICATE_FIELDS, REORDER_FIELDS, STEP_FIELDS, STEP_UPDATE_FIELDS, WORKFLOW_LIST_QUERY } from "../workflows/step-fields.ts";
+import { objectSchema, queryParameters } from "./fields.ts";
+import * as S from "./schemas.ts";
+
+type Json = Record<string, unknown>;
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const resp = (name: string) => ({ $ref: `#/components/responses/${name}` });
+const header = (name: string) => ({ $ref: `#/components/headers/${name}` });
+
+/** Plain JSON of a TypeBox schema (its symbol keys dropped). */
+const plain = (schema: TSchema): Json => JSON.parse(JSON.stringify(schema));
+
+const SCHEMAS: Record<string, TSchema> = {
+  Article: S.Article,
+  Workflow: S.Workflow,
+  Step: S.Step,
+  User: S.User,
+  Estimate: S.Estimate,
+  StepBreakdown: S.StepBreakdown,
+  PageMeta: S.PageMeta,
+  GateError: S.GateError,
+  PlainError: S.PlainError,
+  ValidationError: S.ValidationError,
+  ReorderRejection: S.ReorderRejection,
+  ArticleCreate: objectSchema(ARTICLE_FIELDS, {
+    description: "Body of POST /v1/articles and POST /v1/articles/estimate.",
+    examples: [{ project_id: 1, title: "How to brew pour-over coffee", article_type: "blog_post", target_word_count: 1500, tone: "friendly", point_of_view: "second_person", language: "en" }],
+  }),
+  StepCreate: objectSchema(STEP_FIELDS, { description: "Body of POST /v1/projects/{project}/workflows." }),
+  StepUpdate: objectSchema(STEP_UPDATE_FIELDS, { description: "Body of PATCH or PUT /v1/projects/{project}/workflows/{workflow}: omitted fields are unchanged; null clears step_description, step_icon and json_schema." }),
+  StepReorder: objectSchema(REORDER_FIELDS, { description: "Body of POST /v1/projects/{project}/workflows/reorder." }),
+  WorkflowDuplicate: objectSchema(DUPLICATE_FIELDS, { description: "Body of POST /v1/projects/{project}/workflows/duplicate." }),
+  ...Object.fromEntries(Object.entries(S.ArticleEvents).map(([event, schema]) => [`ArticleEvent_${event}`, schema])),
+};
+
+/** One frame of the event stream: its fields as a client's EventSource hands them over. */
+const ARTICLE_EVENT = {
+  type: "object",
+  description: "One Server-Sent Event (`id:`, `event:` and `data:` lines); data is JSON.",
+  properties: {
+    id: { type: "string", description: "Pass as Last-Event-ID to resume after this event.", examples: ["1718000000000-0"] },
+    event: { type: "string", enum: Object.keys(S.ArticleEvents) },
+    // anyOf: step_started's fields are a subset of step_finished's; the event name tells them apart.
+    data: { anyOf: Object.keys(S.ArticleEvents).map((e) => ref(`ArticleEvent_${e}`)) },
+  },
+  required: ["id", "event", "data"],
+};
+
+/** The success envelope around `data` (and the optional message). */
+function envelope(data: Json | null, opts: { message?: "required" | "optional"; meta?: boolean } = {}): Json {
+  const properties: Json = { success: { type: "boolean", const: true } };
+  const required = ["success"];
+  if (data) {
+    properties.data = data;
+    required.push("data");
+  }
+  if (opts.message) {
+    properties.message = { type: "string", description: opts.message === "optional" ? "Warnings about accepted prompts, when any." : "What happened." };
+    if (opts.message === "required") required.push("message");
+  }
+  if (opts.meta) {
+    properties.meta = ref("PageMeta");
+    required.push("meta");
+  }
+  return { type: "object", properties, required };
+}
+
+const RATE_HEADERS = {
+  "RateLimit-Limit": header("RateLimit-Limit"),
+  "RateLimit-Remaining": header("RateLimit-Remaining"),
+  "RateLimit-Reset": header("RateLimit-Reset"),
+  "RateLimit-Policy": header("RateLimit-Policy"),
+};
+
+const ok = (description: string, schema: Json, extraHeaders: Json = {}) => ({
+  description,
+  headers: { ...RATE_HEADERS, ...extraHeaders },
+  content: { "application/json": { schema } },
+});
+
+const body = (name: string, description: string) => ({ required: true, description, content: { "application/json": { schema: ref(name) } } });
+
+/** The gate's answers every /v1 operation can give. */
+const GATE = { "401": resp("Unauthenticated"), "402": resp("PaymentRequired"), "429": resp("RateLimited") };
+const BODY_ERRORS = { "413": resp("BodyTooLarge"), "422": resp("ValidationFailed") };
+
+const ID_PARAM = {
+  name: "id",
+  in: "path",
+  required: true,
+  description: "The article's numeric id or its external_id (UUID); anything else is 404.",
+  schema: { type: "string", pattern: "^([1-9][0-9]{0,15}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$" },
+  example: "0b8f8a4e-5b9c-4a59-9d1e-3c1f2f8a7d10",
+};
+const numericPath = (name: string, description: string) => ({
+  name,
+  in: "path",
+  required: true,
+  description: `${description} A positive integer; anything else is 404.`,
+  schema: { type: "integer", minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
+  example: 1,
+});
+const PROJECT_PARAM = numericPath("project", "The project id.");
+const WORKFLOW_PARAM = numericPath("workflow", "The workflow step id.");
+
+const articleTags = ["Articles"];
+const workflowTags = ["Workflows"];
+
+interface Operation {
+  operationId: string;
+  summary: string;
+  description?: string;
+  tags: string[];
+  security?: unknown[];
+  parameters?: unknown[];
+  requestBody?: unknown;
+  responses: Record<string, unknown>;
+}
+
+const PATHS: Record<string, Record<string, Operation>> = {
+  "/v1/articles": {
+    post: {
+      operationId: "createArticle",
+      summary: "Create an article and start its generation (Idempotency-Key supported)",
+      description: "Answers 201 at once with the queued article; poll GET /v1/articles/{id} or follow /events. Reserves 120% of target_word_count against the monthly allowance.",
+      tags: articleTags,
+      parameters: [{ $ref: "#/components/parameters/IdempotencyKey" }],
+      requestBody: body("ArticleCreate", "The article to generate."),
+      responses: {
+        "201": ok("Created (or, with a reused Idempotency-Key and the same body, the first answer again).", envelope(ref("Article"), { message: "required" }), {
+          [REPLAYED_HEADER]: { description: "true when this repeats an earlier answer for the same Idempotency-Key.", schema: { type: "string", enum: ["true"] } },
+        }),
+        "403": resp("Forbidden"),
+        "404": resp("NotFound"),
+        ...BODY_ERRORS,
+        ...GATE,
+      },
+    },
+    get: {
+      operationId: "listArticles",
+      summary: "List articles of every project the caller can view, newest first",
+      tags: articleTags,
+      parameters: queryParameters(ARTICLE_LIST_QUERY),
+      responses: { "200": ok("A page of articles.", envelope({ type: "array", items: ref("Article") }, { meta: true })), "403": resp("Forbidden"), "404": resp("NotFound"), "422": resp("ValidationFailed"), ...GATE },
+    },
+  },
+  "/v1/articles/estimate": {
+    post: {
+      operationId: "estimateArticle",
+      summary: "Check a creation body as creation does and estimate its words and cost; creates and reserves nothing",
+      tags: articleTags,
+      requestBody: body("ArticleCreate", "The body POST /v1/articles would get."),
+      responses: { "200": ok("The estimate.", envelope(ref("Estimate"))), "403": resp("Forbidden"), "404": resp("NotFound"), ...BODY_ERRORS, ...GATE },
+    },
+  },
+  "/v1/articles/{id}": {
+    get: {
+      operationId: "getArticle",
+      summary: "Retrieve an article by numeric id or external_id (poll this)",
+      tags: articleTags,
+      parameters: [ID_PARAM],
+      responses: { "200": ok("The article.", envelope(ref("Article"))), "403": resp("Forbidden"), "404": resp("NotFound"), ...GATE },
+    },
+  },
+  "/v1/articles/{id}/steps": {
+    get: {
+      operationId: "getArticleSteps",
+      summary: "Cost breakdown of an article's run: each step, the research, the images and the finishing pass",
+      tags: articleTags,
+      parameters: [ID_PARAM],
+      responses: { "200": ok("The breakdown.", envelope(ref("StepBreakdown"))), "403": resp("Forbidden"), "404": resp("NotFound"), ...GATE },
+    },
+  },
+  "/v1/articles/{id}/events": {
+    get: {
+      operationId: "streamArticleEvents",
+      summary: "Live progress as Server-Sent Events: state changes, steps, sources, images, then completed, published or failed (Last-Event-ID resumes)",
+      description: `Each event is \`id\`, \`event\` (its name) and \`data\` (JSON). Names and data: ${Object.keys(S.ArticleEvents)
+        .map((e) => `\`${e}\` (ArticleEvent_${e})`)
+        .join(", ")}. The stream ends after the final event; a comment line is sent as a heartbeat.`,
+      tags: articleTags,
+      parameters: [
+        ID_PARAM,
+        { name: "Last-Event-ID", in: "header", required: false, description: "Resume after this event id (sent by EventSource on reconnect).", schema: { type: "string", pattern: "^[0-9]+-[0-9]+$" }, example: "1718000000000-0" },
+      ],
+      responses: {
+        "200": {
+          description: "An event stream.",
+          headers: RATE_HEADERS,
+          content: {
+            "text/event-stream": {
+              schema: ref("ArticleEvent"),
+              example: { id: "1718000000000-0", event: "state", data: { status: "writing", current_step: "Draft", cost: "0.00" } },
+            },
+          },
+        },
+        "403": resp("Forbidden"),
+        "404": resp("NotFound"),
+        "422": resp("ValidationFailed"),
+        ...GATE,
+      },
+    },
+  },
+  "/v1/articles/{id}/cancel": {
+    post: {
+      operationId: "cancelArticle",
+      summary: "Cancel a queued, batching, writing or polishing article: it fails, unfinished words are given back, no webhook (422 once ended otherwise)",
+      tags: articleTags,
+      parameters: [ID_PARAM],
+      responses: { "200": ok("The cancelled article.", envelope(ref("Article"), { message: "required" })), "403": resp("Forbidden"), "404": resp("NotFound"), "422": resp("ValidationFailed"), ...GATE },
+    },
+  },
+  "/v1/projects/{project}/workflows": {
+    get: {
+      operationId: "listWorkflows",
+      summary: "List the project's custom workflows with their steps",
+      tags: workflowTags,
+      parameters: [PROJECT_PARAM, ...queryParameters(WORKFLOW_LIST_QUERY)],
+      responses: { "200": ok("A page of workflows.", envelope({ type: "array", items: ref("Workflow") }, { meta: true })), "403": resp("Forbidden"), "404": resp("NotFound"), "422": resp("ValidationFailed"), ...GATE },
+    },
+    post: {
+      operationId: "createWorkflowStep",
+      summary: "Create a workflow step (the first step of a new article_type creates the workflow)",
+      tags: workflowTags,
+      parameters: [PROJECT_PARAM],
+      requestBody: body("StepCreate", "The step."),
+      responses: { "201": ok("The created step.", envelope(ref("Step"), { message: "optional" })), "403": resp("Forbidden"), "404": resp("NotFound"), ...BODY_ERRORS, ...GATE },
+    },
+  },
+  "/v1/projects/{project}/workflows/reorder": {
+    post: {
+      operationId: "reorderWorkflowSteps",
+      summary: "Renumber several steps at once",
+      tags: workflowTags,
+      parameters: [PROJECT_PARAM],
+      requestBody: body("StepReorder", "The new positions."),
+      responses: {
+        "200": ok("Reordered.", envelope(null, { message: "required" })),
+        "403": resp("Forbidden"),
+        "404": resp("NotFound"),
+        "413": resp("BodyTooLarge"),
+        "422": {
+          description: "Validation failed, or a step of another project was named (then `{success: false, message}`).",
+          content: { "application/json": { schema: { oneOf: [ref("ValidationError"), ref("ReorderRejection")] } } },
+        },
+        ...GATE,
+      },
+    },
+  },
+  "/v1/projects/{project}/workflows/duplicate": {
+    post: {
+      operationId: "duplicateWorkflow",
+      summary: "Copy a custom or built-in workflow into a new custom type",
+      tags: workflowTags,
+      parameters: [PROJECT_PARAM],
+      requestBody: body("WorkflowDuplicate", "What to copy, and the new type."),
+      responses: { "201": ok("The new workflow with its copied steps.", envelope(ref("Workflow"))), "403": resp("Forbidden"), "404": resp("NotFound"), ...BODY_ERRORS, ...GATE },
+    },
+  },
+  "/v1/projects/{project}/workflows/{workflow}": {
+    get: {
+      operationId: "getWorkflowStep",
+      summary: "Retrieve a workflow step with its prompts",
+      tags: workflowTags,
+      parameters: [PROJECT_PARAM, WORKFLOW_PARAM],
+      responses: { "200": ok("The step.", envelope(ref("Step"))), "403": resp("Forbidden"), "404": resp("NotFound"), ...GATE },
+    },
+    patch: {
+      operationId: "updateWorkflowStep",
+      summary: "Update a workflow step (same as PUT)",
+      tags: workflowTags,
+      parameters: [PROJECT_PARAM, WORKFLOW_PARAM],
+      requestBody: body("StepUpdate", "The fields to change."),
+      responses: { "200": ok("The updated step.", envelope(ref("Step"), { message: "optional" })), "403": resp("Forbidden"), "404": resp("NotFound"), ...BODY_ERRORS, ...GATE },
+    },
+    put: {
+      operationId: "replaceWorkflowStep",
+      summary: "Update a workflow step (same as PATCH)",
+      tags: workflowTags,
+      parameters: [PROJECT_PARAM, WORKFLOW_PARAM],
+      requestBody: body("StepUpdate", "The fields to change."),
+      responses: { "200": ok("The updated step.", envelope(ref("Step"), { message: "optional" })), "403": resp("Forbidden"), "404": resp("NotFound"), ...BODY_ERRORS, ...GATE },
+    },
+    delete: {
+      operationId: "deleteWorkflowStep",
+      summary: "Delete a workflow step (the last step deletes the workflow)",
+      tags: workflowTags,
+      parameters: [PROJECT_PARAM, WORKFLOW_PARAM],
+      responses: { "200": ok("Deleted.", envelope(null, { message: "required" })), "403": resp("Forbidden"), "404": resp("NotFound"), ...GATE },
+    },
+  },
+  "/user": {
+    get: {
+      operationId: "getUser",
+      summary: "The user behind the API key",
+      description: "Outside /v1: no subscription gate, no rate limit, and the user record unwrapped (no envelope).",
+      tags: ["User"],
+      responses: {
+        "200": { description: "The user.", content: { "application/json": { schema: ref("User") } } },
+        "401": { description: "No valid API key.", content: { "application/json": { schema: ref("PlainError"), example: { message: "Unauthenticated." } } } },
+        "403": resp("Forbidden"),
+      },
+    },
+  },
+  "/images/{file}": {
+    get: imageOperation("getImage"),
+    head: imageOperation("headImage"),
+  },
+  "/healthz": {
+    get: {
+      operationId: "readiness",
+      summary: "Readiness: 503 while Redis or a service does not answer",
+      tags: ["Health"],
+      security: [],
+      responses: {
+        "200": { description: "Ready.", content: { "application/json": { schema: { type: "object", properties: { status: { type: "string", const: "ok" } }, required: ["status"] } } } },
+        "503": { description: "Not ready; the message names what is unreachable.", content: { "application/json": { schema: ref("PlainError") } } },
+      },
+    },
+  },
+  "/livez": {
+    get: {
+      operationId: "liveness",
+      summary: "Liveness: the process answers, whatever its dependencies do",
+      tags: ["Health"],
+      security: [],
+      responses: { "200": { description: "Alive.", content: { "application/json": { schema: { type: "object", properties: { status: { type: "string", const: "ok" } }, required: ["status"] } } } } },
+    },
+  },
+};
+
+function imageOperation(operationId: string): Operation {
+  return {
+    operationId,
+    summary: "An article image by the URL its content links to (no API key)",
+    description: "Images never change: cached for a year as immutable, with an ETag (If-None-Match answers 304).",
+    tags: ["Images"],
+    security: [],
+    parameters: [
+      { name: "file", in: "path", required: true, description: "The image id (32 hex digits) and its extension.", schema: { type: "string", pattern: "^[0-9a-f]{32}\\.[a-z]{3,4}$" }, example: "9f86d081884c7d659a2feaa0c55ad015.png" },
+      { name: "If-None-Match", in: "header", required: false, description: "An ETag from an earlier answer.", schema: { type: "string" } },
+    ],
+    responses: {
+      "200": {
+        description: "The image bytes.",
+        headers: {
+          ETag: { description: "The image's SHA-256, quoted.", schema: { type: "string" } },
+          "Cache-Control": { description: "public, max-age=31536000, immutable", schema: { type: "string" } },
+        },
+        content: { "image/*": { schema: { type: "string", contentMediaType: "image/*" } } },
+      },
+      "304": { description: "Not modified (the If-None-Match ETag matches)." },
+      "404": resp("NotFound"),
+    },
+  };
+}
+
+const errorResponse = (description: string, schema: string, example: Json, headers?: Json) => ({
+  description,
+  ...(headers ? { headers } : {}),
+  content: { "application/json": { schema: ref(schema), example } },
+});
+
+const COMPONENTS = {
+  securitySchemes: {
+    bearerAuth: { type: "http", scheme: "bearer", description: "An API key: `Authorization: Bearer <ACCESS_TOKEN>`." },
+  },
+  parameters: {
+    IdempotencyKey: {
+      name: "Idempotency-Key",
+      in: "header",
+      required: false,
+      description: `Makes a retried creation safe: the same key with the same body answers the first response again (Idempotent-Replayed: true); with a different body, 422. 1 to ${MAX_KEY_LENGTH} visible ASCII characters; a UUID is a good choice.`,
+      schema: { type: "string", minLength: 1, maxLength: MAX_KEY_LENGTH, pattern: "^[\\x21-\\x7e]+$" },
+      example: "5f0c6c1e-6a53-4b7c-a1c4-0d6f1a2b3c4d",
+    },
+  },
+  headers: {
+    "RateLimit-Limit": { description: "Requests allowed in the tightest window.", schema: { type: "integer" } },
+    "RateLimit-Remaining": { description: "Requests left in that window.", schema: { type: "integer" } },
+    "RateLimit-Reset": { description: "Seconds until that window resets.", schema: { type: "integer" } },
+    "RateLimit-Policy": { description: "Every window as limit;w=seconds (minute, hour, day).", schema: { type: "string" }, example: "60;w=60, 1000;w=3600, 10000;w=86400" },
+    "Retry-After": { description: "Seconds to wait before retrying.", schema: { type: "integer" } },
+  },
+  responses: {
+    Unauthenticated: errorResponse("Missing, malformed, expired or revoked key.", "GateError", { error: "Unauthenticated", message: "Unauthenticated.", code: "UNAUTHENTICATED" }),
+    PaymentRequired: errorResponse("The account has no active subscription.", "GateError", { error: "Payment Required", message: "An active subscription is required.", code: "NO_ACTIVE_SUBSCRIPTION" }),
+    RateLimited: errorResponse(
+      "A minute, hour or day window is full; retry after retry_after seconds.",
+      "GateError",
+      { error: "Too Many Requests", message: "Too many requests.", code: "RATE_LIMIT_EXCEEDED", retry_after: 30 },
+      { "Retry-After": header("Retry-After"), ...RATE_HEADERS },
+    ),
+    Forbidden: errorResponse("Not authorised for the project, or the user is disabled.", "PlainError", { message: "This action is unauthorized." }),
+    NotFound: errorResponse("No such resource, or not visible to the account.", "PlainError", { message: "Not found." }),
+    BodyTooLarge: errorResponse(`The request body is larger than ${REQUEST_LIMITS.bodyBytes / 1024} KiB.`, "PlainError", { message: `The request body is larger than ${REQUEST_LIMITS.bodyBytes / 1024} KiB.` }),
+    ValidationFailed: errorResponse("Validation failed: messages per field.", "ValidationError", {
+      message: "The title field must be at least 3 characters. (and 1 more error)",
+      errors: { title: ["The title field must be at least 3 characters."], tone: ["The selected tone is invalid. Allowed: professional, authoritative, friendly, conversational, casual, excited, humorous."] },
+    }),
+  },
+};
+
+/** The whole document (a fresh object each call). */
+export function openApiDocument(): Json {
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "Article Generation Service",
+      version: "1.0.0",
+      description: "Generates long-form articles through multi-step AI pipelines. Create an article, then poll it (or follow its events) until it is completed or failed.",
+      license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
+    },
+    // Relative: the document is served by the gateway it describes (npm start: http://localhost:8080).
+    servers: [{ url: "/", description: "The gateway serving this document" }],
+    security: [{ bearerAuth: [] }],
+    tags: [
+      { name: "Articles", description: "Create, estimate, read, follow and cancel articles." },
+      { name: "Workflows", description: "A project's custom workflows and their steps." },
+      { name: "User", description: "The user behind the API key." },
+      { name: "Images", description: "Article images at their public URLs." },
+      { name: "Health", description: "Readiness and liveness probes." },
+    ],
+    paths: PATHS,
+    components: { ...COMPONENTS, schemas: { ...Object.fromEntries(Object.entries(SCHEMAS).map(([name, schema]) => [name, plain(schema)])), ArticleEvent: ARTICLE_EVENT } },
+  };
+}
