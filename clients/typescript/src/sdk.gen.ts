@@ -204,7 +204,7 @@ export const getUser = <ThrowOnError extends boolean = false>(options?: Options<
 export const getImage = <ThrowOnError extends boolean = false>(options: Options<GetImageData, ThrowOnError>): RequestResult<GetImageResponses, GetImageErrors, ThrowOnError> => (options.client ?? client).get<GetImageResponses, GetImageErrors, ThrowOnError>({ url: '/images/{file}', ...options });
 
 /**
- * An article image's headers (no API key)
+ * An article image by the URL its content links to (no API key)
  *
  * Images never change: cached for a year as immutable, with an ETag (If-None-Match answers 304).
  */
