@@ -4,8 +4,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
+import { freePort, freeServicePort } from "../harness/ports.ts";
 import type { Subprocess } from "bun";
 import { SERVICE_URL_VARIABLES } from "../../services/kit/src/config.ts";
 import { dropTestData, useStack, type TestStack } from "../harness/stack.ts";
@@ -17,32 +17,6 @@ let stack: TestStack;
 beforeAll(async () => {
   stack = await useStack();
 });
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "0.0.0.0", () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
-    });
-  });
-}
-
-const portFree = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const server = createServer();
-    server.once("error", () => resolve(false));
-    server.listen(port, "0.0.0.0", () => server.close(() => resolve(true)));
-  });
-
-/** A free port whose gRPC neighbour (port + 100, as `npm start` derives it) is free too. */
-async function freeServicePort(): Promise<number> {
-  for (;;) {
-    const port = await freePort();
-    if (port + 100 < 65536 && (await portFree(port + 100))) return port;
-  }
-}
 
 /** Settings for a whole `npm start` of its own on free ports. */
 async function ownStackEnv(overrides: Record<string, string> = {}): Promise<Record<string, string>> {

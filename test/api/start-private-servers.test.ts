@@ -5,10 +5,10 @@
 // Stopping is checked both ways: SIGINT to the launcher, and a process of the stack dying.
 import { afterAll, describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { freePort, freeServicePort } from "../harness/ports.ts";
 import type { Subprocess } from "bun";
 import { SERVICE_URL_VARIABLES } from "../../services/kit/src/config.ts";
 import { articleBody } from "../harness/articles.ts";
@@ -23,32 +23,6 @@ function dataDir(): string {
   chmodSync(dir, 0o755);
   dataDirs.push(dir);
   return dir;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "0.0.0.0", () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
-    });
-  });
-}
-
-const portFree = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const server = createServer();
-    server.once("error", () => resolve(false));
-    server.listen(port, "0.0.0.0", () => server.close(() => resolve(true)));
-  });
-
-/** A free port whose gRPC neighbour (port + 100, as `npm start` derives it) is free too. */
-async function freeServicePort(): Promise<number> {
-  for (;;) {
-    const port = await freePort();
-    if (port + 100 < 65536 && (await portFree(port + 100))) return port;
-  }
 }
 
 /** `npm start` on free ports with DATABASE_URL and REDIS_URL unset and private servers in `dir`. */
