@@ -132,6 +132,27 @@ describe("cancelling a running article", () => {
     await stream.done;
     expect(stream.events.map((e) => [e.event, e.data.cancelled])).toEqual([["failed", true]]);
   });
+
+  test("while batching: the parked job ends, the batch's result is never taken, the whole reservation is given back", async () => {
+    const { tenant, api } = await ownTenant();
+    const created = await createArticle(
+      api,
+      articleBody(tenant.projectId, { article_type: "song_meaning_single_model_5", title: "What the song means", model: "simulator:sim-batch", use_batch_api: true }),
+    );
+    expect(created.status).toBe("batching");
+    const res = await api.post(`/v1/articles/${created.external_id}/cancel`);
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ status: "failed", failure_reason: "Cancelled by the client." });
+
+    // The simulator finishes its batches within a second; the article must not complete from it.
+    await Bun.sleep(2000);
+    const article = (await api.get(`/v1/articles/${created.external_id}`)).body.data;
+    expect(article).toMatchObject({ status: "failed", failure_reason: "Cancelled by the client.", content: null });
+    expect(await settledWords(tenant.accountId)).toBe(0);
+    const stream = await openEvents(stack.baseUrl, tenant.token, created.external_id);
+    await stream.done;
+    expect(stream.events.map((e) => [e.event, e.data.cancelled])).toEqual([["failed", true]]);
+  });
 });
 
 describe("what cannot be cancelled", () => {
