@@ -120,6 +120,18 @@ describe("the live stream", () => {
     expect(stream.events.map((e) => e.event)).toEqual(["completed"]);
     expect(stream.events[0]!.data).toMatchObject({ status: "completed", cost: done.cost, actual_word_count: done.actual_word_count });
   });
+
+  test("a quiet stream gets heartbeat comments (every EVENTS_HEARTBEAT_MS, 1 s in the test stack)", async () => {
+    const m = marker("quiet");
+    const type = marker("quiet-type");
+    await createWorkflow(api, tenant.projectId, type, [{ step_name: "Slow", user: `[[sim:sleep=3500]][[sim:echo]]slow ${m}` }]);
+    const created = await createArticle(api, articleBody(tenant.projectId, { article_type: type }));
+    const stream = await openEvents(stack.baseUrl, tenant.token, created.external_id);
+    await stream.done;
+    expect(stream.ended).toBe(true);
+    expect(stream.comments.filter((c) => c === "heartbeat").length).toBeGreaterThanOrEqual(2);
+    expect(stream.events[stream.events.length - 1]!.event).toBe("completed");
+  });
 });
 
 describe("access", () => {

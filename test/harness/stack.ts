@@ -29,6 +29,8 @@ export const TEST_STACK_ENV: Record<string, string> = {
   // The reconciler sweeps every second and takes up an article unchanged for 3 s with no live job.
   RECONCILE_INTERVAL_MS: "1000",
   RECONCILE_STALE_AFTER_MS: "3000",
+  // Live streams send their heartbeat comment every second rather than every 15.
+  EVENTS_HEARTBEAT_MS: "1000",
   LOG_LEVEL: "silent",
 };
 
