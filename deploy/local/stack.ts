@@ -9,11 +9,12 @@ import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import IORedis from "ioredis";
 import { Health, HealthCheckResponse_ServingStatus } from "../../proto/gen/grpc/health/v1/health_pb.ts";
-import { ConfigError, GRPC_PORT_OFFSET, SERVICE_URL_VARIABLES, loadPlatformConfig, redactUrl, type ServiceUrls } from "../../services/kit/src/config.ts";
+import { ConfigError, GRPC_PORT_OFFSET, METRICS_PORT_OFFSET, SERVICE_URL_VARIABLES, loadPlatformConfig, redactUrl, type ServiceUrls } from "../../services/kit/src/config.ts";
 import { ensureDatabase } from "../../services/kit/src/db.ts";
 import { loadGatewayConfig } from "../../gateway/src/config.ts";
 import { bundleProcess } from "./process-bundles.ts";
 import { startLocalServers, type LocalServers } from "./local-servers.ts";
+import { freePort } from "./private-servers.ts";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -33,8 +34,8 @@ export interface StackOptions {
   env?: Record<string, string | undefined>;
   /** Pick free ports instead of the defaults (tests). */
   randomPorts?: boolean;
-  /** Where child output goes: "inherit" (npm start) or a file path prefix (tests). */
-  output?: "inherit" | "ignore";
+  /** Where child stdout goes: "inherit" (npm start), "ignore", or "pipe" (tests that read the log lines). */
+  output?: "inherit" | "ignore" | "pipe";
   readyTimeoutMs?: number;
   /** Aborting it while the stack starts stops every process started so far, then startStack rejects. */
   signal?: AbortSignal;
@@ -50,24 +51,14 @@ export interface Stack {
   /** Each service's gRPC (HTTP/2) address, for outside clients such as grpc-js. */
   grpcUrls: Record<keyof ServiceUrls, string>;
   simulatorUrl?: string;
+  /** Each process's metrics address (GET /metrics; the gateway's also serves /queues); absent when off. */
+  metricsUrls: Partial<Record<Exclude<ProcessName, "simulator">, string>>;
   processes: Map<ProcessName, Subprocess>;
   /** Starts one process again (after kill) and waits until it is ready. */
   start(name: ProcessName): Promise<void>;
   /** Sends a signal to one process and waits for it to exit. */
   kill(name: ProcessName, signal?: NodeJS.Signals): Promise<void>;
   stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** Whether another process already listens on the port (on any address this stack's processes would use). */
@@ -161,17 +152,31 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     ports.push(["SIMULATOR_PORT", port]);
   }
   const grpcUrls = {} as Record<keyof ServiceUrls, string>;
+  const metricsUrls: Stack["metricsUrls"] = {};
+  // Each process's METRICS_PORT: a free one with random ports, else the default beside its own
+  // port; a METRICS_PORT of 0 in the environment turns them all off. Recorded as <NAME>_METRICS_PORT.
+  const metricsOff = env.METRICS_PORT?.trim() === "0";
+  const metricsPortOf = async (name: Exclude<ProcessName, "simulator">, fallback: number) => {
+    if (metricsOff) return "0";
+    const port = options.randomPorts ? await freePort() : fallback;
+    env[`${name.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}_METRICS_PORT`] = String(port);
+    metricsUrls[name] = `http://127.0.0.1:${port}`;
+    ports.push([`METRICS_PORT of ${name}`, port]);
+    return String(port);
+  };
   for (const [name, file] of Object.entries(SERVICE_ENTRIES) as [keyof ServiceUrls, string][]) {
     const url = new URL(gatewayConfig.services[name]);
     const grpcPort = options.randomPorts ? await freePort() : Number(url.port) + GRPC_PORT_OFFSET;
     grpcUrls[name] = `http://${url.hostname}:${grpcPort}`;
-    entries.set(name, { file, ready: grpcReady(grpcUrls[name]), env: { CONNECT_PORT: url.port, GRPC_PORT: String(grpcPort) } });
+    const metricsPort = await metricsPortOf(name, Number(url.port) + METRICS_PORT_OFFSET);
+    entries.set(name, { file, ready: grpcReady(grpcUrls[name]), env: { CONNECT_PORT: url.port, GRPC_PORT: String(grpcPort), METRICS_PORT: metricsPort } });
     ports.push([SERVICE_URL_VARIABLES[name], Number(url.port)], [`${SERVICE_URL_VARIABLES[name]} (its gRPC port)`, grpcPort]);
   }
+  const gatewayMetricsPort = await metricsPortOf("gateway", gatewayConfig.metricsPort);
   // A second stack on the same ports would share them with the first: refused before anything starts.
   await checkPortsFree(ports).catch(undo);
   const baseUrl = `http://127.0.0.1:${gatewayConfig.port}`;
-  entries.set("gateway", { file: GATEWAY_ENTRY, ready: httpReady(`${baseUrl}/healthz`), env: {} });
+  entries.set("gateway", { file: GATEWAY_ENTRY, ready: httpReady(`${baseUrl}/healthz`), env: { METRICS_PORT: gatewayMetricsPort } });
 
   // PROFILE=<process> runs that process under Bun's sampling profiler; on exit it writes a
   // readable (markdown) profile into .local/profiles (README, Performance).
@@ -217,6 +222,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     env,
     grpcUrls,
     simulatorUrl,
+    metricsUrls,
     processes,
     async start(name) {
       await waitUntil(entries.get(name)!.ready, spawn(name), name, timeout);

@@ -10,7 +10,14 @@ import { buildApp } from "./app.ts";
 import { loadGatewayConfig } from "./config.ts";
 import { REQUEST_LIMITS } from "./plugins/request-limits.ts";
 import { connectServices } from "./services.ts";
+import { initMetrics } from "../../services/kit/src/metrics.ts";
+import { flushTracing, initTracing } from "../../services/kit/src/tracing.ts";
+import { observeRequests } from "./plugins/observability.ts";
+import { startAdminServer, type AdminServer } from "./plugins/admin-server.ts";
 
+// Before any client is made: the trace interceptors are installed only when traces are exported.
+await initTracing("gateway");
+initMetrics("gateway");
 const logger = createLogger("gateway");
 const config = failOnConfigError(() => loadGatewayConfig());
 // Commands issued in the same tick by concurrent requests go out in one write. While Redis is
@@ -37,6 +44,15 @@ const dependencies = watchDependencies({
   onChange: () => {},
 });
 const app = buildApp({ clients: connectServices(config), redis, subscriber, redisPrefix: config.redisPrefix, logger, dependencies });
+observeRequests(app, { metrics: config.metricsPort !== 0 });
+let admin: AdminServer | undefined;
+try {
+  if (config.metricsPort !== 0) admin = await startAdminServer({ port: config.metricsPort, serviceToken: config.serviceToken, redis: connectRedis(config.redisUrl), redisPrefix: config.redisPrefix });
+} catch (error) {
+  if (!isPortInUse(error)) throw error;
+  console.error(`gateway: METRICS_PORT: ${portInUseMessage(error, [config.metricsPort])}`);
+  process.exit(1);
+}
 try {
   app.listen({
     port: config.port,
@@ -51,11 +67,13 @@ try {
   console.error(`gateway: PORT: ${portInUseMessage(error, [config.port])}`);
   process.exit(1);
 }
-logger.info("gateway listening", { port: app.server?.port });
+logger.info("gateway listening", { port: app.server?.port, metricsPort: admin?.port });
 
 onShutdown(logger, async () => {
   await app.stop();
+  await admin?.stop();
   await dependencies.stop();
+  await flushTracing();
   redis.disconnect();
   subscriber.disconnect();
 });

@@ -14,7 +14,7 @@ import { dropTestData } from "../harness/stack.ts";
 import { OperatorService } from "../../proto/gen/articles/accounts_billing/v1/operator_pb.ts";
 import { serviceClient } from "../../services/kit/src/clients.ts";
 import type { BenchContext } from "./context.ts";
-import { load, printTable, ratioOf, rssMiB, type Figure } from "./measure.ts";
+import { load, printTable, pssMiB, ratioOf, rssMiB, type Figure } from "./measure.ts";
 import { measureReads } from "./reads.ts";
 import { measureCreation } from "./creation.ts";
 import { benchWorkflow } from "./workflows.ts";
@@ -71,6 +71,7 @@ const sql = postgres(databaseUrl, { max: 10, onnotice: () => {} });
 try {
   await Bun.sleep(2000); // let start-up work settle before reading idle memory
   const idleRss = stackRss(stack);
+  const idlePss = [...stack.processes.values()].reduce((sum, p) => sum + (pssMiB(p.pid) ?? 0), 0);
   const operator = serviceClient(OperatorService, { baseUrl: stack.env.ACCOUNTS_BILLING_URL, serviceToken: stack.env.SERVICE_TOKEN });
   const tenant = await operator.createDemoTenant({});
   await operator.updatePlan({ planId: tenant.plan!.id, monthlyWords: 10_000_000_000n, requestsPerMinute: 2_000_000_000, requestsPerHour: 2_000_000_000, requestsPerDay: 2_000_000_000 });
@@ -86,7 +87,7 @@ try {
     projectId: Number(tenant.project!.id),
     seconds: SECONDS,
   };
-  figures.push({ id: "memory idle", what: "RSS of the whole stack (5 services, gateway, simulator) after start", value: idleRss, unit: "MiB", goal: "≤ 400 MiB", met: idleRss <= 400 });
+  figures.push({ id: "memory idle", what: "RSS of the whole stack (5 services, gateway, simulator) after start", value: idleRss, unit: "MiB", goal: "≤ 400 MiB", met: idleRss <= 400, detail: { "PSS MiB": idlePss } });
 
   if (wanted("P1")) {
     const polled = await benchWorkflow(ctx, "polled", ["[[sim:words=1000]] Write about {title}."]);

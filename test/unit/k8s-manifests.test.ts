@@ -188,9 +188,12 @@ describe.each(SETUPS)("deploy/k8s/%s", (setup) => {
         expect(c.resources.limits.memory).toBeDefined();
       }
     }
-    // The numeric user is the image's `node` user (node images create it with uid 1000).
-    expect(readFileSync(join(ROOT, "deploy/container/Dockerfile"), "utf8")).toMatch(/^FROM node:/m);
-    expect(readFileSync(join(ROOT, "deploy/container/Dockerfile"), "utf8")).toMatch(/^USER node$/m);
+    // The numeric user is the image's `node` user: node images create it with uid 1000, and the
+    // Dockerfile creates it with that uid on any other base (BASE_IMAGE).
+    const dockerfile = readFileSync(join(ROOT, "deploy/container/Dockerfile"), "utf8");
+    expect(dockerfile).toMatch(/^ARG BASE_IMAGE=node:/m);
+    expect(dockerfile).toMatch(/^RUN id -u node .*useradd --uid 1000 /m);
+    expect(dockerfile).toMatch(/^USER node$/m);
   });
 
   test("every Deployment has a PodDisruptionBudget that selects exactly its pods", () => {
@@ -248,7 +251,8 @@ describe.each(SETUPS)("deploy/k8s/%s", (setup) => {
       return applying.some((p) => (p.spec[type === "Ingress" ? "ingress" : "egress"] ?? []).some((rule: any) => portMatches(rule.ports, port, protocol) && peerMatches(type === "Ingress" ? rule.from : rule.to, other, p.metadata.namespace)));
     };
     const allowed = (from: Peer, to: Peer, port: number, protocol = "TCP") => direction(from, "Egress", to, port, protocol) && direction(to, "Ingress", from, port, protocol);
-    const ports = (p: Process) => (p === "gateway" ? [8080] : [7101 + SERVICES.indexOf(p as never), 7201 + SERVICES.indexOf(p as never)]);
+    // Connect (or HTTP), gRPC, then metrics (METRICS_PORT: the gateway's PORT + 1, a service's Connect port + 200).
+    const ports = (p: Process) => (p === "gateway" ? [8080, 8081] : [7101 + SERVICES.indexOf(p as never), 7201 + SERVICES.indexOf(p as never), 7301 + SERVICES.indexOf(p as never)]);
     const connectPort = (p: Process) => ports(p)[0];
 
     test("the ports used here are the Deployments' own", () => {
@@ -300,8 +304,17 @@ describe.each(SETUPS)("deploy/k8s/%s", (setup) => {
 
     test("operator pods reach every service's Connect and gRPC ports", () => {
       const operator: Peer = { namespace: "article-service", labels: { "app.kubernetes.io/component": "operator" } };
-      for (const service of SERVICES) for (const port of ports(service)) expect(allowed(operator, pod(service), port)).toBe(true);
+      for (const service of SERVICES) for (const port of ports(service).slice(0, 2)) expect(allowed(operator, pod(service), port)).toBe(true);
       expect(allowed(pod("client", "default"), pod("accounts-billing"), 7201)).toBe(false);
+    });
+
+    test("Prometheus in the monitoring namespace scrapes every process's metrics port, and nothing else", () => {
+      const prometheus = pod("prometheus", "monitoring");
+      for (const p of PROCESSES) {
+        const [main, ...rest] = ports(p);
+        expect(allowed(prometheus, pod(p), rest[rest.length - 1]!)).toBe(true);
+        expect(allowed(prometheus, pod(p), main!)).toBe(false);
+      }
     });
 
     test("DNS for all; Postgres, Redis and the internet only for those that use them", () => {

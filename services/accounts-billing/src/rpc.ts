@@ -11,7 +11,13 @@ import {
 import { QuotaService, ReservationState, WordReservationSchema } from "../../../proto/gen/articles/accounts_billing/v1/quota_pb.ts";
 import { ApiKeySchema, OperatorService, Role as ProtoRole } from "../../../proto/gen/articles/accounts_billing/v1/operator_pb.ts";
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { invalidFields } from "../../kit/src/errors.ts";
+import { DomainError, invalidFields } from "../../kit/src/errors.ts";
+import { quotaReservations } from "../../kit/src/metrics.ts";
+
+// Reservations by outcome: taken, refused (quota or account), or failed (database).
+const reservationsMade = quotaReservations.labels("reserved");
+const reservationsRefused = quotaReservations.labels("refused");
+const reservationsFailed = quotaReservations.labels("error");
 import type { Db } from "./db/client.ts";
 import * as identity from "./domain/identity.ts";
 import * as quota from "./domain/word-quota.ts";
@@ -130,7 +136,11 @@ export function accountsBillingRoutes(db: Db) {
 
     router.service(QuotaService, {
       async reserveWords(req) {
-        const r = await quota.reserveWords(db, Number(req.accountId), req.reference, Number(req.words));
+        const r = await quota.reserveWords(db, Number(req.accountId), req.reference, Number(req.words)).catch((error: unknown) => {
+          (error instanceof DomainError ? reservationsRefused : reservationsFailed).inc();
+          throw error;
+        });
+        reservationsMade.inc();
         return { reservation: reservationMessage(r.reservation), remainingWords: BigInt(r.remainingWords) };
       },
       settleWords: async (req) => ({ reservation: reservationMessage(await quota.settleWords(db, req.reference, Number(req.actualWords))) }),

@@ -43,7 +43,7 @@ await runService({
     articleStoreRoutes({
       db: database.db,
       accounts: serviceClient(AccountsService, { baseUrl: config.services.accountsBilling, serviceToken: config.serviceToken }),
-      onArticleCreated: () => relay?.wake(),
+      onArticleCreated: (externalId) => relay?.wake(externalId),
     }),
   interceptors: ({ config, logger }) => [
     announceArticleChanges(redisOf(config, logger), config.redisPrefix, logger),

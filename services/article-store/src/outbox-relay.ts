@@ -6,10 +6,11 @@ import type { Logger } from "../../kit/src/logger.ts";
 import type { Db } from "./db/client.ts";
 import { relayPendingEntries, type OutboxEntry } from "./domain/outbox.ts";
 import { purgeExpiredKeys } from "./domain/idempotency.ts";
+import { currentTraceparent } from "../../kit/src/tracing.ts";
 
 export interface OutboxRelay {
-  /** Relay now instead of at the next poll. */
-  wake(): void;
+  /** Relay now instead of at the next poll; the creating call's trace goes with its job. */
+  wake(externalId?: string): void;
   stop(): Promise<void>;
 }
 
@@ -24,6 +25,9 @@ export function startOutboxRelay(opts: { db: Db; generationQueue: Queue<Generati
   // Set by a wake that arrives during a pass, so the row it announces is not left to the poll.
   let woken = false;
   let lastPurge = 0;
+  // Traceparents of creations not relayed yet (only while traces are exported), bounded so rows
+  // relayed by another replica cannot make it grow.
+  const traces = new Map<string, string>();
 
   // Bounded, so an unreachable Redis cannot hold the pass's row locks (or shutdown) open; the
   // rows stay unsent and the next pass sends them again.
@@ -33,10 +37,17 @@ export function startOutboxRelay(opts: { db: Db; generationQueue: Queue<Generati
       timer = setTimeout(() => reject(new Error(`enqueueing took longer than ${ENQUEUE_TIMEOUT_MS} ms`)), ENQUEUE_TIMEOUT_MS);
     });
     try {
-      await Promise.race([generationQueue.addBulk(entries.map(({ externalId }) => ({ name: "generate", data: { externalId }, opts: { jobId: externalId } }))), timeout]);
+      await Promise.race([generationQueue.addBulk(entries.map(({ externalId }) => ({ name: "generate", data: jobData(externalId), opts: { jobId: externalId } }))), timeout]);
     } finally {
       clearTimeout(timer);
     }
+  };
+
+  const jobData = (externalId: string): GenerationJob => {
+    const trace = traces.get(externalId);
+    if (trace === undefined) return { externalId };
+    traces.delete(externalId);
+    return { externalId, trace };
   };
 
   const sleep = () =>
@@ -68,7 +79,9 @@ export function startOutboxRelay(opts: { db: Db; generationQueue: Queue<Generati
   })();
 
   return {
-    wake() {
+    wake(externalId) {
+      const trace = externalId === undefined ? undefined : currentTraceparent();
+      if (trace !== undefined && traces.size < 10_000) traces.set(externalId!, trace);
       woken = true;
       wakeUp?.();
     },

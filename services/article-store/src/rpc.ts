@@ -166,7 +166,7 @@ export interface ArticleStoreDeps {
   db: Db;
   accounts: Client<typeof AccountsService>;
   /** Called after a creation commits, so its outbox row is relayed at once. */
-  onArticleCreated(): void;
+  onArticleCreated(externalId: string): void;
 }
 
 export function articleStoreRoutes({ db, accounts, onArticleCreated }: ArticleStoreDeps) {
@@ -175,7 +175,7 @@ export function articleStoreRoutes({ db, accounts, onArticleCreated }: ArticleSt
     router.service(ArticleStoreService, {
       async createArticle(req) {
         const created = await store.createArticle(db, newArticleOf(req.article), idempotencyOf(req.idempotencyKey, req.requestHash));
-        if (!created.replayed) onArticleCreated();
+        if (!created.replayed) onArticleCreated(created.article.externalId);
         return { article: articleMessage(created.article), replayed: created.replayed };
       },
       getArticle: async (req) => article(await store.getArticle(db, req.identifier)),

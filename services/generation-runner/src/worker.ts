@@ -21,6 +21,8 @@ import { formatUsd } from "./domain/usd.ts";
 import { collectGarbageAbove } from "./memory-ceiling.ts";
 import { CancelWatch, endedByCancel, settleCancelledRun } from "./domain/cancellation.ts";
 import { CANCELLED_REASON } from "../../kit/src/article-events.ts";
+import { articleDuration, countWorkerJobs, watchQueueDepth } from "../../kit/src/metrics.ts";
+import { currentTraceparent, inJobSpan } from "../../kit/src/tracing.ts";
 
 // A job that stalls (its worker died) this often is failed for good: a run that keeps killing
 // its worker should not loop forever. The QueueEvents listener below then fails the article.
@@ -51,7 +53,8 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
     quota: serviceClient(QuotaService, via(config.services.accountsBilling)),
     async enqueueWebhook(job) {
       // One completion webhook per article: the job id is its external_id (BullMQ ids may not contain ":").
-      await webhooks.add("deliver", job, { jobId: job.externalId });
+      const trace = currentTraceparent();
+      await webhooks.add("deliver", trace ? { ...job, trace } : job, { jobId: job.externalId });
     },
     detector: runner.detector,
     research: runner.research,
@@ -88,7 +91,22 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
     }
   }
 
+  // One run (job activation): its span continues the creating request's trace; its time is counted by outcome.
   async function runJob(job: Job<GenerationJob>, token?: string): Promise<string> {
+    const started = performance.now();
+    let outcome = "error";
+    try {
+      outcome = await inJobSpan("generation run", job.data.trace, { "messaging.destination.name": QUEUES.generation.name }, () => runJobInSpan(job, token));
+      return outcome;
+    } catch (error) {
+      outcome = error instanceof DelayedError ? "parked" : "error";
+      throw error;
+    } finally {
+      articleDuration.labels(outcome).observe((performance.now() - started) / 1000);
+    }
+  }
+
+  async function runJobInSpan(job: Job<GenerationJob>, token?: string): Promise<string> {
     const { externalId } = job.data;
     const watched = cancels.watch(externalId);
     const control: JobControl = {
@@ -155,6 +173,8 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
     maxStalledCount: MAX_STALLS,
   });
   worker.on("error", (error) => logger.error("generation worker error", { error: error.message }));
+  countWorkerJobs(worker);
+  watchQueueDepth(generationQueue);
 
   // Jobs failed by the stalled-job check never reach `runJob`; their articles are failed here.
   const events = new QueueEvents(QUEUES.generation.name, { connection: eventsConnection, prefix });

@@ -6,6 +6,7 @@ import { createFetchClient, validateReadWriteMaxBytes } from "@connectrpc/connec
 import { createTransport } from "@connectrpc/connect/protocol-connect";
 import type { DescService } from "@bufbuild/protobuf";
 import { createHash } from "node:crypto";
+import { traceClientInterceptor, tracingEnabled } from "./tracing.ts";
 
 export interface ServiceClientOptions {
   baseUrl: string;
@@ -46,7 +47,8 @@ export function serviceClient<S extends DescService>(service: S, opts: ServiceCl
       baseUrl: opts.baseUrl,
       httpClient: createFetchClient(fetchOrUnavailable),
       useBinaryFormat: true,
-      interceptors: [credential],
+      // The traceparent header only when traces are exported: nothing extra on calls otherwise.
+      interceptors: tracingEnabled() ? [credential, traceClientInterceptor()] : [credential],
       defaultTimeoutMs: opts.timeoutMs ?? 5000,
       // Services share one network: compressing between them costs CPU and saves nothing.
       sendCompression: null,

@@ -176,3 +176,17 @@ export function listenPorts(env: Env, ownUrl: string): { port: number; grpcPort:
   if (port !== 0 && grpcPort === port) throw new ConfigError("GRPC_PORT", `must differ from the Connect port ${port}`);
   return { port, grpcPort };
 }
+
+/** How far above its Connect port a service's metrics port is, unless METRICS_PORT says otherwise. */
+export const METRICS_PORT_OFFSET = 200;
+
+/**
+ * The port of a process's Prometheus metrics (GET /metrics): METRICS_PORT, else the given
+ * default (a service's Connect port plus METRICS_PORT_OFFSET; the gateway's PORT plus one).
+ * 0 turns the listener off.
+ */
+export function metricsPort(env: Env, fallback: number, others: number[]): number {
+  const port = envPort(env, "METRICS_PORT", fallback);
+  if (port !== 0 && others.includes(port)) throw new ConfigError("METRICS_PORT", `must differ from the process's other ports (${others.filter((p) => p !== 0).join(", ")})`);
+  return port;
+}

@@ -1,6 +1,8 @@
 // One JSON line per event on stdout. Secrets never reach it: callers log ids, not tokens, and
 // fields whose names look like credentials are masked as a second line of defence.
 
+import { activeTraceId } from "./tracing.ts";
+
 const SECRET_FIELD = /token|secret|password|authorization|api_?key/i;
 
 export interface Logger {
@@ -21,7 +23,9 @@ export function createLogger(service: string): Logger {
   const quiet = process.env.LOG_LEVEL === "silent";
   const write = (level: string, message: string, fields: Record<string, unknown> = {}) => {
     if (quiet && level !== "error") return;
-    const line = JSON.stringify({ time: new Date().toISOString(), level, service, message, ...mask(fields) });
+    // The request's trace id, when a span is recording, ties the line to the trace of its request.
+    const traceId = activeTraceId();
+    const line = JSON.stringify({ time: new Date().toISOString(), level, service, message, ...(traceId ? { trace_id: traceId } : {}), ...mask(fields) });
     (level === "error" ? process.stderr : process.stdout).write(line + "\n");
   };
   return {

@@ -11,6 +11,8 @@ const generationRetryDelayMs = failOnConfigError(() => envInt(process.env, "GENE
 /** Generate one article: produced by article-store's outbox relay, consumed by generation-runner. */
 export interface GenerationJob {
   externalId: string;
+  /** The W3C traceparent of the request that created the article, when traces are exported. */
+  trace?: string;
 }
 
 /** Deliver one article's completion webhook: produced by generation-runner, consumed by webhook-dispatcher. */
@@ -18,6 +20,8 @@ export interface WebhookJob {
   externalId: string;
   /** The version the payload describes; it becomes published_version_id on success. */
   versionId: number;
+  /** The W3C traceparent of the run that enqueued it, when traces are exported. */
+  trace?: string;
   /** Dispatcher bookkeeping: activations cut short by its own dependencies, which are not attempts. */
   interruptions?: number;
 }

@@ -14,6 +14,8 @@ import { databaseOutageOf } from "./db.ts";
 import { DomainError, toConnectError } from "./errors.ts";
 import type { Logger } from "./logger.ts";
 import { addReflection } from "./reflection.ts";
+import { rpcMetricsInterceptor } from "./metrics.ts";
+import { traceServerInterceptor, tracingEnabled } from "./tracing.ts";
 
 export interface ServiceServerOptions {
   name: string;
@@ -101,7 +103,10 @@ export async function startServiceServer(opts: ServiceServerOptions): Promise<Se
     }
   };
   const allCallsDone = () => (inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => (idle = resolve)));
-  const interceptors = [trackCalls, requireServiceToken(opts.serviceToken), mapDomainErrors(opts.logger), ...(opts.interceptors ?? [])];
+  // The span first (the caller's trace continues through everything below), then the metrics,
+  // which see each call's final code, refused credentials included.
+  const observe = [...(tracingEnabled() ? [traceServerInterceptor()] : []), rpcMetricsInterceptor()];
+  const interceptors = [...observe, trackCalls, requireServiceToken(opts.serviceToken), mapDomainErrors(opts.logger), ...(opts.interceptors ?? [])];
   const routes = (router: ConnectRouter) => {
     // "" (the whole process) and each served service follow readiness; LIVENESS_SERVICE is
     // SERVING whenever the process answers, so a dependency outage never gets it restarted.

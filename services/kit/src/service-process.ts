@@ -2,13 +2,15 @@
 // the gRPC server up, optional background work, health that follows its Postgres (and Redis),
 // and a graceful drain on SIGTERM.
 import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
-import { failOnConfigError, listenPorts, loadPlatformConfig, type PlatformConfig, type ServiceUrls } from "./config.ts";
+import { failOnConfigError, listenPorts, loadPlatformConfig, metricsPort, METRICS_PORT_OFFSET, type PlatformConfig, type ServiceUrls } from "./config.ts";
 import { openServiceDatabase, type ServiceDatabase } from "./db.ts";
 import { postgresDependency, redisDependency, watchDependencies } from "./dependency-watch.ts";
 import { createLogger, type Logger } from "./logger.ts";
 import { onShutdown, startServiceServer, type ServiceServer } from "./server.ts";
 import { refuseUnstorableText } from "./storable-text.ts";
 import { isPortInUse, portInUseMessage } from "./port-in-use.ts";
+import { initMetrics, startMetricsServer, type MetricsServer } from "./metrics.ts";
+import { flushTracing, initTracing } from "./tracing.ts";
 
 export interface ServiceContext<S extends Record<string, unknown>> {
   config: PlatformConfig;
@@ -33,9 +35,13 @@ export interface ServiceDefinition<S extends Record<string, unknown>> {
 }
 
 export async function runService<S extends Record<string, unknown>>(def: ServiceDefinition<S>): Promise<void> {
+  // Before anything makes a client or a server: they install the trace interceptors only when it is on.
+  await initTracing(def.name);
+  initMetrics(def.name);
   const logger = createLogger(def.name);
   const config = failOnConfigError(() => loadPlatformConfig());
   const ports = failOnConfigError(() => listenPorts(process.env, config.services[def.urlKey]));
+  const ownMetricsPort = failOnConfigError(() => metricsPort(process.env, ports.port === 0 ? 0 : ports.port + METRICS_PORT_OFFSET, [ports.port, ports.grpcPort]));
   let database: ServiceDatabase<S>;
   try {
     database = await openServiceDatabase({
@@ -59,6 +65,14 @@ export async function runService<S extends Record<string, unknown>>(def: Service
     console.error(`${def.name}: ${portInUseMessage(error, [ports.port, ports.grpcPort])}`);
     process.exit(1);
   }
+  let metrics: MetricsServer | undefined;
+  try {
+    metrics = startMetricsServer({ port: ownMetricsPort, logger });
+  } catch (error) {
+    if (!isPortInUse(error)) throw error;
+    console.error(`${def.name}: METRICS_PORT: ${portInUseMessage(error, [ownMetricsPort])}`);
+    process.exit(1);
+  }
   const stopBackground = def.background ? await def.background(ctx) : async () => {};
   const dependencies = [postgresDependency(config.databaseUrl), ...(def.usesRedis ? [redisDependency(config.redisUrl)] : [])];
   const watch = watchDependencies({ dependencies, logger, onChange: (reachable) => server.setServing(reachable) });
@@ -67,5 +81,7 @@ export async function runService<S extends Record<string, unknown>>(def: Service
     await watch.stop();
     await stopBackground();
     await database.close();
+    await metrics?.stop();
+    await flushTracing();
   });
 }

@@ -3,12 +3,22 @@
 // whatever options the producer enqueued with: a failed attempt moves the same job to the delayed
 // set for the scheduled wait, and BullMQ's count of activations numbers the attempts.
 import { DelayedError, UnrecoverableError, Worker, type Job } from "bullmq";
-import { QUEUES, type WebhookJob } from "../../kit/src/queues.ts";
+import { openQueue, QUEUES, type WebhookJob } from "../../kit/src/queues.ts";
+import { countWorkerJobs, watchQueueDepth, webhookAttempts } from "../../kit/src/metrics.ts";
+import { inJobSpan } from "../../kit/src/tracing.ts";
 import { connectRedis, queuePrefix } from "../../kit/src/redis.ts";
 import type { Logger } from "../../kit/src/logger.ts";
 import { attemptCompletionDelivery, type DeliveryContext, type DeliveryOutcome } from "./domain/completion-delivery.ts";
 
 const INTERRUPTED_FOR_AT_MOST_MS = 24 * 3_600_000;
+// One pre-created series per outcome of an attempt.
+const attempts = {
+  delivered: webhookAttempts.labels("delivered"),
+  retry: webhookAttempts.labels("retry"),
+  "given-up": webhookAttempts.labels("given_up"),
+  "not-sent": webhookAttempts.labels("not_sent"),
+  interrupted: webhookAttempts.labels("interrupted"),
+};
 
 export interface DeliveryWorkerOptions {
   context: DeliveryContext;
@@ -28,7 +38,10 @@ export function startDeliveryWorker(opts: DeliveryWorkerOptions): () => Promise<
   const { context, logger } = opts;
   const connection = connectRedis(opts.redisUrl);
 
-  async function deliver(job: Job<WebhookJob>, token?: string): Promise<DeliveryOutcome> {
+  // Each attempt continues the trace of the run that enqueued the webhook.
+  const deliver = (job: Job<WebhookJob>, token?: string) => inJobSpan("webhook delivery", job.data.trace, { "messaging.destination.name": QUEUES.webhooks.name }, () => attemptDelivery(job, token));
+
+  async function attemptDelivery(job: Job<WebhookJob>, token?: string): Promise<DeliveryOutcome> {
     // attemptsStarted counts this activation too (a worker that died mid-attempt spent one);
     // activations our own services cut short are not attempts at the receiver.
     const interruptions = job.data.interruptions ?? 0;
@@ -41,6 +54,7 @@ export function startDeliveryWorker(opts: DeliveryWorkerOptions): () => Promise<
       // Article-store or accounts failed us: wait for them (for a day at most) without spending
       // one of the receiver's attempts.
       const message = `could not complete the attempt: ${(error as Error).message}`;
+      attempts.interrupted.inc();
       if (Date.now() - job.timestamp > INTERRUPTED_FOR_AT_MOST_MS) {
         logger.error("delivery abandoned: its dependencies stayed unavailable", { ...fields, error: message });
         throw new UnrecoverableError(message);
@@ -51,6 +65,7 @@ export function startDeliveryWorker(opts: DeliveryWorkerOptions): () => Promise<
       return retryLater(job, token, Math.min(delayMs, 60_000));
     }
 
+    attempts[outcome.kind].inc();
     switch (outcome.kind) {
       case "retry":
         logger.warn("delivery attempt failed; retrying", { ...fields, error: outcome.error, retryInMs: outcome.delayMs });
@@ -74,10 +89,15 @@ export function startDeliveryWorker(opts: DeliveryWorkerOptions): () => Promise<
     concurrency: opts.concurrency,
   });
   worker.on("error", (error) => logger.error("webhook worker error", { error }));
+  countWorkerJobs(worker);
+  // Its depth is read at scrape time through a queue handle of its own.
+  const queue = openQueue<WebhookJob>("webhooks", connection, opts.redisPrefix);
+  watchQueueDepth(queue);
 
   return async () => {
     // Lets attempts in flight finish (at most the 30 s delivery timeout) before closing.
     await worker.close();
+    await queue.close();
     connection.disconnect();
   };
 }

@@ -2,6 +2,7 @@
 // (files + batches through the SDK), at half the model's prices, and the run polls until the
 // batch is done. The batch id is checkpointed, so a retried job polls the same batch instead of
 // submitting (and paying for) another; a batch whose id a crash lost is found by its metadata.
+import { recordModelUsage } from "../../../kit/src/metrics.ts";
 import { toFile } from "openai";
 import type OpenAI from "openai";
 import type { Db } from "../db/client.ts";
@@ -81,5 +82,7 @@ export async function advanceBatch(db: Db, clients: ModelClients, run: RunRow, m
   const completion = line.response.body as OpenAI.Chat.Completions.ChatCompletion;
   const output = replyText(completion, req.outputFormat);
   const usage = { promptTokens: completion.usage?.prompt_tokens ?? 0, completionTokens: completion.usage?.completion_tokens ?? 0 };
-  return { state: "done", output, ...usage, cost: costOfUsage(model, usage, BATCH_SHARE) };
+  const cost = costOfUsage(model, usage, BATCH_SHARE);
+  recordModelUsage(model.id, usage.promptTokens, usage.completionTokens, cost);
+  return { state: "done", output, ...usage, cost };
 }

@@ -6,6 +6,8 @@ import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/ch
 import type { CatalogModel } from "./model-catalog.ts";
 import { ProviderNotConfigured, type ModelClients } from "./providers.ts";
 import { costOfUsage, type Picodollars } from "./usd.ts";
+import { modelCalls, recordModelUsage } from "../../../kit/src/metrics.ts";
+import { inSpan } from "../../../kit/src/tracing.ts";
 
 export interface ChatRequest {
   system: string;
@@ -84,12 +86,25 @@ function describe(modelId: string, error: unknown): string {
   return `${modelId}: ${(error as Error).message}`;
 }
 
-async function completeWith(clients: ModelClients, model: CatalogModel, req: ChatRequest, signal: AbortSignal): Promise<Omit<ModelReply, "usedFallback">> {
-  const { client, model: name } = clients.forModel(model.id);
-  const completion = await client.chat.completions.create(chatBody(name, req), { signal, maxRetries: 0 });
-  const output = replyText(completion, req.outputFormat);
-  const usage = { promptTokens: completion.usage?.prompt_tokens ?? 0, completionTokens: completion.usage?.completion_tokens ?? 0 };
-  return { output, model: model.id, ...usage, cost: costOfUsage(model, usage) };
+function completeWith(clients: ModelClients, model: CatalogModel, req: ChatRequest, signal: AbortSignal): Promise<Omit<ModelReply, "usedFallback">> {
+  return inSpan("model call", { "gen_ai.request.model": model.id }, async (span) => {
+    let completion: OpenAI.Chat.Completions.ChatCompletion;
+    try {
+      const { client, model: name } = clients.forModel(model.id);
+      completion = await client.chat.completions.create(chatBody(name, req), { signal, maxRetries: 0 });
+    } catch (error) {
+      modelCalls.labels(model.id, "error").inc();
+      throw error;
+    }
+    modelCalls.labels(model.id, "ok").inc();
+    const usage = { promptTokens: completion.usage?.prompt_tokens ?? 0, completionTokens: completion.usage?.completion_tokens ?? 0 };
+    const cost = costOfUsage(model, usage);
+    // Billed even when the reply is then refused below.
+    recordModelUsage(model.id, usage.promptTokens, usage.completionTokens, cost);
+    span?.setAttributes({ "gen_ai.usage.input_tokens": usage.promptTokens, "gen_ai.usage.output_tokens": usage.completionTokens });
+    const output = replyText(completion, req.outputFormat);
+    return { output, model: model.id, ...usage, cost };
+  });
 }
 
 /**

@@ -20,6 +20,7 @@ import { recordStepStart } from "./step-attempts.ts";
 import { withImages } from "./image-placement.ts";
 import type { ImageStores } from "./image-store.ts";
 import { callModel, StepFailure, type ChatRequest } from "./model-call.ts";
+import { stepDuration } from "../../../kit/src/metrics.ts";
 import { findModelAndFallback, type CatalogModel } from "./model-catalog.ts";
 import type { OriginalityDetector } from "./originality.ts";
 import type { PinnedSnapshotMemory } from "./pinned-snapshots.ts";
@@ -73,6 +74,8 @@ export class ArticleCannotRun extends Error {
 export type RunOutcome = "completed" | "skipped";
 
 const DEFAULT_STEP_TIMEOUT_SECONDS = 300;
+const liveSteps = stepDuration.labels("live");
+const batchSteps = stepDuration.labels("batch");
 const TERMINAL = new Set(["completed", "published"]);
 
 const flagsOf = (s: SnapshotStep): StepFlags => ({
@@ -229,6 +232,7 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
       outputs.set(step.stepNumber, checkpoint.output);
       cost += checkpoint.cost;
       events.stepFinished(checkpoint, cost, performance.now() - stepStartedAt);
+      (batchMode ? batchSteps : liveSteps).observe((performance.now() - stepStartedAt) / 1000);
       deps.logger.info("step completed", { externalId, step: step.stepNumber, model: checkpoint.model, fallback: checkpoint.usedFallback });
     }
   }

@@ -1,0 +1,113 @@
+// Per-request metrics and traces of the gateway, as one wrapper around the app's fetch: no
+// lifecycle hook runs per request. The route label is the template the path matches (a trie of
+// the app's routes, built once), never the path itself, so ids never become labels.
+import type { Elysia } from "elysia";
+import { SpanKind, SpanStatusCode, context, trace } from "@opentelemetry/api";
+import { httpDuration, httpRequests } from "../../../services/kit/src/metrics.ts";
+import { contextFromHeaders, tracer, tracingEnabled } from "../../../services/kit/src/tracing.ts";
+
+interface Node {
+  statics: Map<string, Node>;
+  param?: Node;
+  wildcard?: string;
+  template?: string;
+}
+
+const newNode = (): Node => ({ statics: new Map() });
+
+/** Builds the trie of route templates ("/v1/articles/:id" matches "/v1/articles/abc"). */
+export function routeMatcher(paths: Iterable<string>): (path: string) => string {
+  const root = newNode();
+  for (const template of paths) {
+    let node = root;
+    for (const segment of template.split("/").slice(1)) {
+      if (segment === "*") {
+        node.wildcard = template;
+        break;
+      }
+      node = segment.startsWith(":") ? (node.param ??= newNode()) : node.statics.get(segment) ?? (node.statics.set(segment, newNode()), node.statics.get(segment)!);
+    }
+    if (!template.endsWith("*")) node.template ??= template;
+  }
+  return (path) => {
+    let node: Node | undefined = root;
+    let wildcard: string | undefined;
+    let start = 1;
+    while (node) {
+      if (node.wildcard) wildcard = node.wildcard;
+      if (start > path.length) return node.template ?? wildcard ?? "unmatched";
+      let end = path.indexOf("/", start);
+      if (end < 0) end = path.length;
+      const segment = path.slice(start, end);
+      node = node.statics.get(segment) ?? (segment === "" ? undefined : node.param);
+      start = end + 1;
+    }
+    return wildcard ?? "unmatched";
+  };
+}
+
+const METHODS = new Set(["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]);
+
+interface RouteSeries {
+  duration: ReturnType<typeof httpDuration.labels>;
+  byStatus: Map<number, ReturnType<typeof httpRequests.labels>>;
+}
+
+/**
+ * Counts and times every request by route template, method and status and, when traces are
+ * exported, answers it inside a server span that continues an incoming traceparent. Call after
+ * every route is added and before listen.
+ */
+export function observeRequests(app: Elysia<any, any, any, any, any, any, any>, opts: { metrics: boolean }): void {
+  const tracing = tracingEnabled();
+  if (!opts.metrics && !tracing) return;
+  let match: ((path: string) => string) | undefined;
+  const series = new Map<string, RouteSeries>();
+  const seriesOf = (route: string, method: string): RouteSeries => {
+    const key = method + " " + route;
+    let s = series.get(key);
+    if (!s) series.set(key, (s = { duration: httpDuration.labels(route, method), byStatus: new Map() }));
+    return s;
+  };
+  const record = (s: RouteSeries, route: string, method: string, status: number, started: number) => {
+    s.duration.observe((performance.now() - started) / 1000);
+    let counter = s.byStatus.get(status);
+    if (!counter) s.byStatus.set(status, (counter = httpRequests.labels(route, method, String(status))));
+    counter.inc();
+  };
+
+  const observed = (fetch: (request: Request) => unknown) => (request: Request) => {
+    match ??= routeMatcher(app.routes.map((r) => r.path));
+    const url = request.url;
+    const pathStart = url.indexOf("/", url.indexOf("//") + 2);
+    const queryStart = url.indexOf("?", pathStart);
+    const route = match(queryStart < 0 ? url.slice(pathStart) : url.slice(pathStart, queryStart));
+    const method = METHODS.has(request.method) ? request.method : "OTHER";
+    const started = performance.now();
+    const s = opts.metrics ? seriesOf(route, method) : undefined;
+    const answer = (response: Response) => {
+      if (s) record(s, route, method, response.status, started);
+      return response;
+    };
+    if (!tracing) {
+      const result = fetch(request);
+      return result instanceof Promise ? result.then(answer) : answer(result as Response);
+    }
+    const span = tracer.startSpan(`${method} ${route}`, { kind: SpanKind.SERVER, attributes: { "http.request.method": method, "http.route": route } }, contextFromHeaders(request.headers));
+    return context.with(trace.setSpan(context.active(), span), async () => {
+      try {
+        const response = answer((await fetch(request)) as Response);
+        span.setAttribute("http.response.status_code", response.status);
+        if (response.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+        return response;
+      } finally {
+        span.end();
+      }
+    });
+  };
+  // Elysia calls the wrapper with its (unchanging) fetch on each request and calls what it
+  // returns: the observed fetch is made once, not per request.
+  let inner: unknown;
+  let outer: (request: Request) => unknown;
+  app.wrap(((fetch: (request: Request) => unknown) => (fetch === inner ? outer : ((inner = fetch), (outer = observed(fetch))))) as never);
+}

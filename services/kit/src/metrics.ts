@@ -1,0 +1,162 @@
+// Prometheus metrics of every process (prom-client), served on a port of its own (METRICS_PORT).
+// Labels are bounded: routes are templates, methods come from the protobuf descriptors, and no
+// label ever carries an article, user or job id. Hot paths touch only pre-created label children.
+import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import type { Queue } from "bullmq";
+import client from "prom-client";
+import type { Logger } from "./logger.ts";
+
+export const registry = client.register;
+
+// Latency buckets in seconds, from a cached read to a slow model call.
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const LONG_BUCKETS = [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800];
+
+let defaultsCollected = false;
+
+/** Process metrics (CPU, memory, event loop) plus `service` as a label on every series. */
+export function initMetrics(service: string): void {
+  if (defaultsCollected) return;
+  defaultsCollected = true;
+  registry.setDefaultLabels({ service });
+  client.collectDefaultMetrics({ register: registry });
+}
+
+// ---- gRPC / Connect server calls ---------------------------------------------------------
+
+const rpcRequests = new client.Counter({ name: "rpc_server_requests_total", help: "Calls handled, by service, method and status code.", labelNames: ["rpc_service", "rpc_method", "code"] as const });
+const rpcDuration = new client.Histogram({ name: "rpc_server_duration_seconds", help: "Time to handle a call, by service and method.", labelNames: ["rpc_service", "rpc_method"] as const, buckets: LATENCY_BUCKETS });
+
+// Connect code number → label, and per method its pre-created children (one per code, on first use).
+// Connect's Code has no entry for success (0): it is "ok" here.
+const CODE_NAMES = { 0: "ok", ...Object.fromEntries(Object.entries(Code).filter(([, v]) => typeof v === "number").map(([k, v]) => [v, k.replace(/[A-Z]/g, (c, i) => (i ? "_" : "") + c.toLowerCase())])) } as Record<number, string>;
+interface MethodSeries {
+  duration: ReturnType<typeof rpcDuration.labels>;
+  byCode: (ReturnType<typeof rpcRequests.labels> | undefined)[];
+  service: string;
+  method: string;
+}
+// Keyed by the method's descriptor: one object per method for the life of the process.
+const methodSeries = new WeakMap<object, MethodSeries>();
+
+function seriesOf(service: string, method: string, key: object): MethodSeries {
+  let series = methodSeries.get(key);
+  if (!series) {
+    series = { duration: rpcDuration.labels(service, method), byCode: [], service, method };
+    methodSeries.set(key, series);
+  }
+  return series;
+}
+
+function countCall(series: MethodSeries, code: number, started: number): void {
+  series.duration.observe((performance.now() - started) / 1000);
+  (series.byCode[code] ??= rpcRequests.labels(series.service, series.method, CODE_NAMES[code] ?? "unknown")).inc();
+}
+
+/** Counts and times every call: first in the server's chain, so refused credentials count too. */
+export function rpcMetricsInterceptor(): Interceptor {
+  return (next) => async (req) => {
+    const series = seriesOf(req.service.typeName, req.method.name, req.method);
+    const started = performance.now();
+    try {
+      const res = await next(req);
+      countCall(series, 0, started);
+      return res;
+    } catch (error) {
+      countCall(series, error instanceof ConnectError ? error.code : Code.Unknown, started);
+      throw error;
+    }
+  };
+}
+
+// ---- HTTP (gateway) ------------------------------------------------------------------------
+
+export const httpRequests = new client.Counter({ name: "http_requests_total", help: "Requests answered, by route template, method and status.", labelNames: ["route", "method", "status"] as const });
+export const httpDuration = new client.Histogram({ name: "http_request_duration_seconds", help: "Time to answer a request, by route template and method.", labelNames: ["route", "method"] as const, buckets: LATENCY_BUCKETS });
+
+// ---- BullMQ --------------------------------------------------------------------------------
+
+const QUEUE_STATES = ["waiting", "active", "delayed", "failed"] as const;
+const watchedQueues = new Set<Queue>();
+new client.Gauge({
+  name: "bullmq_queue_jobs",
+  help: "Jobs in a queue by state (read from Redis at scrape time).",
+  labelNames: ["queue", "state"] as const,
+  async collect() {
+    this.reset();
+    await Promise.all(
+      [...watchedQueues].map(async (queue) => {
+        const counts = await queue.getJobCounts(...QUEUE_STATES).catch(() => undefined);
+        if (counts) for (const state of QUEUE_STATES) this.labels(queue.name, state).set(counts[state] ?? 0);
+      }),
+    );
+  },
+});
+
+/** Reports the queue's depth on each scrape (nothing is polled between scrapes). */
+export function watchQueueDepth(queue: Queue): void {
+  watchedQueues.add(queue);
+}
+
+export const jobsProcessed = new client.Counter({ name: "bullmq_jobs_processed_total", help: "Job activations a worker of this process ended, by queue and outcome (completed or failed; active jobs are in bullmq_queue_jobs).", labelNames: ["queue", "outcome"] as const });
+
+/** Counts a worker's completed and failed job activations. */
+export function countWorkerJobs(worker: { name: string; on(event: "completed" | "failed", listener: () => void): unknown }): void {
+  const completed = jobsProcessed.labels(worker.name, "completed");
+  const failed = jobsProcessed.labels(worker.name, "failed");
+  worker.on("completed", () => completed.inc());
+  worker.on("failed", () => failed.inc());
+}
+
+// ---- Generation (runner) -------------------------------------------------------------------
+
+export const stepDuration = new client.Histogram({ name: "generation_step_duration_seconds", help: "Time of one pipeline step, by mode (live or batch).", labelNames: ["mode"] as const, buckets: LONG_BUCKETS });
+export const articleDuration = new client.Histogram({ name: "generation_article_duration_seconds", help: "Time of one generation run (one job activation), by outcome.", labelNames: ["outcome"] as const, buckets: LONG_BUCKETS });
+const modelTokens = new client.Counter({ name: "model_tokens_total", help: "Tokens billed by the model provider, by catalog model and kind (prompt or completion).", labelNames: ["model", "kind"] as const });
+const modelCost = new client.Counter({ name: "model_cost_usd_total", help: "Cost of model calls in US dollars, by catalog model.", labelNames: ["model"] as const });
+export const modelCalls = new client.Counter({ name: "model_calls_total", help: "Model calls, by catalog model and outcome (ok or error).", labelNames: ["model", "outcome"] as const });
+
+const usageSeries = new Map<string, { prompt: ReturnType<typeof modelTokens.labels>; completion: ReturnType<typeof modelTokens.labels>; cost: ReturnType<typeof modelCost.labels> }>();
+
+/** Tokens and cost (picodollars) of one model reply. Model ids come from the catalog, so they are few. */
+export function recordModelUsage(model: string, promptTokens: number, completionTokens: number, picodollars: bigint): void {
+  let s = usageSeries.get(model);
+  if (!s) usageSeries.set(model, (s = { prompt: modelTokens.labels(model, "prompt"), completion: modelTokens.labels(model, "completion"), cost: modelCost.labels(model) }));
+  s.prompt.inc(promptTokens);
+  s.completion.inc(completionTokens);
+  s.cost.inc(Number(picodollars) / 1e12);
+}
+
+// ---- Webhooks and quota --------------------------------------------------------------------
+
+export const webhookAttempts = new client.Counter({ name: "webhook_attempts_total", help: "Webhook delivery attempts, by outcome (delivered, retry, given_up, not_sent, interrupted).", labelNames: ["outcome"] as const });
+export const quotaReservations = new client.Counter({ name: "quota_reservations_total", help: "Word-quota reservations, by outcome (reserved, refused, error).", labelNames: ["outcome"] as const });
+
+// ---- Serving -------------------------------------------------------------------------------
+
+export interface MetricsServer {
+  port: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * GET /metrics on its own port (0: none). `other` answers any other request (the gateway's
+ * queue dashboard); without it they get 404.
+ */
+export function startMetricsServer(opts: { port: number; logger: Logger; host?: string; other?: (request: Request) => Response | Promise<Response> }): MetricsServer | undefined {
+  if (opts.port === 0) return undefined;
+  const server = Bun.serve({
+    port: opts.port,
+    hostname: opts.host ?? "0.0.0.0",
+    reusePort: false,
+    async fetch(request) {
+      const path = new URL(request.url).pathname;
+      if (path === "/metrics" && request.method === "GET") {
+        return new Response(await registry.metrics(), { headers: { "content-type": registry.contentType } });
+      }
+      return opts.other ? opts.other(request) : new Response("Not found", { status: 404 });
+    },
+  });
+  opts.logger.info("metrics listening", { metricsPort: server.port });
+  return { port: server.port!, stop: async () => void (await server.stop(true)) };
+}

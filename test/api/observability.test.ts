@@ -1,0 +1,180 @@
+// Operability: every process's Prometheus metrics after real traffic, the queue dashboard behind
+// the service credential, and one trace from the gateway through article-store and the runner
+// (a second stack exporting to a small OTLP/HTTP receiver started here).
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { randomBytes } from "node:crypto";
+import { articleBody } from "../harness/articles.ts";
+import { eventually } from "../harness/eventually.ts";
+import { TEST_STACK_ENV, dropTestData, useStack, type TestStack } from "../harness/stack.ts";
+import { startReceiver, type Receiver } from "../harness/webhook-receiver.ts";
+import { createQuickArticle, publicArticle, webhookTenant, type WebhookTenant } from "./webhooks-fixtures.ts";
+import { startStack, type Stack } from "../../deploy/local/stack.ts";
+
+let stack: TestStack;
+let tenant: WebhookTenant;
+let receiver: Receiver;
+
+beforeAll(async () => {
+  stack = await useStack();
+  tenant = await webhookTenant(stack);
+  receiver = startReceiver();
+});
+afterAll(() => receiver?.stop());
+
+async function scrape(url: string | undefined): Promise<string> {
+  expect(url).toBeDefined();
+  const res = await fetch(`${url}/metrics`);
+  expect(res.status).toBe(200);
+  return res.text();
+}
+
+/** The sum of a metric's samples whose labels include every given label="value". */
+function sample(text: string, name: string, labels: Record<string, string> = {}): number {
+  let sum = 0;
+  for (const line of text.split("\n")) {
+    if (!line.startsWith(name + "{") && !line.startsWith(name + " ")) continue;
+    if (Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`))) sum += Number(line.slice(line.lastIndexOf(" ") + 1));
+  }
+  return sum;
+}
+
+describe("metrics", () => {
+  test("every process serves its metrics on a port of its own, stated in the stack's environment", async () => {
+    for (const name of ["gateway", "accountsBilling", "workflowCatalog", "articleStore", "generationRunner", "webhookDispatcher"] as const) {
+      const text = await scrape(stack.metricsUrls[name]);
+      expect(text).toContain("process_cpu_user_seconds_total");
+    }
+    expect(stack.env.GATEWAY_METRICS_PORT).toBe(new URL(stack.metricsUrls.gateway!).port);
+    expect(stack.env.ARTICLE_STORE_METRICS_PORT).toBe(new URL(stack.metricsUrls.articleStore!).port);
+  });
+
+  test("traffic shows up: requests per route, calls per method, queues, model tokens and webhook attempts", async () => {
+    const before = {
+      gateway: await scrape(stack.metricsUrls.gateway),
+      store: await scrape(stack.metricsUrls.articleStore),
+      runner: await scrape(stack.metricsUrls.generationRunner),
+    };
+    const hook = receiver.hook();
+    const created = await createQuickArticle(tenant, { webhook_url: hook.url });
+    await hook.waitForRequests(1);
+    await publicArticle(tenant, created.id);
+
+    const gateway = await scrape(stack.metricsUrls.gateway);
+    const created201 = { route: "/v1/articles", method: "POST", status: "201" };
+    expect(sample(gateway, "http_requests_total", created201)).toBe(sample(before.gateway, "http_requests_total", created201) + 1);
+    expect(sample(gateway, "http_requests_total", { route: "/v1/articles/:id", method: "GET", status: "200" })).toBeGreaterThanOrEqual(1);
+    expect(sample(gateway, "http_request_duration_seconds_count", { route: "/v1/articles", method: "POST" })).toBeGreaterThanOrEqual(1);
+    // Route templates only: no article id ever becomes a label.
+    expect(gateway).not.toMatch(/route="[^"]*\/\d+["/]/);
+
+    const store = await scrape(stack.metricsUrls.articleStore);
+    const createCalls = { rpc_method: "CreateArticle", code: "ok" };
+    expect(sample(store, "rpc_server_requests_total", createCalls)).toBeGreaterThan(sample(before.store, "rpc_server_requests_total", createCalls));
+    expect(sample(store, "rpc_server_duration_seconds_count", { rpc_method: "CreateArticle" })).toBeGreaterThanOrEqual(1);
+
+    const runner = await scrape(stack.metricsUrls.generationRunner);
+    for (const state of ["waiting", "active", "delayed", "failed"]) expect(runner).toMatch(new RegExp(`bullmq_queue_jobs\\{[^}]*queue="generation"[^}]*state="${state}"`));
+    expect(sample(runner, "model_tokens_total", { kind: "completion" })).toBeGreaterThan(sample(before.runner, "model_tokens_total", { kind: "completion" }));
+    expect(sample(runner, "model_cost_usd_total")).toBeGreaterThan(0);
+    expect(sample(runner, "generation_step_duration_seconds_count", { mode: "live" })).toBeGreaterThanOrEqual(1);
+    expect(sample(runner, "generation_article_duration_seconds_count", { outcome: "completed" })).toBeGreaterThanOrEqual(1);
+    expect(sample(runner, "bullmq_jobs_processed_total", { queue: "generation", outcome: "completed" })).toBeGreaterThanOrEqual(1);
+
+    const dispatcher = await eventually(() => scrape(stack.metricsUrls.webhookDispatcher), (text) => sample(text, "webhook_attempts_total", { outcome: "delivered" }) >= 1, 10_000, "a delivered attempt counted");
+    expect(dispatcher).toMatch(/bullmq_queue_jobs\{[^}]*queue="webhooks"/);
+
+    const accounts = await scrape(stack.metricsUrls.accountsBilling);
+    expect(sample(accounts, "quota_reservations_total", { outcome: "reserved" })).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe("queue dashboard", () => {
+  test("answers 401 without the service credential and lists the queues with it", async () => {
+    const base = `${stack.metricsUrls.gateway}/queues`;
+    expect((await fetch(base)).status).toBe(401);
+    expect((await fetch(`${base}/api/queues`, { headers: { authorization: "Bearer not-the-token-at-all" } })).status).toBe(401);
+    const page = await fetch(base, { headers: { authorization: `Bearer ${stack.env.SERVICE_TOKEN}` } });
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain("<html");
+    const basic = `Basic ${Buffer.from(`operator:${stack.env.SERVICE_TOKEN}`).toString("base64")}`;
+    const api = await fetch(`${base}/api/queues`, { headers: { authorization: basic } });
+    expect(api.status).toBe(200);
+    const names = ((await api.json()) as { queues: { name: string }[] }).queues.map((q) => q.name).sort();
+    expect(names).toEqual(["generation", "webhooks"]);
+    // Not on the public port.
+    expect((await fetch(`${stack.baseUrl}/queues`, { headers: { authorization: `Bearer ${stack.env.SERVICE_TOKEN}` } })).status).toBe(404);
+  });
+});
+
+describe("traces", () => {
+  let traced: Stack | undefined;
+  const spans: { service: string; name: string; traceId: string }[] = [];
+  const lines: string[] = [];
+  let collector: ReturnType<typeof Bun.serve> | undefined;
+  const id = `${process.pid}_${randomBytes(3).toString("hex")}`;
+  const databaseUrl = `postgres://postgres@127.0.0.1:5432/articles_test_${id}`;
+  const redisPrefix = `test-${id}`;
+
+  beforeAll(async () => {
+    // OTLP/HTTP JSON, the exporter's format: resourceSpans → scopeSpans → spans.
+    collector = Bun.serve({
+      port: 0,
+      async fetch(request) {
+        const body = (await request.json()) as any;
+        for (const rs of body.resourceSpans ?? []) {
+          const service = rs.resource?.attributes?.find((a: any) => a.key === "service.name")?.value?.stringValue ?? "";
+          for (const ss of rs.scopeSpans ?? []) for (const span of ss.spans ?? []) spans.push({ service, name: span.name, traceId: span.traceId });
+        }
+        return Response.json({});
+      },
+    });
+    traced = await startStack({
+      randomPorts: true,
+      output: "pipe",
+      env: {
+        ...TEST_STACK_ENV,
+        LOG_LEVEL: "info",
+        DATABASE_URL: databaseUrl,
+        REDIS_URL: stack.env.REDIS_URL ?? "redis://127.0.0.1:6379",
+        REDIS_PREFIX: redisPrefix,
+        OPENAI_API_KEY: undefined,
+        OPENAI_BASE_URL: undefined,
+        SERVICE_TOKEN: undefined,
+        OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${collector.port}`,
+        OTEL_BSP_SCHEDULE_DELAY: "200",
+        METRICS_PORT: "0",
+      },
+    });
+    // Every process's stdout is read (a full pipe would stall it); the lines are kept for the check.
+    for (const child of traced.processes.values()) {
+      const stdout = child.stdout as ReadableStream<Uint8Array>;
+      (async () => {
+        const decoder = new TextDecoder();
+        for await (const chunk of stdout as unknown as AsyncIterable<Uint8Array>) lines.push(...decoder.decode(chunk, { stream: true }).split("\n"));
+      })().catch(() => {});
+    }
+  }, 120_000);
+
+  afterAll(async () => {
+    await traced?.stop();
+    collector?.stop(true);
+    await dropTestData(databaseUrl, redisPrefix);
+  }, 60_000);
+
+  test("one article creation is one trace through the gateway, article-store and the runner, and its log lines carry the trace id", async () => {
+    const traceparentTrace = randomBytes(16).toString("hex");
+    const tenantHere = await webhookTenant({ ...stack, ...traced!, databaseUrl, redisPrefix } as TestStack);
+    const res = await tenantHere.api.post(
+      "/v1/articles",
+      articleBody(tenantHere.projectId, { title: "Traced article", article_type: "webhook_quick", target_word_count: 100, point_of_view: "third_person" }),
+      { headers: { traceparent: `00-${traceparentTrace}-${randomBytes(8).toString("hex")}-01` } },
+    );
+    expect(res.status).toBe(201);
+    const inTrace = () => spans.filter((s) => s.traceId === traceparentTrace);
+    await eventually(async () => inTrace(), (found) => ["POST /v1/articles", "generation run", "model call"].every((n) => found.some((s) => s.name === n)), 30_000, "the request's, the run's and the model call's spans");
+    const services = new Set(inTrace().map((s) => s.service));
+    for (const service of ["gateway", "article-store", "generation-runner"]) expect(services.has(service)).toBe(true);
+    const logged = lines.filter((l) => l.includes(`"trace_id":"${traceparentTrace}"`));
+    expect(logged.some((l) => l.includes('"service":"generation-runner"'))).toBe(true);
+  }, 60_000);
+});
