@@ -1,0 +1,344 @@
+// `npm run deploy:smoke`: builds the container image and runs every process of the system from it,
+// each in its own container with the environment deploy/k8s/base gives it, against this machine's
+// Postgres and Redis; then creates a tenant and generates one article through the gateway
+// container. Everything it starts is removed at the end, also on failure and Ctrl-C: containers,
+// the database and the Redis keys. Kept: the images (the next run builds from their cache).
+// Needs root, podman and runc (and debootstrap for the base image); minutes long, so it is not
+// part of the test suite. README, "Container image".
+import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import { createServer } from "node:net";
+import { fileURLToPath } from "node:url";
+import type { Subprocess } from "bun";
+import { createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import IORedis from "ioredis";
+import postgres from "postgres";
+import { Health, HealthCheckResponse_ServingStatus } from "../../proto/gen/grpc/health/v1/health_pb.ts";
+import { OperatorService } from "../../proto/gen/articles/accounts_billing/v1/operator_pb.ts";
+import { serviceClient } from "../../services/kit/src/clients.ts";
+import { renderKustomization, type K8sObject } from "../k8s/render.ts";
+
+const root = fileURLToPath(new URL("../../", import.meta.url));
+const env = process.env;
+const IMAGE = env.SMOKE_IMAGE || "localhost/article-service:local";
+// Unset: a Debian base built here by build-base.sh (no registry needed). Set it to use another, e.g. node:20-bookworm-slim.
+const BASE_IMAGE = env.BASE_IMAGE || "localhost/debian-base:bookworm";
+const ADMIN_DATABASE_URL = env.SMOKE_DATABASE_ADMIN_URL || "postgres://postgres@127.0.0.1:5432/postgres";
+const REDIS_URL = env.SMOKE_REDIS_URL || "redis://127.0.0.1:6379";
+const READY_TIMEOUT_MS = Number(env.SMOKE_READY_TIMEOUT_MS || 180_000);
+const ARTICLE_TIMEOUT_MS = Number(env.SMOKE_ARTICLE_TIMEOUT_MS || 300_000);
+// runc: crun is not what this machine's podman runs with. Host networking: no CNI/netavark setup
+// needed, and every container reaches Postgres, Redis and the others on 127.0.0.1. The ulimits stay
+// within the host's hard limits, which podman's defaults exceed here.
+const PODMAN = ["podman", "--runtime", env.PODMAN_RUNTIME || "runc"];
+const RUN_OPTIONS = ["--network", "host", "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=4096:4096"];
+
+const id = randomBytes(3).toString("hex");
+const database = `articles_smoke_${id}`;
+const redisPrefix = `smoke-${id}`;
+const started = Date.now();
+
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)}s`;
+const say = (line: string) => console.log(`[${seconds(Date.now() - started).padStart(6)}] ${line}`);
+
+/** Runs one step and prints it with its duration. */
+async function step<T>(name: string, run: () => Promise<T>, done?: (result: T) => string): Promise<T> {
+  const begun = Date.now();
+  say(`${name}…`);
+  const result = await run();
+  say(`${name}: ${done ? done(result) + ", " : ""}took ${seconds(Date.now() - begun)}`);
+  return result;
+}
+
+// Commands under way (a build, a podman run): a signal stops them before the clean-up.
+const running = new Set<Subprocess>();
+/** Set by SIGINT/SIGTERM: nothing more starts, the clean-up runs and the process exits. */
+let interrupted = false;
+
+/** Runs a command; its output goes to the terminal when `show`, else is kept for the error. */
+async function run(cmd: string[], opts: { show?: boolean; allowFail?: boolean } = {}): Promise<string> {
+  const child = Bun.spawn(cmd, { cwd: root, stdout: opts.show ? "inherit" : "pipe", stderr: opts.show ? "inherit" : "pipe", stdin: "ignore" });
+  running.add(child);
+  const [out, err] = opts.show ? ["", ""] : await Promise.all([new Response(child.stdout as ReadableStream).text(), new Response(child.stderr as ReadableStream).text()]);
+  const code = await child.exited;
+  running.delete(child);
+  if (code !== 0 && !opts.allowFail) throw new Error(`${cmd.slice(0, 4).join(" ")}… exited ${code}${err ? `: ${err.trim().split("\n").slice(-5).join(" | ")}` : ""}`);
+  return out.trim();
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+interface Process {
+  /** The Deployment's name, or "model-simulator" (no manifest: it stands in for the model provider). */
+  name: string;
+  args: string[];
+  env: Record<string, string>;
+  /** Resolves true once the process answers its health check. */
+  ready: () => Promise<boolean>;
+}
+
+const grpcReady = (url: string) => async () => {
+  const health = createClient(Health, createGrpcTransport({ baseUrl: url, defaultTimeoutMs: 1000 }));
+  return (await health.check({})).status === HealthCheckResponse_ServingStatus.SERVING;
+};
+const httpReady = (url: string, ok: (status: number) => boolean) => async () => ok((await fetch(url, { signal: AbortSignal.timeout(1000) })).status);
+
+type Container = { name: string; env?: { name: string; value?: string }[]; args?: string[]; ports?: { name: string; containerPort: number }[] };
+const containerOf = (deployment: K8sObject) => (deployment.spec as { template: { spec: { containers: Container[] } } }).template.spec.containers[0];
+
+/**
+ * Every process with the environment its manifest gives it: the ConfigMap and Secret (envFrom),
+ * then the container's own env. Addresses become 127.0.0.1 ports (host networking, so each process
+ * gets free ports of its own); the credentials are fresh random values; models run on the simulator.
+ */
+async function plan(): Promise<{ processes: Process[]; gatewayUrl: string; accountsBillingUrl: string; serviceToken: string }> {
+  const objects = renderKustomization(root + "deploy/k8s/base");
+  const config = objects.find((o) => o.kind === "ConfigMap" && o.metadata.name === "article-service-config")!.data as Record<string, string>;
+  const secret = objects.find((o) => o.kind === "Secret" && o.metadata.name === "article-service-secrets")!.stringData as Record<string, string>;
+  const deployments = objects.filter((o) => o.kind === "Deployment");
+
+  const ports = new Map<string, Record<string, number>>();
+  for (const deployment of deployments) {
+    const assigned: Record<string, number> = {};
+    for (const port of containerOf(deployment).ports ?? []) assigned[port.name] = await freePort();
+    ports.set(deployment.metadata.name, assigned);
+  }
+  const simulatorPort = await freePort();
+  const simulatorUrl = `http://127.0.0.1:${simulatorPort}`;
+  const gatewayUrl = `http://127.0.0.1:${ports.get("gateway")!.http}`;
+  const serviceToken = randomBytes(24).toString("base64url");
+
+  const shared: Record<string, string> = { ...config, ...secret };
+  // The ConfigMap's service addresses (http://<service>:<connect port>) → this machine's ports.
+  for (const [key, value] of Object.entries(config)) {
+    const match = /^http:\/\/([a-z-]+):\d+$/.exec(value);
+    if (match && ports.has(match[1])) shared[key] = `http://127.0.0.1:${ports.get(match[1])!.connect}`;
+  }
+  Object.assign(shared, {
+    REDIS_URL,
+    REDIS_PREFIX: redisPrefix,
+    SERVICE_TOKEN: serviceToken,
+    WEBHOOK_SECRET_KEY: randomBytes(32).toString("base64"),
+    PUBLIC_BASE_URL: gatewayUrl,
+    // As `npm start` does without a provider key: the simulator serves the models and research.
+    OPENAI_API_KEY: "simulator",
+    OPENAI_BASE_URL: `${simulatorUrl}/v1`,
+    SIMULATOR_URL: simulatorUrl,
+  });
+  const databaseUrl = new URL(ADMIN_DATABASE_URL);
+  databaseUrl.pathname = `/${database}`;
+  shared.DATABASE_URL = databaseUrl.toString();
+
+  const processes: Process[] = deployments.map((deployment) => {
+    const container = containerOf(deployment);
+    const own = ports.get(deployment.metadata.name)!;
+    const portOf = new Map((container.ports ?? []).map((p) => [String(p.containerPort), String(own[p.name])]));
+    const processEnv = { ...shared };
+    // CONNECT_PORT, GRPC_PORT and PORT name the container's ports: the free ones chosen for them.
+    for (const { name, value = "" } of container.env ?? []) processEnv[name] = portOf.get(value) ?? value;
+    const name = deployment.metadata.name;
+    const ready = name === "gateway" ? httpReady(`${gatewayUrl}/healthz`, (s) => s === 200) : grpcReady(`http://127.0.0.1:${own.grpc}`);
+    return { name, args: container.args ?? [], env: processEnv, ready };
+  });
+  processes.unshift({
+    name: "model-simulator",
+    args: ["services/model-simulator/src/main.bundle.js"],
+    env: { SIMULATOR_PORT: String(simulatorPort), SIMULATOR_HOST: "127.0.0.1", BUN_RUNTIME_TRANSPILER_CACHE_PATH: "0" },
+    // Any answer below 500 means it is up (it wants a key on /v1).
+    ready: httpReady(`${simulatorUrl}/v1/models`, (s) => s < 500),
+  });
+  return { processes, gatewayUrl, accountsBillingUrl: shared.ACCOUNTS_BILLING_URL, serviceToken };
+}
+
+/** Starts one process's container the way the manifests run its pod: uid 1000, read-only root, no capabilities, /tmp writable. */
+async function startContainer(proc: Process): Promise<string> {
+  const name = `article-smoke-${id}-${proc.name}`;
+  // Checked in the same tick as the spawn: after a signal, the clean-up sees every container started.
+  if (interrupted) throw new Error("interrupted");
+  const envArgs = Object.entries(proc.env).flatMap(([k, v]) => ["--env", `${k}=${v}`]);
+  await run([...PODMAN, "run", "--detach", "--name", name, "--label", `article-smoke=${id}`, ...RUN_OPTIONS,
+    "--user", "1000:1000", "--read-only", "--tmpfs", "/tmp:size=64m", "--cap-drop", "ALL", "--security-opt", "no-new-privileges",
+    ...envArgs, IMAGE, ...proc.args]);
+  return name;
+}
+
+async function containerState(name: string): Promise<string> {
+  return run([...PODMAN, "container", "inspect", "--format", "{{.State.Status}} {{.State.ExitCode}}", name], { allowFail: true });
+}
+
+async function waitReady(proc: Process, container: string): Promise<void> {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if (await proc.ready().catch(() => false)) return;
+    if (interrupted) throw new Error("interrupted");
+    const state = await containerState(container);
+    if (!state.startsWith("running")) throw new Error(`${proc.name}'s container stopped (${state}); its last lines:\n${await lastLogLines(container)}`);
+    await Bun.sleep(500);
+  }
+  throw new Error(`${proc.name} was not healthy within ${seconds(READY_TIMEOUT_MS)}; its last lines:\n${await lastLogLines(container)}`);
+}
+
+async function lastLogLines(container: string, lines = 20): Promise<string> {
+  const child = Bun.spawn([...PODMAN, "logs", "--tail", String(lines), container], { stdout: "pipe", stderr: "pipe" });
+  const [out, err] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text()]);
+  await child.exited;
+  return (out + err).trim().replace(/^/gm, "    ");
+}
+
+async function api<T>(gatewayUrl: string, key: string, path: string, body?: unknown): Promise<T> {
+  const response = await fetch(gatewayUrl + path, {
+    method: body === undefined ? "GET" : "POST",
+    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(10_000),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${body === undefined ? "GET" : "POST"} ${path} answered ${response.status}: ${text.slice(0, 500)}`);
+  return JSON.parse(text) as T;
+}
+
+type ArticleReply = { data: { id: number; status: string; actual_word_count?: number | null; ai_model_used?: string | null; title: string; error_message?: string | null } };
+
+let cleaning: Promise<void> | undefined;
+/** Removes every container, the database and the Redis keys of this run; safe to call twice. */
+function cleanUp(): Promise<void> {
+  cleaning ??= (async () => {
+    const begun = Date.now();
+    say("cleaning up…");
+    // A podman run stopped by a signal may still create its container: wait for it, then remove by label.
+    const inFlight = [...running];
+    await Promise.race([Promise.all(inFlight.map((child) => child.exited)), Bun.sleep(15_000)]);
+    const labelled = (await run([...PODMAN, "ps", "--all", "--quiet", "--filter", `label=article-smoke=${id}`], { allowFail: true })).split("\n").filter(Boolean);
+    // podman rm --time: SIGTERM first, as Kubernetes does, then SIGKILL after 10 s.
+    if (labelled.length) await run([...PODMAN, "rm", "--force", "--time", "10", ...labelled], { allowFail: true });
+    const sql = postgres(ADMIN_DATABASE_URL, { max: 1, onnotice: () => {} });
+    await sql.unsafe(`drop database if exists "${database}" with (force)`).catch((error) => say(`could not drop database ${database}: ${(error as Error).message}`));
+    await sql.end({ timeout: 1 });
+    const redis = new IORedis(REDIS_URL, { maxRetriesPerRequest: 1 });
+    let removed = 0;
+    try {
+      let cursor = "0";
+      do {
+        const [next, keys] = await redis.scan(cursor, "MATCH", `${redisPrefix}:*`, "COUNT", 500);
+        if (keys.length) removed += await redis.del(...keys);
+        cursor = next;
+      } while (cursor !== "0");
+    } catch (error) {
+      say(`could not remove the Redis keys under ${redisPrefix}: ${(error as Error).message}`);
+    } finally {
+      redis.disconnect();
+    }
+    say(`cleaned up: ${labelled.length} containers removed, database ${database} dropped, ${removed} Redis keys under ${redisPrefix}: removed, took ${seconds(Date.now() - begun)}`);
+  })();
+  return cleaning;
+}
+
+const onSignal = (signal: string) => {
+  if (interrupted) return;
+  interrupted = true;
+  say(`${signal}: stopping`);
+  for (const child of running) child.kill("SIGTERM");
+  void cleanUp().then(() => process.exit(130));
+};
+process.on("SIGINT", () => onSignal("SIGINT"));
+process.on("SIGTERM", () => onSignal("SIGTERM"));
+
+async function main(): Promise<void> {
+  say(`smoke run ${id}: image ${IMAGE} on base ${BASE_IMAGE}, database ${database}, Redis prefix ${redisPrefix}:`);
+  if (!env.BASE_IMAGE) await step("base image", () => run(["bash", "deploy/container/build-base.sh", BASE_IMAGE], { show: true }));
+  // The CA bundle this machine trusts (a TLS-inspecting proxy's) goes to npm inside the build only.
+  const previous = await run([...PODMAN, "image", "inspect", "--format", "{{.Id}}", IMAGE], { allowFail: true });
+  const ca = env.NODE_EXTRA_CA_CERTS && existsSync(env.NODE_EXTRA_CA_CERTS)
+    ? ["--volume", `${env.NODE_EXTRA_CA_CERTS}:/run/build-ca.crt:ro`, "--build-arg", "NODE_EXTRA_CA_CERTS=/run/build-ca.crt"]
+    : [];
+  await step(
+    "image build",
+    // --force-rm: a failed or interrupted build leaves no working container behind either.
+    () => run([...PODMAN, "build", "--force-rm", ...RUN_OPTIONS, "--file", "deploy/container/Dockerfile", "--ignorefile", "deploy/container/Dockerfile.dockerignore",
+      "--build-arg", `BASE_IMAGE=${BASE_IMAGE}`, ...ca, "--tag", IMAGE, "."], { show: !!env.SMOKE_BUILD_LOG }),
+    () => "built",
+  );
+  // The image this build replaced would stay behind untagged: its layers are the cache, not it.
+  if (previous && previous !== (await run([...PODMAN, "image", "inspect", "--format", "{{.Id}}", IMAGE]))) await run([...PODMAN, "rmi", previous], { allowFail: true });
+  const size = await run([...PODMAN, "image", "inspect", "--format", "{{.Size}}", IMAGE]);
+  say(`image ${IMAGE}: ${(Number(size) / 1e6).toFixed(0)} MB`);
+
+  const { processes, gatewayUrl, accountsBillingUrl, serviceToken } = await plan();
+  // The simulator and the services first, the gateway last: its health needs the services.
+  const order = [...processes.filter((p) => p.name !== "gateway"), processes.find((p) => p.name === "gateway")!];
+  await step("containers start", async () => {
+    // Each container is waited for from its own start; the gateway starts once the others run.
+    const waits: Promise<void>[] = [];
+    for (const proc of order) {
+      const begun = Date.now();
+      const name = await startContainer(proc);
+      say(`  ${proc.name.padEnd(18)} started (${name})`);
+      const ready = waitReady(proc, name).then(() => {
+        const probe = proc.name === "gateway" ? "GET /healthz" : proc.name === "model-simulator" ? "HTTP" : "gRPC health";
+        say(`  ${proc.name.padEnd(18)} healthy ${seconds(Date.now() - begun)} after its start (${probe})`);
+      });
+      // Reported by Promise.all below, even when it fails while later containers are still starting.
+      ready.catch(() => {});
+      waits.push(ready);
+    }
+    await Promise.all(waits);
+  }, () => `${order.length} containers healthy`);
+
+  const operator = serviceClient(OperatorService, { baseUrl: accountsBillingUrl, serviceToken });
+  const tenant = await step("demo tenant", async () => {
+    const { created } = await operator.ensureDemoTenant({});
+    if (!created) throw new Error("the fresh database already had a demo tenant");
+    return { key: created.token, accountId: created.account!.id, projectId: Number(created.project!.id) };
+  }, (t) => `account ${t.accountId}, project ${t.projectId}, API key issued`);
+
+  const created = await step("article created", () => api<ArticleReply>(gatewayUrl, tenant.key, "/v1/articles", {
+    project_id: tenant.projectId,
+    title: "How to brew pour-over coffee",
+    article_type: "blog_post",
+    target_word_count: 800,
+    tone: "friendly",
+    point_of_view: "second_person",
+    language: "en",
+    target_keyword: "pour-over coffee",
+    research_enabled: true,
+    include_faq: true,
+  }), (r) => `POST /v1/articles → article ${r.data.id} ${r.data.status}`);
+
+  await step("article generated", async () => {
+    const deadline = Date.now() + ARTICLE_TIMEOUT_MS;
+    let last = created.data.status;
+    while (Date.now() < deadline) {
+      const { data } = await api<ArticleReply>(gatewayUrl, tenant.key, `/v1/articles/${created.data.id}`);
+      if (data.status !== last) say(`  status ${data.status}`);
+      last = data.status;
+      if (data.status === "completed") return data;
+      if (data.status === "failed") throw new Error(`the article failed: ${data.error_message ?? "no message"}`);
+      await Bun.sleep(250);
+    }
+    throw new Error(`the article was still ${last} after ${seconds(ARTICLE_TIMEOUT_MS)}`);
+  }, (a) => `${a.actual_word_count} words by ${a.ai_model_used}`);
+}
+
+let failed = false;
+try {
+  await main();
+} catch (error) {
+  failed = true;
+  if (!interrupted) say(`FAILED: ${(error as Error).message}`);
+}
+if (!interrupted) {
+  await cleanUp();
+  say(failed ? "smoke run failed" : "smoke run passed");
+  process.exit(failed ? 1 : 0);
+}
