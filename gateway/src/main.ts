@@ -47,7 +47,7 @@ const app = buildApp({ clients: connectServices(config), redis, subscriber, redi
 observeRequests(app, { metrics: config.metricsPort !== 0 });
 let admin: AdminServer | undefined;
 try {
-  if (config.metricsPort !== 0) admin = await startAdminServer({ port: config.metricsPort, serviceToken: config.serviceToken, redis: connectRedis(config.redisUrl), redisPrefix: config.redisPrefix });
+  if (config.metricsPort !== 0) admin = await startAdminServer({ port: config.metricsPort, serviceToken: config.serviceToken, redis: () => connectRedis(config.redisUrl), redisPrefix: config.redisPrefix });
 } catch (error) {
   if (!isPortInUse(error)) throw error;
   console.error(`gateway: METRICS_PORT: ${portInUseMessage(error, [config.metricsPort])}`);

@@ -8,9 +8,6 @@ import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { Elysia } from "elysia";
 import { Queue } from "bullmq";
-import { createBullBoard } from "@bull-board/api";
-import { BullMQAdapter } from "@bull-board/api/bullMQAdapter";
-import { ElysiaAdapter } from "@bull-board/elysia";
 import type IORedis from "ioredis";
 import { registry } from "../../../services/kit/src/metrics.ts";
 import { QUEUES } from "../../../services/kit/src/queues.ts";
@@ -49,28 +46,47 @@ export interface AdminServer {
   stop(): Promise<void>;
 }
 
-export async function startAdminServer(opts: { port: number; serviceToken: string; redis: IORedis; redisPrefix: string }): Promise<AdminServer> {
-  const queues = Object.values(QUEUES).map((q) => new Queue(q.name, { connection: opts.redis, prefix: queuePrefix(opts.redisPrefix) }));
+/** The dashboard as a request handler: built on its first request, since most gateways never serve one. */
+async function openDashboard(redis: IORedis, redisPrefix: string): Promise<{ handle(request: Request): Promise<Response>; close(): Promise<void> }> {
+  const [{ createBullBoard }, { BullMQAdapter }, { ElysiaAdapter }] = await Promise.all([
+    import("@bull-board/api"),
+    import("@bull-board/api/bullMQAdapter"),
+    import("@bull-board/elysia"),
+  ]);
+  const queues = Object.values(QUEUES).map((q) => new Queue(q.name, { connection: redis, prefix: queuePrefix(redisPrefix) }));
   const board = new ElysiaAdapter(DASHBOARD_PATH);
   createBullBoard({ queues: queues.map((q) => new BullMQAdapter(q)), serverAdapter: board, options: { uiBasePath: uiBasePath(), uiConfig: { boardTitle: "Article queues" } } });
-  const dashboard = await board.registerPlugin();
-  const app = new Elysia()
-    // Before routing, so every page, script and API call of the dashboard is covered.
-    .onRequest(({ request }) => {
+  const app = new Elysia().use(await board.registerPlugin());
+  return {
+    handle: (request) => app.handle(request),
+    close: async () => void (await Promise.all(queues.map((q) => q.close()))),
+  };
+}
+
+export async function startAdminServer(opts: { port: number; serviceToken: string; redis: () => IORedis; redisPrefix: string }): Promise<AdminServer> {
+  let dashboard: ReturnType<typeof openDashboard> | undefined;
+  const server = Bun.serve({
+    port: opts.port,
+    hostname: "0.0.0.0",
+    reusePort: false,
+    async fetch(request) {
       const path = new URL(request.url).pathname;
-      if ((path === DASHBOARD_PATH || path.startsWith(DASHBOARD_PATH + "/")) && !hasServiceCredential(request.headers.get("authorization"), opts.serviceToken)) {
+      if (path === "/metrics") return new Response(await registry.metrics(), { headers: { "content-type": registry.contentType } });
+      if (path !== DASHBOARD_PATH && !path.startsWith(DASHBOARD_PATH + "/")) return new Response("Not found", { status: 404 });
+      // Every page, script and API call of the dashboard needs the credential.
+      if (!hasServiceCredential(request.headers.get("authorization"), opts.serviceToken)) {
         return new Response("The queue dashboard needs the service credential.", { status: 401, headers: { "www-authenticate": 'Basic realm="queues"' } });
       }
-    })
-    .onError(({ code }) => (code === "NOT_FOUND" ? new Response("Not found", { status: 404 }) : undefined))
-    .get("/metrics", async () => new Response(await registry.metrics(), { headers: { "content-type": registry.contentType } }))
-    .use(dashboard)
-    .listen({ port: opts.port, hostname: "0.0.0.0", reusePort: false });
+      dashboard ??= openDashboard(opts.redis(), opts.redisPrefix);
+      const response = await (await dashboard).handle(request);
+      return response.status === 404 ? new Response("Not found", { status: 404 }) : response;
+    },
+  });
   return {
-    port: app.server!.port!,
+    port: server.port!,
     async stop() {
-      await app.stop();
-      await Promise.all(queues.map((q) => q.close()));
+      await server.stop();
+      if (dashboard) await (await dashboard).close();
     },
   };
 }
