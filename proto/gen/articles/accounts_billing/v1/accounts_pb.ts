@@ -54,6 +54,9 @@ export type User = Message<"articles.accounts_billing.v1.User"> & {
   email: string;
 
   /**
+   * When the email address was verified; unset while it is not. Users made by
+   * OperatorService.CreateUser count as verified when created.
+   *
    * @generated from field: optional google.protobuf.Timestamp email_verified_at = 4;
    */
   emailVerifiedAt?: Timestamp | undefined;
@@ -66,6 +69,9 @@ export type User = Message<"articles.accounts_billing.v1.User"> & {
   currentAccountId?: bigint | undefined;
 
   /**
+   * The project selected in the dashboard, one of current_account_id's; unset when none is
+   * selected. The first project created in that account becomes it when none was selected.
+   *
    * @generated from field: optional int64 current_project_id = 6;
    */
   currentProjectId?: bigint | undefined;

@@ -40,6 +40,8 @@ export type Account = Message<"articles.accounts_billing.v1.Account"> & {
   name: string;
 
   /**
+   * The plan of the account's active subscription; unset when it has none (/v1 then answers 402).
+   *
    * @generated from field: optional int64 plan_id = 3;
    */
   planId?: bigint | undefined;
@@ -136,11 +138,15 @@ export type ApiKey = Message<"articles.accounts_billing.v1.ApiKey"> & {
   prefix: string;
 
   /**
+   * When the key stops working; unset for a key that never expires.
+   *
    * @generated from field: optional google.protobuf.Timestamp expires_at = 5;
    */
   expiresAt?: Timestamp | undefined;
 
   /**
+   * When the key was revoked (it is refused from then on); unset while it is not revoked.
+   *
    * @generated from field: optional google.protobuf.Timestamp revoked_at = 6;
    */
   revokedAt?: Timestamp | undefined;
@@ -244,26 +250,36 @@ export type UpdatePlanRequest = Message<"articles.accounts_billing.v1.UpdatePlan
   planId: bigint;
 
   /**
+   * New display name (non-blank, at most 255 characters); unset leaves it as it is.
+   *
    * @generated from field: optional string name = 2;
    */
   name?: string | undefined;
 
   /**
+   * New words per calendar month (UTC), a whole number of at least 0; unset leaves it as it is.
+   *
    * @generated from field: optional int64 monthly_words = 3;
    */
   monthlyWords?: bigint | undefined;
 
   /**
+   * New cap on API requests per minute, at least 0; unset leaves it as it is.
+   *
    * @generated from field: optional int32 requests_per_minute = 4;
    */
   requestsPerMinute?: number | undefined;
 
   /**
+   * New cap on API requests per hour, at least 0; unset leaves it as it is.
+   *
    * @generated from field: optional int32 requests_per_hour = 5;
    */
   requestsPerHour?: number | undefined;
 
   /**
+   * New cap on API requests per day, at least 0; unset leaves it as it is.
+   *
    * @generated from field: optional int32 requests_per_day = 6;
    */
   requestsPerDay?: number | undefined;
@@ -311,6 +327,9 @@ export type CreateAccountRequest = Message<"articles.accounts_billing.v1.CreateA
   name: string;
 
   /**
+   * The plan to subscribe the account to, in the same transaction (NOT_FOUND, and no account,
+   * for an unknown plan); unset leaves the account without a subscription (/v1 answers 402).
+   *
    * @generated from field: optional int64 plan_id = 2;
    */
   planId?: bigint | undefined;
@@ -653,6 +672,9 @@ export type CreateProjectRequest = Message<"articles.accounts_billing.v1.CreateP
   name: string;
 
   /**
+   * Target audience articles inherit when they do not set one, at most 1000 characters (a bad
+   * value is reported on field audience); unset for none.
+   *
    * @generated from field: optional string default_audience = 3;
    */
   defaultAudience?: string | undefined;
@@ -707,6 +729,8 @@ export type CreateApiKeyRequest = Message<"articles.accounts_billing.v1.CreateAp
   userId: bigint;
 
   /**
+   * When the key stops working; unset for a key that never expires.
+   *
    * @generated from field: optional google.protobuf.Timestamp expires_at = 3;
    */
   expiresAt?: Timestamp | undefined;

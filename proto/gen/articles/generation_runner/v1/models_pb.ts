@@ -205,21 +205,31 @@ export type UpdateModelRequest = Message<"articles.generation_runner.v1.UpdateMo
   id: string;
 
   /**
+   * Whether new articles may choose the model; unset leaves it as it is.
+   *
    * @generated from field: optional bool active = 2;
    */
   active?: boolean | undefined;
 
   /**
+   * Whether the provider's batch API can run the model; unset leaves it as it is.
+   *
    * @generated from field: optional bool supports_batch = 3;
    */
   supportsBatch?: boolean | undefined;
 
   /**
+   * New USD price per million prompt (input) tokens, a non-negative decimal string with at
+   * most 12 decimal places, e.g. "0.15"; unset leaves it as it is.
+   *
    * @generated from field: optional string input_price_per_million = 4;
    */
   inputPricePerMillion?: string | undefined;
 
   /**
+   * New USD price per million completion (output) tokens, in the same format; unset leaves it
+   * as it is.
+   *
    * @generated from field: optional string output_price_per_million = 5;
    */
   outputPricePerMillion?: string | undefined;

@@ -138,6 +138,9 @@ export type Run = Message<"articles.generation_runner.v1.Run"> & {
   lastError?: string | undefined;
 
   /**
+   * When the run ended: the article was completed, or the client cancelled it. Unset while the
+   * run is under way and after a failure (last_error says why).
+   *
    * @generated from field: optional google.protobuf.Timestamp finished_at = 11;
    */
   finishedAt?: Timestamp | undefined;

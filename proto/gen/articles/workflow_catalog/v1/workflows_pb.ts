@@ -62,6 +62,9 @@ export type Workflow = Message<"articles.workflow_catalog.v1.Workflow"> & {
   slug: string;
 
   /**
+   * Free-text description of the workflow. No method here sets one: a workflow that CreateStep or
+   * UpdateStep creates has none (unset), and DuplicateWorkflow copies a custom source's.
+   *
    * @generated from field: optional string description = 5;
    */
   description?: string | undefined;
@@ -151,11 +154,16 @@ export type WorkflowStep = Message<"articles.workflow_catalog.v1.WorkflowStep"> 
   stepName: string;
 
   /**
+   * Free-text description of the step, for people (never sent to the model); unset for none.
+   *
    * @generated from field: optional string step_description = 7;
    */
   stepDescription?: string | undefined;
 
   /**
+   * A short icon label for the step (at most 50 characters, e.g. an emoji), for display only;
+   * unset for none.
+   *
    * @generated from field: optional string step_icon = 8;
    */
   stepIcon?: string | undefined;
@@ -371,11 +379,16 @@ export type CreateStepRequest = Message<"articles.workflow_catalog.v1.CreateStep
   stepName: string;
 
   /**
+   * Free-text description of the step, for people (never sent to the model); unset for none.
+   *
    * @generated from field: optional string step_description = 5;
    */
   stepDescription?: string | undefined;
 
   /**
+   * A short icon label for the step (at most 50 characters, e.g. an emoji), for display only;
+   * unset for none.
+   *
    * @generated from field: optional string step_icon = 6;
    */
   stepIcon?: string | undefined;
@@ -567,76 +580,110 @@ export type UpdateStepRequest = Message<"articles.workflow_catalog.v1.UpdateStep
   stepId: bigint;
 
   /**
+   * Moves the step to the workflow of this custom type (created when absent; a workflow left
+   * without steps is deleted); unset leaves the step where it is.
+   *
    * @generated from field: optional string article_type = 3;
    */
   articleType?: string | undefined;
 
   /**
+   * New position in the workflow (1 or more, free in the target workflow); unset leaves it as it is.
+   *
    * @generated from field: optional int32 step_number = 4;
    */
   stepNumber?: number | undefined;
 
   /**
+   * New name (non-blank, at most 255 characters); unset leaves it as it is.
+   *
    * @generated from field: optional string step_name = 5;
    */
   stepName?: string | undefined;
 
   /**
+   * New description, for people only; unset leaves it as it is (cleared_fields clears it).
+   *
    * @generated from field: optional string step_description = 6;
    */
   stepDescription?: string | undefined;
 
   /**
+   * New icon label, at most 50 characters; unset leaves it as it is (cleared_fields clears it).
+   *
    * @generated from field: optional string step_icon = 7;
    */
   stepIcon?: string | undefined;
 
   /**
+   * New system prompt template (non-blank, known {variables} only); unset leaves it as it is.
+   *
    * @generated from field: optional string system = 8;
    */
   system?: string | undefined;
 
   /**
+   * New user prompt template (non-blank, known {variables} only); unset leaves it as it is.
+   *
    * @generated from field: optional string user = 9;
    */
   user?: string | undefined;
 
   /**
+   * New output format: text, json or markdown; unset leaves it as it is. Leaving json clears
+   * json_schema.
+   *
    * @generated from field: optional string output_format = 10;
    */
   outputFormat?: string | undefined;
 
   /**
+   * New time budget of one model call for this step, in seconds (30 to 600); unset leaves it as
+   * it is.
+   *
    * @generated from field: optional int32 timeout_seconds = 11;
    */
   timeoutSeconds?: number | undefined;
 
   /**
+   * Whether the article's additional_context is given to this step; unset leaves it as it is.
+   *
    * @generated from field: optional bool include_additional_context = 12;
    */
   includeAdditionalContext?: boolean | undefined;
 
   /**
+   * Whether the article's additional_instruction is given to this step; unset leaves it as it is.
+   *
    * @generated from field: optional bool include_additional_instruction = 13;
    */
   includeAdditionalInstruction?: boolean | undefined;
 
   /**
+   * Whether the article's requirements are given to this step; unset leaves it as it is.
+   *
    * @generated from field: optional bool include_requirements = 14;
    */
   includeRequirements?: boolean | undefined;
 
   /**
+   * Whether the article's research sources are given to this step; unset leaves it as it is.
+   *
    * @generated from field: optional bool include_research = 15;
    */
   includeResearch?: boolean | undefined;
 
   /**
+   * Whether the outline is given to this step; unset leaves it as it is.
+   *
    * @generated from field: optional bool include_outline = 16;
    */
   includeOutline?: boolean | undefined;
 
   /**
+   * New JSON text of the structured-output schema (output_format json only); unset leaves it
+   * as it is (cleared_fields clears it).
+   *
    * @generated from field: optional string json_schema = 17;
    */
   jsonSchema?: string | undefined;
