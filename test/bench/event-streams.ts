@@ -1,6 +1,7 @@
 // P7: open article event streams (GET /v1/articles/{id}/events) held by one gateway: its memory
 // and CPU per open stream, with the streams spread over articles that stay running meanwhile.
 import { readFileSync } from "node:fs";
+import http from "node:http";
 import type { BenchContext } from "./context.ts";
 import { rssMiB, type Figure } from "./measure.ts";
 import { benchWorkflow, createBenchArticle } from "./workflows.ts";
@@ -25,24 +26,36 @@ export async function measureEventStreams(ctx: BenchContext, streams: number): P
   await Bun.sleep(1000);
   const rssBefore = rssMiB(gateway)!;
   const abort = new AbortController();
+  // node:http rather than fetch: Bun's fetch holds at most 256 connections in flight, and every
+  // open stream is one.
+  const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
   const opened: Promise<void>[] = [];
   let open = 0;
-  for (let i = 0; i < streams; i++) {
-    const id = articles[i % articles.length]!;
-    opened.push(
-      fetch(`${ctx.stack.baseUrl}/v1/articles/${id}/events`, { headers: { authorization: `Bearer ${ctx.token}` }, signal: abort.signal }).then(async (res) => {
-        if (res.status !== 200) throw new Error(`stream ${i} answered ${res.status}`);
+  const openStream = (id: string, i: number) =>
+    new Promise<void>((resolve, reject) => {
+      const request = http.get(`${ctx.stack.baseUrl}/v1/articles/${id}/events`, { agent, signal: abort.signal, headers: { authorization: `Bearer ${ctx.token}` } }, (res) => {
+        if (res.statusCode !== 200) {
+          res.resume();
+          return reject(new Error(`stream ${i} answered ${res.statusCode}`));
+        }
         open++;
         // Read and drop whatever arrives (the first state, heartbeats) until the end.
-        for await (const _ of res.body as unknown as AsyncIterable<Uint8Array>);
-      }).catch((error) => {
-        if (!abort.signal.aborted) throw error;
-      }),
-    );
+        res.on("data", () => {});
+        res.on("end", resolve);
+        res.on("error", () => resolve());
+      });
+      request.on("error", (error) => (abort.signal.aborted ? resolve() : reject(error)));
+    });
+  for (let i = 0; i < streams; i++) {
+    opened.push(openStream(articles[i % articles.length]!, i));
     // Opened in small bursts, as clients arrive.
     if (i % 100 === 99) await Bun.sleep(50);
   }
-  while (open < streams) await Bun.sleep(100);
+  const deadline = Date.now() + 60_000;
+  while (open < streams) {
+    if (Date.now() > deadline) throw new Error(`only ${open} of ${streams} event streams opened within 60 s`);
+    await Bun.sleep(100);
+  }
   await Bun.sleep(2000);
   const rssOpen = rssMiB(gateway)!;
   const cpuStart = cpuSeconds(gateway);
