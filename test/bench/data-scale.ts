@@ -42,13 +42,13 @@ async function seed(ctx: BenchContext, projectId: number, from: number, to: numb
     await ctx.sql`
       insert into article_store.articles (external_id, account_id, project_id, title, description, content, original_content, status,
         article_type, target_keyword, keywords, target_word_count, actual_word_count, tone, point_of_view, language, country_targeting,
-        ai_model_used, cost, current_step, ai_detection_score, settings, created_at, updated_at)
+        ai_model_used, cost, current_step, ai_detection_score, originality_checked_at, settings, created_at, updated_at)
       select gen_random_uuid(), ${ctx.accountId}, ${projectId}, 'Brewing guide ' || g, case when done then 'How to brew, part ' || g end,
         case when done then body end, case when done then body end, status,
         'blog_post', 'coffee ' || (g % 500), array['coffee', 'brewing', 'guide ' || (g % 50)], 1000, case when done then 200 else 0 end,
         'friendly', 'second_person', 'en', 'US', case when status <> 'queued' then 'simulator:sim-fast' end,
         case when done then 0.0042 else 0 end, case when status in ('writing', 'polishing') then 'Draft' end,
-        case when done then (g % 100)::int end, ${ctx.sql.json(SETTINGS)},
+        case when done then (g % 100)::int end, case when done then created + interval '2 minutes' end, ${ctx.sql.json(SETTINGS)},
         created, created + interval '2 minutes'
       from generate_series(${start}::int8, ${end}::int8) as g,
         lateral (select case when g % 20 < 14 then 'completed' when g % 20 < 16 then 'published' when g % 20 = 16 then 'failed'
