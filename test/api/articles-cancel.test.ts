@@ -50,7 +50,8 @@ describe("cancelling a running article", () => {
       ]);
       const created = await createArticle(api, articleBody(tenant.projectId, { article_type: type, webhook_url: hook.url }));
       expect(Number((await wordUsage(stack, tenant.accountId)).reservedWords)).toBe(RESERVED);
-      const stream = await openEvents(stack.baseUrl, tenant.token, created.external_id);
+      // From the log's start: the step may have begun before the stream opened.
+      const stream = await openEvents(stack.baseUrl, tenant.token, created.external_id, { lastEventId: "0-0" });
       await stream.until((e) => e.event === "step_started" && e.data.step === 2);
 
       const res = await api.post(`/v1/articles/${created.external_id}/cancel`);
@@ -102,7 +103,8 @@ describe("cancelling a running article", () => {
     // The echoed output carries a sleep directive into the humanization prompt, so the pass runs on.
     await createWorkflow(api, tenant.projectId, type, [{ user: `[[sim:echo]]one two [[[sim:x]][sim:sleep=600000]] three ${m}` }]);
     const created = await createArticle(api, articleBody(tenant.projectId, { article_type: type, humanize: true }));
-    const stream = await openEvents(stack.baseUrl, tenant.token, created.external_id);
+    // From the log's start: the pass may have begun before the stream opened.
+    const stream = await openEvents(stack.baseUrl, tenant.token, created.external_id, { lastEventId: "0-0" });
     await stream.until((e) => e.event === "state" && e.data.status === "polishing" && e.data.current_step === "Humanizing");
     await waitForArticle(api, created.external_id, (a) => a.status === "polishing" && a.content !== null);
 

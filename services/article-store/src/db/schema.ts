@@ -7,7 +7,9 @@ export const articleStoreSchema = pgSchema("article_store");
 const id = () => bigserial("id", { mode: "number" }).primaryKey();
 const ref = (name: string) => bigint(name, { mode: "number" });
 const at = (name: string) => timestamp(name, { withTimezone: true });
-const createdAt = () => at("created_at").notNull().defaultNow();
+// Milliseconds, as the API shows them: lists order by created_at then id, and a sub-millisecond
+// difference would order two articles against the ids a client sees beside equal times.
+const createdAt = () => at("created_at").notNull().default(sql`date_trunc('milliseconds', now())`);
 const updatedAt = () => at("updated_at").notNull().defaultNow();
 
 export const ARTICLE_STATUSES = ["queued", "batching", "writing", "polishing", "completed", "published", "failed"] as const;
