@@ -2,7 +2,7 @@
 // /metrics, and the BullMQ queue dashboard on /queues behind the service credential (Bearer
 // SERVICE_TOKEN, or basic auth with it as the password). Kept off the public API port so that
 // only the cluster network (a NetworkPolicy) reaches it.
-import { timingSafeEqual } from "node:crypto";
+import { sameSecret } from "../../../services/kit/src/same-secret.ts";
 import { fileURLToPath } from "node:url";
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -22,12 +22,6 @@ function uiBasePath(): string {
     if (existsSync(candidate)) return candidate;
     if (dirname(dir) === dir) throw new Error("@bull-board/ui is not installed");
   }
-}
-
-function sameSecret(given: string, expected: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 /** Bearer <token>, or basic auth whose password is the token (a browser's login prompt). */

@@ -5,7 +5,7 @@
 // the standard grpc.health.v1 service, the internal credential check, domain-error mapping, and
 // a graceful drain on SIGTERM.
 import http2 from "node:http2";
-import { timingSafeEqual } from "node:crypto";
+import { sameSecret } from "./same-secret.ts";
 import { Code, ConnectError, createConnectRouter, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { createFetchHandler } from "@connectrpc/connect/protocol";
@@ -37,12 +37,6 @@ export interface ServiceServer {
   setServing(serving: boolean): void;
   /** Stops taking calls, lets in-flight calls finish (up to graceMs), then closes. */
   drain(graceMs?: number): Promise<void>;
-}
-
-function sameSecret(given: string, expected: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 /** Every call but health needs `authorization: Bearer <SERVICE_TOKEN>`. */
