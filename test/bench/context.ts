@@ -1,9 +1,13 @@
 // What every benchmark section gets: the running stack, a tenant on a plan with no practical
 // rate caps, a public API client, and a direct Postgres connection to the stack's database for
 // baselines and seeding (never used by the product path being measured).
-import type postgres from "postgres";
-import type { Stack } from "../../deploy/local/stack.ts";
-import type { apiClient } from "../harness/http.ts";
+import { randomBytes } from "node:crypto";
+import postgres from "postgres";
+import { startStack, type Stack } from "../../deploy/local/stack.ts";
+import { apiClient } from "../harness/http.ts";
+import { dropTestData } from "../harness/stack.ts";
+import { OperatorService } from "../../proto/gen/articles/accounts_billing/v1/operator_pb.ts";
+import { serviceClient } from "../../services/kit/src/clients.ts";
 
 export interface BenchContext {
   stack: Stack;
@@ -18,4 +22,64 @@ export interface BenchContext {
   projectId: number;
   /** Seconds each throughput load runs (BENCH_SECONDS, default 10). */
   seconds: number;
+}
+
+export interface BenchStack {
+  stack: Stack;
+  /** Creates the bench tenant (call once the idle figures are read). */
+  tenant(): Promise<BenchContext>;
+  close(): Promise<void>;
+}
+
+/**
+ * Boots the stack `npm start` runs on free ports, with its own database and Redis prefix (both
+ * dropped by close). `env` is laid over the bench's settings.
+ */
+export async function openBenchStack(opts: { seconds: number; env?: Record<string, string | undefined> }): Promise<BenchStack> {
+  const id = randomBytes(3).toString("hex");
+  const databaseUrl = `postgres://postgres@127.0.0.1:5432/articles_bench_${id}`;
+  const redisPrefix = `bench-${id}`;
+  const stack = await startStack({
+    randomPorts: true,
+    output: "ignore",
+    env: {
+      DATABASE_URL: databaseUrl,
+      REDIS_PREFIX: redisPrefix,
+      LOG_LEVEL: "silent",
+      ALLOW_PRIVATE_URLS: "true",
+      OPENAI_API_KEY: undefined,
+      OPENAI_BASE_URL: undefined,
+      // P6 seeds queued, writing and polishing articles straight into the database, with no job
+      // behind them: stranded work, which the reconciler would rightly take up (5,000 a minute) in
+      // the middle of the timings. Finished articles, the bulk of the seed, are nothing to it.
+      RECONCILE_INTERVAL_MS: process.env.RECONCILE_INTERVAL_MS ?? "3600000",
+      ...opts.env,
+    },
+  });
+  const sql = postgres(databaseUrl, { max: 10, onnotice: () => {} });
+  return {
+    stack,
+    async tenant() {
+      const operator = serviceClient(OperatorService, { baseUrl: stack.env.ACCOUNTS_BILLING_URL, serviceToken: stack.env.SERVICE_TOKEN });
+      const tenant = await operator.createDemoTenant({});
+      await operator.updatePlan({ planId: tenant.plan!.id, monthlyWords: 10_000_000_000n, requestsPerMinute: 2_000_000_000, requestsPerHour: 2_000_000_000, requestsPerDay: 2_000_000_000 });
+      return {
+        stack,
+        databaseUrl,
+        redisPrefix,
+        sql,
+        api: apiClient(stack.baseUrl, tenant.token),
+        token: tenant.token,
+        accountId: Number(tenant.account!.id),
+        userId: Number(tenant.user!.id),
+        projectId: Number(tenant.project!.id),
+        seconds: opts.seconds,
+      };
+    },
+    async close() {
+      await sql.end();
+      await stack.stop();
+      await dropTestData(databaseUrl, redisPrefix);
+    },
+  };
 }

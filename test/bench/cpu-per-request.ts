@@ -1,31 +1,18 @@
-// `npm run bench:cpu -- get|post`: where one request's CPU goes. Boots the stack, loads one
-// endpoint for 5 s (GET: one completed ~1,000-word article, 32 clients; POST: creations on a
-// one-step workflow, 16 clients) and prints each process's CPU per request (from /proc), the
+// `npm run bench:cpu -- get|list|post`: where one request's CPU goes. Boots the stack, loads one
+// endpoint for 5 s (GET: one completed ~1,000-word article, 32 clients; list: a page of 20 such
+// articles, 32 clients; POST: creations on a one-step workflow, 16 clients) and prints each process's CPU per request (from /proc), the
 // load generator's and Postgres's, and Postgres commits and row changes per request. With
 // PROFILE=<process> (e.g. articleStore) that process also writes a profile to .local/profiles.
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
 import postgres from "postgres";
 import { startStack } from "../../deploy/local/stack.ts";
 import { apiClient } from "../harness/http.ts";
 import { dropTestData } from "../harness/stack.ts";
 import { OperatorService } from "../../proto/gen/articles/accounts_billing/v1/operator_pb.ts";
 import { serviceClient } from "../../services/kit/src/clients.ts";
-import { load, printTable } from "./measure.ts";
+import { cpuMs, load, postgresCpuMs, printTable } from "./measure.ts";
 
-const mode = process.argv[2] === "post" ? "post" : "get";
-
-/** CPU milliseconds a process has used so far (user + system). */
-function cpuMs(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return 0;
-  }
-}
-const postgresCpuMs = () =>
-  Bun.spawnSync(["pgrep", "-f", "postgres: "]).stdout.toString().trim().split("\n").filter(Boolean).map(Number).reduce((sum, pid) => sum + cpuMs(pid), 0);
+const mode = process.argv[2] === "post" || process.argv[2] === "list" ? process.argv[2] : "get";
 
 const id = randomBytes(3).toString("hex");
 const databaseUrl = `postgres://postgres@127.0.0.1:5432/articles_bench_${id}`;
@@ -42,7 +29,10 @@ try {
   await api.post(`/v1/projects/${projectId}/workflows`, step);
   const body = (i: number) => ({ project_id: projectId, title: `Article ${i}`, article_type: "bench_cpu", target_word_count: 100, tone: "friendly", point_of_view: "second_person", language: "en" });
   const polled = (await api.post("/v1/articles", body(0))).body.data;
-  while ((await api.get(`/v1/articles/${polled.id}`)).body.data.status !== "completed") await Bun.sleep(100);
+  const listed = mode === "list" ? await Promise.all(Array.from({ length: 19 }, async (_, n) => (await api.post("/v1/articles", body(1000 + n))).body.data)) : [];
+  for (const article of [polled, ...listed]) {
+    while ((await api.get(`/v1/articles/${article.id}`)).body.data.status !== "completed") await Bun.sleep(100);
+  }
 
   const tableStats = async () =>
     new Map((await sql`select schemaname || '.' || relname as name, n_tup_ins + n_tup_upd + n_tup_del as changes from pg_stat_user_tables`).map((r) => [r.name as string, Number(r.changes)]));
@@ -54,6 +44,8 @@ try {
   const result =
     mode === "get"
       ? await load("GET /v1/articles/{id}", async () => (await api.get(`/v1/articles/${polled.id}`)).status === 200, { concurrency: 32, durationMs: 5000 })
+      : mode === "list"
+      ? await load("GET /v1/articles?per_page=20", async () => (await api.get("/v1/articles?per_page=20&status=completed")).body.data?.length === 20, { concurrency: 32, durationMs: 5000 })
       : await load("POST /v1/articles", async () => (await api.post("/v1/articles", body(i++))).status === 201, { concurrency: 16, durationMs: 5000 });
   const self = process.cpuUsage(selfBefore);
   const postgresMs = postgresCpuMs() - postgresBefore;

@@ -53,6 +53,20 @@ export function pssMiB(pid: number): number | null {
   }
 }
 
+/** CPU milliseconds a process has used so far (user + system), from /proc; 0 once it is gone. */
+export function cpuMs(pid: number): number {
+  try {
+    const fields = (require("node:fs").readFileSync(`/proc/${pid}/stat`, "utf8") as string).split(") ")[1].split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return 0;
+  }
+}
+
+/** CPU milliseconds of every Postgres backend so far. */
+export const postgresCpuMs = () =>
+  Bun.spawnSync(["pgrep", "-f", "postgres: "]).stdout.toString().trim().split("\n").filter(Boolean).map(Number).reduce((sum, pid) => sum + cpuMs(pid), 0);
+
 export function rssMiB(pid: number): number | null {
   try {
     const status = require("node:fs").readFileSync(`/proc/${pid}/status`, "utf8") as string;

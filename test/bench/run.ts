@@ -4,16 +4,10 @@
 // BENCH_SECONDS sets each throughput load (default 10); BENCH_ONLY=P1,P2 runs some sections
 // (P1 reads, P2 creation, P3 orchestration, P4 articles in flight, P5 webhooks, P6 data scale,
 // P7 open event streams: BENCH_STREAMS of them, default 2,000).
-import { randomBytes } from "node:crypto";
 import { cpus, totalmem } from "node:os";
 import { writeFileSync } from "node:fs";
-import postgres from "postgres";
-import { startStack, type Stack } from "../../deploy/local/stack.ts";
-import { apiClient } from "../harness/http.ts";
-import { dropTestData } from "../harness/stack.ts";
-import { OperatorService } from "../../proto/gen/articles/accounts_billing/v1/operator_pb.ts";
-import { serviceClient } from "../../services/kit/src/clients.ts";
-import type { BenchContext } from "./context.ts";
+import { openBenchStack } from "./context.ts";
+import type { Stack } from "../../deploy/local/stack.ts";
 import { load, printTable, pssMiB, ratioOf, rssMiB, type Figure } from "./measure.ts";
 import { measureReads } from "./reads.ts";
 import { measureCreation } from "./creation.ts";
@@ -58,46 +52,14 @@ async function httpFloor(bytes: number, concurrency: number) {
   }
 }
 
-const id = randomBytes(3).toString("hex");
-const databaseUrl = `postgres://postgres@127.0.0.1:5432/articles_bench_${id}`;
-const redisPrefix = `bench-${id}`;
-const stack = await startStack({
-  randomPorts: true,
-  output: "ignore",
-  env: {
-    DATABASE_URL: databaseUrl,
-    REDIS_PREFIX: redisPrefix,
-    LOG_LEVEL: "silent",
-    ALLOW_PRIVATE_URLS: "true",
-    OPENAI_API_KEY: undefined,
-    OPENAI_BASE_URL: undefined,
-    // P6 seeds queued, writing and polishing articles straight into the database, with no job
-    // behind them: stranded work, which the reconciler would rightly take up (5,000 a minute) in
-    // the middle of the timings. Finished articles, the bulk of the seed, are nothing to it.
-    RECONCILE_INTERVAL_MS: process.env.RECONCILE_INTERVAL_MS ?? "3600000",
-  },
-});
+const bench = await openBenchStack({ seconds: SECONDS });
+const stack = bench.stack;
 const figures: Figure[] = [];
-const sql = postgres(databaseUrl, { max: 10, onnotice: () => {} });
 try {
   await Bun.sleep(2000); // let start-up work settle before reading idle memory
   const idleRss = stackRss(stack);
   const idlePss = [...stack.processes.values()].reduce((sum, p) => sum + (pssMiB(p.pid) ?? 0), 0);
-  const operator = serviceClient(OperatorService, { baseUrl: stack.env.ACCOUNTS_BILLING_URL, serviceToken: stack.env.SERVICE_TOKEN });
-  const tenant = await operator.createDemoTenant({});
-  await operator.updatePlan({ planId: tenant.plan!.id, monthlyWords: 10_000_000_000n, requestsPerMinute: 2_000_000_000, requestsPerHour: 2_000_000_000, requestsPerDay: 2_000_000_000 });
-  const ctx: BenchContext = {
-    stack,
-    databaseUrl,
-    redisPrefix,
-    sql,
-    api: apiClient(stack.baseUrl, tenant.token),
-    token: tenant.token,
-    accountId: Number(tenant.account!.id),
-    userId: Number(tenant.user!.id),
-    projectId: Number(tenant.project!.id),
-    seconds: SECONDS,
-  };
+  const ctx = await bench.tenant();
   figures.push({ id: "memory idle", what: "RSS of the whole stack (5 services, gateway, simulator) after start", value: idleRss, unit: "MiB", goal: "≤ 400 MiB", met: idleRss <= 400, detail: { "PSS MiB": idlePss } });
 
   if (wanted("P1")) {
@@ -124,9 +86,7 @@ try {
   // Last: it grows one project to a million articles.
   if (wanted("P6")) figures.push(...(await measureDataScale(ctx)));
 } finally {
-  await sql.end();
-  await stack.stop();
-  await dropTestData(databaseUrl, redisPrefix);
+  await bench.close();
 }
 
 const round = (n: number) => (Math.abs(n) >= 100 ? Math.round(n).toLocaleString("en-US") : n.toFixed(n >= 10 ? 1 : 2));

@@ -29,6 +29,8 @@ export interface ServiceServerOptions {
   routes: (router: ConnectRouter) => void;
   /** Run after the credential check and error mapping, closest to the handlers. */
   interceptors?: Interceptor[];
+  /** Count and time every call for Prometheus (default true; false when METRICS_PORT is 0). */
+  metrics?: boolean;
 }
 
 export interface ServiceServer {
@@ -99,7 +101,7 @@ export async function startServiceServer(opts: ServiceServerOptions): Promise<Se
   const allCallsDone = () => (inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => (idle = resolve)));
   // The span first (the caller's trace continues through everything below), then the metrics,
   // which see each call's final code, refused credentials included.
-  const observe = [...(tracingEnabled() ? [traceServerInterceptor()] : []), rpcMetricsInterceptor()];
+  const observe = [...(tracingEnabled() ? [traceServerInterceptor()] : []), ...(opts.metrics === false ? [] : [rpcMetricsInterceptor()])];
   const interceptors = [...observe, trackCalls, requireServiceToken(opts.serviceToken), mapDomainErrors(opts.logger), ...(opts.interceptors ?? [])];
   const routes = (router: ConnectRouter) => {
     // "" (the whole process) and each served service follow readiness; LIVENESS_SERVICE is

@@ -51,7 +51,9 @@ export async function runService<S extends Record<string, unknown>>(def: Service
       migrationsFolder: def.migrationsFolder,
     });
   } catch (error) {
-    console.error(`${def.name}: ${(error as Error).message}`);
+    // drizzle's "Failed query: …" says what was sent; its cause says why it failed (e.g. too many clients).
+    const cause = (error as Error).cause instanceof Error ? `: ${((error as Error).cause as Error).message}` : "";
+    console.error(`${def.name}: ${(error as Error).message.split("\n")[0]}${cause}`);
     process.exit(1);
   }
   const ctx = { config, database, logger };
@@ -59,7 +61,7 @@ export async function runService<S extends Record<string, unknown>>(def: Service
   const interceptors = [refuseUnstorableText(), ...(def.interceptors?.(ctx) ?? [])];
   let server: ServiceServer;
   try {
-    server = await startServiceServer({ name: def.name, ...ports, serviceToken: config.serviceToken, logger, routes: def.routes(ctx), interceptors });
+    server = await startServiceServer({ name: def.name, ...ports, serviceToken: config.serviceToken, logger, routes: def.routes(ctx), interceptors, metrics: ownMetricsPort !== 0 });
   } catch (error) {
     if (!isPortInUse(error)) throw error;
     console.error(`${def.name}: ${portInUseMessage(error, [ports.port, ports.grpcPort])}`);
