@@ -133,7 +133,8 @@ export type Plan = Message<"articles.accounts_billing.v1.Plan"> & {
   monthlyWords: bigint;
 
   /**
-   * API requests a user of the account may make per minute (the gateway's rate limit).
+   * API requests the account may make per minute, counted over all its keys and members (the
+   * gateway's rate limit, one bucket for the article endpoints and one for the workflow ones).
    *
    * @generated from field: int32 requests_per_minute = 4;
    */
