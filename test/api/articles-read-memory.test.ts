@@ -50,6 +50,19 @@ describe("a polled article", () => {
     expect((await api.get(`/v1/articles/${article.id}`)).body.data).toMatchObject({ status: "completed", content: "The finished body", cost: "0.05" });
   });
 
+  test("shows each change in the next list page too, in the page's order", async () => {
+    const listed = [await create(), await create(), await create()];
+    const page = async () => (await api.get("/v1/articles?per_page=3")).body.data as { id: number; status: string; current_step: string | null }[];
+    // Remembered by polling one of them and by listing, before the change lands.
+    expect((await api.get(`/v1/articles/${listed[1].id}`)).status).toBe(200);
+    expect((await page()).map((a) => a.id)).toEqual(listed.map((a) => a.id).reverse());
+    await lifecycleClient(stack).recordProgress({ externalId: listed[1].external_id, status: "writing", currentStep: "Draft" });
+    const after = await page();
+    expect(after.map((a) => a.id)).toEqual(listed.map((a) => a.id).reverse());
+    expect(after[1]).toMatchObject({ id: listed[1].id, status: "writing", current_step: "Draft" });
+    expect(after[0]).toMatchObject({ id: listed[2].id, status: "queued" });
+  });
+
   test("announces each change on the deployment's channel", async () => {
     const article = await create();
     const subscriber = new IORedis(stack.env.REDIS_URL ?? "redis://127.0.0.1:6379");

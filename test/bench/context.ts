@@ -57,6 +57,17 @@ export async function openBenchStack(opts: { seconds: number; env?: Record<strin
     },
   });
   const sql = postgres(databaseUrl, { max: 10, onnotice: () => {} });
+  const close = async () => {
+    process.off("SIGINT", interrupted);
+    process.off("SIGTERM", interrupted);
+    await sql.end();
+    await stack.stop();
+    await dropTestData(databaseUrl, redisPrefix);
+  };
+  // A bench stopped with Ctrl-C or SIGTERM stops its stack and drops its data, as one that ends does.
+  const interrupted = () => void close().finally(() => process.exit(130));
+  process.once("SIGINT", interrupted);
+  process.once("SIGTERM", interrupted);
   return {
     stack,
     async tenant() {
@@ -76,10 +87,6 @@ export async function openBenchStack(opts: { seconds: number; env?: Record<strin
         seconds: opts.seconds,
       };
     },
-    async close() {
-      await sql.end();
-      await stack.stop();
-      await dropTestData(databaseUrl, redisPrefix);
-    },
+    close,
   };
 }

@@ -1,8 +1,10 @@
 // `npm run bench:cpu -- get|list|post`: where one request's CPU goes. Boots the stack, loads one
 // endpoint for 5 s (GET: one completed ~1,000-word article, 32 clients; list: a page of 20 such
-// articles, 32 clients; POST: creations on a one-step workflow, 16 clients) and prints each process's CPU per request (from /proc), the
-// load generator's and Postgres's, and Postgres commits and row changes per request. With
-// PROFILE=<process> (e.g. articleStore) that process also writes a profile to .local/profiles.
+// articles, 32 clients; POST: creations on a one-step workflow, 16 clients) and prints each
+// process's CPU per request (from /proc), the load generator's and Postgres's, Postgres commits
+// and row changes per request, and the calls between processes per request (from each
+// service's metrics). With PROFILE=<process> (e.g. articleStore) that process also writes a
+// profile to .local/profiles.
 import { randomBytes } from "node:crypto";
 import postgres from "postgres";
 import { startStack } from "../../deploy/local/stack.ts";
@@ -34,10 +36,25 @@ try {
     while ((await api.get(`/v1/articles/${article.id}`)).body.data.status !== "completed") await Bun.sleep(100);
   }
 
+  // Calls each service answered so far, by method, read from the processes' metrics ports.
+  const rpcCalls = async () => {
+    const counts = new Map<string, number>();
+    for (const [name, value] of Object.entries(stack.env)) {
+      if (!name.endsWith("_METRICS_PORT") || value === "0") continue;
+      const text = await fetch(`http://127.0.0.1:${value}/metrics`).then((r) => r.text(), () => "");
+      for (const match of text.matchAll(/^rpc_server_requests_total\{([^}]*)\} (\d+)/gm)) {
+        const labels = Object.fromEntries([...match[1].matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+        const method = `${labels.rpc_service?.split(".").at(-1)}/${labels.rpc_method}`;
+        counts.set(method, (counts.get(method) ?? 0) + Number(match[2]));
+      }
+    }
+    return counts;
+  };
   const tableStats = async () =>
     new Map((await sql`select schemaname || '.' || relname as name, n_tup_ins + n_tup_upd + n_tup_del as changes from pg_stat_user_tables`).map((r) => [r.name as string, Number(r.changes)]));
   const commits = async () => Number((await sql`select xact_commit from pg_stat_database where datname = current_database()`)[0].xact_commit);
   const processes = [...stack.processes.entries()].map(([name, p]) => ({ name, pid: p.pid, before: cpuMs(p.pid) }));
+  const callsBefore = await rpcCalls();
   const [tablesBefore, commitsBefore, postgresBefore, selfBefore] = [await tableStats(), await commits(), postgresCpuMs(), process.cpuUsage()];
 
   let i = 1;
@@ -50,7 +67,7 @@ try {
   const self = process.cpuUsage(selfBefore);
   const postgresMs = postgresCpuMs() - postgresBefore;
   if (mode === "post") await Bun.sleep(3000); // the created articles finish generating
-  const [tablesAfter, commitsAfter] = [await tableStats(), await commits()];
+  const [tablesAfter, commitsAfter, callsAfter] = [await tableStats(), await commits(), await rpcCalls()];
 
   const per = (n: number) => (n / result.requests).toFixed(3);
   console.log(`${result.name}: ${Math.round(result.perSecond)} req/s, p50 ${result.p50ms.toFixed(1)} ms, p99 ${result.p99ms.toFixed(1)} ms, ${result.errors} errors`);
@@ -64,6 +81,13 @@ try {
     [...tablesAfter]
       .map(([name, changes]) => ({ table: name, "rows changed per request": per(changes - (tablesBefore.get(name) ?? 0)) }))
       .filter((row) => Number(row["rows changed per request"]) > 0),
+  );
+  console.log();
+  printTable(
+    [...callsAfter]
+      .map(([method, calls]) => ({ "calls between processes (server side)": method, "per request": per(calls - (callsBefore.get(method) ?? 0)) }))
+      .filter((row) => Number(row["per request"]) > 0)
+      .sort((a, b) => Number(b["per request"]) - Number(a["per request"])),
   );
   await Bun.sleep(500);
 } finally {

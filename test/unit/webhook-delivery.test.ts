@@ -2,6 +2,8 @@
 // retried, what is refused without contacting anyone (ALLOW_PRIVATE_URLS false), and the retry
 // schedule that follows.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import type { HostResolver } from "../../services/kit/src/safe-http.ts";
 import { deliverWebhook, type DeliveryOptions } from "../../services/webhook-dispatcher/src/domain/deliver-webhook.ts";
 import { backoffAfter, nextStep } from "../../services/webhook-dispatcher/src/domain/retry-schedule.ts";
@@ -119,6 +121,39 @@ describe("deliverWebhook", () => {
     const result = await deliverWebhook(local("/chatty"), body, {}, open);
     expect(result).toMatchObject({ succeeded: false, refused: false });
     expect(result.error).toContain("too-large");
+  });
+});
+
+describe("deliverWebhook keeps connections", () => {
+  /** A node:http receiver that counts the connections it accepts; idle ones it closes after `keepAliveMs`. */
+  async function countingReceiver(keepAliveMs: number) {
+    const server = http.createServer((req, res) => {
+      req.resume();
+      req.on("end", () => res.end("ok"));
+    });
+    server.keepAliveTimeout = keepAliveMs;
+    let connections = 0;
+    server.on("connection", () => connections++);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+    return { url, connections: () => connections, close: () => new Promise((resolve) => server.close(resolve)) };
+  }
+
+  test("deliveries to one receiver, one after another, share a connection", async () => {
+    const receiver = await countingReceiver(5_000);
+    for (let i = 0; i < 5; i++) expect((await deliverWebhook(receiver.url, body, {}, open)).succeeded).toBe(true);
+    expect(receiver.connections()).toBe(1);
+    await receiver.close();
+  });
+
+  test("a receiver that closes idle connections still gets every delivery, none counted failed", async () => {
+    const receiver = await countingReceiver(30);
+    for (let i = 0; i < 4; i++) {
+      expect((await deliverWebhook(receiver.url, body, {}, open)).succeeded).toBe(true);
+      await Bun.sleep(60);
+    }
+    expect(receiver.connections()).toBeGreaterThan(1);
+    await receiver.close();
   });
 });
 

@@ -4,7 +4,9 @@ import { describe, expect, test } from "bun:test";
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { ArticleSchema, type Article } from "../../proto/gen/articles/article_store/v1/articles_pb.ts";
-import { completionPayload, renderHtml, unwrapBody } from "../../services/webhook-dispatcher/src/domain/completion-payload.ts";
+import { Marked } from "marked";
+import { completionPayload, parseMarkdown, renderHtml, unwrapBody } from "../../services/webhook-dispatcher/src/domain/completion-payload.ts";
+import { writeArticle } from "../../services/model-simulator/src/writer.ts";
 
 const created = new Date("2030-05-01T10:00:00.000Z");
 const updated = new Date("2030-05-01T10:03:30.000Z");
@@ -179,5 +181,27 @@ describe("renderHtml", () => {
     for (const tag of ["<h1>T</h1>", "<ol>", "<table>", "<td>1</td>", '<a href="https://example.com">site</a>', "<code>code</code>"]) {
       expect(html).toContain(tag);
     }
+  });
+});
+
+describe("parseMarkdown", () => {
+  const marked = new Marked({ gfm: true, async: false });
+  const documents = [
+    writeArticle({ title: "Balcony tomatoes", topic: "balcony tomatoes", keywords: ["tomatoes", "soil"], words: 900, seed: "payload" }),
+    "A paragraph\nover lines  \nwith a hard break\n\n- - -\n\n***\n\n| a | b |\n|:--|--:|\n| 1 | 2 |\n\n> a quote\n> - in a list\n>   continued\n",
+    "1. one\n2. two\n   - nested *em* and **strong**\n\n```ts\nconst x = 1;\n```\n\n    indented code\n\n<div>html</div>\n\n![alt](https://x.test/a.png) [link](https://x.test) <https://auto.test>\n- [ ] task\n~~gone~~",
+    // Bodies that may underline: parsed with the rule, setext headings and all.
+    "Setext heading\n===\n\nAnother one\n---\n\nText.",
+    "> Quoted heading\n> ---\n\n- item\n  text\n  ===\n",
+    "Windows lines\r\n---\r\nbody",
+    "A paragraph\n\n---\n\n```\ncode\n---\n```\nTrailing text\n-",
+  ];
+
+  test.each(documents.map((d, i) => [i, d] as const))("renders document %d exactly as marked with GFM does", (_i, doc) => {
+    expect(parseMarkdown(doc)).toBe(marked.parse(doc) as string);
+  });
+
+  test("setext headings still become headings", () => {
+    expect(parseMarkdown("Title\n===\n\nPart\n---\n")).toBe("<h1>Title</h1>\n<h2>Part</h2>\n");
   });
 });

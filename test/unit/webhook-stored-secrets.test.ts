@@ -6,9 +6,10 @@ import { fileURLToPath } from "node:url";
 import postgres from "postgres";
 import { openServiceDatabase, type ServiceDatabase } from "../../services/kit/src/db.ts";
 import { schema } from "../../services/webhook-dispatcher/src/db/client.ts";
-import { frozenMessage } from "../../services/webhook-dispatcher/src/domain/messages.ts";
+import { FrozenMessages } from "../../services/webhook-dispatcher/src/domain/messages.ts";
 import {
   removeSigningSecret,
+  SECRET_MEMORY_MS,
   setSigningSecret,
   signingSecretCreatedAt,
   signingSecretOf,
@@ -75,23 +76,63 @@ describe("signing secrets", () => {
     await expect(signingSecretOf(database.db, key, 6)).rejects.toThrow("cannot be decrypted");
     await expect(signingSecretOf(database.db, randomBytes(32), 5)).rejects.toThrow("cannot be decrypted");
   });
+
+  test("deliveries read a project's sealed row once per short memory; this process's changes show at once", async () => {
+    expect(SECRET_MEMORY_MS).toBeLessThanOrEqual(1000);
+    const { secret } = await setSigningSecret(database.db, key, 7);
+    expect(await Promise.all([signingSecretOf(database.db, key, 7), signingSecretOf(database.db, key, 7)])).toEqual([secret, secret]);
+
+    // A change from elsewhere (another replica) shows once the memory lapses.
+    await database.sql`delete from webhook_dispatcher.signing_secrets where project_id = 7`;
+    expect(await signingSecretOf(database.db, key, 7)).toBe(secret);
+    await Bun.sleep(SECRET_MEMORY_MS + 20);
+    expect(await signingSecretOf(database.db, key, 7)).toBeUndefined();
+
+    // This process's own changes are not hidden by the memory.
+    const replaced = await setSigningSecret(database.db, key, 7);
+    expect(await signingSecretOf(database.db, key, 7)).toBe(replaced.secret);
+    await removeSigningSecret(database.db, 7);
+    expect(await signingSecretOf(database.db, key, 7)).toBeUndefined();
+  });
+
+  test("a read that overlaps a change is not remembered", async () => {
+    const first = await setSigningSecret(database.db, key, 8);
+    const overlapping = signingSecretOf(database.db, key, 8);
+    const second = await setSigningSecret(database.db, key, 8);
+    expect([first.secret, second.secret]).toContain((await overlapping)!);
+    expect(await signingSecretOf(database.db, key, 8)).toBe(second.secret);
+  });
 });
 
 describe("frozen messages", () => {
-  const message = (body: string) => ({ id: "msg_e1_1", externalId: "e1", versionId: 1, projectId: 2, url: "https://hooks.example.com/a", body });
+  const message = (id: string, body: string) => ({ id, externalId: id.split("_")[1]!, versionId: 1, projectId: 2, url: "https://hooks.example.com/a", body });
 
   test("the first composition is kept; later attempts get it back unchanged", async () => {
+    const messages = new FrozenMessages(database.db);
     let composed = 0;
-    const first = await frozenMessage(database.db, "msg_e1_1", async () => (composed++, message('{"n":1}')));
-    const again = await frozenMessage(database.db, "msg_e1_1", async () => (composed++, message('{"n":2}')));
+    const first = await messages.frozen("msg_e1_1", async () => (composed++, message("msg_e1_1", '{"n":1}')));
+    const again = await messages.frozen("msg_e1_1", async () => (composed++, message("msg_e1_1", '{"n":2}')));
     expect(first.body).toBe('{"n":1}');
     expect(again.body).toBe('{"n":1}');
     expect(composed).toBe(1);
   });
 
   test("two workers composing at once both send the one stored copy", async () => {
-    const compose = (n: number) => async () => ({ ...message(`{"n":${n}}`), id: "msg_e2_1", externalId: "e2" });
-    const [a, b] = await Promise.all([frozenMessage(database.db, "msg_e2_1", compose(1)), frozenMessage(database.db, "msg_e2_1", compose(2))]);
+    const [one, other] = [new FrozenMessages(database.db), new FrozenMessages(database.db)];
+    const compose = (n: number) => async () => message("msg_e2_1", `{"n":${n}}`);
+    const [a, b] = await Promise.all([one.frozen("msg_e2_1", compose(1)), other.frozen("msg_e2_1", compose(2))]);
     expect(a.body).toBe(b.body);
+  });
+
+  test("deliveries in flight together each get their own message, stored or new", async () => {
+    const messages = new FrozenMessages(database.db);
+    await messages.frozen("msg_e3_1", async () => message("msg_e3_1", '{"n":3}'));
+    const ids = ["msg_e3_1", "msg_e4_1", "msg_e5_1", "msg_e4_1"];
+    const frozen = await Promise.all(ids.map((id, i) => messages.frozen(id, async () => message(id, `{"i":${i}}`))));
+    expect(frozen.map((m) => m.id)).toEqual(ids);
+    expect(frozen[0]!.body).toBe('{"n":3}');
+    expect(frozen[1]!.body).toBe(frozen[3]!.body);
+    const stored = await database.sql`select id, body from webhook_dispatcher.messages where id in ('msg_e4_1', 'msg_e5_1') order by id`;
+    expect(stored.map((m) => [m.id, m.body])).toEqual([["msg_e4_1", frozen[1]!.body], ["msg_e5_1", '{"i":2}']]);
   });
 });

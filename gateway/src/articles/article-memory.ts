@@ -4,7 +4,8 @@
 // project and counts against the rate limit. An entry is dropped as soon as article-store
 // announces a change to the article (kit/article-changes.ts) and lives a second at most; while
 // the gateway is not listening to the announcements (before its subscription, or after losing
-// it) nothing is remembered and everything remembered is forgotten.
+// it) nothing is remembered and everything remembered is forgotten. List pages read their
+// records through here too (getMany), and concurrent readers of the same records share one read.
 import type IORedis from "ioredis";
 import type { Article } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import { articleChangesChannel, readArticleChange } from "../../../services/kit/src/article-changes.ts";
@@ -20,6 +21,8 @@ interface Entry {
 
 export class ArticleMemory {
   private readonly entries = new Map<string, Entry>();
+  /** Batch reads in flight, by article id. */
+  private readonly reading = new Map<string, Promise<Article | undefined>>();
   private listening = false;
   /** Counts the changes heard, so a read that overlapped one is not remembered. */
   private changesHeard = 0;
@@ -30,12 +33,13 @@ export class ArticleMemory {
     const stopListening = () => {
       this.listening = false;
       this.entries.clear();
+      this.reading.clear();
     };
     subscriber.on("message", (from, message) => {
       if (from !== channel) return;
       this.changesHeard++;
       // Generation announces every step of every article: read one only when something is remembered.
-      const change = this.entries.size > 0 ? readArticleChange(message) : undefined;
+      const change = this.entries.size > 0 || this.reading.size > 0 ? readArticleChange(message) : undefined;
       if (change) this.forget(change.id, change.externalId);
     });
     subscriber.on("close", stopListening);
@@ -64,6 +68,51 @@ export class ArticleMemory {
     return article;
   }
 
+  /**
+   * The articles with these ids, in the same order, remembered ones from memory and the rest read
+   * together with `lookup`; an id `lookup` does not answer is left out. An id another call is
+   * already reading waits for that read: when entries expire together, the readers of a popular
+   * list page share one read instead of each making its own.
+   */
+  async getMany(ids: readonly bigint[], lookup: (missing: bigint[]) => Promise<Article[]>): Promise<Article[]> {
+    const now = Date.now();
+    const found = new Map<bigint, Article | undefined>();
+    const shared: Promise<void>[] = [];
+    const missing: bigint[] = [];
+    for (const id of ids) {
+      const key = String(id);
+      const cached = this.entries.get(key);
+      if (cached && cached.expires > now) found.set(id, cached.article);
+      else if (this.reading.has(key)) shared.push(this.reading.get(key)!.then((article) => void found.set(id, article)));
+      else missing.push(id);
+    }
+    if (missing.length > 0) shared.push(this.readTogether(missing, lookup, now).then((read) => void missing.forEach((id, i) => found.set(id, read[i]))));
+    await Promise.all(shared);
+    return ids.flatMap((id) => found.get(id) ?? []);
+  }
+
+  /** Reads `ids` in one lookup, announced in `reading` meanwhile; answers in the order of `ids`. */
+  private async readTogether(ids: bigint[], lookup: (missing: bigint[]) => Promise<Article[]>, now: number): Promise<(Article | undefined)[]> {
+    const wasListening = this.listening;
+    const heard = this.changesHeard;
+    const read = lookup(ids).then((articles) => new Map(articles.map((a) => [a.id, a])));
+    const shares = ids.map((id) => {
+      const share = read.then((byId) => byId.get(id));
+      share.catch(() => {}); // a failed read reaches its own caller, and any reader sharing it
+      this.reading.set(String(id), share);
+      return share;
+    });
+    try {
+      const byId = await read;
+      // Remembered only if no change, and no gap in listening, could have overtaken the read.
+      if (wasListening && this.listening && heard === this.changesHeard) for (const article of byId.values()) this.remember(article, now + TTL_MS);
+      return ids.map((id) => byId.get(id));
+    } finally {
+      // Unless a change already withdrew it (and a later read may have taken its place).
+      ids.forEach((id, i) => this.reading.get(String(id)) === shares[i] && this.reading.delete(String(id)));
+    }
+  }
+
   private remember(article: Article, expires: number): void {
     if (this.entries.size >= MAX_ENTRIES) {
       // Oldest first (a Map keeps insertion order).
@@ -79,6 +128,8 @@ export class ArticleMemory {
   }
 
   private forget(id: bigint, externalId: string): void {
+    // A read already under way may predate the change: later readers must not share it.
+    this.reading.delete(String(id));
     this.entries.delete(String(id));
     this.entries.delete(externalId.toLowerCase());
   }

@@ -8,6 +8,7 @@ import type { Logger } from "../../../services/kit/src/logger.ts";
 import { ArticleCreation } from "../articles/create-article.ts";
 import { estimateArticle } from "../articles/estimate.ts";
 import { stepBreakdown } from "../articles/step-breakdown.ts";
+import { articleJson, JSON_CONTENT_TYPE } from "../articles/presented-json.ts";
 import { lastEventIdOf, type ArticleEventHub } from "../articles/event-stream.ts";
 import { cancelArticle, CANCELLED_MESSAGE } from "../articles/cancellation.ts";
 import type { ArticleMemory } from "../articles/article-memory.ts";
@@ -60,26 +61,27 @@ export const articleRoutes = (gate: V1Gate, remembered: ArticleMemory, logger: L
     )
     .get(
       "/v1/articles",
-      async ({ caller, request }) => {
+      async ({ caller, request, set }) => {
         const { status, projectId, page, perPage } = listQueryOf(queryValues(request.url));
         const projects = projectId === undefined
           ? await gate.projects.viewable(caller.userId)
           : [await gate.projects.authorize(caller.userId, projectId, "view")];
         const byId = new Map(projects.map((p) => [p.id, p]));
-        const reply = await clients.articles.listArticles({ projectIds: projects.map((p) => p.id), status, page, perPage });
-        return {
-          success: true,
-          data: reply.articles.map((a) => presentArticle(a, byId.get(a.projectId)!)),
-          meta: { current_page: page, last_page: Math.max(1, Math.ceil(reply.total / perPage)), per_page: perPage, total: reply.total },
-        };
+        // The page's ids, then the records: those remembered from polling, the rest in one read.
+        const reply = await clients.articles.listArticles({ projectIds: projects.map((p) => p.id), status, page, perPage, idsOnly: true });
+        const articles = await remembered.getMany(reply.articleIds, async (ids) => (await clients.articles.batchGetArticles({ ids })).articles);
+        const meta = { current_page: page, last_page: Math.max(1, Math.ceil(reply.total / perPage)), per_page: perPage, total: reply.total };
+        set.headers["content-type"] = JSON_CONTENT_TYPE;
+        return `{"success":true,"data":[${articles.map((a) => articleJson(a, byId.get(a.projectId)!)).join(",")}],"meta":${JSON.stringify(meta)}}`;
       },
       { detail: { summary: "List articles of every project the caller can view, newest first", tags: TAGS } },
     )
     .get(
       "/v1/articles/:id",
-      async ({ caller, params }) => {
+      async ({ caller, params, set }) => {
         const { article, project } = await viewableArticle(caller, params.id);
-        return { success: true, data: presentArticle(article, project) };
+        set.headers["content-type"] = JSON_CONTENT_TYPE;
+        return `{"success":true,"data":${articleJson(article, project)}}`;
       },
       { detail: { summary: "Retrieve an article by numeric id or external_id (poll this)", tags: TAGS } },
     )

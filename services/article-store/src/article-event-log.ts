@@ -8,10 +8,11 @@ import { ArticleLifecycleService, type Article } from "../../../proto/gen/articl
 import { appendFinalArticleEvent, articleCancelsChannel, isCancelledArticle, type ArticleEvent } from "../../kit/src/article-events.ts";
 import type { Logger } from "../../kit/src/logger.ts";
 import { presentCost } from "../../kit/src/public-article.ts";
+import { endedArticles } from "./changed-articles.ts";
 
 const WRITE_TIMEOUT_MS = 500;
 // The calls that can end an article; progress and the other records never do.
-const ENDING_METHODS = new Set(["CompleteGeneration", "AddVersion", "MarkPublished", "FailArticle", "CancelArticle"]);
+const ENDING_METHODS = new Set(["CompleteGeneration", "AddVersion", "MarkPublished", "FailArticle", "CancelArticle", "RecordDeliveries"]);
 
 /** The final event an article's record stands for, if it has ended. */
 export function finalEventOf(article: Article): ArticleEvent | undefined {
@@ -30,15 +31,19 @@ export function logArticleEnds(redis: IORedis, redisPrefix: string, logger: Logg
   return (next) => async (req) => {
     const res = await next(req);
     if (req.service.typeName !== ArticleLifecycleService.typeName || res.stream || !ENDING_METHODS.has(req.method.name)) return res;
-    const article = (res.message as { article?: Article }).article;
-    const ended = article && finalEventOf(article);
-    if (article && ended) {
-      const writes: Promise<unknown>[] = [appendFinalArticleEvent(redis, redisPrefix, article.externalId, ended)];
+    const articles = endedArticles(res.message, req.contextValues);
+    const writes: Promise<unknown>[] = [];
+    for (const article of articles) {
+      const ended = finalEventOf(article);
+      if (!ended) continue;
+      writes.push(appendFinalArticleEvent(redis, redisPrefix, article.externalId, ended));
       if (req.method.name === "CancelArticle") writes.push(redis.publish(articleCancelsChannel(redisPrefix), article.externalId));
+    }
+    if (writes.length > 0) {
       let timer: ReturnType<typeof setTimeout> | undefined;
       const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error("timed out")), WRITE_TIMEOUT_MS)));
       await Promise.race([Promise.all(writes), timeout])
-        .catch((error) => logger.warn("could not log the end of an article", { externalId: article.externalId, error: (error as Error).message }))
+        .catch((error) => logger.warn("could not log the end of an article", { externalIds: articles.map((a) => a.externalId), error: (error as Error).message }))
         .finally(() => clearTimeout(timer));
     }
     return res;

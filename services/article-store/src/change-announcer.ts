@@ -1,12 +1,13 @@
-// Announces each article change made through the lifecycle contract (every such call answers the
-// changed article) before the call returns, so a caller that then reads through any gateway sees
-// the change. A failed announcement is logged, never fails the committed change: gateways forget
+// Announces each article change made through the lifecycle contract (changed-articles.ts says
+// which) before the call returns, so a caller that then reads through any gateway sees the
+// change. A failed announcement is logged, never fails the committed change: gateways forget
 // what they remember within a second anyway.
 import type { Interceptor } from "@connectrpc/connect";
 import type IORedis from "ioredis";
-import { ArticleLifecycleService, type Article } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
+import { ArticleLifecycleService } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import { announceArticleChange } from "../../kit/src/article-changes.ts";
 import type { Logger } from "../../kit/src/logger.ts";
+import { changedArticles } from "./changed-articles.ts";
 
 const ANNOUNCE_TIMEOUT_MS = 250;
 
@@ -14,13 +15,13 @@ export function announceArticleChanges(redis: IORedis, redisPrefix: string, logg
   return (next) => async (req) => {
     const res = await next(req);
     if (req.service.typeName !== ArticleLifecycleService.typeName || res.stream) return res;
-    const article = (res.message as { article?: Article }).article;
-    if (article) {
+    const articles = changedArticles(res.message, req.contextValues);
+    if (articles.length > 0) {
       // Bounded: with Redis away the change still answers at once (gateways are not listening then).
       let timer: ReturnType<typeof setTimeout> | undefined;
       const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error("timed out")), ANNOUNCE_TIMEOUT_MS)));
-      await Promise.race([announceArticleChange(redis, redisPrefix, article), timeout])
-        .catch((error) => logger.warn("could not announce an article change", { externalId: article.externalId, error: (error as Error).message }))
+      await Promise.race([Promise.all(articles.map((article) => announceArticleChange(redis, redisPrefix, article))), timeout])
+        .catch((error) => logger.warn("could not announce an article change", { externalIds: articles.map((a) => a.externalId), error: (error as Error).message }))
         .finally(() => clearTimeout(timer));
     }
     return res;

@@ -1,6 +1,6 @@
 // gRPC handlers of article-store: thin translations between proto messages and the domain.
 import { Code, ConnectError, type Client, type ConnectRouter } from "@connectrpc/connect";
-import type { MessageInitShape } from "@bufbuild/protobuf";
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import {
   ArticleLifecycleService,
@@ -8,12 +8,14 @@ import {
   ArticleStoreService,
   DeliveryAttemptSchema,
   GenerationSettingsSchema,
+  type DeliveryAttempt as AttemptMessage,
   ResearchSourceSchema,
   type Article,
   type GenerationSettings as SettingsMessage,
 } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import type { AccountsService } from "../../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
-import { invalidFields } from "../../kit/src/errors.ts";
+import { codeToString } from "@connectrpc/connect/protocol-connect";
+import { invalidFields, toConnectError } from "../../kit/src/errors.ts";
 import type { Db } from "./db/client.ts";
 import type { GenerationSettings } from "./db/schema.ts";
 import * as store from "./domain/articles.ts";
@@ -22,6 +24,9 @@ import * as idempotency from "./domain/idempotency.ts";
 import * as lifecycle from "./domain/lifecycle.ts";
 import * as research from "./domain/research-sources.ts";
 import * as delivery from "./domain/delivery-attempts.ts";
+import * as deliveries from "./domain/delivery-records.ts";
+import { getArticlesByExternalId } from "./domain/articles-by-external-id.ts";
+import { markedByDeliveries } from "./changed-articles.ts";
 import * as styles from "./domain/project-styles.ts";
 
 const ts = (d: Date) => timestampFromDate(d);
@@ -145,6 +150,17 @@ function newArticleOf(a: Article | undefined): store.NewArticle {
   };
 }
 
+const attemptOf = (a: AttemptMessage): delivery.DeliveryAttempt => ({
+  deliveryId: a.deliveryId,
+  attempt: a.attempt,
+  attemptedAt: a.attemptedAt ? timestampDate(a.attemptedAt) : new Date(),
+  statusCode: nullable(a.statusCode),
+  error: nullable(a.error),
+  durationMs: a.durationMs,
+  succeeded: a.succeeded,
+  versionId: Number(a.versionId),
+});
+
 const brandVoiceMessage = (v: styles.BrandVoiceRecord) => ({ id: big(v.id), projectId: big(v.projectId), name: v.name, description: v.description });
 const imagePresetMessage = (p: styles.ImagePresetRecord) => ({ id: big(p.id), projectId: big(p.projectId), name: p.name, style: p.style });
 
@@ -179,10 +195,17 @@ export function articleStoreRoutes({ db, accounts, onArticleCreated }: ArticleSt
         return { article: articleMessage(created.article), replayed: created.replayed };
       },
       getArticle: async (req) => article(await store.getArticle(db, req.identifier)),
+      batchGetArticlesByExternalId: async (req) => ({ articles: (await getArticlesByExternalId(db, req.externalIds)).map(articleMessage) }),
       async listArticles(req) {
-        const page = await listing.listArticles(db, { projectIds: req.projectIds.map(Number), status: req.status || undefined, page: req.page || 1, perPage: req.perPage || 20 });
+        const query = { projectIds: req.projectIds.map(Number), status: req.status || undefined, page: req.page || 1, perPage: req.perPage || 20 };
+        if (req.idsOnly) {
+          const page = await listing.listArticleIds(db, query);
+          return { articleIds: page.ids.map(big), total: page.total };
+        }
+        const page = await listing.listArticles(db, query);
         return { articles: page.articles.map(articleMessage), total: page.total };
       },
+      batchGetArticles: async (req) => ({ articles: (await store.getArticles(db, req.ids.map(Number))).map(articleMessage) }),
       async findIdempotentArticle(req) {
         const claim = await idempotency.findIdempotencyClaim(db, Number(req.accountId), req.idempotencyKey);
         return { article: claim?.firstResponse ? articleMessage(claim.firstResponse) : undefined, requestHash: claim?.requestHash };
@@ -244,16 +267,7 @@ export function articleStoreRoutes({ db, accounts, onArticleCreated }: ArticleSt
       async recordDeliveryAttempt(req) {
         const a = req.attempt;
         if (!a) throw invalidFields({ attempt: ["attempt is required."] });
-        await delivery.recordDeliveryAttempt(db, req.externalId, {
-          deliveryId: a.deliveryId,
-          attempt: a.attempt,
-          attemptedAt: a.attemptedAt ? timestampDate(a.attemptedAt) : new Date(),
-          statusCode: nullable(a.statusCode),
-          error: nullable(a.error),
-          durationMs: a.durationMs,
-          succeeded: a.succeeded,
-          versionId: Number(a.versionId),
-        });
+        await delivery.recordDeliveryAttempt(db, req.externalId, attemptOf(a));
         return {};
       },
       async listDeliveryAttempts(req) {
@@ -272,6 +286,22 @@ export function articleStoreRoutes({ db, accounts, onArticleCreated }: ArticleSt
       },
       markPublished: async (req) => article(await lifecycle.markPublished(db, req.externalId, Number(req.versionId))),
       markDeliveryFailed: async (req) => article(await lifecycle.markDeliveryFailed(db, req.externalId, req.reason)),
+      async recordDeliveries(req, ctx) {
+        const recorded = await deliveries.recordDeliveries(
+          db,
+          req.records.map((r) => ({
+            externalId: r.externalId,
+            attempt: r.attempt && attemptOf(r.attempt),
+            ending:
+              r.ending.case === "published" ? { kind: "published" as const }
+              : r.ending.case === "deliveryFailureReason" ? { kind: "delivery-failed" as const, reason: r.ending.value }
+              : undefined,
+          })),
+        );
+        const message = (a: store.ArticleRecord) => create(ArticleSchema, articleMessage(a));
+        ctx.values.set(markedByDeliveries, { published: recorded.published.map(message), deliveryFailed: recorded.deliveryFailed.map(message) });
+        return { results: recorded.errors.map((e) => ({ error: e && { code: codeToString(toConnectError(e).code), message: e.message } })) };
+      },
     });
   };
 }

@@ -52,6 +52,12 @@ export interface SafeRequestOptions {
   /** Media types (without parameters) accepted for the final response. */
   acceptContentTypes?: string[];
   resolveHost?: HostResolver;
+  /**
+   * Keep connections open for later requests to the same judged address (webhook deliveries,
+   * many to few receivers). A kept socket is only reused for a request whose host was resolved
+   * and judged to that same address, so pinning holds as for a new socket.
+   */
+  keepAlive?: boolean;
 }
 
 export interface SafeResponse {
@@ -215,6 +221,29 @@ async function checkedAddresses(
   return [...addresses].sort((a, b) => a.family - b.family);
 }
 
+// Kept connections, one agent per judged address (and TLS name), the least recently opened
+// dropped first. An idle socket closes after KEPT_IDLE_MS, before common servers drop it (5 s).
+const KEPT_IDLE_MS = 2_000;
+const MAX_KEPT_ADDRESSES = 256;
+const keptAgents = new Map<string, http.Agent>();
+
+function keptAgent(isHttps: boolean, pinned: ResolvedAddress, port: string | number, servername: string | undefined): http.Agent {
+  const key = `${isHttps ? "https" : "http"} ${pinned.address} ${port} ${servername ?? ""}`;
+  let agent = keptAgents.get(key);
+  if (!agent) {
+    // As many idle sockets as a dispatcher has deliveries in flight, so a burst does not reconnect.
+    const options = { keepAlive: true, maxFreeSockets: 256, timeout: KEPT_IDLE_MS, scheduling: "lifo" as const };
+    agent = isHttps ? new https.Agent(options) : new http.Agent(options);
+    keptAgents.set(key, agent);
+    for (const [oldest, old] of keptAgents) {
+      if (keptAgents.size <= MAX_KEPT_ADDRESSES) break;
+      keptAgents.delete(oldest);
+      old.destroy();
+    }
+  }
+  return agent;
+}
+
 interface Hop {
   target: URL;
   method: string;
@@ -274,20 +303,24 @@ function exchange(
       remaining(deadline),
     );
 
+    const port = target.port || (isHttps ? 443 : 80);
+    // SNI and certificate checks stay on the name the caller asked for.
+    const servername = isHttps && !net.isIP(hostname) ? hostname : undefined;
     const requestOptions: https.RequestOptions = {
       protocol: target.protocol,
       hostname,
-      port: target.port || (isHttps ? 443 : 80),
+      port,
       path: `${target.pathname}${target.search}`,
       method: hop.method,
       headers: hop.headers,
       lookup: pinnedLookup as unknown as net.LookupFunction,
-      agent: false,
-      // SNI and certificate checks stay on the name the caller asked for.
-      ...(isHttps && !net.isIP(hostname) ? { servername: hostname } : {}),
+      agent: opts.keepAlive ? keptAgent(isHttps, pinned, port, servername) : false,
+      ...(servername ? { servername } : {}),
     };
+    let answered = false;
 
     req = client.request(requestOptions, (res) => {
+      answered = true;
       const status = res.statusCode ?? 0;
       const location = res.headers.location;
       if (follow && status >= 300 && status < 400 && location) {
@@ -339,6 +372,12 @@ function exchange(
     });
 
     req.on("error", (err: NodeJS.ErrnoException) => {
+      // A kept socket the server closed meanwhile is our connection's failure, not the
+      // receiver's: the request goes again once, on a new socket.
+      if (req?.reusedSocket && !answered) {
+        settle(() => resolve(exchange(hop, pinned, follow, { ...opts, keepAlive: false }, deadline, timeoutMs, maxBytes)));
+        return;
+      }
       const detail = err.code ? `${err.code}` : err.message;
       const failure = new SafeHttpError("connection", `could not reach ${target.origin} at ${pinned.address} (${detail})`);
       (failure as { code?: string }).code = err.code;
@@ -400,7 +439,7 @@ export async function safeRequest(url: string, opts: SafeRequestOptions = {}): P
   headers["host"] = first.host;
   // The raw body is measured and returned as sent; no transparent decompression.
   headers["accept-encoding"] ??= "identity";
-  headers["connection"] = "close";
+  if (!opts.keepAlive) headers["connection"] = "close";
   if ((first.username || first.password) && !headers["authorization"]) {
     const user = decodeURIComponent(first.username);
     const pass = decodeURIComponent(first.password);

@@ -13,7 +13,10 @@ export interface DispatcherSettings {
   attempts: number;
   /** WEBHOOK_BACKOFF_MS: the wait before attempt k+1 is the k-th value; the last one repeats. */
   backoffMs: number[];
-  /** WEBHOOK_CONCURRENCY: deliveries one process keeps in flight (they are I/O, not CPU). */
+  /**
+   * WEBHOOK_CONCURRENCY: deliveries one process keeps in flight. They are I/O, and their calls to
+   * article-store and the database go in batches, so more in flight makes each delivery cheaper.
+   */
   concurrency: number;
   /** AES-256-GCM key under which signing secrets are stored. */
   secretKey: Buffer;
@@ -47,7 +50,7 @@ export function loadDispatcherSettings(env: Env, serviceToken: string): Dispatch
     allowPrivateUrls: envBool(env, "ALLOW_PRIVATE_URLS", false),
     attempts: envInt(env, "WEBHOOK_ATTEMPTS", 3, { min: 1, max: 25 }),
     backoffMs,
-    concurrency: envInt(env, "WEBHOOK_CONCURRENCY", 50, { min: 1, max: 1000 }),
+    concurrency: envInt(env, "WEBHOOK_CONCURRENCY", 200, { min: 1, max: 1000 }),
     secretKey: key,
     secretKeyDerived: derived,
   };

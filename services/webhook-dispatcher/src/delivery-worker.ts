@@ -8,7 +8,7 @@ import { countWorkerJobs, watchQueueDepth, webhookAttempts } from "../../kit/src
 import { inJobSpan } from "../../kit/src/tracing.ts";
 import { connectRedis, queuePrefix } from "../../kit/src/redis.ts";
 import type { Logger } from "../../kit/src/logger.ts";
-import { attemptCompletionDelivery, type DeliveryContext, type DeliveryOutcome } from "./domain/completion-delivery.ts";
+import { completionDeliveries, type DeliveryContext, type DeliveryOutcome } from "./domain/completion-delivery.ts";
 
 const INTERRUPTED_FOR_AT_MOST_MS = 24 * 3_600_000;
 // One pre-created series per outcome of an attempt.
@@ -37,6 +37,7 @@ async function retryLater(job: Job<WebhookJob>, token: string | undefined, delay
 export function startDeliveryWorker(opts: DeliveryWorkerOptions): () => Promise<void> {
   const { context, logger } = opts;
   const connection = connectRedis(opts.redisUrl);
+  const attemptCompletionDelivery = completionDeliveries(context);
 
   // Each attempt continues the trace of the run that enqueued the webhook.
   const deliver = (job: Job<WebhookJob>, token?: string) => inJobSpan("webhook delivery", job.data.trace, { "messaging.destination.name": QUEUES.webhooks.name }, () => attemptDelivery(job, token));
@@ -49,7 +50,7 @@ export function startDeliveryWorker(opts: DeliveryWorkerOptions): () => Promise<
     const fields = { externalId: job.data.externalId, versionId: job.data.versionId, attempt };
     let outcome: DeliveryOutcome;
     try {
-      outcome = await attemptCompletionDelivery(context, job.data, attempt);
+      outcome = await attemptCompletionDelivery(job.data, attempt);
     } catch (error) {
       // Article-store or accounts failed us: wait for them (for a day at most) without spending
       // one of the receiver's attempts.

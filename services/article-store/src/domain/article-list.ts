@@ -84,6 +84,13 @@ function listStatements(db: Db, byStatus: boolean) {
       .where(sql`${articles.id} = any(array(${pageIds(byStatus)}))`)
       .orderBy(sql`${articles.createdAt} desc nulls last`, sql`${articles.id} desc nulls last`)
       .prepare(byStatus ? "article_page_of_status" : "article_page"),
+    // The same page as ids only (the rows' heap tuples are read, their long text is not).
+    pageIds: db
+      .select({ id: articles.id })
+      .from(articles)
+      .where(sql`${articles.id} = any(array(${pageIds(byStatus)}))`)
+      .orderBy(sql`${articles.createdAt} desc nulls last`, sql`${articles.id} desc nulls last`)
+      .prepare(byStatus ? "article_page_ids_of_status" : "article_page_ids"),
   };
 }
 
@@ -92,15 +99,28 @@ const statements = preparedPerDatabase((db) => ({
   ofStatus: listStatements(db, true),
 }));
 
-/** Articles of the given projects, newest first, with the exact number of them. */
-export async function listArticles(db: Db, query: ArticleListQuery): Promise<{ articles: ArticleRecord[]; total: number }> {
+function checkedQuery(query: ArticleListQuery) {
   if (query.page < 1 || query.perPage < 1 || query.perPage > 100) {
     throw invalidFields({ ...(query.page < 1 ? { page: ["page must be at least 1."] } : {}), ...(query.perPage < 1 || query.perPage > 100 ? { per_page: ["per_page must be between 1 and 100."] } : {}) });
   }
+  return { projectIds: query.projectIds, status: query.status, offset: (query.page - 1) * query.perPage, perPage: query.perPage };
+}
+
+/** Articles of the given projects, newest first, with the exact number of them. */
+export async function listArticles(db: Db, query: ArticleListQuery): Promise<{ articles: ArticleRecord[]; total: number }> {
+  const values = checkedQuery(query);
   if (query.projectIds.length === 0) return { articles: [], total: 0 };
   const list = query.status ? statements(db).ofStatus : statements(db).all;
-  const values = { projectIds: query.projectIds, status: query.status, offset: (query.page - 1) * query.perPage, perPage: query.perPage };
   // The total and the page are independent reads: run them side by side.
   const [[{ total }], rows] = await Promise.all([list.total.execute(values), list.page.execute(values)]);
   return { articles: rows, total: Number(total) };
+}
+
+/** The ids of the page listArticles would answer, with the same total. */
+export async function listArticleIds(db: Db, query: ArticleListQuery): Promise<{ ids: number[]; total: number }> {
+  const values = checkedQuery(query);
+  if (query.projectIds.length === 0) return { ids: [], total: 0 };
+  const list = query.status ? statements(db).ofStatus : statements(db).all;
+  const [[{ total }], rows] = await Promise.all([list.total.execute(values), list.pageIds.execute(values)]);
+  return { ids: rows.map((row) => row.id), total: Number(total) };
 }

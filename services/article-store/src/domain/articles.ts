@@ -3,7 +3,7 @@ import { eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { preparedPerDatabase } from "../db/prepared.ts";
 import { articles, outbox, type ArticleStatus, type GenerationSettings } from "../db/schema.ts";
-import { conflict, notFound, throwIfAny } from "../../../kit/src/errors.ts";
+import { conflict, invalidFields, notFound, throwIfAny } from "../../../kit/src/errors.ts";
 import { bindArticleToKey, lockLiveKey, type IdempotencyRequest } from "./idempotency.ts";
 
 export type ArticleRecord = typeof articles.$inferSelect;
@@ -95,7 +95,18 @@ export async function createArticle(db: Db, input: NewArticle, idempotency?: Ide
 const lookups = preparedPerDatabase((db) => ({
   byId: db.select().from(articles).where(eq(articles.id, sql.placeholder("id"))).prepare("article_by_id"),
   byExternalId: db.select().from(articles).where(eq(articles.externalId, sql.placeholder("externalId"))).prepare("article_by_external_id"),
+  byIds: db.select().from(articles).where(sql`${articles.id} = any(${sql.placeholder("ids")}::int8[])`).prepare("articles_by_ids"),
 }));
+
+/** The most articles one batch read returns (a list page's largest size). */
+export const MAX_BATCH_READ = 100;
+
+/** The articles with these ids that exist, in no particular order. */
+export async function getArticles(db: Db, ids: number[]): Promise<ArticleRecord[]> {
+  if (ids.length > MAX_BATCH_READ) throw invalidFields({ ids: [`at most ${MAX_BATCH_READ} ids at once.`] });
+  if (ids.length === 0) return [];
+  return lookups(db).byIds.execute({ ids: [...new Set(ids)] });
+}
 
 /** By numeric id or external_id UUID; anything else is not found. */
 export async function getArticle(db: Db, identifier: string): Promise<ArticleRecord> {

@@ -18,7 +18,7 @@ export interface DeliveryAttempt {
   versionId: number;
 }
 
-function checkAttempt(a: DeliveryAttempt): void {
+export function checkAttempt(a: DeliveryAttempt): void {
   const errors: Record<string, string[]> = {};
   if (a.deliveryId.trim() === "") errors.delivery_id = ["delivery_id is required."];
   if (!Number.isInteger(a.attempt) || a.attempt < 1) errors.attempt = ["attempt must be an integer from 1."];

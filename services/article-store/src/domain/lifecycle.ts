@@ -16,6 +16,8 @@ const RUNNING: readonly ArticleStatus[] = ["queued", "batching", "writing", "pol
 /** Statuses a progress report may set. */
 export const PROGRESS_STATUSES = ["writing", "polishing", "batching"] as const;
 const DONE: readonly ArticleStatus[] = ["completed", "published"];
+/** A finished article: completed, or published (a version delivered). */
+export const isDone = (status: ArticleStatus) => DONE.includes(status);
 
 const DECIMAL = /^\d{1,8}(\.\d{1,12})?$/;
 

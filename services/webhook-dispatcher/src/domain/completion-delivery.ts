@@ -1,7 +1,8 @@
 // One attempt at delivering an article's completion webhook (spec 6), from the article's state to
-// what the article records: the attempt in its delivery log, then published on success, or the
-// delivery marked failed once no attempt is left. Queue mechanics live in the worker.
-import { Code, ConnectError, type Client } from "@connectrpc/connect";
+// what the article records: the attempt in its delivery log, with published on success, or the
+// delivery marked failed once no attempt is left. Queue mechanics live in the worker. The reads
+// and records of the attempts in flight go to article-store and the database together.
+import type { Client } from "@connectrpc/connect";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { AccountsService } from "../../../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
 import type { ArticleLifecycleService, ArticleStoreService } from "../../../../proto/gen/articles/article_store/v1/articles_pb.ts";
@@ -9,10 +10,11 @@ import type { WebhookJob } from "../../../kit/src/queues.ts";
 import type { HostResolver } from "../../../kit/src/safe-http.ts";
 import type { Db } from "../db/client.ts";
 import { completionPayload } from "./completion-payload.ts";
+import { batchedArticleReads, batchedDeliveryRecords, type ArticleRead, type DeliveryRecord, type RecordDelivery } from "./article-store-batches.ts";
 import { deliverWebhook, type AttemptResult } from "./deliver-webhook.ts";
-import { frozenMessage, type CompletionMessage } from "./messages.ts";
+import { FrozenMessages, type CompletionMessage } from "./messages.ts";
 import type { ProjectNames } from "./project-names.ts";
-import { nextStep } from "./retry-schedule.ts";
+import { nextStep, type NextStep } from "./retry-schedule.ts";
 import { signingSecretOf } from "./signing-secrets.ts";
 import { signatureHeaders, webhookMessageId } from "./standard-webhooks.ts";
 
@@ -51,9 +53,27 @@ const DELIVERABLE = new Set(["completed", "published"]);
 const USER_AGENT = "ArticleGenerationService-Webhooks/1";
 
 /** Attempt number `attempt` (from 1) of the delivery of `job`. Errors of other services propagate. */
-export async function attemptCompletionDelivery(ctx: DeliveryContext, job: WebhookJob, attempt: number): Promise<DeliveryOutcome> {
+export type CompletionDeliveryAttempt = (job: WebhookJob, attempt: number) => Promise<DeliveryOutcome>;
+
+/** What the attempts share: the batches their reads and records join. */
+interface SharedCalls {
+  articleOf: ArticleRead;
+  messages: FrozenMessages;
+  record: RecordDelivery;
+}
+
+export function completionDeliveries(ctx: DeliveryContext): CompletionDeliveryAttempt {
+  const shared: SharedCalls = {
+    articleOf: batchedArticleReads(ctx.services.articles),
+    messages: new FrozenMessages(ctx.db),
+    record: batchedDeliveryRecords(ctx.services.lifecycle),
+  };
+  return (job, attempt) => attemptCompletionDelivery(ctx, shared, job, attempt);
+}
+
+async function attemptCompletionDelivery(ctx: DeliveryContext, shared: SharedCalls, job: WebhookJob, attempt: number): Promise<DeliveryOutcome> {
   const { services, policy, db } = ctx;
-  const article = await findArticle(services, job.externalId);
+  const article = await shared.articleOf(job.externalId);
   if (!article) return { kind: "not-sent", reason: "article not found" };
   // Checked on every attempt: a failed article never fires a webhook (spec 3).
   if (article.status === "failed") return { kind: "not-sent", reason: "the article failed; failed articles are never delivered" };
@@ -67,7 +87,7 @@ export async function attemptCompletionDelivery(ctx: DeliveryContext, job: Webho
   // An article never changes project, so its signing secret is read while the message is frozen.
   const secretRead = signingSecretOf(db, policy.secretKey, Number(article.projectId));
   secretRead.catch(() => {}); // awaited below, after the message
-  const message = await frozenMessage(db, messageId, async (): Promise<CompletionMessage> => {
+  const message = await shared.messages.frozen(messageId, async (): Promise<CompletionMessage> => {
     const name = ctx.projectNames ? await ctx.projectNames.nameOf(article.projectId) : await projectName(services, article.projectId);
     const payload = completionPayload(article, { id: article.projectId, name });
     return {
@@ -83,17 +103,15 @@ export async function attemptCompletionDelivery(ctx: DeliveryContext, job: Webho
   const secret = message.projectId === Number(article.projectId) ? await secretRead : await signingSecretOf(db, policy.secretKey, message.projectId);
   const headers = { "user-agent": USER_AGENT, ...(secret ? signatureHeaders(secret, message.id, message.body) : {}) };
   const result = await deliverWebhook(message.url, message.body, headers, policy);
-  await recordAttempt(services, job, message.id, attempt, result);
-
   const step = nextStep(result, attempt, policy);
+  await shared.record(deliveryRecord(job, message.id, attempt, result, step));
+
   switch (step.kind) {
     case "done":
-      await services.lifecycle.markPublished({ externalId: job.externalId, versionId: BigInt(job.versionId) });
       return { kind: "delivered", messageId, attempt };
     case "retry":
       return { kind: "retry", attempt, delayMs: step.delayMs, error: result.error ?? "delivery failed" };
     case "give-up":
-      await services.lifecycle.markDeliveryFailed({ externalId: job.externalId, reason: step.reason });
       return { kind: "given-up", messageId, attempt, reason: step.reason };
   }
 }
@@ -103,18 +121,14 @@ export async function projectName(services: DeliveryServices, projectId: bigint)
   return project?.name ?? "";
 }
 
-async function findArticle(services: DeliveryServices, externalId: string) {
-  try {
-    return (await services.articles.getArticle({ identifier: externalId })).article;
-  } catch (error) {
-    if (error instanceof ConnectError && error.code === Code.NotFound) return undefined;
-    throw error;
-  }
-}
-
-function recordAttempt(services: DeliveryServices, job: WebhookJob, deliveryId: string, attempt: number, result: AttemptResult) {
-  return services.lifecycle.recordDeliveryAttempt({
+/** The attempt for the delivery log, and the delivery's end when it ended: published or given up. */
+function deliveryRecord(job: WebhookJob, deliveryId: string, attempt: number, result: AttemptResult, step: NextStep): DeliveryRecord {
+  return {
     externalId: job.externalId,
+    ending:
+      step.kind === "done" ? { case: "published", value: true }
+      : step.kind === "give-up" ? { case: "deliveryFailureReason", value: step.reason }
+      : undefined,
     attempt: {
       deliveryId,
       attempt,
@@ -125,5 +139,5 @@ function recordAttempt(services: DeliveryServices, job: WebhookJob, deliveryId: 
       succeeded: result.succeeded,
       versionId: BigInt(job.versionId),
     },
-  });
+  };
 }

@@ -38,6 +38,8 @@ export async function deliverWebhook(url: string, body: string, headers: Record<
       maxResponseBytes: opts.maxResponseBytes ?? MAX_RESPONSE_BYTES,
       // A redirect is an answer, not a success: following it could carry the article elsewhere.
       followRedirects: 0,
+      // Deliveries go to few receivers many times over: a new connection each would cost more than the POST.
+      keepAlive: true,
       resolveHost: opts.resolveHost,
     });
     const status = response.status;

@@ -1,8 +1,10 @@
 // Completion messages, frozen at the first attempt: every retry sends the same body to the same
 // URL, even if the article record moves on (its updated_at advances as attempts are logged).
-import { eq } from "drizzle-orm";
+// The deliveries in flight look theirs up, and store new ones, together.
+import { sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { messages } from "../db/schema.ts";
+import { CallBatches } from "./call-batches.ts";
 
 export interface CompletionMessage {
   id: string;
@@ -13,14 +15,41 @@ export interface CompletionMessage {
   body: string;
 }
 
-/** The stored message with this id, or the one `compose` builds, stored first-writer-wins. */
-export async function frozenMessage(db: Db, id: string, compose: () => Promise<CompletionMessage>): Promise<CompletionMessage> {
-  const [existing] = await db.select().from(messages).where(eq(messages.id, id));
-  if (existing) return existing;
-  const fresh = await compose();
-  const [inserted] = await db.insert(messages).values(fresh).onConflictDoNothing({ target: messages.id }).returning();
-  if (inserted) return inserted;
-  // Another worker froze it in between; its copy is the one every attempt sends.
-  const [stored] = await db.select().from(messages).where(eq(messages.id, id));
-  return stored!;
+const LIMITS = { maxSize: 500, maxRunning: 1 };
+
+export class FrozenMessages {
+  private readonly stored: CallBatches<string, CompletionMessage | undefined>;
+  private readonly storing: CallBatches<CompletionMessage, CompletionMessage>;
+
+  constructor(db: Db) {
+    const storedOf = async (ids: string[]) => {
+      const rows = await db.select().from(messages).where(sql`${messages.id} = any(${sql.param(ids)}::text[])`);
+      return new Map(rows.map((m) => [m.id, m]));
+    };
+    this.stored = new CallBatches(async (ids) => {
+      const byId = await storedOf(ids);
+      return ids.map((id) => byId.get(id));
+    }, LIMITS);
+    // First writer wins: a message another worker froze in between is the one every attempt sends.
+    // The new messages travel as one JSON parameter, so the statement is the same for any batch.
+    this.storing = new CallBatches(async (fresh) => {
+      const rows = fresh.map((m) => ({ id: m.id, external_id: m.externalId, version_id: m.versionId, project_id: m.projectId, url: m.url, body: m.body }));
+      const inserted = await db.execute<{ id: string }>(sql`
+        insert into ${messages} (id, external_id, version_id, project_id, url, body)
+        select * from json_to_recordset(${JSON.stringify(rows)}::json) as m(id text, external_id text, version_id bigint, project_id bigint, url text, body text)
+        on conflict (id) do nothing returning id`);
+      // An id asked for twice is stored from its first copy, the row that went in.
+      const first = new Map<string, CompletionMessage>();
+      for (const m of fresh) if (!first.has(m.id)) first.set(m.id, m);
+      const byId = new Map(inserted.map(({ id }) => [id, first.get(id)!]));
+      const lost = fresh.filter((m) => !byId.has(m.id)).map((m) => m.id);
+      if (lost.length > 0) for (const [id, m] of await storedOf(lost)) byId.set(id, m);
+      return fresh.map((m) => byId.get(m.id) ?? new Error(`message ${m.id} was neither stored nor found`));
+    }, LIMITS);
+  }
+
+  /** The stored message with this id, or the one `compose` builds, stored first-writer-wins. */
+  async frozen(id: string, compose: () => Promise<CompletionMessage>): Promise<CompletionMessage> {
+    return (await this.stored.ask(id)) ?? this.storing.ask(await compose());
+  }
 }
