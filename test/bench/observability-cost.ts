@@ -1,6 +1,7 @@
 // `npm run bench:observability`: what metrics and traces cost the hot paths. Boots the stack
-// three times — nothing observed (METRICS_PORT=0, no OTLP endpoint), metrics (the default), and
-// metrics plus traces exported to an OTLP/HTTP receiver in this process — and loads each hot path
+// four times — nothing observed (METRICS_PORT=0, no OTLP endpoint), metrics (the default),
+// metrics plus every trace exported to an OTLP/HTTP receiver in this process, and metrics plus
+// one trace in a hundred (OTEL_TRACES_SAMPLER) — and loads each hot path
 // in each: polling one article, listing 20, and creating articles that then generate to
 // completion. The cost is read as CPU per request, summed over every process of the stack and
 // the Postgres backends of its database (from /proc), which the machine's drift between stacks moves far less than
@@ -28,7 +29,12 @@ const collector = Bun.serve({
 const variants: { name: string; env: Record<string, string | undefined> }[] = [
   { name: "nothing observed", env: { METRICS_PORT: "0", OTEL_EXPORTER_OTLP_ENDPOINT: undefined } },
   { name: "metrics", env: { OTEL_EXPORTER_OTLP_ENDPOINT: undefined } },
-  { name: "metrics + traces", env: { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${collector.port}`, OTEL_BSP_SCHEDULE_DELAY: "500" } },
+  { name: "metrics + traces", env: { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${collector.port}`, OTEL_BSP_SCHEDULE_DELAY: "500", OTEL_TRACES_SAMPLER: "parentbased_always_on" } },
+  // What a busy deployment runs: one trace in a hundred kept, decided where the trace starts.
+  {
+    name: "metrics + 1% of traces",
+    env: { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${collector.port}`, OTEL_BSP_SCHEDULE_DELAY: "500", OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: "0.01" },
+  },
 ];
 
 interface Reading {

@@ -4,6 +4,7 @@
 import type { Elysia } from "elysia";
 import { SpanKind, SpanStatusCode, context, trace } from "@opentelemetry/api";
 import { httpDuration, httpRequests } from "../../../services/kit/src/metrics.ts";
+import type { CounterCell, HistogramCell } from "../../../services/kit/src/metric-series.ts";
 import { contextFromHeaders, tracer, tracingEnabled } from "../../../services/kit/src/tracing.ts";
 
 interface Node {
@@ -49,8 +50,8 @@ export function routeMatcher(paths: Iterable<string>): (path: string) => string 
 const METHODS = new Set(["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]);
 
 interface RouteSeries {
-  duration: ReturnType<typeof httpDuration.labels>;
-  byStatus: Map<number, ReturnType<typeof httpRequests.labels>>;
+  duration: HistogramCell;
+  byStatus: Map<number, CounterCell>;
 }
 
 /**
@@ -66,14 +67,14 @@ export function observeRequests(app: Elysia<any, any, any, any, any, any, any>, 
   const seriesOf = (route: string, method: string): RouteSeries => {
     const key = method + " " + route;
     let s = series.get(key);
-    if (!s) series.set(key, (s = { duration: httpDuration.labels(route, method), byStatus: new Map() }));
+    if (!s) series.set(key, (s = { duration: httpDuration.cell({ route, method }), byStatus: new Map() }));
     return s;
   };
   const record = (s: RouteSeries, route: string, method: string, status: number, started: number) => {
     s.duration.observe((performance.now() - started) / 1000);
     let counter = s.byStatus.get(status);
-    if (!counter) s.byStatus.set(status, (counter = httpRequests.labels(route, method, String(status))));
-    counter.inc();
+    if (!counter) s.byStatus.set(status, (counter = httpRequests.cell({ route, method, status: String(status) })));
+    counter.value++;
   };
 
   const observed = (fetch: (request: Request) => unknown) => (request: Request) => {

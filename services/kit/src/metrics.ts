@@ -1,10 +1,12 @@
 // Prometheus metrics of every process (prom-client), served on a port of its own (METRICS_PORT).
 // Labels are bounded: routes are templates, methods come from the protobuf descriptors, and no
-// label ever carries an article, user or job id. Hot paths touch only pre-created label children.
+// label ever carries an article, user or job id. Requests and calls are recorded in plain cells
+// (metric-series.ts), made once per label set.
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import type { Queue } from "bullmq";
 import client from "prom-client";
 import type { Logger } from "./logger.ts";
+import { CounterSeries, HistogramSeries, type CounterCell, type HistogramCell } from "./metric-series.ts";
 
 export const registry = client.register;
 
@@ -24,15 +26,15 @@ export function initMetrics(service: string): void {
 
 // ---- gRPC / Connect server calls ---------------------------------------------------------
 
-const rpcRequests = new client.Counter({ name: "rpc_server_requests_total", help: "Calls handled, by service, method and status code.", labelNames: ["rpc_service", "rpc_method", "code"] as const });
-const rpcDuration = new client.Histogram({ name: "rpc_server_duration_seconds", help: "Time to handle a call, by service and method.", labelNames: ["rpc_service", "rpc_method"] as const, buckets: LATENCY_BUCKETS });
+const rpcRequests = new CounterSeries("rpc_server_requests_total", "Calls handled, by service, method and status code.");
+const rpcDuration = new HistogramSeries("rpc_server_duration_seconds", "Time to handle a call, by service and method.", LATENCY_BUCKETS);
 
-// Connect code number → label, and per method its pre-created children (one per code, on first use).
+// Connect code number → label, and per method its series (one per code, made on first use).
 // Connect's Code has no entry for success (0): it is "ok" here.
 const CODE_NAMES = { 0: "ok", ...Object.fromEntries(Object.entries(Code).filter(([, v]) => typeof v === "number").map(([k, v]) => [v, k.replace(/[A-Z]/g, (c, i) => (i ? "_" : "") + c.toLowerCase())])) } as Record<number, string>;
 interface MethodSeries {
-  duration: ReturnType<typeof rpcDuration.labels>;
-  byCode: (ReturnType<typeof rpcRequests.labels> | undefined)[];
+  duration: HistogramCell;
+  byCode: (CounterCell | undefined)[];
   service: string;
   method: string;
 }
@@ -42,7 +44,7 @@ const methodSeries = new WeakMap<object, MethodSeries>();
 function seriesOf(service: string, method: string, key: object): MethodSeries {
   let series = methodSeries.get(key);
   if (!series) {
-    series = { duration: rpcDuration.labels(service, method), byCode: [], service, method };
+    series = { duration: rpcDuration.cell({ rpc_service: service, rpc_method: method }), byCode: [], service, method };
     methodSeries.set(key, series);
   }
   return series;
@@ -50,7 +52,7 @@ function seriesOf(service: string, method: string, key: object): MethodSeries {
 
 function countCall(series: MethodSeries, code: number, started: number): void {
   series.duration.observe((performance.now() - started) / 1000);
-  (series.byCode[code] ??= rpcRequests.labels(series.service, series.method, CODE_NAMES[code] ?? "unknown")).inc();
+  (series.byCode[code] ??= rpcRequests.cell({ rpc_service: series.service, rpc_method: series.method, code: CODE_NAMES[code] ?? "unknown" })).value++;
 }
 
 /** Counts and times every call: first in the server's chain, so refused credentials count too. */
@@ -71,8 +73,8 @@ export function rpcMetricsInterceptor(): Interceptor {
 
 // ---- HTTP (gateway) ------------------------------------------------------------------------
 
-export const httpRequests = new client.Counter({ name: "http_requests_total", help: "Requests answered, by route template, method and status.", labelNames: ["route", "method", "status"] as const });
-export const httpDuration = new client.Histogram({ name: "http_request_duration_seconds", help: "Time to answer a request, by route template and method.", labelNames: ["route", "method"] as const, buckets: LATENCY_BUCKETS });
+export const httpRequests = new CounterSeries("http_requests_total", "Requests answered, by route template, method and status.");
+export const httpDuration = new HistogramSeries("http_request_duration_seconds", "Time to answer a request, by route template and method.", LATENCY_BUCKETS);
 
 // ---- BullMQ --------------------------------------------------------------------------------
 
