@@ -49,7 +49,9 @@ const headerGetter = {
 const headerSetter = { set: (carrier: Headers, key: string, value: string) => carrier.set(key, value) };
 
 /** The context an incoming request's traceparent header continues (the current one when it has none). */
-export const contextFromHeaders = (headers: Headers): Context => propagation.extract(context.active(), headers, headerGetter);
+export const contextFromHeaders = (headers: Headers): Context =>
+  // Most requests carry none: skip the propagators' walk over every header.
+  headers.has("traceparent") ? propagation.extract(context.active(), headers, headerGetter) : context.active();
 
 /** The current span as a traceparent, for work handed on through a queue; undefined when tracing is off. */
 export function currentTraceparent(): string | undefined {
