@@ -171,9 +171,16 @@ describe("traces", () => {
     );
     expect(res.status).toBe(201);
     const inTrace = () => spans.filter((s) => s.traceId === traceparentTrace);
-    await eventually(async () => inTrace(), (found) => ["POST /v1/articles", "generation run", "model call"].every((n) => found.some((s) => s.name === n)), 30_000, "the request's, the run's and the model call's spans");
+    // Each process exports on its own schedule: wait for every one of them, not only the first.
+    const expected = ["gateway", "article-store", "generation-runner"];
+    await eventually(
+      async () => inTrace(),
+      (found) => ["POST /v1/articles", "generation run", "model call"].every((n) => found.some((s) => s.name === n)) && expected.every((service) => found.some((s) => s.service === service)),
+      30_000,
+      "the request's, the run's and the model call's spans, from the gateway, article-store and the runner",
+    );
     const services = new Set(inTrace().map((s) => s.service));
-    for (const service of ["gateway", "article-store", "generation-runner"]) expect(services.has(service)).toBe(true);
+    for (const service of expected) expect(services.has(service)).toBe(true);
     const logged = lines.filter((l) => l.includes(`"trace_id":"${traceparentTrace}"`));
     expect(logged.some((l) => l.includes('"service":"generation-runner"'))).toBe(true);
   }, 60_000);

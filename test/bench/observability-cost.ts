@@ -1,18 +1,19 @@
-// `npm run bench:observability`: what metrics and traces cost the hot paths. Boots the stack
-// four times — nothing observed (METRICS_PORT=0, no OTLP endpoint), metrics (the default),
+// `npm run bench:observability`: what metrics and traces cost the hot paths. Boots the stack in
+// four variants: nothing observed (METRICS_PORT=0, no OTLP endpoint), metrics (the default),
 // metrics plus every trace exported to an OTLP/HTTP receiver in this process, and metrics plus
-// one trace in a hundred (OTEL_TRACES_SAMPLER) — and loads each hot path
-// in each: polling one article, listing 20, and creating articles that then generate to
-// completion. The cost is read as CPU per request, summed over every process of the stack and
-// the Postgres backends of its database (from /proc), which the machine's drift between stacks moves far less than
-// throughput; throughput and p99 are printed beside it. BENCH_SECONDS sets each load (default 10).
-// Writes test/bench/observability-cost.json.
+// one trace in a hundred (OTEL_TRACES_SAMPLER). In each it loads the hot paths: polling one
+// article, listing 20, and creating articles that then generate to completion. The cost is read
+// as CPU per request, summed over every process of the stack and the Postgres backends of its
+// database (from /proc), which moves less than throughput with the machine's drift; BENCH_ROUNDS
+// rounds (default 3) each boot every variant once, and each figure is the median of its rounds.
+// BENCH_SECONDS sets each load (default 5). Writes test/bench/observability-cost.json.
 import { writeFileSync } from "node:fs";
 import { openBenchStack, type BenchContext } from "./context.ts";
 import { cpuMs, load, printTable, type LoadResult } from "./measure.ts";
 import { benchWorkflow, createBenchArticle, waitForArticles } from "./workflows.ts";
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 
 // Receives the exported spans (OTLP/HTTP JSON) and answers at once, as a collector would.
 let spansReceived = 0;
@@ -95,32 +96,46 @@ async function readHotPaths(ctx: BenchContext): Promise<Reading[]> {
   return readings;
 }
 
-const results = new Map<string, Reading[]>();
-for (const variant of variants) {
-  console.log(`stack with ${variant.name}…`);
-  const bench = await openBenchStack({ seconds: SECONDS, env: variant.env });
-  try {
-    results.set(variant.name, await readHotPaths(await bench.tenant()));
-  } finally {
-    await bench.close();
+// Rounds go through every variant in turn, so the machine's drift over time falls on all alike;
+// each figure is the median of its rounds.
+const readings = new Map<string, Reading[][]>(variants.map((v) => [v.name, []]));
+for (let round = 1; round <= ROUNDS; round++) {
+  for (const variant of variants) {
+    console.log(`round ${round} of ${ROUNDS}: stack with ${variant.name}…`);
+    const bench = await openBenchStack({ seconds: SECONDS, env: variant.env });
+    try {
+      readings.get(variant.name)!.push(await readHotPaths(await bench.tenant()));
+    } finally {
+      await bench.close();
+    }
   }
 }
 await collector.stop(true);
 
-const plain = results.get(variants[0].name)!;
-const rows = [...results].flatMap(([name, readings]) =>
-  readings.map((r, i) => ({
-    stack: name,
-    path: r.path,
-    "CPU ms per request": r.cpuPerRequest.toFixed(3),
-    "CPU cost": name === variants[0].name ? "" : `${(((r.cpuPerRequest - plain[i].cpuPerRequest) / plain[i].cpuPerRequest) * 100).toFixed(1)} %`,
-    "req/s": Math.round(r.load.perSecond),
-    "p99 ms": r.load.p99ms.toFixed(1),
-  })),
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+const paths = readings.get(variants[0].name)![0]!.map((r) => r.path);
+const cpuOf = (name: string, i: number) => readings.get(name)!.map((round) => round[i]!.cpuPerRequest);
+const rows = variants.flatMap(({ name }) =>
+  paths.map((path, i) => {
+    const cpu = cpuOf(name, i);
+    const plain = median(cpuOf(variants[0].name, i));
+    return {
+      stack: name,
+      path,
+      "CPU ms per request (median)": median(cpu).toFixed(3),
+      "rounds": cpu.map((c) => c.toFixed(3)).join(" "),
+      "CPU cost": name === variants[0].name ? "" : `${(((median(cpu) - plain) / plain) * 100).toFixed(1)} %`,
+      "req/s (median)": Math.round(median(readings.get(name)!.map((round) => round[i]!.load.perSecond))),
+    };
+  }),
 );
 console.log();
 printTable(rows);
 console.log(`\nspans received by the OTLP receiver: ${spansReceived}`);
 const out = new URL("./observability-cost.json", import.meta.url).pathname;
-writeFileSync(out, JSON.stringify({ seconds: SECONDS, spansReceived, rows }, null, 2) + "\n");
+writeFileSync(out, JSON.stringify({ seconds: SECONDS, rounds: ROUNDS, spansReceived, rows }, null, 2) + "\n");
 console.log(`written to ${out}`);
