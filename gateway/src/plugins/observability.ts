@@ -116,8 +116,8 @@ export function observeRequests(app: Elysia<any, any, any, any, any, any, any>, 
     };
     // A recorded span stays current for everything the request starts, so its calls join the
     // trace. One the sampler left out, starting here, is not made current: an active context
-    // makes Bun carry it through every promise of the request, which cost a cached poll a quarter
-    // of its CPU; the services then decide on their own for the calls of that request.
+    // makes Bun carry it through every promise of the request; the services then decide on their
+    // own for the calls of that request.
     if (!span.isRecording() && parent === context.active()) return run();
     return context.with(trace.setSpan(parent, span), run);
   };
