@@ -60,11 +60,9 @@ export class ArticleMemory {
     const key = identifier.toLowerCase();
     const cached = this.entries.get(key);
     if (cached && cached.expires > now) return cached.article;
-    const wasListening = this.listening;
-    const heard = this.changesHeard;
+    const mayRemember = this.readStarts();
     const article = await lookup();
-    // Remembered only if no change, and no gap in listening, could have overtaken the read.
-    if (wasListening && this.listening && heard === this.changesHeard) this.remember(article, now + TTL_MS);
+    if (mayRemember()) this.remember(article, now + TTL_MS);
     return article;
   }
 
@@ -93,8 +91,7 @@ export class ArticleMemory {
 
   /** Reads `ids` in one lookup, announced in `reading` meanwhile; answers in the order of `ids`. */
   private async readTogether(ids: bigint[], lookup: (missing: bigint[]) => Promise<Article[]>, now: number): Promise<(Article | undefined)[]> {
-    const wasListening = this.listening;
-    const heard = this.changesHeard;
+    const mayRemember = this.readStarts();
     const read = lookup(ids).then((articles) => new Map(articles.map((a) => [a.id, a])));
     const shares = ids.map((id) => {
       const share = read.then((byId) => byId.get(id));
@@ -104,13 +101,22 @@ export class ArticleMemory {
     });
     try {
       const byId = await read;
-      // Remembered only if no change, and no gap in listening, could have overtaken the read.
-      if (wasListening && this.listening && heard === this.changesHeard) for (const article of byId.values()) this.remember(article, now + TTL_MS);
+      if (mayRemember()) for (const article of byId.values()) this.remember(article, now + TTL_MS);
       return ids.map((id) => byId.get(id));
     } finally {
       // Unless a change already withdrew it (and a later read may have taken its place).
       ids.forEach((id, i) => this.reading.get(String(id)) === shares[i] && this.reading.delete(String(id)));
     }
+  }
+
+  /**
+   * Called as a read starts; what it answers when the read ends says whether its result may be
+   * remembered: only if no change, and no gap in listening, could have overtaken the read.
+   */
+  private readStarts(): () => boolean {
+    const wasListening = this.listening;
+    const heard = this.changesHeard;
+    return () => wasListening && this.listening && heard === this.changesHeard;
   }
 
   private remember(article: Article, expires: number): void {

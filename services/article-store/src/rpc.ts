@@ -25,7 +25,6 @@ import * as lifecycle from "./domain/lifecycle.ts";
 import * as research from "./domain/research-sources.ts";
 import * as delivery from "./domain/delivery-attempts.ts";
 import * as deliveries from "./domain/delivery-records.ts";
-import { getArticlesByExternalId } from "./domain/articles-by-external-id.ts";
 import { markedByDeliveries } from "./changed-articles.ts";
 import * as styles from "./domain/project-styles.ts";
 
@@ -195,7 +194,7 @@ export function articleStoreRoutes({ db, accounts, onArticleCreated }: ArticleSt
         return { article: articleMessage(created.article), replayed: created.replayed };
       },
       getArticle: async (req) => article(await store.getArticle(db, req.identifier)),
-      batchGetArticlesByExternalId: async (req) => ({ articles: (await getArticlesByExternalId(db, req.externalIds)).map(articleMessage) }),
+      batchGetArticlesByExternalId: async (req) => ({ articles: (await store.getArticlesByExternalId(db, req.externalIds)).map(articleMessage) }),
       async listArticles(req) {
         const query = { projectIds: req.projectIds.map(Number), status: req.status || undefined, page: req.page || 1, perPage: req.perPage || 20 };
         if (req.idsOnly) {

@@ -95,7 +95,9 @@ export async function createArticle(db: Db, input: NewArticle, idempotency?: Ide
 const lookups = preparedPerDatabase((db) => ({
   byId: db.select().from(articles).where(eq(articles.id, sql.placeholder("id"))).prepare("article_by_id"),
   byExternalId: db.select().from(articles).where(eq(articles.externalId, sql.placeholder("externalId"))).prepare("article_by_external_id"),
+  // Batch reads bind their identifiers as one array, so each is prepared once for any number.
   byIds: db.select().from(articles).where(sql`${articles.id} = any(${sql.placeholder("ids")}::int8[])`).prepare("articles_by_ids"),
+  byExternalIds: db.select().from(articles).where(sql`${articles.externalId} = any(${sql.placeholder("externalIds")}::uuid[])`).prepare("articles_by_external_ids"),
 }));
 
 /** The most articles one batch read returns (a list page's largest size). */
@@ -106,6 +108,16 @@ export async function getArticles(db: Db, ids: number[]): Promise<ArticleRecord[
   if (ids.length > MAX_BATCH_READ) throw invalidFields({ ids: [`at most ${MAX_BATCH_READ} ids at once.`] });
   if (ids.length === 0) return [];
   return lookups(db).byIds.execute({ ids: [...new Set(ids)] });
+}
+
+/** The most articles one batch read by external_id returns (webhook-dispatcher's deliveries in flight). */
+export const MAX_EXTERNAL_IDS = 500;
+
+/** The articles with these external_ids; unknown ones, and ones that are not UUIDs, are left out. */
+export async function getArticlesByExternalId(db: Db, externalIds: readonly string[]): Promise<ArticleRecord[]> {
+  if (externalIds.length > MAX_EXTERNAL_IDS) throw invalidFields({ external_ids: [`At most ${MAX_EXTERNAL_IDS} identifiers per call.`] });
+  const wanted = [...new Set(externalIds.filter(isUuid).map((id) => id.toLowerCase()))];
+  return wanted.length === 0 ? [] : lookups(db).byExternalIds.execute({ externalIds: wanted });
 }
 
 /** By numeric id or external_id UUID; anything else is not found. */
