@@ -2,10 +2,10 @@
 // lifecycle hook runs per request. The route label is the template the path matches (a trie of
 // the app's routes, built once), never the path itself, so ids never become labels.
 import type { Elysia } from "elysia";
-import { SpanKind, SpanStatusCode, context, trace } from "@opentelemetry/api";
+import { SpanKind, SpanStatusCode, context } from "@opentelemetry/api";
 import { httpDuration, httpRequests } from "../../../services/kit/src/metrics.ts";
 import type { CounterCell, HistogramCell } from "../../../services/kit/src/metric-series.ts";
-import { contextFromHeaders, tracer, tracingEnabled } from "../../../services/kit/src/tracing.ts";
+import { contextFromHeaders, openSpan, tracingEnabled } from "../../../services/kit/src/tracing.ts";
 
 interface Node {
   statics: Map<string, Node>;
@@ -94,32 +94,30 @@ export function observeRequests(app: Elysia<any, any, any, any, any, any, any>, 
       const result = fetch(request);
       return result instanceof Promise ? result.then(answer) : answer(result as Response);
     }
-    const parent = contextFromHeaders(request.headers);
-    const span = tracer.startSpan(`${method} ${route}`, { kind: SpanKind.SERVER, attributes: { "http.request.method": method, "http.route": route } }, parent);
+    // The request runs in its trace's context even when the trace is left out: the calls and jobs
+    // it starts then carry that decision (flag 00), so no service starts a fragment of it.
+    const opened = openSpan(`${method} ${route}`, { "http.request.method": method, "http.route": route }, SpanKind.SERVER, contextFromHeaders(request.headers));
+    const span = opened.span;
     const settle = (response: Response) => {
-      span.setAttribute("http.response.status_code", response.status);
-      if (response.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-      span.end();
+      if (span) {
+        span.setAttribute("http.response.status_code", response.status);
+        if (response.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+        span.end();
+      }
       return answer(response);
     };
     const fail = (error: unknown) => {
-      span.end();
+      span?.end();
       throw error;
     };
-    const run = () => {
+    return context.with(opened.context, () => {
       try {
         const result = fetch(request);
         return result instanceof Promise ? result.then(settle, fail) : settle(result as Response);
       } catch (error) {
         fail(error);
       }
-    };
-    // A recorded span stays current for everything the request starts, so its calls join the
-    // trace. One the sampler left out, starting here, is not made current: an active context
-    // makes Bun carry it through every promise of the request; the services then decide on their
-    // own for the calls of that request.
-    if (!span.isRecording() && parent === context.active()) return run();
-    return context.with(trace.setSpan(parent, span), run);
+    });
   };
   // Elysia calls the wrapper with its (unchanging) fetch on each request and calls what it
   // returns: the observed fetch is made once, not per request.

@@ -2,13 +2,45 @@
 // loaded and the interceptors installed; otherwise the API's no-op tracer answers and calls
 // between processes carry no extra header. Context crosses processes as a W3C traceparent:
 // Connect headers, and a `trace` field in BullMQ job data.
-import { context, propagation, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span } from "@opentelemetry/api";
+//
+// Sampling is decided here, once, where a trace starts (a request, a call or a job with no
+// traceparent), before any span exists: a trace left out costs one Math.random and a context
+// holding its ids, which every call and job it leads to follows (flag 00), so the SDK never
+// makes a span for it anywhere and no process starts a fragment of it. The SDK's own sampler only
+// follows parents.
+import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Attributes, type Context, type Span, type SpanContext } from "@opentelemetry/api";
 import type { Interceptor } from "@connectrpc/connect";
 
 export const tracer = trace.getTracer("article-generation-service");
 
 let enabled = false;
 let shutdown: () => Promise<void> = async () => {};
+/** The share of traces starting in this process that are kept. */
+let keptShare = 1;
+
+/**
+ * The share of new traces to keep, read from OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG as
+ * the SDK would (default parentbased_always_on). A trace that arrives with a traceparent follows
+ * its caller's decision whichever sampler is named.
+ */
+export function keptShareOf(env: Record<string, string | undefined>): number {
+  const sampler = env.OTEL_TRACES_SAMPLER?.trim().toLowerCase() || "parentbased_always_on";
+  if (sampler.endsWith("always_off")) return 0;
+  if (!sampler.endsWith("traceidratio")) return 1;
+  const share = Number(env.OTEL_TRACES_SAMPLER_ARG ?? 1);
+  return Number.isFinite(share) && share >= 0 && share <= 1 ? share : 1;
+}
+
+/** Random lowercase hex of `length` characters, never all zeros (an invalid W3C id). */
+function randomHex(length: number): string {
+  let hex = "";
+  while (hex.length < length) hex += ((Math.random() * 2 ** 32) >>> 0).toString(16).padStart(8, "0");
+  return /[^0]/.test(hex) ? hex : randomHex(length);
+}
+
+// The SDK's own generator writes each id through a Buffer and hex-encodes it: a tenth of the
+// gateway's CPU per request in a profile with traces on.
+const idGenerator = { generateTraceId: () => randomHex(32), generateSpanId: () => randomHex(16) };
 
 /** Whether spans are exported (OTEL_EXPORTER_OTLP_ENDPOINT set and the SDK started). */
 export const tracingEnabled = () => enabled;
@@ -16,19 +48,23 @@ export const tracingEnabled = () => enabled;
 /** Starts the SDK when OTEL_EXPORTER_OTLP_ENDPOINT is set; call before any client or server is made. */
 export async function initTracing(serviceName: string, env: Record<string, string | undefined> = process.env): Promise<void> {
   if (enabled || !env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim()) return;
-  const [{ NodeTracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }, { resourceFromAttributes }] = await Promise.all([
+  const [{ NodeTracerProvider, BatchSpanProcessor, ParentBasedSampler, AlwaysOnSampler }, { OTLPTraceExporter }, { resourceFromAttributes }] = await Promise.all([
     import("@opentelemetry/sdk-trace-node"),
     import("@opentelemetry/exporter-trace-otlp-http"),
     import("@opentelemetry/resources"),
   ]);
   const provider = new NodeTracerProvider({
     resource: resourceFromAttributes({ "service.name": env.OTEL_SERVICE_NAME?.trim() || serviceName }),
+    // Roots are only ever started for traces already chosen to be kept (see openSpan).
+    sampler: new ParentBasedSampler({ root: new AlwaysOnSampler() }),
+    idGenerator,
     // OTLP/HTTP with JSON bodies to <endpoint>/v1/traces; batching follows the OTEL_BSP_* variables.
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())],
   });
   // Registers the W3C trace-context propagator and an AsyncLocalStorage context manager.
   provider.register();
   enabled = true;
+  keptShare = keptShareOf(env);
   shutdown = () => provider.shutdown();
 }
 
@@ -61,10 +97,29 @@ export function currentTraceparent(): string | undefined {
   return carrier.traceparent;
 }
 
-/** Runs fn in a span; a thrown error marks it failed. With tracing off it is fn itself. */
+/**
+ * Where a span would start under `parent`: the span when its trace is kept, and the context to run
+ * in. A parent's decision is followed; with no parent a new trace starts, kept at the configured
+ * share, and one left out gets its ids in a context of its own (flag 00) and no span at all.
+ */
+export function openSpan(name: string, attributes: Attributes, kind: SpanKind, parent: Context): { span?: Span; context: Context } {
+  const parentSpan = trace.getSpanContext(parent);
+  const kept = parentSpan ? (parentSpan.traceFlags & TraceFlags.SAMPLED) !== 0 : keptShare >= 1 || Math.random() < keptShare;
+  if (!kept) return { context: parentSpan ? parent : trace.setSpanContext(parent, leftOutTrace()) };
+  const span = tracer.startSpan(name, { kind, attributes }, parent);
+  return { span, context: trace.setSpan(parent, span) };
+}
+
+const leftOutTrace = (): SpanContext => ({ traceId: idGenerator.generateTraceId(), spanId: idGenerator.generateSpanId(), traceFlags: TraceFlags.NONE });
+
+/** Runs fn in a span (when its trace is kept); a thrown error marks it failed. With tracing off it is fn itself. */
 export function inSpan<T>(name: string, attributes: Attributes, fn: (span?: Span) => Promise<T>, opts: { kind?: SpanKind; parent?: Context } = {}): Promise<T> {
   if (!enabled) return fn();
-  return tracer.startActiveSpan(name, { kind: opts.kind ?? SpanKind.INTERNAL, attributes }, opts.parent ?? context.active(), async (span) => {
+  const active = context.active();
+  const opened = openSpan(name, attributes, opts.kind ?? SpanKind.INTERNAL, opts.parent ?? active);
+  const span = opened.span;
+  if (!span) return opened.context === active ? fn() : context.with(opened.context, fn);
+  return context.with(opened.context, async () => {
     try {
       return await fn(span);
     } catch (error) {
@@ -79,7 +134,7 @@ export function inSpan<T>(name: string, attributes: Attributes, fn: (span?: Span
 /** Continues a trace handed on through a queue job (its `trace` field) in a consumer span. */
 export function inJobSpan<T>(name: string, traceparent: string | undefined, attributes: Attributes, fn: () => Promise<T>): Promise<T> {
   if (!enabled) return fn();
-  const parent = traceparent ? propagation.extract(context.active(), { traceparent }) : context.active();
+  const parent = traceparent ? propagation.extract(ROOT_CONTEXT, { traceparent }) : ROOT_CONTEXT;
   return inSpan(name, attributes, fn, { kind: SpanKind.CONSUMER, parent });
 }
 
@@ -92,7 +147,7 @@ export function traceServerInterceptor(): Interceptor {
     });
 }
 
-/** Client side of Connect calls: a span per call and its traceparent in the request headers. */
+/** Client side of Connect calls: a span per call and its traceparent in the request headers (flag 00 when the trace is left out). */
 export function traceClientInterceptor(): Interceptor {
   return (next) => (req) =>
     inSpan(`${req.service.typeName}/${req.method.name}`, { "rpc.system": "connect_rpc", "rpc.service": req.service.typeName, "rpc.method": req.method.name }, () => {
