@@ -191,7 +191,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
 
   // PROFILE=<process> runs that process under Bun's sampling profiler; on exit it writes a
   // readable (markdown) profile into .local/profiles (README, Performance).
-  const profiled = (name: ProcessName) => (env.PROFILE === name ? ["--cpu-prof-md", `--cpu-prof-dir=${root}.local/profiles`] : []);
+  const profiled = (name: ProcessName) => (env.PROFILE?.split(",").includes(name) ? ["--cpu-prof-md", `--cpu-prof-dir=${root}.local/profiles`] : []);
   const bundles = new Map(await Promise.all([...entries].map(async ([name, entry]) => [name, await bundleProcess(root + entry.file)] as const)).catch(undo));
   const spawn = (name: ProcessName) => {
     const entry = entries.get(name)!;

@@ -316,6 +316,15 @@ describe.each(SETUPS)("deploy/k8s/%s", (setup) => {
       }
     });
 
+    test("every process exports traces to the collector in the observability namespace, on OTLP/HTTP only", () => {
+      const collector = pod("otel-collector", "observability");
+      for (const p of PROCESSES) {
+        expect(allowed(pod(p), collector, 4318)).toBe(true);
+        expect(allowed(pod(p), collector, 4317)).toBe(false);
+        expect(allowed(pod(p), pod("otel-collector", "default"), 4318)).toBe(false);
+      }
+    });
+
     test("DNS for all; Postgres, Redis and the internet only for those that use them", () => {
       const postgresUsers = SERVICES;
       const redisUsers = ["gateway", "article-store", "generation-runner", "webhook-dispatcher"];
