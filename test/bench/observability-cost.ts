@@ -6,7 +6,8 @@
 // as CPU per request, summed over every process of the stack and the Postgres backends of its
 // database (from /proc), which moves less than throughput with the machine's drift; BENCH_ROUNDS
 // rounds (default 3) each boot every variant once, and each figure is the median of its rounds.
-// BENCH_SECONDS sets each load (default 5). Writes test/bench/observability-cost.json.
+// BENCH_SECONDS sets each load (default 5). Then the gateway's tracing work alone, without the
+// stack's drift (trace-overhead.ts, twice as many rounds). Writes test/bench/observability-cost.json.
 import { writeFileSync } from "node:fs";
 import { openBenchStack, type BenchContext } from "./context.ts";
 import { cpuMs, load, printTable, type LoadResult } from "./measure.ts";
@@ -110,13 +111,39 @@ for (let round = 1; round <= ROUNDS; round++) {
     }
   }
 }
-await collector.stop(true);
 
 const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 };
+
+// The gateway's own tracing work apart from the stack's drift: test/bench/trace-overhead.ts in a
+// process per variant, rounds interleaved, CPU µs per request (its client's included).
+const gatewayVariants = ["off", "sampled", "every"] as const;
+const gatewayMicros = new Map<string, number[]>(gatewayVariants.map((v) => [v, []]));
+for (let round = 1; round <= ROUNDS * 2; round++) {
+  for (const variant of gatewayVariants) {
+    const child = Bun.spawn([process.execPath, new URL("./trace-overhead.ts", import.meta.url).pathname], {
+      env: { ...process.env, TRACE_VARIANT: variant, OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${collector.port}` },
+      stdout: "pipe",
+    });
+    const out = await new Response(child.stdout).text();
+    if ((await child.exited) !== 0) throw new Error(`trace-overhead.ts (${variant}) failed`);
+    gatewayMicros.get(variant)!.push(JSON.parse(out.trim().split("\n").at(-1)!).cpuMicrosPerRequest);
+  }
+}
+await collector.stop(true);
+const gatewayRows = gatewayVariants.map((variant) => {
+  const micros = median(gatewayMicros.get(variant)!);
+  const off = median(gatewayMicros.get("off")!);
+  return {
+    "gateway alone (in-process client)": variant === "off" ? "metrics, no traces" : variant === "sampled" ? "metrics + 1% of traces" : "metrics + every trace",
+    "CPU µs per request (median)": micros.toFixed(1),
+    rounds: gatewayMicros.get(variant)!.map((m) => m.toFixed(1)).join(" "),
+    "added µs": variant === "off" ? "" : (micros - off).toFixed(1),
+  };
+});
 const paths = readings.get(variants[0].name)![0]!.map((r) => r.path);
 const cpuOf = (name: string, i: number) => readings.get(name)!.map((round) => round[i]!.cpuPerRequest);
 const rows = variants.flatMap(({ name }) =>
@@ -135,7 +162,9 @@ const rows = variants.flatMap(({ name }) =>
 );
 console.log();
 printTable(rows);
+console.log();
+printTable(gatewayRows);
 console.log(`\nspans received by the OTLP receiver: ${spansReceived}`);
 const out = new URL("./observability-cost.json", import.meta.url).pathname;
-writeFileSync(out, JSON.stringify({ seconds: SECONDS, rounds: ROUNDS, spansReceived, rows }, null, 2) + "\n");
+writeFileSync(out, JSON.stringify({ seconds: SECONDS, rounds: ROUNDS, spansReceived, rows, gatewayAlone: gatewayRows }, null, 2) + "\n");
 console.log(`written to ${out}`);
