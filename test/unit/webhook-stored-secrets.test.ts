@@ -124,6 +124,17 @@ describe("frozen messages", () => {
     expect(a.body).toBe(b.body);
   });
 
+  test("a first activation that skips the lookup still sends the copy stored before it", async () => {
+    const messages = new FrozenMessages(database.db);
+    await messages.frozen("msg_e6_1", async () => message("msg_e6_1", '{"n":6}'));
+    const first = await messages.frozen("msg_e6_1", async () => message("msg_e6_1", '{"n":7}'), { neverFrozen: true });
+    expect(first.body).toBe('{"n":6}');
+    const fresh = await messages.frozen("msg_e7_1", async () => message("msg_e7_1", '{"n":8}'), { neverFrozen: true });
+    expect(fresh.body).toBe('{"n":8}');
+    const [stored] = await database.sql`select body from webhook_dispatcher.messages where id = 'msg_e7_1'`;
+    expect(stored!.body).toBe('{"n":8}');
+  });
+
   test("deliveries in flight together each get their own message, stored or new", async () => {
     const messages = new FrozenMessages(database.db);
     await messages.frozen("msg_e3_1", async () => message("msg_e3_1", '{"n":3}'));

@@ -4,6 +4,7 @@
 import { createContextKey, type ContextValues } from "@connectrpc/connect";
 import type { Article } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
 
+/** Partial records: ids, status, cost and delivery marks (rpc.ts, deliveredArticleMessage), not the content. */
 export interface MarkedByDeliveries {
   published: Article[];
   deliveryFailed: Article[];

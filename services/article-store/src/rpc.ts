@@ -126,6 +126,24 @@ const articleMessage = (a: store.ArticleRecord): MessageInitShape<typeof Article
   images: a.images ?? [],
 });
 
+/**
+ * An article RecordDeliveries marked, for the interceptors that announce the change and log the
+ * article's end (changed-articles.ts): its ids, status, cost and delivery marks, all they read.
+ */
+const deliveredArticleMessage = (a: deliveries.DeliveredArticle) =>
+  create(ArticleSchema, {
+    id: big(a.id),
+    externalId: a.externalId,
+    projectId: big(a.projectId),
+    status: a.status,
+    failureReason: opt(a.failureReason),
+    cost: a.cost,
+    publishedVersionId: bigOpt(a.publishedVersionId),
+    deliveryFailedAt: tsOpt(a.deliveryFailedAt),
+    deliveryFailureReason: opt(a.deliveryFailureReason),
+    updatedAt: ts(a.updatedAt),
+  });
+
 function newArticleOf(a: Article | undefined): store.NewArticle {
   if (!a) throw invalidFields({ article: ["article is required."] });
   return {
@@ -297,8 +315,7 @@ export function articleStoreRoutes({ db, accounts, onArticleCreated }: ArticleSt
               : undefined,
           })),
         );
-        const message = (a: store.ArticleRecord) => create(ArticleSchema, articleMessage(a));
-        ctx.values.set(markedByDeliveries, { published: recorded.published.map(message), deliveryFailed: recorded.deliveryFailed.map(message) });
+        ctx.values.set(markedByDeliveries, { published: recorded.published.map(deliveredArticleMessage), deliveryFailed: recorded.deliveryFailed.map(deliveredArticleMessage) });
         return { results: recorded.errors.map((e) => ({ error: e && { code: codeToString(toConnectError(e).code), message: e.message } })) };
       },
     });

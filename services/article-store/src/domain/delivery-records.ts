@@ -25,13 +25,36 @@ export interface DeliveryRecord {
 
 type CheckedRecord = DeliveryRecord & { attempt: DeliveryAttempt };
 
+/**
+ * What recording reads of an article: what judging a record needs, and what the announcements of
+ * its change and end carry (changed-articles.ts). Not the content or settings: nothing here reads
+ * them, and the whole rows were read under the lock and turned into messages for nothing.
+ */
+export type DeliveredArticle = Pick<
+  ArticleRecord,
+  "id" | "externalId" | "projectId" | "status" | "failureReason" | "cost" | "publishedVersionId" | "deliveryFailedAt" | "deliveryFailureReason" | "updatedAt"
+>;
+
+const deliveredColumns = {
+  id: articles.id,
+  externalId: articles.externalId,
+  projectId: articles.projectId,
+  status: articles.status,
+  failureReason: articles.failureReason,
+  cost: articles.cost,
+  publishedVersionId: articles.publishedVersionId,
+  deliveryFailedAt: articles.deliveryFailedAt,
+  deliveryFailureReason: articles.deliveryFailureReason,
+  updatedAt: articles.updatedAt,
+};
+
 export interface RecordedDeliveries {
   /** Per record, in order: undefined when it was made, else why not. */
   errors: (DomainError | undefined)[];
   /** The articles marked published, once each, as they are after the transaction. */
-  published: ArticleRecord[];
+  published: DeliveredArticle[];
   /** The articles whose delivery was marked failed, once each, as they are after it. */
-  deliveryFailed: ArticleRecord[];
+  deliveryFailed: DeliveredArticle[];
 }
 
 /** The record's own shape, before any article is read (recordDeliveryAttempt's and markDeliveryFailed's checks). */
@@ -47,7 +70,7 @@ function checkRecord(record: DeliveryRecord): CheckedRecord {
 const NEWLY_FAILED = new Date(0);
 
 /** The article as the record leaves it (the same object when unchanged); throws why it cannot be made. */
-function judge(record: CheckedRecord, article: ArticleRecord | undefined, articleOfVersion: Map<number, number>): ArticleRecord {
+function judge(record: CheckedRecord, article: DeliveredArticle | undefined, articleOfVersion: Map<number, number>): DeliveredArticle {
   if (!article) throw notFound("No such article.");
   refuseFailed(article);
   const ending = record.ending;
@@ -88,7 +111,7 @@ export async function recordDeliveries(db: Db, records: readonly DeliveryRecord[
     // Locked in id order, so two batches sharing articles cannot deadlock. Lists travel as one
     // parameter each, so every statement here has the same text whatever the batch.
     const locked = await tx
-      .select()
+      .select(deliveredColumns)
       .from(articles)
       .where(sql`${articles.externalId} = any(${sql.param(externalIds)}::uuid[])`)
       .orderBy(articles.id)
@@ -106,7 +129,7 @@ export async function recordDeliveries(db: Db, records: readonly DeliveryRecord[
 
     // In order, each on the article as the records before it left it, as separate calls would.
     const attempts: (DeliveryAttempt & { articleId: number })[] = [];
-    const changed = new Map<number, ArticleRecord>();
+    const changed = new Map<number, DeliveredArticle>();
     const published = new Set<number>();
     const deliveryFailed = new Set<number>();
     checks.forEach(({ value: record }, i) => {
@@ -152,7 +175,7 @@ async function insertAttempts(tx: Db, attempts: (DeliveryAttempt & { articleId: 
 }
 
 /** One UPDATE for every changed article: the statuses and delivery marks judged above; answers the changed columns. */
-async function writeChanges(tx: Db, changed: ArticleRecord[]) {
+async function writeChanges(tx: Db, changed: DeliveredArticle[]) {
   if (changed.length === 0) return [];
   // The new values travel as one JSON parameter, so the statement's text is the same for any batch
   // (postgres.js cannot bind a boolean[] without help, and a text per batch size is a plan per size).

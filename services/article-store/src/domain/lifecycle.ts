@@ -29,7 +29,7 @@ function checkCount(name: string, value: number, errors: Record<string, string[]
   if (!Number.isInteger(value) || value < 0) errors[name] = [`${name} must be a non-negative integer.`];
 }
 
-export function refuseFailed(article: ArticleRecord): void {
+export function refuseFailed(article: Pick<ArticleRecord, "status" | "failureReason">): void {
   if (article.status === "failed") throw precondition(`The article failed (${article.failureReason ?? "no reason recorded"}) and cannot change any more.`);
 }
 

@@ -84,6 +84,8 @@ async function attemptCompletionDelivery(ctx: DeliveryContext, shared: SharedCal
   if (!article.webhookUrl) return { kind: "not-sent", reason: "the article has no webhook_url" };
 
   const messageId = webhookMessageId(job.externalId, job.versionId);
+  // No attempt and no interruption before this one: its job has never run, so has frozen nothing.
+  const firstActivation = attempt === 1 && !job.interruptions;
   // An article never changes project, so its signing secret is read while the message is frozen.
   const secretRead = signingSecretOf(db, policy.secretKey, Number(article.projectId));
   secretRead.catch(() => {}); // awaited below, after the message
@@ -98,7 +100,7 @@ async function attemptCompletionDelivery(ctx: DeliveryContext, shared: SharedCal
       url: article.webhookUrl!,
       body: JSON.stringify(payload),
     };
-  });
+  }, { neverFrozen: firstActivation });
 
   const secret = message.projectId === Number(article.projectId) ? await secretRead : await signingSecretOf(db, policy.secretKey, message.projectId);
   const headers = { "user-agent": USER_AGENT, ...(secret ? signatureHeaders(secret, message.id, message.body) : {}) };

@@ -48,8 +48,14 @@ export class FrozenMessages {
     }, LIMITS);
   }
 
-  /** The stored message with this id, or the one `compose` builds, stored first-writer-wins. */
-  async frozen(id: string, compose: () => Promise<CompletionMessage>): Promise<CompletionMessage> {
-    return (await this.stored.ask(id)) ?? this.storing.ask(await compose());
+  /**
+   * The stored message with this id, or the one `compose` builds, stored first-writer-wins.
+   * `neverFrozen` skips the lookup for a delivery whose job has never run before (its first
+   * activation): nothing can be stored yet, and should another copy have frozen one meanwhile,
+   * the first-writer-wins insert answers that one all the same.
+   */
+  async frozen(id: string, compose: () => Promise<CompletionMessage>, opts: { neverFrozen?: boolean } = {}): Promise<CompletionMessage> {
+    const stored = opts.neverFrozen ? undefined : await this.stored.ask(id);
+    return stored ?? this.storing.ask(await compose());
   }
 }
