@@ -31,6 +31,17 @@ const redisOf = (config: PlatformConfig, logger: Logger) => {
   }
   return redis;
 };
+// The announcements and event-log ends of a call go out on a connection of their own that sends
+// the commands of one turn of the event loop in one write: a batch call (RecordDeliveries) ends
+// dozens of articles at once, a publish and a script each.
+let announcements: IORedis | undefined;
+const announcementsOf = (config: PlatformConfig, logger: Logger) => {
+  if (!announcements) {
+    announcements = connectRedis(config.redisUrl, { enableAutoPipelining: true });
+    announcements.on("error", (error) => logger.error("redis error", { error: error.message }));
+  }
+  return announcements;
+};
 
 await runService({
   name: "article-store",
@@ -46,8 +57,8 @@ await runService({
       onArticleCreated: (externalId) => relay?.wake(externalId),
     }),
   interceptors: ({ config, logger }) => [
-    announceArticleChanges(redisOf(config, logger), config.redisPrefix, logger),
-    logArticleEnds(redisOf(config, logger), config.redisPrefix, logger),
+    announceArticleChanges(announcementsOf(config, logger), config.redisPrefix, logger),
+    logArticleEnds(announcementsOf(config, logger), config.redisPrefix, logger),
   ],
   async background({ database, config, logger }) {
     const generationQueue = openQueue<GenerationJob>("generation", redisOf(config, logger), config.redisPrefix);
@@ -62,6 +73,7 @@ await runService({
       await generationQueue.close();
       await webhookQueue.close();
       redis?.disconnect();
+      announcements?.disconnect();
     };
   },
 });
