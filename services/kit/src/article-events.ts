@@ -27,26 +27,24 @@ export const articleCancelsChannel = (redisPrefix: string) => redisKey(redisPref
 
 export const isFinalEvent = (name: string) => (FINAL_EVENTS as readonly string[]).includes(name);
 
-/** Appends one event; the stream's id (milliseconds-sequence) is the SSE event id. */
-export async function appendArticleEvent(redis: IORedis, redisPrefix: string, externalId: string, event: ArticleEvent): Promise<string> {
+/** Appends events in order in one round trip (one MULTI), with one renewal of the stream's expiry; each event's stream id (milliseconds-sequence) is its SSE event id. */
+export async function appendArticleEvents(redis: IORedis, redisPrefix: string, externalId: string, events: readonly ArticleEvent[]): Promise<void> {
   const key = articleEventsKey(redisPrefix, externalId);
-  const [[error, id]] = (await redis
-    .multi()
-    .xadd(key, "MAXLEN", "~", MAX_EVENTS_PER_ARTICLE, "*", "event", event.event, "data", JSON.stringify(event.data))
-    .expire(key, KEEP_SECONDS)
-    .exec())!;
-  if (error) throw error;
-  return id as string;
+  const multi = redis.multi();
+  for (const event of events) multi.xadd(key, "MAXLEN", "~", MAX_EVENTS_PER_ARTICLE, "*", "event", event.event, "data", JSON.stringify(event.data));
+  const failed = (await multi.expire(key, KEEP_SECONDS).exec())!.find(([error]) => error);
+  if (failed) throw failed[0];
 }
 
 /**
  * For producers whose work must not wait on the log: bounded, and a failure is reported to
  * `onError` rather than thrown (the log is for watchers; the article record stays the truth).
+ * Events made together go out together: a producer pays one round trip for them, not one each.
  */
-export async function tryAppendArticleEvent(redis: IORedis, redisPrefix: string, externalId: string, event: ArticleEvent, onError: (error: Error) => void): Promise<void> {
+export async function tryAppendArticleEvents(redis: IORedis, redisPrefix: string, externalId: string, events: readonly ArticleEvent[], onError: (error: Error) => void): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error("timed out")), APPEND_TIMEOUT_MS)));
-  await Promise.race([appendArticleEvent(redis, redisPrefix, externalId, event), timeout])
+  await Promise.race([appendArticleEvents(redis, redisPrefix, externalId, events), timeout])
     .then(() => undefined, (error) => onError(error as Error))
     .finally(() => clearTimeout(timer));
 }

@@ -4,6 +4,7 @@
 import { and, asc, eq, sql } from "drizzle-orm";
 import { notFound } from "../../../kit/src/errors.ts";
 import type { Db } from "../db/client.ts";
+import { preparedPerDatabase } from "../db/prepared.ts";
 import { articleImages, finishingCheckpoints, researchCheckpoints, runs, stepCheckpoints } from "../db/schema.ts";
 import { formatUsd, parseUsd, sumUsd, type Picodollars } from "./usd.ts";
 
@@ -47,18 +48,57 @@ export interface RunPin {
   requestedModel: string;
 }
 
+const p = sql.placeholder;
+
+// What every run and every step writes or reads, prepared once (see db/prepared.ts).
+const statements = preparedPerDatabase((db) => ({
+  pickUpRun: db
+    .insert(runs)
+    .values({ externalId: p("externalId"), workflowId: p("workflowId"), workflowRevision: p("workflowRevision"), articleType: p("articleType"), requestedModel: p("requestedModel") })
+    .onConflictDoUpdate({ target: runs.externalId, set: { pickups: sql`${runs.pickups} + 1`, updatedAt: sql`now()` } })
+    .returning()
+    .prepare("runner_pick_up_run"),
+  findRun: db.select().from(runs).where(eq(runs.externalId, p("externalId"))).prepare("runner_find_run"),
+  stepCheckpointsOf: db.select().from(stepCheckpoints).where(eq(stepCheckpoints.externalId, p("externalId"))).orderBy(asc(stepCheckpoints.stepNumber)).prepare("runner_step_checkpoints_of"),
+  saveStepCheckpoint: db
+    .insert(stepCheckpoints)
+    .values({
+      externalId: p("externalId"),
+      stepNumber: p("stepNumber"),
+      stepName: p("stepName"),
+      model: p("model"),
+      usedFallback: p("usedFallback"),
+      batched: p("batched"),
+      promptTokens: p("promptTokens"),
+      completionTokens: p("completionTokens"),
+      cost: p("cost"),
+      output: p("output"),
+    })
+    .onConflictDoNothing()
+    // The stored row is what was sent; only its time comes back.
+    .returning({ completedAt: stepCheckpoints.completedAt })
+    .prepare("runner_save_step_checkpoint"),
+  storedStepCheckpoint: db
+    .select()
+    .from(stepCheckpoints)
+    .where(and(eq(stepCheckpoints.externalId, p("externalId")), eq(stepCheckpoints.stepNumber, p("stepNumber"))))
+    .prepare("runner_stored_step_checkpoint"),
+  runCosts: db
+    .select({ cost: stepCheckpoints.cost })
+    .from(stepCheckpoints)
+    .where(eq(stepCheckpoints.externalId, p("externalId")))
+    .unionAll(db.select({ cost: finishingCheckpoints.cost }).from(finishingCheckpoints).where(eq(finishingCheckpoints.externalId, p("externalId"))))
+    .prepare("runner_run_costs"),
+}));
+
 /** Opens the run on first pickup; every later pickup (retry, restarted worker) is counted. */
 export async function pickUpRun(db: Db, pin: RunPin): Promise<RunRow> {
-  const [row] = await db
-    .insert(runs)
-    .values(pin)
-    .onConflictDoUpdate({ target: runs.externalId, set: { pickups: sql`${runs.pickups} + 1`, updatedAt: new Date() } })
-    .returning();
+  const [row] = await statements(db).pickUpRun.execute({ ...pin });
   return row!;
 }
 
 export async function findRun(db: Db, externalId: string): Promise<RunRow | undefined> {
-  const [row] = await db.select().from(runs).where(eq(runs.externalId, externalId));
+  const [row] = await statements(db).findRun.execute({ externalId });
   return row;
 }
 
@@ -69,19 +109,16 @@ export async function updateRun(db: Db, externalId: string, changes: Partial<Pic
 const toStep = (r: typeof stepCheckpoints.$inferSelect): StepCheckpoint => ({ ...r, cost: parseUsd(r.cost) });
 
 export async function stepCheckpointsOf(db: Db, externalId: string): Promise<Map<number, StepCheckpoint>> {
-  const rows = await db.select().from(stepCheckpoints).where(eq(stepCheckpoints.externalId, externalId)).orderBy(asc(stepCheckpoints.stepNumber));
+  const rows = await statements(db).stepCheckpointsOf.execute({ externalId });
   return new Map(rows.map((r) => [r.stepNumber, toStep(r)]));
 }
 
 /** Stores a step's result; when one is already stored (a second worker raced), that one wins. */
 export async function saveStepCheckpoint(db: Db, externalId: string, cp: Omit<StepCheckpoint, "completedAt">): Promise<StepCheckpoint> {
-  const [inserted] = await db
-    .insert(stepCheckpoints)
-    .values({ ...cp, externalId, cost: formatUsd(cp.cost) })
-    .onConflictDoNothing()
-    .returning();
-  if (inserted) return toStep(inserted);
-  const [row] = await db.select().from(stepCheckpoints).where(and(eq(stepCheckpoints.externalId, externalId), eq(stepCheckpoints.stepNumber, cp.stepNumber)));
+  const { saveStepCheckpoint: save, storedStepCheckpoint: stored } = statements(db);
+  const [inserted] = await save.execute({ ...cp, externalId, cost: formatUsd(cp.cost) });
+  if (inserted) return { ...cp, completedAt: inserted.completedAt };
+  const [row] = await stored.execute({ externalId, stepNumber: cp.stepNumber });
   return toStep(row!);
 }
 
@@ -131,11 +168,7 @@ export async function saveResearch(db: Db, externalId: string, research: StoredR
 
 /** The run's total cost: every checkpoint counted once, however often the job ran. */
 export async function runCost(db: Db, externalId: string): Promise<Picodollars> {
-  const rows = await db
-    .select({ cost: stepCheckpoints.cost })
-    .from(stepCheckpoints)
-    .where(eq(stepCheckpoints.externalId, externalId))
-    .unionAll(db.select({ cost: finishingCheckpoints.cost }).from(finishingCheckpoints).where(eq(finishingCheckpoints.externalId, externalId)));
+  const rows = await statements(db).runCosts.execute({ externalId });
   return sumUsd(rows.map((r) => parseUsd(r.cost)));
 }
 

@@ -4,6 +4,7 @@ import { asc, eq, inArray, or, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/pg-core";
 import { invalidFields, notFound, precondition, conflict, throwIfAny } from "../../../kit/src/errors.ts";
 import type { Db } from "../db/client.ts";
+import { preparedPerDatabase } from "../db/prepared.ts";
 import { models } from "../db/schema.ts";
 import { formatUsd, isUsdDecimal, parseUsd } from "./usd.ts";
 
@@ -73,19 +74,26 @@ export async function listModels(db: Db): Promise<CatalogModel[]> {
   return (await db.select().from(models).orderBy(asc(models.id))).map(present);
 }
 
+const fallbackOf = alias(models, "fallback_of");
+
+// Read for every article created and every run: prepared once (see db/prepared.ts).
+const lookups = preparedPerDatabase((db) => ({
+  model: db.select().from(models).where(eq(models.id, sql.placeholder("id"))).prepare("runner_find_model"),
+  modelAndFallback: db
+    .select()
+    .from(models)
+    .where(or(eq(models.id, sql.placeholder("id")), inArray(models.id, db.select({ id: fallbackOf.fallbackModel }).from(fallbackOf).where(eq(fallbackOf.id, sql.placeholder("id"))))))
+    .prepare("runner_find_model_and_fallback"),
+}));
+
 export async function findModel(db: Db, id: string): Promise<CatalogModel | undefined> {
-  const [row] = await db.select().from(models).where(eq(models.id, id));
+  const [row] = await lookups(db).model.execute({ id });
   return row ? present(row) : undefined;
 }
 
-const fallbackOf = alias(models, "fallback_of");
-
 /** The model and the model it falls back to (when it names one), read in one query. */
 export async function findModelAndFallback(db: Db, id: string): Promise<{ model?: CatalogModel; fallback?: CatalogModel }> {
-  const rows = await db
-    .select()
-    .from(models)
-    .where(or(eq(models.id, id), inArray(models.id, db.select({ id: fallbackOf.fallbackModel }).from(fallbackOf).where(eq(fallbackOf.id, id)))));
+  const rows = await lookups(db).modelAndFallback.execute({ id });
   const model = rows.find((r) => r.id === id);
   const fallback = model?.fallbackModel ? rows.find((r) => r.id === model.fallbackModel) : undefined;
   return { model: model && present(model), fallback: fallback && present(fallback) };

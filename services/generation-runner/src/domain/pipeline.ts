@@ -26,7 +26,7 @@ import type { OriginalityDetector } from "./originality.ts";
 import type { PinnedSnapshotMemory } from "./pinned-snapshots.ts";
 import { ProgressReports } from "./progress-reports.ts";
 import type { ModelClients } from "./providers.ts";
-import { descriptionOf, templateValues, wordCountOf, type RunContext } from "./step-values.ts";
+import { descriptionOf, requirementsOf, templateValues, wordCountOf, type RunContext } from "./step-values.ts";
 import { bodyOf } from "../../../kit/src/article-envelope.ts";
 import { formatUsd } from "./usd.ts";
 import { isCancelledArticle } from "../../../kit/src/article-events.ts";
@@ -186,13 +186,14 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
       : pending.some((s) => s.includeResearch)
         ? await articleResearch(db, lifecycle, deps.research, article).then((kept) => (kept.sources.forEach((source) => events.source(source)), kept))
         : await researchOf(db, externalId);
-    const ctx: RunContext = {
+    const known = {
       article,
       settings,
       brandVoice: brandVoice ? { name: brandVoice.name, description: brandVoice.description } : null,
       research: researchText(research),
       faqQuestions: research?.questions ?? [],
     };
+    const ctx: RunContext = { ...known, requirements: requirementsOf(known) };
 
     for (const step of pending) {
       stopIfCancelled();
@@ -262,21 +263,15 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
   }
   // Every version shows the images at the same places; the text around them is what the models wrote.
   const illustrated = (text: string) => withImages(text, settings.imageCount, placedImages(deps.publicBaseUrl, images));
-  if (article.humanize) {
-    // Completion keeps the article polishing for the pass, which pollers see named.
-    progress("polishing", "Humanizing");
-    await reports.flush();
-  } else {
-    // Completion itself records the final state; an unsent report would only repeat it.
-    await reports.supersede();
-  }
-
+  // Completion keeps the article polishing for the pass, which pollers see named.
+  if (article.humanize) progress("polishing", "Humanizing");
+  // Before completion, and none waiting for another: the reports are in (without a pass,
+  // completion itself records the final state, so an unsent report would only repeat it), the
+  // run's events land before the one its completion logs, and the cost is the ledger's total, not
+  // the running sum (the cost breakdown lists the same checkpoints).
+  const [totalCost] = await Promise.all([runCost(db, externalId), article.humanize ? reports.flush() : reports.supersede(), events.flush()]);
   stopIfCancelled();
-  // The run's events land before the one its completion logs.
-  await events.flush();
   const contentWords = wordCountOf(content);
-  // The ledger's total, not the running sum: the cost breakdown lists the same checkpoints.
-  const totalCost = await runCost(db, externalId);
   const { article: generated } = await lifecycle.completeGeneration({
     externalId,
     content: illustrated(content),

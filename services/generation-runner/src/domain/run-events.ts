@@ -1,9 +1,11 @@
 // What a run writes to its article's event log (services/kit/src/article-events.ts) for live
 // watchers: state changes, each step started and finished, research sources kept, images made.
-// Writes go out one at a time in order without holding the run up; `flush` waits for them, so
-// they land before the article-store call that ends the run logs its final event.
+// Writes go out one at a time in order without holding the run up, and the events made while one
+// is under way (or in the same turn, as a step's end and the next one's start are) go out
+// together in the next; `flush` waits for them, so they land before the article-store call that
+// ends the run logs its final event.
 import type IORedis from "ioredis";
-import { tryAppendArticleEvent, type ArticleEvent } from "../../../kit/src/article-events.ts";
+import { tryAppendArticleEvents, type ArticleEvent } from "../../../kit/src/article-events.ts";
 import type { Logger } from "../../../kit/src/logger.ts";
 import type { StepCheckpoint, StoredImage } from "./checkpoints.ts";
 import { formatUsd, type Picodollars } from "./usd.ts";
@@ -16,7 +18,10 @@ export interface ArticleEventLog {
 const usd = (cost: Picodollars) => formatUsd(cost);
 
 export class RunEvents {
-  private chain: Promise<void> = Promise.resolve();
+  /** Made and not yet sent. */
+  private unsent: ArticleEvent[] = [];
+  /** Set while events are being sent; resolves once every event made so far is in (or given up on). */
+  private sending: Promise<void> | undefined;
   private lastState = "";
 
   constructor(
@@ -64,16 +69,26 @@ export class RunEvents {
 
   /** Waits until every event written so far is in the log (or given up on). */
   flush(): Promise<void> {
-    return this.chain;
+    return this.sending ?? Promise.resolve();
   }
 
   private write(event: ArticleEvent): void {
     const log = this.log;
     if (!log) return;
-    this.chain = this.chain.then(() =>
-      tryAppendArticleEvent(log.redis, log.redisPrefix, this.externalId, event, (error) =>
-        this.logger.warn("could not log an article event", { externalId: this.externalId, event: event.event, error: error.message }),
-      ),
-    );
+    this.unsent.push(event);
+    this.sending ??= this.send(log);
+  }
+
+  private async send(log: ArticleEventLog): Promise<void> {
+    // Yields first, so the events the run makes in this turn go out with this one.
+    await Promise.resolve();
+    while (this.unsent.length > 0) {
+      const events = this.unsent;
+      this.unsent = [];
+      await tryAppendArticleEvents(log.redis, log.redisPrefix, this.externalId, events, (error) =>
+        this.logger.warn("could not log article events", { externalId: this.externalId, events: events.map((e) => e.event), error: error.message }),
+      );
+    }
+    this.sending = undefined;
   }
 }

@@ -3,14 +3,28 @@
 // which is written only once the step has produced its output.
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
+import { preparedPerDatabase } from "../db/prepared.ts";
 import { stepAttempts } from "../db/schema.ts";
 
-export async function recordStepStart(db: Db, externalId: string, step: { stepNumber: number; stepName: string }, at = new Date()): Promise<void> {
-  await db
+// Written for every step: prepared once (see db/prepared.ts).
+const statements = preparedPerDatabase((db) => ({
+  recordStepStart: db
     .insert(stepAttempts)
-    .values({ externalId, stepNumber: step.stepNumber, stepName: step.stepName, attempts: 1, firstStartedAt: at, lastStartedAt: at })
+    .values({
+      externalId: sql.placeholder("externalId"),
+      stepNumber: sql.placeholder("stepNumber"),
+      stepName: sql.placeholder("stepName"),
+      attempts: 1,
+      firstStartedAt: sql.placeholder("at"),
+      lastStartedAt: sql.placeholder("at"),
+    })
     .onConflictDoUpdate({
       target: [stepAttempts.externalId, stepAttempts.stepNumber],
-      set: { attempts: sql`${stepAttempts.attempts} + 1`, lastStartedAt: at },
-    });
+      set: { attempts: sql`${stepAttempts.attempts} + 1`, lastStartedAt: sql`excluded.last_started_at` },
+    })
+    .prepare("runner_record_step_start"),
+}));
+
+export async function recordStepStart(db: Db, externalId: string, step: { stepNumber: number; stepName: string }, at = new Date()): Promise<void> {
+  await statements(db).recordStepStart.execute({ externalId, stepNumber: step.stepNumber, stepName: step.stepName, at });
 }

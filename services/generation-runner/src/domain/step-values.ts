@@ -19,10 +19,12 @@ export interface RunContext {
   research: string;
   /** Searchers' questions from research, preferred for the FAQ. */
   faqQuestions: string[];
+  /** The rendered {requirements} brief: the same for every step of the run, so made once (requirementsOf). */
+  requirements: string;
 }
 
 /** The {requirements} brief of the article (word count, tone, point of view, audience, extras, brand voice). */
-export function requirementsOf(ctx: RunContext): string {
+export function requirementsOf(ctx: Omit<RunContext, "requirements">): string {
   const { article, settings } = ctx;
   return renderRequirements({
     target_word_count: article.targetWordCount,
@@ -65,7 +67,7 @@ export function templateValues(ctx: RunContext, steps: readonly SnapshotStep[], 
     target_word_count: article.targetWordCount,
     additional_context: article.additionalContext ?? null,
     additional_instruction: settings.additionalInstruction ?? null,
-    requirements: requirementsOf(ctx),
+    requirements: ctx.requirements,
     research: ctx.research,
     outline: outlineOf(steps, outputs),
     step_outputs: outputs,
