@@ -1,12 +1,19 @@
-// Trace sampling is decided once where a trace starts, and every span, call and job it leads to
-// follows that decision: a left-out trace exports nothing anywhere and passes on flag 00.
+// Trace sampling is decided once where work enters a process (a request, a call or a job without
+// a traceparent), and every span, call and job of that work follows the decision: a left-out
+// trace exports nothing anywhere and hands on flag 00; work outside any trace starts none.
 import { describe, expect, test } from "bun:test";
 import { keptShareOf } from "../../services/kit/src/tracing.ts";
 
 interface ProbeResult {
   kept: number;
   handedOn: string[];
-  keptJobSpan: boolean;
+  calledWith: string[];
+  outsideCall: string;
+  outsideHandOff: string;
+  outsideChildRan: boolean;
+  leftOutCall: string;
+  keptCall: string;
+  keptJob: string;
   leftOutJob: string;
   exported: { traceId: string; name: string }[];
 }
@@ -23,6 +30,29 @@ async function probe(env: Record<string, string>): Promise<ProbeResult> {
 }
 
 const traceIdOf = (traceparent: string) => traceparent.split("-")[1];
+const LEFT_OUT = /^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/;
+const KEPT = /^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/;
+
+/** What holds whatever the share: work outside a trace starts none, and callers' decisions are followed. */
+function expectCallersFollowed(result: ProbeResult) {
+  expect(result.outsideCall).toMatch(LEFT_OUT);
+  expect(result.outsideHandOff).toMatch(LEFT_OUT);
+  expect(result.outsideChildRan).toBe(true);
+  expect(result.leftOutCall).toMatch(LEFT_OUT);
+  expect(traceIdOf(result.keptCall)).toBe("3af7651916cd43dd8448eb211c80319c");
+  expect(result.keptCall).toMatch(KEPT);
+  expect(traceIdOf(result.keptJob)).toBe("0af7651916cd43dd8448eb211c80319c");
+  expect(result.leftOutJob).toMatch(LEFT_OUT);
+  const names = result.exported.map((s) => s.name);
+  expect(names).toContain("probe.v1.Probe/Ask");
+  expect(names).toContain("job of a kept trace");
+  expect(names).not.toContain("child outside a trace");
+  expect(names).not.toContain("job of a left-out trace");
+  // The one call served under flag 00 made no span: the only served call exported is the kept one.
+  expect(result.exported.filter((s) => s.name === "probe.v1.Probe/Ask" && s.traceId !== "3af7651916cd43dd8448eb211c80319c").length).toBe(
+    result.calledWith.filter((t) => t.endsWith("-01")).length,
+  );
+}
 
 describe("trace sampling", () => {
   test("the sampler settings give the share of new traces kept", () => {
@@ -34,24 +64,24 @@ describe("trace sampling", () => {
     expect(keptShareOf({ OTEL_TRACES_SAMPLER: "traceidratio" })).toBe(1);
   });
 
-  test("every trace kept: roots and children are exported and hand on flag 01", async () => {
+  test("every trace kept: roots, children and calls are exported in one trace each and hand on flag 01", async () => {
     const result = await probe({ ROOTS: "3" });
     expect(result.kept).toBe(3);
-    for (const traceparent of result.handedOn) expect(traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+    for (const traceparent of [...result.handedOn, ...result.calledWith]) expect(traceparent).toMatch(KEPT);
     const roots = result.exported.filter((s) => s.name === "root");
     expect(roots.map((s) => s.traceId).sort()).toEqual(result.handedOn.map(traceIdOf).sort());
+    expect(result.calledWith.map(traceIdOf)).toEqual(result.handedOn.map(traceIdOf));
     expect(result.exported.filter((s) => s.name === "child")).toHaveLength(3);
+    expectCallersFollowed(result);
   });
 
-  test("traces left out make no span anywhere but hand their ids on with flag 00; a kept caller is still followed", async () => {
+  test("traces left out make no span anywhere, and what they call or hand on carries flag 00", async () => {
     const result = await probe({ ROOTS: "50", OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: "0" });
     expect(result.kept).toBe(0);
     expect(result.handedOn).toHaveLength(50);
-    for (const traceparent of result.handedOn) expect(traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/);
-    expect(new Set(result.handedOn.map(traceIdOf)).size).toBe(50);
-    expect(result.leftOutJob).toBe("00-1af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00");
-    expect(result.keptJobSpan).toBe(true);
-    expect(result.exported).toEqual([{ traceId: "0af7651916cd43dd8448eb211c80319c", name: "job of a kept trace" }]);
+    for (const traceparent of [...result.handedOn, ...result.calledWith]) expect(traceparent).toMatch(LEFT_OUT);
+    expect(result.exported.filter((s) => s.name === "root" || s.name === "child")).toEqual([]);
+    expectCallersFollowed(result);
   });
 
   test("a share keeps about that share of new traces, each whole", async () => {
@@ -59,9 +89,9 @@ describe("trace sampling", () => {
     // 500 expected; outside 380-620 has a probability far below one in a million.
     expect(result.kept).toBeGreaterThan(380);
     expect(result.kept).toBeLessThan(620);
-    const exportedRoots = result.exported.filter((s) => s.name === "root").length;
-    const exportedChildren = result.exported.filter((s) => s.name === "child").length;
-    expect(exportedRoots).toBe(result.kept);
-    expect(exportedChildren).toBe(result.kept);
+    expect(result.exported.filter((s) => s.name === "root").length).toBe(result.kept);
+    expect(result.exported.filter((s) => s.name === "child").length).toBe(result.kept);
+    expect(result.calledWith.filter((t) => t.endsWith("-01")).length).toBe(result.kept);
+    expectCallersFollowed(result);
   });
 });

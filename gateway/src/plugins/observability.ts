@@ -90,26 +90,27 @@ export function observeRequests(app: Elysia<any, any, any, any, any, any, any>, 
       if (s) record(s, route, method, response.status, started);
       return response;
     };
-    if (!tracing) {
+    // Sampling is decided before anything else: a request whose trace is left out runs exactly
+    // as with tracing off (no span, no context; its calls carry flag 00 on their own).
+    const opened = tracing
+      ? openSpan(() => ({ name: `${method} ${route}`, attributes: { "http.request.method": method, "http.route": route } }), SpanKind.SERVER, contextFromHeaders(request.headers))
+      : undefined;
+    if (!opened) {
       const result = fetch(request);
       return result instanceof Promise ? result.then(answer) : answer(result as Response);
     }
-    // The request runs in its trace's context even when the trace is left out: the calls and jobs
-    // it starts then carry that decision (flag 00), so no service starts a fragment of it.
-    const opened = openSpan(`${method} ${route}`, { "http.request.method": method, "http.route": route }, SpanKind.SERVER, contextFromHeaders(request.headers));
-    const span = opened.span;
+    const { span } = opened;
     const settle = (response: Response) => {
-      if (span) {
-        span.setAttribute("http.response.status_code", response.status);
-        if (response.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-        span.end();
-      }
+      span.setAttribute("http.response.status_code", response.status);
+      if (response.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+      span.end();
       return answer(response);
     };
     const fail = (error: unknown) => {
-      span?.end();
+      span.end();
       throw error;
     };
+    // The kept span stays current for everything the request starts, so its calls join the trace.
     return context.with(opened.context, () => {
       try {
         const result = fetch(request);
