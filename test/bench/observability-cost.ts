@@ -97,11 +97,12 @@ async function readHotPaths(ctx: BenchContext): Promise<Reading[]> {
   return readings;
 }
 
-// Rounds go through every variant in turn, so the machine's drift over time falls on all alike;
-// each figure is the median of its rounds.
+// Rounds go through every variant in turn, so the machine's drift over time falls on all alike,
+// each round starting one variant later (a variant's place in a round had shown in its figures:
+// the first, always the same, read lowest); each figure is the median of its rounds.
 const readings = new Map<string, Reading[][]>(variants.map((v) => [v.name, []]));
 for (let round = 1; round <= ROUNDS; round++) {
-  for (const variant of variants) {
+  for (const variant of variants.map((_, i) => variants[(i + round - 1) % variants.length]!)) {
     console.log(`round ${round} of ${ROUNDS}: stack with ${variant.name}…`);
     const bench = await openBenchStack({ seconds: SECONDS, env: variant.env });
     try {
@@ -123,7 +124,7 @@ const median = (values: number[]) => {
 const gatewayVariants = ["off", "sampled", "every"] as const;
 const gatewayMicros = new Map<string, number[]>(gatewayVariants.map((v) => [v, []]));
 for (let round = 1; round <= ROUNDS * 2; round++) {
-  for (const variant of gatewayVariants) {
+  for (const variant of gatewayVariants.map((_, i) => gatewayVariants[(i + round - 1) % gatewayVariants.length]!)) {
     const child = Bun.spawn([process.execPath, new URL("./trace-overhead.ts", import.meta.url).pathname], {
       env: { ...process.env, TRACE_VARIANT: variant, OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${collector.port}` },
       stdout: "pipe",
