@@ -17,31 +17,32 @@ import { logArticleEnds } from "./article-event-log.ts";
 import { failOnConfigError, loadReconcileSettings, type PlatformConfig } from "../../kit/src/config.ts";
 import type { Logger } from "../../kit/src/logger.ts";
 import type IORedis from "ioredis";
+import type { RedisOptions } from "ioredis";
 
 const reconcile = failOnConfigError(() => loadReconcileSettings());
 
 // The relay starts after the server (runService order); creations before that wait for its first pass.
 let relay: OutboxRelay | undefined;
-// One connection for the outbox relay's queue and the change announcements.
-let redis: IORedis | undefined;
-const redisOf = (config: PlatformConfig, logger: Logger) => {
-  if (!redis) {
-    redis = connectRedis(config.redisUrl);
-    redis.on("error", (error) => logger.error("redis error", { error: error.message }));
-  }
-  return redis;
-};
+/** A Redis connection opened on first use, its errors logged. */
+function lazyRedis(options: RedisOptions = {}) {
+  let redis: IORedis | undefined;
+  return {
+    of(config: PlatformConfig, logger: Logger): IORedis {
+      if (!redis) {
+        redis = connectRedis(config.redisUrl, options);
+        redis.on("error", (error) => logger.error("redis error", { error: error.message }));
+      }
+      return redis;
+    },
+    disconnect: () => redis?.disconnect(),
+  };
+}
+// One connection for the queues (the outbox relay's and the reconciler's) and the reconciler's own reads.
+const queues = lazyRedis();
 // The announcements and event-log ends of a call go out on a connection of their own that sends
 // the commands of one turn of the event loop in one write: a batch call (RecordDeliveries) ends
 // dozens of articles at once, a publish and a script each.
-let announcements: IORedis | undefined;
-const announcementsOf = (config: PlatformConfig, logger: Logger) => {
-  if (!announcements) {
-    announcements = connectRedis(config.redisUrl, { enableAutoPipelining: true });
-    announcements.on("error", (error) => logger.error("redis error", { error: error.message }));
-  }
-  return announcements;
-};
+const announcements = lazyRedis({ enableAutoPipelining: true });
 
 await runService({
   name: "article-store",
@@ -57,23 +58,23 @@ await runService({
       onArticleCreated: (externalId) => relay?.wake(externalId),
     }),
   interceptors: ({ config, logger }) => [
-    announceArticleChanges(announcementsOf(config, logger), config.redisPrefix, logger),
-    logArticleEnds(announcementsOf(config, logger), config.redisPrefix, logger),
+    announceArticleChanges(announcements.of(config, logger), config.redisPrefix, logger),
+    logArticleEnds(announcements.of(config, logger), config.redisPrefix, logger),
   ],
   async background({ database, config, logger }) {
-    const generationQueue = openQueue<GenerationJob>("generation", redisOf(config, logger), config.redisPrefix);
+    const generationQueue = openQueue<GenerationJob>("generation", queues.of(config, logger), config.redisPrefix);
     relay = startOutboxRelay({ db: database.db, generationQueue, logger });
     const folding = startCountFolding({ db: database.db, logger });
-    const webhookQueue = openQueue<WebhookJob>("webhooks", redisOf(config, logger), config.redisPrefix);
-    const reconciler = startReconciler({ db: database.db, redis: redisOf(config, logger), redisPrefix: config.redisPrefix, generationQueue, webhookQueue, logger, settings: reconcile });
+    const webhookQueue = openQueue<WebhookJob>("webhooks", queues.of(config, logger), config.redisPrefix);
+    const reconciler = startReconciler({ db: database.db, redis: queues.of(config, logger), redisPrefix: config.redisPrefix, generationQueue, webhookQueue, logger, settings: reconcile });
     return async () => {
       await reconciler.stop();
       await folding.stop();
       await relay?.stop();
       await generationQueue.close();
       await webhookQueue.close();
-      redis?.disconnect();
-      announcements?.disconnect();
+      queues.disconnect();
+      announcements.disconnect();
     };
   },
 });

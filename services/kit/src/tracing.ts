@@ -14,7 +14,7 @@
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Attributes, type Context, type Span } from "@opentelemetry/api";
 import type { Interceptor } from "@connectrpc/connect";
 
-export const tracer = trace.getTracer("article-generation-service");
+const tracer = trace.getTracer("article-generation-service");
 
 let enabled = false;
 let shutdown: () => Promise<void> = async () => {};
@@ -155,9 +155,9 @@ function runIn<T>(opened: { span: Span; context: Context } | undefined, fn: (spa
 }
 
 /** Runs fn in a child span of the kept trace running now; outside one it is fn itself (it starts no trace). */
-export function inSpan<T>(name: string, attributes: Attributes, fn: (span?: Span) => Promise<T>, kind = SpanKind.INTERNAL): Promise<T> {
+export function inSpan<T>(name: string, attributes: Attributes, fn: (span?: Span) => Promise<T>): Promise<T> {
   if (!enabled || !keptSpan()) return fn();
-  return runIn(openSpan(() => ({ name, attributes }), kind, context.active()), fn);
+  return runIn(openSpan(() => ({ name, attributes }), SpanKind.INTERNAL, context.active()), fn);
 }
 
 /** Continues a trace handed on through a queue job (its `trace` field) in a consumer span, or starts one. */

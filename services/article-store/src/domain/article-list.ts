@@ -5,7 +5,7 @@
 // are read.
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
-import { preparedPerDatabase } from "../db/prepared.ts";
+import { preparedPerDatabase } from "../../../kit/src/prepared-statements.ts";
 import { articleCountChanges, articleCounts, articleDayCounts, articles } from "../db/schema.ts";
 import { invalidFields } from "../../../kit/src/errors.ts";
 import type { ArticleRecord } from "./articles.ts";
@@ -94,7 +94,7 @@ function listStatements(db: Db, byStatus: boolean) {
   };
 }
 
-const statements = preparedPerDatabase((db) => ({
+const statements = preparedPerDatabase((db: Db) => ({
   all: listStatements(db, false),
   ofStatus: listStatements(db, true),
 }));

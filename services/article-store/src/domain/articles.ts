@@ -1,7 +1,7 @@
 // Articles: creation (with its outbox entry, in one transaction), lookup and changes.
 import { eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
-import { preparedPerDatabase } from "../db/prepared.ts";
+import { preparedPerDatabase } from "../../../kit/src/prepared-statements.ts";
 import { articles, outbox, type ArticleStatus, type GenerationSettings } from "../db/schema.ts";
 import { conflict, invalidFields, notFound, throwIfAny } from "../../../kit/src/errors.ts";
 import { bindArticleToKey, lockLiveKey, type IdempotencyRequest } from "./idempotency.ts";
@@ -92,7 +92,7 @@ export async function createArticle(db: Db, input: NewArticle, idempotency?: Ide
 }
 
 // Polling reads: prepared once, so a call only binds the identifier.
-const lookups = preparedPerDatabase((db) => ({
+const lookups = preparedPerDatabase((db: Db) => ({
   byId: db.select().from(articles).where(eq(articles.id, sql.placeholder("id"))).prepare("article_by_id"),
   byExternalId: db.select().from(articles).where(eq(articles.externalId, sql.placeholder("externalId"))).prepare("article_by_external_id"),
   // Batch reads bind their identifiers as one array, so each is prepared once for any number.

@@ -4,7 +4,7 @@
 import { and, asc, eq, sql } from "drizzle-orm";
 import { notFound } from "../../../kit/src/errors.ts";
 import type { Db } from "../db/client.ts";
-import { preparedPerDatabase } from "../db/prepared.ts";
+import { preparedPerDatabase } from "../../../kit/src/prepared-statements.ts";
 import { articleImages, finishingCheckpoints, researchCheckpoints, runs, stepCheckpoints } from "../db/schema.ts";
 import { formatUsd, parseUsd, sumUsd, type Picodollars } from "./usd.ts";
 
@@ -48,31 +48,35 @@ export interface RunPin {
   requestedModel: string;
 }
 
-const p = sql.placeholder;
-
-// What every run and every step writes or reads, prepared once (see db/prepared.ts).
-const statements = preparedPerDatabase((db) => ({
+// What every run and every step writes or reads, prepared once (see kit/src/prepared-statements.ts).
+const statements = preparedPerDatabase((db: Db) => ({
   pickUpRun: db
     .insert(runs)
-    .values({ externalId: p("externalId"), workflowId: p("workflowId"), workflowRevision: p("workflowRevision"), articleType: p("articleType"), requestedModel: p("requestedModel") })
+    .values({
+      externalId: sql.placeholder("externalId"),
+      workflowId: sql.placeholder("workflowId"),
+      workflowRevision: sql.placeholder("workflowRevision"),
+      articleType: sql.placeholder("articleType"),
+      requestedModel: sql.placeholder("requestedModel"),
+    })
     .onConflictDoUpdate({ target: runs.externalId, set: { pickups: sql`${runs.pickups} + 1`, updatedAt: sql`now()` } })
     .returning()
     .prepare("runner_pick_up_run"),
-  findRun: db.select().from(runs).where(eq(runs.externalId, p("externalId"))).prepare("runner_find_run"),
-  stepCheckpointsOf: db.select().from(stepCheckpoints).where(eq(stepCheckpoints.externalId, p("externalId"))).orderBy(asc(stepCheckpoints.stepNumber)).prepare("runner_step_checkpoints_of"),
+  findRun: db.select().from(runs).where(eq(runs.externalId, sql.placeholder("externalId"))).prepare("runner_find_run"),
+  stepCheckpointsOf: db.select().from(stepCheckpoints).where(eq(stepCheckpoints.externalId, sql.placeholder("externalId"))).orderBy(asc(stepCheckpoints.stepNumber)).prepare("runner_step_checkpoints_of"),
   saveStepCheckpoint: db
     .insert(stepCheckpoints)
     .values({
-      externalId: p("externalId"),
-      stepNumber: p("stepNumber"),
-      stepName: p("stepName"),
-      model: p("model"),
-      usedFallback: p("usedFallback"),
-      batched: p("batched"),
-      promptTokens: p("promptTokens"),
-      completionTokens: p("completionTokens"),
-      cost: p("cost"),
-      output: p("output"),
+      externalId: sql.placeholder("externalId"),
+      stepNumber: sql.placeholder("stepNumber"),
+      stepName: sql.placeholder("stepName"),
+      model: sql.placeholder("model"),
+      usedFallback: sql.placeholder("usedFallback"),
+      batched: sql.placeholder("batched"),
+      promptTokens: sql.placeholder("promptTokens"),
+      completionTokens: sql.placeholder("completionTokens"),
+      cost: sql.placeholder("cost"),
+      output: sql.placeholder("output"),
     })
     .onConflictDoNothing()
     // The stored row is what was sent; only its time comes back.
@@ -81,13 +85,13 @@ const statements = preparedPerDatabase((db) => ({
   storedStepCheckpoint: db
     .select()
     .from(stepCheckpoints)
-    .where(and(eq(stepCheckpoints.externalId, p("externalId")), eq(stepCheckpoints.stepNumber, p("stepNumber"))))
+    .where(and(eq(stepCheckpoints.externalId, sql.placeholder("externalId")), eq(stepCheckpoints.stepNumber, sql.placeholder("stepNumber"))))
     .prepare("runner_stored_step_checkpoint"),
   runCosts: db
     .select({ cost: stepCheckpoints.cost })
     .from(stepCheckpoints)
-    .where(eq(stepCheckpoints.externalId, p("externalId")))
-    .unionAll(db.select({ cost: finishingCheckpoints.cost }).from(finishingCheckpoints).where(eq(finishingCheckpoints.externalId, p("externalId"))))
+    .where(eq(stepCheckpoints.externalId, sql.placeholder("externalId")))
+    .unionAll(db.select({ cost: finishingCheckpoints.cost }).from(finishingCheckpoints).where(eq(finishingCheckpoints.externalId, sql.placeholder("externalId"))))
     .prepare("runner_run_costs"),
 }));
 

@@ -4,7 +4,7 @@ import { asc, eq, inArray, or, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/pg-core";
 import { invalidFields, notFound, precondition, conflict, throwIfAny } from "../../../kit/src/errors.ts";
 import type { Db } from "../db/client.ts";
-import { preparedPerDatabase } from "../db/prepared.ts";
+import { preparedPerDatabase } from "../../../kit/src/prepared-statements.ts";
 import { models } from "../db/schema.ts";
 import { formatUsd, isUsdDecimal, parseUsd } from "./usd.ts";
 
@@ -76,8 +76,8 @@ export async function listModels(db: Db): Promise<CatalogModel[]> {
 
 const fallbackOf = alias(models, "fallback_of");
 
-// Read for every article created and every run: prepared once (see db/prepared.ts).
-const lookups = preparedPerDatabase((db) => ({
+// Read for every article created and every run: prepared once (see kit/src/prepared-statements.ts).
+const lookups = preparedPerDatabase((db: Db) => ({
   model: db.select().from(models).where(eq(models.id, sql.placeholder("id"))).prepare("runner_find_model"),
   modelAndFallback: db
     .select()

@@ -3,11 +3,11 @@
 // which is written only once the step has produced its output.
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
-import { preparedPerDatabase } from "../db/prepared.ts";
+import { preparedPerDatabase } from "../../../kit/src/prepared-statements.ts";
 import { stepAttempts } from "../db/schema.ts";
 
-// Written for every step: prepared once (see db/prepared.ts).
-const statements = preparedPerDatabase((db) => ({
+// Written for every step: prepared once (see kit/src/prepared-statements.ts).
+const statements = preparedPerDatabase((db: Db) => ({
   recordStepStart: db
     .insert(stepAttempts)
     .values({
