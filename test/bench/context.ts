@@ -13,7 +13,7 @@ export interface BenchContext {
   stack: Stack;
   databaseUrl: string;
   redisPrefix: string;
-  /** A direct connection to the stack's database (pool 10), for baselines and seeding. */
+  /** A direct connection to the stack's database (pool 10 unless opened with another), for baselines and seeding. */
   sql: postgres.Sql;
   api: ReturnType<typeof apiClient>;
   token: string;
@@ -33,9 +33,10 @@ export interface BenchStack {
 
 /**
  * Boots the stack `npm start` runs on free ports, with its own database and Redis prefix (both
- * dropped by close). `env` is laid over the bench's settings.
+ * dropped by close). `env` is laid over the bench's settings; `sqlPoolSize` bounds the bench's own
+ * connection to the database.
  */
-export async function openBenchStack(opts: { seconds: number; env?: Record<string, string | undefined> }): Promise<BenchStack> {
+export async function openBenchStack(opts: { seconds: number; env?: Record<string, string | undefined>; sqlPoolSize?: number }): Promise<BenchStack> {
   const id = randomBytes(3).toString("hex");
   const databaseUrl = `postgres://postgres@127.0.0.1:5432/articles_bench_${id}`;
   const redisPrefix = `bench-${id}`;
@@ -56,7 +57,7 @@ export async function openBenchStack(opts: { seconds: number; env?: Record<strin
       ...opts.env,
     },
   });
-  const sql = postgres(databaseUrl, { max: 10, onnotice: () => {} });
+  const sql = postgres(databaseUrl, { max: opts.sqlPoolSize ?? 10, onnotice: () => {} });
   const close = async () => {
     process.off("SIGINT", interrupted);
     process.off("SIGTERM", interrupted);

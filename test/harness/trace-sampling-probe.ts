@@ -46,6 +46,10 @@ await inSpan("child outside a trace", {}, async () => {
 // A call that arrives with flag 00 is served without a span; one with flag 01 joins its trace.
 const leftOutCall = (await served(call(new Headers({ traceparent: "00-2af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00" })))) as any;
 const keptCall = (await served(call(new Headers({ traceparent: "00-3af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" })))) as any;
+// A call that arrives without a traceparent, or with one that cannot be read, starts a trace at
+// this process's share.
+const freshCall = (await served(call())) as any;
+const malformedCall = (await served(call(new Headers({ traceparent: "00-not-a-trace-01" })))) as any;
 // A job handed on by a caller that kept its trace is recorded whatever this process's share.
 let keptJob = "";
 await inJobSpan("job of a kept trace", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", {}, async () => {
@@ -59,5 +63,5 @@ await inJobSpan("job of a left-out trace", "00-1af7651916cd43dd8448eb211c80319c-
 await flushTracing();
 receiver.stop(true);
 console.log(
-  JSON.stringify({ kept, handedOn, calledWith, outsideCall, outsideHandOff, outsideChildRan, leftOutCall: leftOutCall.served, keptCall: keptCall.served, keptJob, leftOutJob, exported }),
+  JSON.stringify({ kept, handedOn, calledWith, outsideCall, outsideHandOff, outsideChildRan, leftOutCall: leftOutCall.served, keptCall: keptCall.served, freshCall: freshCall.served, malformedCall: malformedCall.served, keptJob, leftOutJob, exported }),
 );

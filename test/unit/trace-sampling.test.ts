@@ -13,6 +13,9 @@ interface ProbeResult {
   outsideChildRan: boolean;
   leftOutCall: string;
   keptCall: string;
+  /** What a call arriving with no traceparent, or an unreadable one, ran under. */
+  freshCall: string;
+  malformedCall: string;
   keptJob: string;
   leftOutJob: string;
   exported: { traceId: string; name: string }[];
@@ -48,10 +51,13 @@ function expectCallersFollowed(result: ProbeResult) {
   expect(names).toContain("job of a kept trace");
   expect(names).not.toContain("child outside a trace");
   expect(names).not.toContain("job of a left-out trace");
-  // The one call served under flag 00 made no span: the only served call exported is the kept one.
-  expect(result.exported.filter((s) => s.name === "probe.v1.Probe/Ask" && s.traceId !== "3af7651916cd43dd8448eb211c80319c").length).toBe(
+  // The one call served under flag 00 made no span: besides the calls made in kept traces, the
+  // served calls exported are the kept one and those that started traces of their own.
+  const started = [result.freshCall, result.malformedCall].filter((t) => KEPT.test(t)).map(traceIdOf);
+  expect(result.exported.filter((s) => s.name === "probe.v1.Probe/Ask" && s.traceId !== "3af7651916cd43dd8448eb211c80319c" && !started.includes(s.traceId)).length).toBe(
     result.calledWith.filter((t) => t.endsWith("-01")).length,
   );
+  for (const traceId of started) expect(result.exported.filter((s) => s.traceId === traceId).map((s) => s.name)).toEqual(["probe.v1.Probe/Ask"]);
 }
 
 describe("trace sampling", () => {
@@ -72,6 +78,10 @@ describe("trace sampling", () => {
     expect(roots.map((s) => s.traceId).sort()).toEqual(result.handedOn.map(traceIdOf).sort());
     expect(result.calledWith.map(traceIdOf)).toEqual(result.handedOn.map(traceIdOf));
     expect(result.exported.filter((s) => s.name === "child")).toHaveLength(3);
+    // Calls arriving with no traceparent, or one that cannot be read, start traces of their own.
+    expect(result.freshCall).toMatch(KEPT);
+    expect(result.malformedCall).toMatch(KEPT);
+    expect(new Set([traceIdOf(result.freshCall), traceIdOf(result.malformedCall), ...result.handedOn.map(traceIdOf)]).size).toBe(5);
     expectCallersFollowed(result);
   });
 
@@ -81,6 +91,8 @@ describe("trace sampling", () => {
     expect(result.handedOn).toHaveLength(50);
     for (const traceparent of [...result.handedOn, ...result.calledWith]) expect(traceparent).toMatch(LEFT_OUT);
     expect(result.exported.filter((s) => s.name === "root" || s.name === "child")).toEqual([]);
+    expect(result.freshCall).toMatch(LEFT_OUT);
+    expect(result.malformedCall).toMatch(LEFT_OUT);
     expectCallersFollowed(result);
   });
 

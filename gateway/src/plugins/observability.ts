@@ -5,7 +5,7 @@ import type { Elysia } from "elysia";
 import { SpanKind, SpanStatusCode, context } from "@opentelemetry/api";
 import { httpDuration, httpRequests } from "../../../services/kit/src/metrics.ts";
 import type { CounterCell, HistogramCell } from "../../../services/kit/src/metric-series.ts";
-import { contextFromHeaders, openSpan, tracingEnabled } from "../../../services/kit/src/tracing.ts";
+import { openIncomingSpan, tracingEnabled } from "../../../services/kit/src/tracing.ts";
 
 interface Node {
   statics: Map<string, Node>;
@@ -93,7 +93,7 @@ export function observeRequests(app: Elysia<any, any, any, any, any, any, any>, 
     // Sampling is decided before anything else: a request whose trace is left out runs exactly
     // as with tracing off (no span, no context; its calls carry flag 00 on their own).
     const opened = tracing
-      ? openSpan(() => ({ name: `${method} ${route}`, attributes: { "http.request.method": method, "http.route": route } }), SpanKind.SERVER, contextFromHeaders(request.headers))
+      ? openIncomingSpan(request.headers, () => ({ name: `${method} ${route}`, attributes: { "http.request.method": method, "http.route": route } }), SpanKind.SERVER)
       : undefined;
     if (!opened) {
       const result = fetch(request);

@@ -89,6 +89,8 @@ export function failOnConfigError<T>(fn: () => T): T {
 /** Settings every service process shares. */
 export interface PlatformConfig {
   databaseUrl: string;
+  /** DATABASE_POOL_SIZE: the most Postgres connections one process holds (replicas × services × this must fit max_connections). */
+  databasePoolSize: number;
   redisUrl: string;
   redisPrefix: string;
   serviceToken: string;
@@ -137,6 +139,7 @@ export function loadPlatformConfig(env: Env = process.env): PlatformConfig {
   if (serviceToken.length < 16) throw new ConfigError("SERVICE_TOKEN", "must be at least 16 characters");
   return {
     databaseUrl: envUrl(env, "DATABASE_URL", "postgres://postgres@127.0.0.1:5432/articles", ["postgres:", "postgresql:"]),
+    databasePoolSize: envInt(env, "DATABASE_POOL_SIZE", 10, { min: 1, max: 100 }),
     redisUrl: envUrl(env, "REDIS_URL", "redis://127.0.0.1:6379", ["redis:", "rediss:"]),
     redisPrefix,
     serviceToken,

@@ -49,6 +49,7 @@ export async function runService<S extends Record<string, unknown>>(def: Service
       schemaName: def.schemaName,
       schema: def.schema,
       migrationsFolder: def.migrationsFolder,
+      poolSize: config.databasePoolSize,
     });
   } catch (error) {
     // drizzle's "Failed query: …" says what was sent; its cause says why it failed (e.g. too many clients).

@@ -101,10 +101,26 @@ const headerGetter = {
 };
 const headerSetter = { set: (carrier: Headers, key: string, value: string) => carrier.set(key, value) };
 
-/** The context an incoming request's traceparent header continues (the current one when it has none). */
-export const contextFromHeaders = (headers: Headers): Context =>
-  // Most requests carry none: skip the propagators' walk over every header.
-  headers.has("traceparent") ? propagation.extract(context.active(), headers, headerGetter) : context.active();
+// A well-formed traceparent: version 00, trace id, parent id, flags (W3C Trace Context).
+const TRACEPARENT = /^00-[0-9a-f]{32}-[0-9a-f]{16}-([0-9a-f]{2})$/;
+
+/**
+ * Where a request or call enters this process: a span and the context to run in when its trace is
+ * kept, nothing when it is left out. With a traceparent its caller's decision is followed; without
+ * one a trace starts, kept at the configured share. Most work is left out, and this is on every
+ * request's path, so the decision is read from the header itself (a random draw when there is
+ * none) before anything of the context API runs: a left-out request costs a header lookup.
+ */
+export function openIncomingSpan(headers: Headers, describe: () => { name: string; attributes: Attributes }, kind: SpanKind): { span: Span; context: Context } | undefined {
+  const traceparent = headers.get("traceparent");
+  const flags = traceparent === null ? undefined : TRACEPARENT.exec(traceparent)?.[1];
+  if (flags === undefined) {
+    // No usable parent: the start of a trace.
+    return keptShare >= 1 || Math.random() < keptShare ? startSpan(describe, kind, ROOT_CONTEXT) : undefined;
+  }
+  if ((parseInt(flags, 16) & TraceFlags.SAMPLED) === 0) return undefined;
+  return startSpan(describe, kind, propagation.extract(ROOT_CONTEXT, headers, headerGetter));
+}
 
 /** The traceparent of work done outside any kept trace: fresh ids, flag 00 (not sampled). */
 const leftOutTraceparent = () => `00-${idGenerator.generateTraceId()}-${idGenerator.generateSpanId()}-00`;
@@ -132,7 +148,10 @@ export function currentTraceparent(): string | undefined {
 export function openSpan(describe: () => { name: string; attributes: Attributes }, kind: SpanKind, parent: Context): { span: Span; context: Context } | undefined {
   const parentSpan = trace.getSpanContext(parent);
   const kept = parentSpan ? (parentSpan.traceFlags & TraceFlags.SAMPLED) !== 0 : keptShare >= 1 || Math.random() < keptShare;
-  if (!kept) return undefined;
+  return kept ? startSpan(describe, kind, parent) : undefined;
+}
+
+function startSpan(describe: () => { name: string; attributes: Attributes }, kind: SpanKind, parent: Context): { span: Span; context: Context } {
   const { name, attributes } = describe();
   const span = tracer.startSpan(name, { kind, attributes }, parent);
   return { span, context: trace.setSpan(parent, span) };
@@ -174,7 +193,7 @@ const rpcSpan = (req: { service: { typeName: string }; method: { name: string } 
 
 /** Server side of Connect calls: a span per call of a kept trace, continuing the caller's traceparent or starting a trace. */
 export function traceServerInterceptor(): Interceptor {
-  return (next) => (req) => runIn(openSpan(() => rpcSpan(req), SpanKind.SERVER, contextFromHeaders(req.header)), () => next(req));
+  return (next) => (req) => runIn(openIncomingSpan(req.header, () => rpcSpan(req), SpanKind.SERVER), () => next(req));
 }
 
 /** Client side of Connect calls: a span per call of a kept trace and its traceparent in the request headers; flag 00 otherwise. */
