@@ -3,6 +3,7 @@ import { and, eq, gt, isNull, or, sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { accounts, apiKeys, memberships, plans, projects, subscriptions, users } from "../db/schema.ts";
 import { invalidFields, notFound, forbidden, throwIfAny, unauthenticated, type FieldErrors } from "../../../kit/src/errors.ts";
+import { preparedPerDatabase } from "../../../kit/src/prepared-statements.ts";
 import { displayPrefix, hashToken, isWellFormedToken, newToken } from "./api-keys.ts";
 import { membershipCovers, roleGrants, type AccessLevel, type Role } from "./access.ts";
 
@@ -18,18 +19,31 @@ export interface Principal {
   plan: PlanRow | null;
 }
 
-/** Resolves a bearer token; every refusal looks the same to the caller. */
-export async function authenticateKey(db: Db, token: string): Promise<Principal> {
-  if (!isWellFormedToken(token)) throw unauthenticated();
-  const [row] = await db
+// Asked on every gateway cache miss (a key or a project access unseen for half a second): built
+// once (kit/src/prepared-statements.ts), so a call only binds its values.
+const lookups = preparedPerDatabase((db: Db) => ({
+  principal: db
     .select({ key: apiKeys, user: users, plan: plans })
     .from(apiKeys)
     .innerJoin(users, eq(users.id, apiKeys.userId))
     .innerJoin(memberships, and(eq(memberships.accountId, apiKeys.accountId), eq(memberships.userId, apiKeys.userId)))
     .leftJoin(subscriptions, and(eq(subscriptions.accountId, apiKeys.accountId), isNull(subscriptions.endedAt)))
     .leftJoin(plans, eq(plans.id, subscriptions.planId))
-    .where(and(eq(apiKeys.tokenHash, hashToken(token)), isNull(apiKeys.revokedAt), or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, sql`now()`))))
-    .limit(1);
+    .where(and(eq(apiKeys.tokenHash, sql.placeholder("tokenHash")), isNull(apiKeys.revokedAt), or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, sql`now()`))))
+    .limit(1)
+    .prepare("identity_principal_by_token"),
+  projectAccess: db
+    .select({ project: projects, membership: memberships })
+    .from(projects)
+    .innerJoin(memberships, and(eq(memberships.accountId, projects.accountId), eq(memberships.userId, sql.placeholder("userId"))))
+    .where(eq(projects.id, sql.placeholder("projectId")))
+    .prepare("identity_project_access"),
+}));
+
+/** Resolves a bearer token; every refusal looks the same to the caller. */
+export async function authenticateKey(db: Db, token: string): Promise<Principal> {
+  if (!isWellFormedToken(token)) throw unauthenticated();
+  const [row] = await lookups(db).principal.execute({ tokenHash: hashToken(token) });
   if (!row) throw unauthenticated();
   return { keyId: row.key.id, accountId: row.key.accountId, user: row.user, plan: row.plan };
 }
@@ -48,11 +62,7 @@ export async function getProject(db: Db, projectId: number): Promise<ProjectRow>
 
 /** Another account's project is "not found"; a visible one with too little access is "forbidden". */
 export async function authorizeProject(db: Db, userId: number, projectId: number, level: AccessLevel): Promise<ProjectRow> {
-  const [row] = await db
-    .select({ project: projects, membership: memberships })
-    .from(projects)
-    .innerJoin(memberships, and(eq(memberships.accountId, projects.accountId), eq(memberships.userId, userId)))
-    .where(eq(projects.id, projectId));
+  const [row] = await lookups(db).projectAccess.execute({ userId, projectId });
   if (!row) throw notFound("Project not found.");
   const { role, projectIds } = row.membership;
   if (!membershipCovers(projectIds, projectId) || !roleGrants(role, level)) {

@@ -1,8 +1,9 @@
 // Pinned snapshots: which revision an article created now runs on, and the exact steps of any
 // revision later (spec 2.3 rule 4). Built-ins come from code at their current revision and from
 // the recorded builtin_snapshots for older ones; custom workflows from workflow_snapshots.
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { notFound } from "../../../kit/src/errors.ts";
+import { preparedPerDatabase } from "../../../kit/src/prepared-statements.ts";
 import type { Db } from "../db/client.ts";
 import { builtinSnapshots, workflows, workflowSnapshots, type SnapshotStepRecord } from "../db/schema.ts";
 import { BUILTIN_ARTICLE_TYPES, builtinWorkflow, type BuiltinWorkflow } from "./builtin-workflows/index.ts";
@@ -22,7 +23,7 @@ export interface Snapshot {
   steps: SnapshotStepRecord[];
 }
 
-function pinned(workflowId: number, revision: number, articleType: string, steps: readonly SnapshotStepRecord[]): PinnedWorkflow {
+function pinned(workflowId: number, revision: number, articleType: string, steps: readonly { include_research: boolean }[]): PinnedWorkflow {
   return {
     workflowId,
     revision,
@@ -51,16 +52,30 @@ function builtinSteps(workflow: BuiltinWorkflow): SnapshotStepRecord[] {
   }));
 }
 
-/** The project's custom type when it has one, else the built-in of that name. */
-export async function resolveArticleType(db: Db, projectId: number, articleType: string): Promise<PinnedWorkflow> {
-  const [custom] = await db
-    .select({ snapshot: workflowSnapshots })
+// Asked once for every article created: built once (kit/src/prepared-statements.ts), so a call
+// only binds its values. Postgres counts the steps and looks for a research step itself, so the
+// snapshot's step list (prompts included) never travels or gets parsed here.
+const lookups = preparedPerDatabase((db: Db) => ({
+  currentCustom: db
+    .select({
+      workflowId: workflowSnapshots.workflowId,
+      revision: workflowSnapshots.revision,
+      articleType: workflowSnapshots.articleType,
+      stepCount: sql<number>`jsonb_array_length(${workflowSnapshots.steps})::int4`,
+      hasResearchStep: sql<boolean>`${workflowSnapshots.steps} @> '[{"include_research": true}]'::jsonb`,
+    })
     .from(workflows)
     .innerJoin(workflowSnapshots, and(eq(workflowSnapshots.workflowId, workflows.id), eq(workflowSnapshots.revision, workflows.revision)))
-    .where(and(eq(workflows.projectId, projectId), eq(workflows.slug, articleType)));
-  if (custom) return pinned(custom.snapshot.workflowId, custom.snapshot.revision, custom.snapshot.articleType, custom.snapshot.steps);
+    .where(and(eq(workflows.projectId, sql.placeholder("projectId")), eq(workflows.slug, sql.placeholder("articleType"))))
+    .prepare("catalog_current_custom_workflow"),
+}));
+
+/** The project's custom type when it has one, else the built-in of that name. */
+export async function resolveArticleType(db: Db, projectId: number, articleType: string): Promise<PinnedWorkflow> {
+  const [custom] = await lookups(db).currentCustom.execute({ projectId, articleType });
+  if (custom) return { ...custom, builtin: false };
   const builtin = builtinWorkflow(articleType);
-  if (builtin) return pinned(0, builtin.revision, builtin.article_type, builtinSteps(builtin));
+  if (builtin) return pinned(0, builtin.revision, builtin.article_type, builtin.steps);
   throw notFound(`The article type "${articleType}" is neither a built-in type nor a custom workflow of this project.`);
 }
 

@@ -1,0 +1,87 @@
+// The word ledger's own rules, below the API: a reservation is one call of reserve_words (migration
+// 0001), so its retries, its re-use of a released hold and its lock under concurrency are checked
+// here directly. Runs on a real Postgres, in a throwaway database.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { randomBytes, randomUUID } from "node:crypto";
+import { fileURLToPath } from "node:url";
+import postgres from "postgres";
+import { openServiceDatabase, type ServiceDatabase } from "../../services/kit/src/db.ts";
+import { schema } from "../../services/accounts-billing/src/db/client.ts";
+import * as identity from "../../services/accounts-billing/src/domain/identity.ts";
+import * as quota from "../../services/accounts-billing/src/domain/word-quota.ts";
+
+const ADMIN_URL = process.env.TEST_DATABASE_ADMIN_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const name = `word_quota_${process.pid}_${randomBytes(3).toString("hex")}`;
+let database: ServiceDatabase<typeof schema>;
+
+beforeAll(async () => {
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  database = await openServiceDatabase({
+    databaseUrl: url.toString(),
+    schemaName: "accounts_billing",
+    schema,
+    migrationsFolder: fileURLToPath(new URL("../../services/accounts-billing/src/db/migrations", import.meta.url)),
+  });
+});
+
+afterAll(async () => {
+  await database.close();
+  const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`drop database if exists "${name}" with (force)`);
+  await admin.end();
+});
+
+async function accountWith(monthlyWords: number | null): Promise<number> {
+  const db = database.db;
+  if (monthlyWords === null) return (await identity.createAccount(db, "No plan")).id;
+  const plan = await identity.createPlan(db, { name: "Plan", monthlyWords, requestsPerMinute: 1, requestsPerHour: 1, requestsPerDay: 1 });
+  return (await identity.createAccount(db, "Account", plan.id)).id;
+}
+
+describe("word reservations", () => {
+  test("a retry returns the held reservation; a released one is taken again at the new size", async () => {
+    const db = database.db;
+    const accountId = await accountWith(1000);
+    const reference = randomUUID();
+    const first = await quota.reserveWords(db, accountId, reference, 600, new Date("2026-03-05T10:00:00Z"));
+    expect(first).toMatchObject({ reservation: { reference, accountId, period: "2026-03", words: 600, state: "reserved" }, remainingWords: 400 });
+    expect(first.reservation.createdAt).toBeInstanceOf(Date);
+
+    expect(await quota.reserveWords(db, accountId, reference, 600, new Date("2026-03-05T10:00:01Z"))).toMatchObject({ reservation: { words: 600, state: "reserved" }, remainingWords: 400 });
+    expect(await quota.releaseWords(db, reference)).toMatchObject({ state: "released" });
+    expect(await quota.releaseWords(db, reference)).toMatchObject({ state: "released" });
+
+    const again = await quota.reserveWords(db, accountId, reference, 700, new Date("2026-03-05T10:00:02Z"));
+    expect(again).toMatchObject({ reservation: { words: 700, state: "reserved" }, remainingWords: 300 });
+    expect(again.reservation.updatedAt.toISOString()).toBe("2026-03-05T10:00:02.000Z");
+  });
+
+  test("a shortfall is refused with the words remaining; an unknown account is not found", async () => {
+    const db = database.db;
+    const accountId = await accountWith(1000);
+    await quota.reserveWords(db, accountId, randomUUID(), 600);
+    await expect(quota.reserveWords(db, accountId, randomUUID(), 600)).rejects.toMatchObject({ message: expect.stringContaining("400 words remaining, 600 required") });
+    await expect(quota.reserveWords(db, await accountWith(null), randomUUID(), 1)).rejects.toMatchObject({ message: expect.stringContaining("0 words remaining") });
+    await expect(quota.reserveWords(db, 999_999_999, randomUUID(), 1)).rejects.toMatchObject({ message: "No such account." });
+  });
+
+  test("settling counts the actual words once; a retry changes nothing", async () => {
+    const db = database.db;
+    const accountId = await accountWith(1000);
+    const reference = randomUUID();
+    await quota.reserveWords(db, accountId, reference, 600);
+    expect(await quota.settleWords(db, reference, 650.4)).toMatchObject({ state: "settled", words: 650 });
+    expect(await quota.settleWords(db, reference, 10)).toMatchObject({ state: "settled", words: 650 });
+    expect(await quota.getWordUsage(db, accountId)).toMatchObject({ usedWords: 650, reservedWords: 0, remainingWords: 350 });
+    await expect(quota.settleWords(db, randomUUID(), 1)).rejects.toMatchObject({ message: "No such reservation." });
+  });
+
+  test("concurrent reservations never pass beyond the allowance", async () => {
+    const db = database.db;
+    const accountId = await accountWith(1000);
+    const answers = await Promise.allSettled(Array.from({ length: 8 }, () => quota.reserveWords(db, accountId, randomUUID(), 400)));
+    expect(answers.filter((a) => a.status === "fulfilled")).toHaveLength(2);
+    expect(await quota.getWordUsage(db, accountId)).toMatchObject({ reservedWords: 800, remainingWords: 200 });
+  });
+});
