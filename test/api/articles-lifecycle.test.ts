@@ -146,6 +146,30 @@ describe("ArticleLifecycleService", () => {
     expect(failed.article!.deliveryFailureReason).toBe("3 attempts failed");
   });
 
+  test("a score sent with completion or with a version is that version's originality check, shown at once", async () => {
+    const { id, externalId } = await newArticle();
+    const done = { externalId, content: "Body", actualWordCount: 1, aiModelUsed: "simulator:sim-fast", cost: "0", moreVersionsFollow: false };
+    // A bad score is refused and stores nothing: the article is still waiting for its completion.
+    expect(await codeOf(lifecycle.completeGeneration({ ...done, aiDetectionScore: 101 }))).toBe(Code.InvalidArgument);
+    expect(await codeOf(lifecycle.completeGeneration({ ...done, aiDetectionScore: -1 }))).toBe(Code.InvalidArgument);
+    expect((await read(id)).status).toBe("queued");
+
+    await lifecycle.completeGeneration({ ...done, aiDetectionScore: 37 });
+    const completed = await read(id);
+    expect(completed).toMatchObject({ status: "completed", ai_detection_score: 37 });
+    expect(Date.parse(completed.originality_checked_at)).toBeGreaterThan(Date.now() - 60_000);
+
+    const { id: humanizedId, externalId: humanized } = await newArticle({ humanize: true });
+    await lifecycle.completeGeneration({ ...done, externalId: humanized, moreVersionsFollow: true });
+    expect((await read(humanizedId)).ai_detection_score).toBeNull();
+    expect(await codeOf(lifecycle.addVersion({ externalId: humanized, content: "Rewritten", kind: "humanized", actualWordCount: 1, complete: true, aiDetectionScore: 250 }))).toBe(
+      Code.InvalidArgument,
+    );
+    const added = await lifecycle.addVersion({ externalId: humanized, content: "Rewritten", kind: "humanized", actualWordCount: 1, complete: true, aiDetectionScore: 9 });
+    expect(added.article!.aiDetectionScore).toBe(9);
+    expect(await read(humanizedId)).toMatchObject({ status: "completed", content: "Rewritten", ai_detection_score: 9 });
+  });
+
   test("unknown or malformed external ids are NOT_FOUND; bad input is INVALID_ARGUMENT", async () => {
     expect(await codeOf(lifecycle.recordProgress({ externalId: crypto.randomUUID(), status: "writing" }))).toBe(Code.NotFound);
     expect(await codeOf(lifecycle.failArticle({ externalId: "not-a-uuid", reason: "x" }))).toBe(Code.NotFound);

@@ -260,10 +260,18 @@ export function articleStoreRoutes({ db, accounts, onArticleCreated }: ArticleSt
             cost: req.cost,
             moreVersionsFollow: req.moreVersionsFollow,
             images: req.images.map((i) => ({ position: i.position, imageId: i.imageId, url: i.url, alt: i.alt, width: i.width, height: i.height, aspectRatio: i.aspectRatio, mediaType: i.mediaType })),
+            aiDetectionScore: req.aiDetectionScore,
           }),
         ),
       async addVersion(req) {
-        const added = await lifecycle.addVersion(db, req.externalId, { content: req.content, kind: req.kind, actualWordCount: req.actualWordCount, complete: req.complete, cost: req.cost });
+        const added = await lifecycle.addVersion(db, req.externalId, {
+          content: req.content,
+          kind: req.kind,
+          actualWordCount: req.actualWordCount,
+          complete: req.complete,
+          cost: req.cost,
+          aiDetectionScore: req.aiDetectionScore,
+        });
         return { article: articleMessage(added.article), versionId: big(added.version.id) };
       },
       recordOriginality: async (req) => article(await lifecycle.recordOriginality(db, req.externalId, Number(req.versionId), req.aiDetectionScore)),

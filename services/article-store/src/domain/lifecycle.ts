@@ -76,7 +76,19 @@ export interface GenerationOutput {
   moreVersionsFollow: boolean;
   /** The images placed in content, in position order. */
   images?: ArticleImage[];
+  /** The originality score of content when it was scored before completion (0 to 100). */
+  aiDetectionScore?: number;
 }
+
+/** A score given with the version it scores is checked as RecordOriginality checks it. */
+function checkScore(score: number | undefined, errors: Record<string, string[]>): void {
+  if (score !== undefined && (!Number.isInteger(score) || score < 0 || score > 100)) errors.ai_detection_score = ["ai_detection_score must be an integer from 0 to 100."];
+}
+
+/** A new version's originality columns: checked now when it came with its score, else not yet checked. */
+const checkedWith = (score: number | undefined) => (score === undefined ? {} : { aiDetectionScore: score, originalityCheckedAt: sql`now()` });
+/** The article shows its current version's check. */
+const checkOf = (version: VersionRecord) => ({ aiDetectionScore: version.aiDetectionScore, originalityCheckedAt: version.originalityCheckedAt });
 
 /** Stores version 1 (content and original_content) and finishes the article, once. */
 export async function completeGeneration(db: Db, externalId: string, output: GenerationOutput): Promise<ArticleRecord> {
@@ -86,15 +98,18 @@ export async function completeGeneration(db: Db, externalId: string, output: Gen
   if (output.aiModelUsed.trim() === "") errors.ai_model_used = ["ai_model_used is required."];
   const images = [...(output.images ?? [])].sort((a, b) => a.position - b.position);
   checkArticleImages(images, errors);
+  checkScore(output.aiDetectionScore, errors);
   throwIfAny(errors);
   return onArticle(db, externalId, async (tx, article) => {
     refuseFailed(article);
     if (article.currentVersionId !== null) return article; // already stored: the retry is a no-op
+    // A score given here is the version's first check, stored with it (one call where two were).
     const [version] = await tx
       .insert(articleVersions)
-      .values({ articleId: article.id, number: 1, kind: "generated", content: output.content, wordCount: output.actualWordCount })
+      .values({ articleId: article.id, number: 1, kind: "generated", content: output.content, wordCount: output.actualWordCount, ...checkedWith(output.aiDetectionScore) })
       .returning();
     return updateArticle(tx, article.id, {
+      ...checkOf(version),
       content: output.content,
       originalContent: output.content,
       currentVersionId: version.id,
@@ -116,6 +131,8 @@ export interface NewVersion {
   /** Marks the article completed after storing the version. */
   complete: boolean;
   cost?: string;
+  /** The version's originality score when it was scored before being added (0 to 100). */
+  aiDetectionScore?: number;
 }
 
 /** Stores a further version and makes it current; one version per kind. */
@@ -124,6 +141,7 @@ export async function addVersion(db: Db, externalId: string, input: NewVersion):
   if (input.kind.trim() === "") errors.kind = ["kind is required, e.g. \"humanized\"."];
   checkCount("actual_word_count", input.actualWordCount, errors);
   checkCost(input.cost, errors);
+  checkScore(input.aiDetectionScore, errors);
   throwIfAny(errors);
   return onArticle(db, externalId, async (tx, article) => {
     refuseFailed(article);
@@ -138,17 +156,16 @@ export async function addVersion(db: Db, externalId: string, input: NewVersion):
       return { article: finish ? await updateArticle(tx, article.id, { status: "completed", currentStep: null }) : article, version: existing };
     }
     const [{ last }] = await tx.select({ last: max(articleVersions.number) }).from(articleVersions).where(eq(articleVersions.articleId, article.id));
+    // The new body is checked only when it came with its score.
     const [version] = await tx
       .insert(articleVersions)
-      .values({ articleId: article.id, number: (last ?? 0) + 1, kind: input.kind, content: input.content, wordCount: input.actualWordCount })
+      .values({ articleId: article.id, number: (last ?? 0) + 1, kind: input.kind, content: input.content, wordCount: input.actualWordCount, ...checkedWith(input.aiDetectionScore) })
       .returning();
     const updated = await updateArticle(tx, article.id, {
       content: input.content,
       currentVersionId: version.id,
       actualWordCount: input.actualWordCount,
-      // The new body has not been checked yet.
-      aiDetectionScore: null,
-      originalityCheckedAt: null,
+      ...checkOf(version),
       ...(input.cost !== undefined ? { cost: input.cost } : {}),
       ...(input.complete && RUNNING.includes(article.status) ? { status: "completed" as const, currentStep: null } : {}),
     });

@@ -1,6 +1,6 @@
 // One article's run: the pinned snapshot's steps in order, each rendered, called and
-// checkpointed before the next; then polishing (images, the humanization pass), completion,
-// the originality check, quota settlement and the webhook hand-off. Every stage can be repeated
+// checkpointed before the next; then polishing (images, the humanization pass), the originality
+// check, completion with its score, quota settlement and the webhook hand-off. Every stage can be repeated
 // after a crash: finished work is read back from checkpoints, and the article-store, quota and
 // queue calls are idempotent.
 import { Code, ConnectError, type Client } from "@connectrpc/connect";
@@ -272,6 +272,9 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
   const [totalCost] = await Promise.all([runCost(db, externalId), article.humanize ? reports.flush() : reports.supersede(), events.flush()]);
   stopIfCancelled();
   const contentWords = wordCountOf(content);
+  // The text of the final version without its images is scored before it is stored, so the score
+  // goes with it (completion, or the pass's version) and the article completes with its score.
+  const firstScore = article.humanize ? undefined : await deps.detector.score(bodyOf(content));
   const { article: generated } = await lifecycle.completeGeneration({
     externalId,
     content: illustrated(content),
@@ -281,10 +284,12 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
     aiModelUsed: modelUsed()!,
     cost: formatUsd(totalCost),
     moreVersionsFollow: article.humanize,
+    aiDetectionScore: firstScore,
   });
   // The text of the current version without its images: what is scored and counted.
   let finalContent = content;
   let versionId = generated?.currentVersionId;
+  let completed = generated;
   if (article.humanize) {
     // The pass rewrites the text alone; the images are placed in its output as in the first version.
     const pass = await humanize(db, deps.clients, externalId, content, {
@@ -305,17 +310,20 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
       actualWordCount: wordCountOf(pass.output),
       complete: true,
       cost: formatUsd(await runCost(db, externalId)),
+      aiDetectionScore: await deps.detector.score(bodyOf(pass.output)),
     });
     await updateRun(db, externalId, { humanizedVersionId: Number(added.versionId) });
     finalContent = pass.output;
     versionId = added.versionId;
+    completed = added.article;
   }
   if (versionId === undefined) throw new Error("article-store returned no current version after completion");
 
-  // The originality score and the word settlement go to different services and need not wait for each other.
-  const score = await deps.detector.score(bodyOf(finalContent));
+  // A version stored by an earlier pickup without its score (before scores went with versions) is
+  // scored now; the word settlement goes to another service and need not wait for it.
+  const unscored = completed?.aiDetectionScore === undefined && completed?.currentVersionId === versionId;
   await Promise.all([
-    lifecycle.recordOriginality({ externalId, versionId, aiDetectionScore: score }),
+    unscored ? deps.detector.score(bodyOf(finalContent)).then((score) => lifecycle.recordOriginality({ externalId, versionId, aiDetectionScore: score })) : undefined,
     deps.quota.settleWords({ reference: externalId, actualWords: BigInt(finalContent === content ? contentWords : wordCountOf(finalContent)) }),
   ]);
   // The webhook goes out after the score is recorded, so its payload carries it.
