@@ -15,6 +15,7 @@ export interface OutboxRelay {
 }
 
 const PURGE_EVERY_MS = 3_600_000;
+const RELAY_BATCH = 100;
 const ENQUEUE_TIMEOUT_MS = 10_000;
 
 export function startOutboxRelay(opts: { db: Db; generationQueue: Queue<GenerationJob>; logger: Logger; pollMs?: number }): OutboxRelay {
@@ -64,8 +65,11 @@ export function startOutboxRelay(opts: { db: Db; generationQueue: Queue<Generati
     while (!stopped) {
       woken = false;
       try {
-        // Drain everything pending before waiting again.
-        while (!stopped && (await relayPendingEntries(db, enqueue)) > 0);
+        // Drain everything pending before waiting again. A pass that took less than a full batch
+        // took every row not locked by another replica, so no empty pass follows it: creations
+        // this process committed meanwhile woke the relay (woken) and it goes round at once;
+        // rows left by a crash or another replica are found at the next poll, as before.
+        while (!stopped && (await relayPendingEntries(db, enqueue, RELAY_BATCH)) === RELAY_BATCH);
         if (Date.now() - lastPurge > PURGE_EVERY_MS) {
           lastPurge = Date.now();
           await purgeExpiredKeys(db);

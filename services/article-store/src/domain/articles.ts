@@ -2,7 +2,8 @@
 import { eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { preparedPerDatabase } from "../../../kit/src/prepared-statements.ts";
-import { articles, outbox, type ArticleStatus, type GenerationSettings } from "../db/schema.ts";
+import { articles, type ArticleStatus, type GenerationSettings } from "../db/schema.ts";
+import { articleStatement } from "../db/article-rows.ts";
 import { conflict, invalidFields, notFound, throwIfAny } from "../../../kit/src/errors.ts";
 import { bindArticleToKey, lockLiveKey, type IdempotencyRequest } from "./idempotency.ts";
 
@@ -61,6 +62,42 @@ export interface CreatedArticle {
   replayed: boolean;
 }
 
+// The article and its generation outbox entry in one statement (one round trip, committed as one
+// transaction when it runs alone): nothing is stored when external_id is taken.
+const insertArticleWithOutboxEntry = articleStatement(`
+  with created as (
+    insert into article_store.articles (external_id, account_id, project_id, title, article_type, target_keyword, keywords,
+      target_word_count, tone, point_of_view, language, country_targeting, humanize, additional_context, webhook_url, status, settings)
+    values ($1::uuid, $2::int8, $3::int8, $4::text, $5::text, $6::text, $7::text[],
+      $8::int4, $9::text, $10::text, $11::text, $12::text, $13::bool, $14::text, $15::text, $16::text, $17::jsonb)
+    on conflict (external_id) do nothing
+    returning *
+  ), entry as (
+    insert into article_store.outbox (article_id, external_id, queue) select id, external_id, 'generation' from created
+  )
+  select * from created`);
+
+const insertArticle = (db: Db, input: NewArticle, externalId: string) =>
+  insertArticleWithOutboxEntry(db, [
+    externalId,
+    input.accountId,
+    input.projectId,
+    input.title,
+    input.articleType,
+    input.targetKeyword,
+    articles.keywords.mapToDriverValue(input.keywords),
+    input.targetWordCount,
+    input.tone,
+    input.pointOfView,
+    input.language,
+    input.countryTargeting,
+    input.humanize,
+    input.additionalContext,
+    input.webhookUrl,
+    input.status,
+    articles.settings.mapToDriverValue(input.settings),
+  ]);
+
 /**
  * Stores the article and its generation outbox entry in one transaction. Idempotent by
  * external_id; with an idempotency key, the key's first response is returned on reuse.
@@ -68,27 +105,25 @@ export interface CreatedArticle {
 export async function createArticle(db: Db, input: NewArticle, idempotency?: IdempotencyRequest): Promise<CreatedArticle> {
   checkNewArticle(input);
   const externalId = input.externalId.toLowerCase();
+  // Without a key the one statement is the whole transaction.
+  if (!idempotency) return createdOrExisting(db, input, externalId, await insertArticle(db, input, externalId));
   return db.transaction(async (t) => {
     const tx = t as unknown as Db;
-    if (idempotency) {
-      const key = await lockLiveKey(tx, input.accountId, idempotency, externalId);
-      if (key.firstResponse) return { article: key.firstResponse, replayed: true };
-      if (key.externalId !== externalId) throw conflict("This Idempotency-Key is in use by another request.");
-    }
-    const [created] = await tx
-      .insert(articles)
-      .values({ ...input, externalId })
-      .onConflictDoNothing({ target: articles.externalId })
-      .returning();
-    if (!created) {
-      const [existing] = await tx.select().from(articles).where(eq(articles.externalId, externalId));
-      if (existing.accountId !== input.accountId) throw conflict("external_id is taken.");
-      return { article: existing, replayed: true };
-    }
-    await tx.insert(outbox).values({ articleId: created.id, externalId, queue: "generation" });
-    if (idempotency) await bindArticleToKey(tx, input.accountId, idempotency.key, created);
-    return { article: created, replayed: false };
+    const key = await lockLiveKey(tx, input.accountId, idempotency, externalId);
+    if (key.firstResponse) return { article: key.firstResponse, replayed: true };
+    if (key.externalId !== externalId) throw conflict("This Idempotency-Key is in use by another request.");
+    const created = await createdOrExisting(tx, input, externalId, await insertArticle(tx, input, externalId));
+    if (!created.replayed) await bindArticleToKey(tx, input.accountId, idempotency.key, created.article);
+    return created;
   });
+}
+
+/** The new article, or the one an earlier request of the same account created with this external_id. */
+async function createdOrExisting(db: Db, input: NewArticle, externalId: string, [created]: ArticleRecord[]): Promise<CreatedArticle> {
+  if (created) return { article: created, replayed: false };
+  const [existing] = await db.select().from(articles).where(eq(articles.externalId, externalId));
+  if (existing.accountId !== input.accountId) throw conflict("external_id is taken.");
+  return { article: existing, replayed: true };
 }
 
 // Polling reads: prepared once, so a call only binds the identifier.

@@ -3,10 +3,11 @@
 // failArticle touches a failed article again.
 import { and, eq, max, sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
-import { articleVersions, type ArticleImage, type ArticleStatus } from "../db/schema.ts";
+import { articles, articleVersions, type ArticleImage, type ArticleStatus } from "../db/schema.ts";
+import { articleStatement } from "../db/article-rows.ts";
 import { invalidFields, notFound, precondition, throwIfAny } from "../../../kit/src/errors.ts";
 import { checkArticleImages } from "./article-images.ts";
-import { lockArticle, updateArticle, type ArticleRecord } from "./articles.ts";
+import { getArticleByExternalId, lockArticle, requireUuid, updateArticle, type ArticleRecord } from "./articles.ts";
 import { CANCELLED_REASON } from "../../../kit/src/article-events.ts";
 
 export type VersionRecord = typeof articleVersions.$inferSelect;
@@ -48,22 +49,51 @@ export interface Progress {
   cost?: string;
 }
 
+// The report applied to a running article in one statement: the update's own row lock stands for
+// lockArticle (under read committed it re-reads a row changed while it waited and re-checks the
+// status), and an article it leaves alone is read after to say why.
+const applyProgress = articleStatement(`
+  update article_store.articles set
+    status = $2::text,
+    current_step = coalesce($3::text, current_step),
+    ai_model_used = coalesce($4::text, ai_model_used),
+    cost = coalesce($5::numeric, cost),
+    updated_at = now()
+  where external_id = $1::uuid and status not in ('completed', 'published', 'failed')
+  returning *`);
+
 export async function recordProgress(db: Db, externalId: string, progress: Progress): Promise<ArticleRecord> {
   const errors: Record<string, string[]> = {};
   if (!(PROGRESS_STATUSES as readonly string[]).includes(progress.status)) errors.status = [`status must be one of ${PROGRESS_STATUSES.join(", ")}.`];
   checkCost(progress.cost, errors);
   throwIfAny(errors);
-  return onArticle(db, externalId, async (tx, article) => {
+  const id = requireUuid(externalId);
+  return untilApplied(db, id, () => applyProgress(db, [id, progress.status, progress.currentStep ?? null, progress.aiModelUsed ?? null, progress.cost ?? null]), (article) => {
     refuseFailed(article);
     // A late report (e.g. from a retried job) never moves a finished article back.
-    if (DONE.includes(article.status)) return article;
-    return updateArticle(tx, article.id, {
-      status: progress.status as ArticleStatus,
-      ...(progress.currentStep !== undefined ? { currentStep: progress.currentStep } : {}),
-      ...(progress.aiModelUsed !== undefined ? { aiModelUsed: progress.aiModelUsed } : {}),
-      ...(progress.cost !== undefined ? { cost: progress.cost } : {}),
-    });
+    return DONE.includes(article.status) ? article : undefined;
   });
+}
+
+/**
+ * Runs a one-statement change of the article and returns the changed article; when the statement
+ * changed nothing, `unchanged` judges the article as it is (throws, or answers with it). An
+ * article it does not judge was created after the statement's snapshot: the change runs again,
+ * a bounded number of times.
+ */
+async function untilApplied(
+  db: Db,
+  externalId: string,
+  apply: () => Promise<ArticleRecord[]>,
+  unchanged: (article: ArticleRecord) => ArticleRecord | undefined,
+): Promise<ArticleRecord> {
+  for (let attempt = 1; ; attempt++) {
+    const [changed] = await apply();
+    if (changed) return changed;
+    const answer = unchanged(await getArticleByExternalId(db, externalId));
+    if (answer) return answer;
+    if (attempt === 3) throw new Error(`article ${externalId}: the change found nothing to change ${attempt} times`);
+  }
 }
 
 export interface GenerationOutput {
@@ -90,6 +120,37 @@ const checkedWith = (score: number | undefined) => (score === undefined ? {} : {
 /** The article shows its current version's check. */
 const checkOf = (version: VersionRecord) => ({ aiDetectionScore: version.aiDetectionScore, originalityCheckedAt: version.originalityCheckedAt });
 
+// Version 1 and the finished article in one statement. `target` locks the article while it is
+// still owed its first version (a failed one is never touched again); the update then applies to
+// the row locked (read committed re-reads it), with the version's originality columns.
+const storeFirstVersion = articleStatement(`
+  with target as (
+    select id from article_store.articles
+    where external_id = $1::uuid and status <> 'failed' and current_version_id is null
+    for update
+  ), version as (
+    insert into article_store.article_versions (article_id, number, kind, content, word_count, ai_detection_score, originality_checked_at)
+    select id, 1, 'generated', $2::text, $3::int4, $4::int4, case when $4::int4 is null then null else now() end from target
+    returning id, article_id, ai_detection_score, originality_checked_at
+  )
+  update article_store.articles a set
+    content = $2::text,
+    original_content = $2::text,
+    current_version_id = v.id,
+    ai_detection_score = v.ai_detection_score,
+    originality_checked_at = v.originality_checked_at,
+    description = coalesce($5::text, a.description),
+    actual_word_count = $3::int4,
+    ai_model_used = $6::text,
+    cost = $7::numeric,
+    images = $8::jsonb,
+    status = case when $9::bool then 'polishing' else 'completed' end,
+    current_step = case when $9::bool then a.current_step end,
+    updated_at = now()
+  from version v
+  where a.id = v.article_id
+  returning a.*`);
+
 /** Stores version 1 (content and original_content) and finishes the article, once. */
 export async function completeGeneration(db: Db, externalId: string, output: GenerationOutput): Promise<ArticleRecord> {
   const errors: Record<string, string[]> = {};
@@ -100,27 +161,12 @@ export async function completeGeneration(db: Db, externalId: string, output: Gen
   checkArticleImages(images, errors);
   checkScore(output.aiDetectionScore, errors);
   throwIfAny(errors);
-  return onArticle(db, externalId, async (tx, article) => {
+  const id = requireUuid(externalId);
+  // A score given here is the version's first check, stored with it (one call where two were).
+  const values = [id, output.content, output.actualWordCount, output.aiDetectionScore ?? null, output.description ?? null, output.aiModelUsed, output.cost, articles.images.mapToDriverValue(images), output.moreVersionsFollow];
+  return untilApplied(db, id, () => storeFirstVersion(db, values), (article) => {
     refuseFailed(article);
-    if (article.currentVersionId !== null) return article; // already stored: the retry is a no-op
-    // A score given here is the version's first check, stored with it (one call where two were).
-    const [version] = await tx
-      .insert(articleVersions)
-      .values({ articleId: article.id, number: 1, kind: "generated", content: output.content, wordCount: output.actualWordCount, ...checkedWith(output.aiDetectionScore) })
-      .returning();
-    return updateArticle(tx, article.id, {
-      ...checkOf(version),
-      content: output.content,
-      originalContent: output.content,
-      currentVersionId: version.id,
-      description: output.description ?? article.description,
-      actualWordCount: output.actualWordCount,
-      aiModelUsed: output.aiModelUsed,
-      cost: output.cost,
-      images,
-      status: output.moreVersionsFollow ? "polishing" : "completed",
-      ...(output.moreVersionsFollow ? {} : { currentStep: null }),
-    });
+    return article.currentVersionId !== null ? article : undefined; // already stored: the retry is a no-op
   });
 }
 
