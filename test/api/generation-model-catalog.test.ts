@@ -64,9 +64,12 @@ describe("operators change the catalog", () => {
     const { model } = await catalog.addModel({ model: { id, active: true, inputPricePerMillion: "0.7", outputPricePerMillion: "1.25", fallbackModel: "simulator:sim-fast" } });
     expect(model).toMatchObject({ id, active: true, supportsBatch: false, inputPricePerMillion: "0.70", outputPricePerMillion: "1.25", fallbackModel: "simulator:sim-fast" });
 
+    // Resolved at once after each change, though the runner remembers the catalog it read.
+    expect((await catalog.resolveModel({ model: id })).model?.outputPricePerMillion).toBe("1.25");
     const updated = await catalog.updateModel({ id, outputPricePerMillion: "3.125", supportsBatch: true, fallbackModel: "" });
     expect(updated.model).toMatchObject({ outputPricePerMillion: "3.125", supportsBatch: true, inputPricePerMillion: "0.70" });
     expect(updated.model?.fallbackModel).toBeUndefined();
+    expect((await catalog.resolveModel({ model: id })).model).toMatchObject({ outputPricePerMillion: "3.125", supportsBatch: true });
 
     await catalog.updateModel({ id, active: false });
     const inactive = await rejection(catalog.resolveModel({ model: id }));

@@ -63,6 +63,16 @@ const statements = preparedPerDatabase((db: Db) => ({
     .returning()
     .prepare("runner_pick_up_run"),
   findRun: db.select().from(runs).where(eq(runs.externalId, sql.placeholder("externalId"))).prepare("runner_find_run"),
+  finishRun: db
+    .update(runs)
+    .set({
+      finishedAt: sql`now()`,
+      lastError: null,
+      webhookEnqueuedAt: sql`case when ${sql.placeholder("webhookEnqueued")}::boolean then now() else ${runs.webhookEnqueuedAt} end`,
+      updatedAt: sql`now()`,
+    })
+    .where(eq(runs.externalId, sql.placeholder("externalId")))
+    .prepare("runner_finish_run"),
   stepCheckpointsOf: db.select().from(stepCheckpoints).where(eq(stepCheckpoints.externalId, sql.placeholder("externalId"))).orderBy(asc(stepCheckpoints.stepNumber)).prepare("runner_step_checkpoints_of"),
   saveStepCheckpoint: db
     .insert(stepCheckpoints)
@@ -108,6 +118,11 @@ export async function findRun(db: Db, externalId: string): Promise<RunRow | unde
 
 export async function updateRun(db: Db, externalId: string, changes: Partial<Pick<RunRow, "lastError" | "batchId" | "batchPolls" | "humanizedVersionId" | "webhookEnqueuedAt" | "finishedAt" | "omittedImages">>) {
   await db.update(runs).set({ ...changes, updatedAt: new Date() }).where(eq(runs.externalId, externalId));
+}
+
+/** The run completed with its hand-offs done; `webhookEnqueued` records the webhook's enqueue in the same write. */
+export async function finishRun(db: Db, externalId: string, webhookEnqueued: boolean): Promise<void> {
+  await statements(db).finishRun.execute({ externalId, webhookEnqueued });
 }
 
 const toStep = (r: typeof stepCheckpoints.$inferSelect): StepCheckpoint => ({ ...r, cost: parseUsd(r.cost) });

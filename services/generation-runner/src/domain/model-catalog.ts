@@ -6,6 +6,7 @@ import { invalidFields, notFound, precondition, conflict, throwIfAny } from "../
 import type { Db } from "../db/client.ts";
 import { preparedPerDatabase } from "../../../kit/src/prepared-statements.ts";
 import { models } from "../db/schema.ts";
+import { CatalogMemory } from "./catalog-memory.ts";
 import { formatUsd, isUsdDecimal, parseUsd } from "./usd.ts";
 
 export interface CatalogModel {
@@ -65,8 +66,19 @@ const present = (r: Row): CatalogModel => ({
   fallbackModel: r.fallbackModel,
 });
 
+// The order `resolveModel` picks the default in: input + output price per million, then id.
+const cheapestFirst = [sql`${models.inputPricePerMillion} + ${models.outputPricePerMillion}`, asc(models.id)] as const;
+
+// Every creation and every run looks models up: they are answered from the catalog as read at
+// most half a second ago (see catalog-memory.ts), dropped at once by the changes below.
+const remembered = preparedPerDatabase((db: Db) => {
+  const all = db.select().from(models).orderBy(...cheapestFirst).limit(sql.placeholder("limit")).prepare("runner_catalog_cheapest_first");
+  return new CatalogMemory(async (limit) => (await all.execute({ limit })).map((row) => Object.freeze(present(row))));
+});
+
 export async function ensureSeedModels(db: Db, seeds: CatalogModel[]): Promise<number> {
   const inserted = await db.insert(models).values(seeds).onConflictDoNothing().returning({ id: models.id });
+  remembered(db).forget();
   return inserted.length;
 }
 
@@ -91,8 +103,13 @@ export async function findModel(db: Db, id: string): Promise<CatalogModel | unde
   return row ? present(row) : undefined;
 }
 
-/** The model and the model it falls back to (when it names one), read in one query. */
+/** The model and the model it falls back to (when it names one), from one read of the catalog. */
 export async function findModelAndFallback(db: Db, id: string): Promise<{ model?: CatalogModel; fallback?: CatalogModel }> {
+  const catalog = await remembered(db).view();
+  if (catalog) {
+    const model = catalog.byId.get(id);
+    return { model, fallback: model?.fallbackModel ? catalog.byId.get(model.fallbackModel) : undefined };
+  }
   const rows = await lookups(db).modelAndFallback.execute({ id });
   const model = rows.find((r) => r.id === id);
   const fallback = model?.fallbackModel ? rows.find((r) => r.id === model.fallbackModel) : undefined;
@@ -110,18 +127,15 @@ export async function getModel(db: Db, id: string): Promise<CatalogModel> {
  * cheapest such model (input + output price per million, then id, so the choice is stable).
  */
 export async function resolveModel(db: Db, requested: string, reachable: ProviderCheck): Promise<CatalogModel> {
+  const catalog = await remembered(db).view();
   if (requested.trim() !== "") {
-    const model = await findModel(db, requested.trim());
+    const model = catalog ? catalog.byId.get(requested.trim()) : await findModel(db, requested.trim());
     if (!model || !model.active) throw invalidFields({ model: [`The selected model "${requested}" is not an active model.`] });
     if (!reachable(model.id)) throw invalidFields({ model: [`The selected model "${requested}" is not available: its provider is not configured.`] });
     return model;
   }
-  const rows = await db
-    .select()
-    .from(models)
-    .where(eq(models.active, true))
-    .orderBy(sql`${models.inputPricePerMillion} + ${models.outputPricePerMillion}`, asc(models.id));
-  const cheapest = rows.map(present).find((m) => reachable(m.id));
+  const candidates = catalog ? catalog.cheapestFirst : (await db.select().from(models).where(eq(models.active, true)).orderBy(...cheapestFirst)).map(present);
+  const cheapest = candidates.find((m) => m.active && reachable(m.id));
   if (!cheapest) throw precondition("No active model is available; an operator must add or activate one.");
   return cheapest;
 }
@@ -143,6 +157,7 @@ export async function addModel(db: Db, model: CatalogModel): Promise<CatalogMode
   if (model.fallbackModel) await checkFallback(db, model.id, model.fallbackModel, errors);
   throwIfAny(errors);
   const [row] = await db.insert(models).values({ ...model, fallbackModel: model.fallbackModel || null }).onConflictDoNothing().returning();
+  remembered(db).forget();
   if (!row) throw conflict(`model "${model.id}" already exists`);
   return present(row);
 }
@@ -175,5 +190,6 @@ export async function updateModel(db: Db, id: string, changes: ModelChanges): Pr
     })
     .where(eq(models.id, id))
     .returning();
+  remembered(db).forget();
   return present(row!);
 }

@@ -40,14 +40,28 @@ const STOCK_PHRASES = [
   "additionally,",
 ];
 
+const FIRST_WORD = /^\S*/;
 const clamp01 = (x: number) => Math.max(0, Math.min(1, x));
 
-function sentencesOf(text: string): string[] {
-  return text
+/** The sentences of three words or more, each with its word count (counted once: it is most of the check's work). */
+function sentencesOf(text: string): { text: string; words: number }[] {
+  const sentences: { text: string; words: number }[] = [];
+  const parts = text
     .replace(/^#+\s.*$/gm, " ") // headings are labels, not sentences
-    .split(/(?<=[.!?])\s+|\n{2,}/)
-    .map((s) => s.trim())
-    .filter((s) => countWords(s) >= 3);
+    .split(/(?<=[.!?])\s+|\n{2,}/);
+  for (const part of parts) {
+    const sentence = part.trim();
+    const words = countWords(sentence);
+    if (words >= 3) sentences.push({ text: sentence, words });
+  }
+  return sentences;
+}
+
+/** Occurrences of `phrase` in `text`, not overlapping (as many as `split` would cut at). */
+function occurrences(text: string, phrase: string): number {
+  let count = 0;
+  for (let at = text.indexOf(phrase); at !== -1; at = text.indexOf(phrase, at + phrase.length)) count++;
+  return count;
 }
 
 /**
@@ -67,17 +81,18 @@ export const heuristicDetector: OriginalityDetector = {
     const sentences = sentencesOf(text);
     if (words < 80 || sentences.length < 4) return 50;
 
-    const lengths = sentences.map(countWords);
+    const lengths = sentences.map((s) => s.words);
     const mean = lengths.reduce((a, b) => a + b, 0) / lengths.length;
     const sd = Math.sqrt(lengths.reduce((a, b) => a + (b - mean) ** 2, 0) / lengths.length);
     const evenness = clamp01((0.6 - sd / mean) / 0.45);
 
     const lower = text.toLowerCase();
     let stock = 0;
-    for (const phrase of STOCK_PHRASES) stock += lower.split(phrase).length - 1;
+    for (const phrase of STOCK_PHRASES) stock += occurrences(lower, phrase);
     const stockiness = clamp01((stock * 1000) / words / 4);
 
-    const openers = sentences.map((s) => s.split(/\s+/)[0]!.toLowerCase().replace(/[^\p{L}\p{N}']/gu, ""));
+    // A sentence's first word: what precedes its first space (sentences are trimmed).
+    const openers = sentences.map((s) => FIRST_WORD.exec(s.text)![0].toLowerCase().replace(/[^\p{L}\p{N}']/gu, ""));
     const counts = new Map<string, number>();
     for (const o of openers) counts.set(o, (counts.get(o) ?? 0) + 1);
     const repeated = openers.filter((o) => (counts.get(o) ?? 0) > 1).length / openers.length;

@@ -13,7 +13,7 @@ import type { WebhookJob } from "../../../kit/src/queues.ts";
 import type { Db } from "../db/client.ts";
 import { articleResearch, researchText, type ResearchTools } from "../research/article-research.ts";
 import { advanceBatch } from "./batch-mode.ts";
-import { findRun, imagesOf, pickUpRun, researchOf, runCost, saveStepCheckpoint, stepCheckpointsOf, updateRun, type RunRow, type StepCheckpoint, type StoredImage } from "./checkpoints.ts";
+import { findRun, finishRun, imagesOf, pickUpRun, researchOf, runCost, saveStepCheckpoint, stepCheckpointsOf, updateRun, type RunRow, type StepCheckpoint, type StoredImage } from "./checkpoints.ts";
 import { articleImageOf, generateImages, placedImages } from "./article-images.ts";
 import { humanize } from "./finishing.ts";
 import { recordStepStart } from "./step-attempts.ts";
@@ -327,10 +327,10 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
     deps.quota.settleWords({ reference: externalId, actualWords: BigInt(finalContent === content ? contentWords : wordCountOf(finalContent)) }),
   ]);
   // The webhook goes out after the score is recorded, so its payload carries it.
-  const webhookEnqueued = article.webhookUrl && !run.webhookEnqueuedAt;
+  const webhookEnqueued = Boolean(article.webhookUrl) && !run.webhookEnqueuedAt;
   if (webhookEnqueued) await deps.enqueueWebhook({ externalId, versionId: Number(versionId) });
   // The job id makes a repeated enqueue harmless, so one write records both.
-  await updateRun(db, externalId, { finishedAt: new Date(), lastError: null, ...(webhookEnqueued ? { webhookEnqueuedAt: new Date() } : {}) });
+  await finishRun(db, externalId, webhookEnqueued);
   deps.logger.info("article completed", { externalId, steps: steps.length, humanized: article.humanize });
   return "completed";
 }

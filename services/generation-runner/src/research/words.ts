@@ -4,9 +4,38 @@
 const TOKEN = /\S+/g;
 const WORDLIKE = /[\p{L}\p{N}]/u;
 
+// What \s matches, by UTF-16 code unit (TOKEN's complement).
+const isSpace = (c: number) =>
+  c === 32 || (c >= 9 && c <= 13) || (c > 127 && (c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff));
+const isAsciiLetterOrDigit = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+
+/**
+ * The TOKEN and WORDLIKE rule in one pass over the text's code units (every completed article
+ * and its originality check count a whole article): ASCII is judged by code, and only a token
+ * with other characters and no ASCII letter or digit goes through WORDLIKE.
+ */
 export function countWords(text: string): number {
   let count = 0;
-  for (const match of text.matchAll(TOKEN)) if (WORDLIKE.test(match[0])) count++;
+  let start = -1;
+  let wordlike = false;
+  let otherChars = false;
+  for (let i = 0; i <= text.length; i++) {
+    const c = i < text.length ? text.charCodeAt(i) : 32;
+    if (isSpace(c)) {
+      if (start >= 0 && (wordlike || (otherChars && WORDLIKE.test(text.slice(start, i))))) count++;
+      start = -1;
+    } else {
+      if (start < 0) {
+        start = i;
+        wordlike = false;
+        otherChars = false;
+      }
+      if (!wordlike) {
+        if (c > 127) otherChars = true;
+        else if (isAsciiLetterOrDigit(c)) wordlike = true;
+      }
+    }
+  }
   return count;
 }
 
