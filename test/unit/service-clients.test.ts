@@ -1,0 +1,98 @@
+// Calls between the project's processes (services/kit/src/clients.ts) against a real service server
+// of the kit: the same answers, codes and field errors as Connect's transport, the deadline and a
+// caller's cancel reported as such, an unreachable service as UNAVAILABLE, the credential sent.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { ModelCatalogService } from "../../proto/gen/articles/generation_runner/v1/models_pb.ts";
+import { Health, HealthCheckResponse_ServingStatus as Serving } from "../../proto/gen/grpc/health/v1/health_pb.ts";
+import { startServiceServer, type ServiceServer } from "../../services/kit/src/server.ts";
+import { createLogger } from "../../services/kit/src/logger.ts";
+import { invalidFields, fieldErrorsOf } from "../../services/kit/src/errors.ts";
+import { serviceClient } from "../../services/kit/src/clients.ts";
+
+const TOKEN = "service-token-for-the-transport-test";
+let server: ServiceServer;
+let baseUrl: string;
+
+beforeAll(async () => {
+  server = await startServiceServer({
+    name: "transport-test",
+    port: 0,
+    grpcPort: 0,
+    host: "127.0.0.1",
+    serviceToken: TOKEN,
+    logger: createLogger("transport-test"),
+    metrics: false,
+    routes: (router) =>
+      router.service(ModelCatalogService, {
+        async resolveModel(req) {
+          if (req.model === "slow") await Bun.sleep(400);
+          if (req.model === "unknown") throw invalidFields({ model: ["The selected model unknown is not an active model."] });
+          return { model: { id: req.model || "openai:cheapest", supportsBatch: true } };
+        },
+      }),
+  });
+  baseUrl = `http://127.0.0.1:${server.port}`;
+});
+
+afterAll(() => server.drain(0));
+
+describe("calls between the project's processes", () => {
+  test("answer with the service's message", async () => {
+    const models = serviceClient(ModelCatalogService, { baseUrl, serviceToken: TOKEN });
+    const [a, b] = await Promise.all([models.resolveModel({ model: "openai:gpt-4o-mini" }), models.resolveModel({})]);
+    expect(a.model?.id).toBe("openai:gpt-4o-mini");
+    expect(a.model?.supportsBatch).toBe(true);
+    expect(b.model?.id).toBe("openai:cheapest");
+  });
+
+  test("a refusal keeps its code and field errors", async () => {
+    const models = serviceClient(ModelCatalogService, { baseUrl, serviceToken: TOKEN });
+    const error = await models.resolveModel({ model: "unknown" }).catch((e) => e);
+    expect(error).toBeInstanceOf(ConnectError);
+    expect(error.code).toBe(Code.InvalidArgument);
+    expect(fieldErrorsOf(error)).toEqual({ model: ["The selected model unknown is not an active model."] });
+  });
+
+  test("the credential travels with every call", async () => {
+    const models = serviceClient(ModelCatalogService, { baseUrl, serviceToken: "not-the-token-of-this-service" });
+    const error = await models.resolveModel({}).catch((e) => e);
+    expect(error.code).toBe(Code.Unauthenticated);
+  });
+
+  test("the deadline ends a call as DEADLINE_EXCEEDED, the caller's own or the default", async () => {
+    const models = serviceClient(ModelCatalogService, { baseUrl, serviceToken: TOKEN, timeoutMs: 100 });
+    const started = performance.now();
+    expect((await models.resolveModel({ model: "slow" }).catch((e) => e)).code).toBe(Code.DeadlineExceeded);
+    expect(performance.now() - started).toBeLessThan(350);
+    expect((await models.resolveModel({ model: "slow" }, { timeoutMs: 50 }).catch((e) => e)).code).toBe(Code.DeadlineExceeded);
+    expect((await models.resolveModel({ model: "quick" })).model?.id).toBe("quick");
+  });
+
+  test("a caller's cancel ends the call as CANCELED", async () => {
+    const models = serviceClient(ModelCatalogService, { baseUrl, serviceToken: TOKEN });
+    const controller = new AbortController();
+    const call = models.resolveModel({ model: "slow" }, { signal: controller.signal });
+    setTimeout(() => controller.abort(), 20);
+    expect((await call.catch((e) => e)).code).toBe(Code.Canceled);
+  });
+
+  test("a service out of reach is UNAVAILABLE, so callers treat it as an outage", async () => {
+    const probe = Bun.serve({ port: 0, fetch: () => new Response() });
+    const closedPort = probe.port;
+    probe.stop(true);
+    const models = serviceClient(ModelCatalogService, { baseUrl: `http://127.0.0.1:${closedPort}`, serviceToken: TOKEN });
+    expect((await models.resolveModel({}).catch((e) => e)).code).toBe(Code.Unavailable);
+  });
+
+  test("streaming calls still work, through Connect's transport", async () => {
+    const health = serviceClient(Health, { baseUrl, serviceToken: TOKEN });
+    expect((await health.check({})).status).toBe(Serving.SERVING);
+    const controller = new AbortController();
+    for await (const answer of health.watch({}, { signal: controller.signal })) {
+      expect(answer.status).toBe(Serving.SERVING);
+      controller.abort();
+      break;
+    }
+  });
+});
