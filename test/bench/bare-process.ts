@@ -61,7 +61,12 @@ if (part === "service") {
   const { Queue } = await import("bullmq");
   const queue = new Queue(`bare-${process.pid}`, { connection: redis, prefix: `bare-process-${process.pid}` });
   await queue.getJobCounts();
-  closers.push(() => queue.obliterate({ force: true }).then(() => queue.close()));
+  // Closing the queue writes its meta key again: everything under its prefix goes after it.
+  closers.push(async () => {
+    await queue.close();
+    const keys = await redis.keys(`bare-process-${process.pid}:*`);
+    if (keys.length > 0) await redis.del(...keys);
+  });
   const client = await import("prom-client");
   client.collectDefaultMetrics();
   await client.register.metrics();
