@@ -5,14 +5,13 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomUUID } from "node:crypto";
 import postgres from "postgres";
-import { drizzle } from "drizzle-orm/postgres-js";
 import { eq } from "drizzle-orm";
 import { useStack, type TestStack } from "../harness/stack.ts";
 import { createTenant, type Tenant } from "../harness/tenants.ts";
 import { schema, type Db } from "../../services/article-store/src/db/client.ts";
 import { createArticle, getArticleByExternalId, type NewArticle } from "../../services/article-store/src/domain/articles.ts";
 import { cancelArticle, completeGeneration, recordProgress } from "../../services/article-store/src/domain/lifecycle.ts";
-import { holdGeneration, type GenerationHold } from "./articles-fixtures.ts";
+import { articleStoreDatabase, holdGeneration, storedArticle, type GenerationHold } from "./articles-fixtures.ts";
 
 let stack: TestStack;
 let hold: GenerationHold;
@@ -24,8 +23,7 @@ beforeAll(async () => {
   stack = await useStack();
   hold = await holdGeneration(stack);
   tenant = await createTenant(stack);
-  sql = postgres(stack.databaseUrl, { max: 8, onnotice: () => {} });
-  db = drizzle(sql, { schema }) as unknown as Db;
+  ({ sql, db } = articleStoreDatabase(stack, 8));
 });
 
 afterAll(async () => {
@@ -33,50 +31,13 @@ afterAll(async () => {
   await hold.release();
 });
 
-function newArticle(overrides: Partial<NewArticle> = {}): NewArticle {
-  return {
-    externalId: randomUUID(),
-    accountId: tenant.accountId,
-    projectId: tenant.projectId,
-    title: "One statement",
-    articleType: "blog_post",
-    targetKeyword: "pour-over",
-    keywords: ["coffee", 'a "quoted", {braced} word'],
-    targetWordCount: 500,
-    tone: "casual",
-    pointOfView: "third_person",
-    language: "en",
-    countryTargeting: "US",
-    humanize: true,
-    additionalContext: null,
-    webhookUrl: "https://example.com/hook",
-    status: "queued",
-    settings: {
-      workflowId: 7,
-      workflowRevision: 2,
-      builtinWorkflow: false,
-      model: "simulator:sim-fast",
-      targetAudience: "baristas",
-      brandVoiceId: null,
-      includeKeyTakeaways: true,
-      includeFaq: false,
-      headingCapitalization: null,
-      researchEnabled: false,
-      researchMaxSources: 5,
-      researchMinContentWords: 100,
-      researchMaxWordsPerSource: 1000,
-      researchIncludeDomains: ["example.com"],
-      researchExcludeDomains: [],
-      useBatchApi: false,
-      additionalInstruction: null,
-      imageCount: 0,
-      imageAspectRatio: null,
-      imagePresetId: null,
-      reservedWords: 600,
-    },
-    ...overrides,
-  };
-}
+// Every column a value the decoding could get wrong: quotes and braces in an array, nulls and not.
+const newArticle = (overrides: Partial<NewArticle> = {}) =>
+  storedArticle(
+    tenant,
+    { title: "One statement", targetKeyword: "pour-over", keywords: ["coffee", 'a "quoted", {braced} word'], countryTargeting: "US", humanize: true, webhookUrl: "https://example.com/hook", ...overrides },
+    { workflowId: 7, workflowRevision: 2, builtinWorkflow: false, targetAudience: "baristas", includeKeyTakeaways: true, researchIncludeDomains: ["example.com"] },
+  );
 
 const kindOf = (call: Promise<unknown>) =>
   call.then(

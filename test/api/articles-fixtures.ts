@@ -1,8 +1,68 @@
-// Shared pieces of the article tests: the quota ledger as numbers and the generation queue in Redis.
+// Shared pieces of the article tests: the quota ledger as numbers, the generation queue in Redis,
+// and article-store's own database and creation input for tests that call its domain code.
+import { randomUUID } from "node:crypto";
 import { Queue } from "bullmq";
 import IORedis from "ioredis";
+import postgres from "postgres";
+import { drizzle } from "drizzle-orm/postgres-js";
 import { lifecycleClient, quotaClient } from "../harness/service-clients.ts";
 import type { TestStack } from "../harness/stack.ts";
+import type { Tenant } from "../harness/tenants.ts";
+import { schema, type Db } from "../../services/article-store/src/db/client.ts";
+import type { NewArticle } from "../../services/article-store/src/domain/articles.ts";
+
+/** article-store's database as its code reaches it (close with `sql.end()`). */
+export function articleStoreDatabase(stack: TestStack, max: number): { sql: postgres.Sql; db: Db } {
+  const sql = postgres(stack.databaseUrl, { max, onnotice: () => {} });
+  return { sql, db: drizzle(sql, { schema }) as unknown as Db };
+}
+
+/** A queued article of the tenant as article-store's creation takes it: plain defaults, `fields` and `settings` laid over them. */
+export function storedArticle(tenant: Tenant, fields: Partial<NewArticle> = {}, settings: Partial<NewArticle["settings"]> = {}): NewArticle {
+  return {
+    externalId: randomUUID(),
+    accountId: tenant.accountId,
+    projectId: tenant.projectId,
+    title: "Stored by article-store's own code",
+    articleType: "blog_post",
+    targetKeyword: null,
+    keywords: [],
+    targetWordCount: 500,
+    tone: "casual",
+    pointOfView: "third_person",
+    language: "en",
+    countryTargeting: null,
+    humanize: false,
+    additionalContext: null,
+    webhookUrl: null,
+    status: "queued",
+    ...fields,
+    settings: {
+      workflowId: 0,
+      workflowRevision: 1,
+      builtinWorkflow: true,
+      model: "simulator:sim-fast",
+      targetAudience: null,
+      brandVoiceId: null,
+      includeKeyTakeaways: false,
+      includeFaq: false,
+      headingCapitalization: null,
+      researchEnabled: false,
+      researchMaxSources: 5,
+      researchMinContentWords: 100,
+      researchMaxWordsPerSource: 1000,
+      researchIncludeDomains: [],
+      researchExcludeDomains: [],
+      useBatchApi: false,
+      additionalInstruction: null,
+      imageCount: 0,
+      imageAspectRatio: null,
+      imagePresetId: null,
+      reservedWords: 600,
+      ...settings,
+    },
+  };
+}
 
 export async function wordUsage(stack: TestStack, accountId: number) {
   const u = await quotaClient(stack).getWordUsage({ accountId: BigInt(accountId) });

@@ -4,17 +4,15 @@
 // process is killed, and the state it leaves (article + unsent outbox row, committed) is written
 // with article-store's own creation code, as its last act would have.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { randomUUID } from "node:crypto";
 import postgres from "postgres";
-import { drizzle } from "drizzle-orm/postgres-js";
 import { eq } from "drizzle-orm";
 import { useStack, type TestStack } from "../harness/stack.ts";
 import { apiClient } from "../harness/http.ts";
 import { createTenant, type Tenant } from "../harness/tenants.ts";
 import { schema, type Db } from "../../services/article-store/src/db/client.ts";
-import { createArticle, type NewArticle } from "../../services/article-store/src/domain/articles.ts";
+import { createArticle } from "../../services/article-store/src/domain/articles.ts";
 import { eventually } from "../harness/eventually.ts";
-import { generationQueue, holdGeneration, type GenerationHold } from "./articles-fixtures.ts";
+import { articleStoreDatabase, generationQueue, holdGeneration, storedArticle, type GenerationHold } from "./articles-fixtures.ts";
 
 let stack: TestStack;
 let hold: GenerationHold;
@@ -26,8 +24,7 @@ beforeAll(async () => {
   stack = await useStack();
   hold = await holdGeneration(stack);
   tenant = await createTenant(stack);
-  sql = postgres(stack.databaseUrl, { max: 2, onnotice: () => {} });
-  db = drizzle(sql, { schema }) as unknown as Db;
+  ({ sql, db } = articleStoreDatabase(stack, 2));
 });
 
 afterAll(async () => {
@@ -36,49 +33,7 @@ afterAll(async () => {
   await hold.release();
 });
 
-function storedArticle(): NewArticle {
-  return {
-    externalId: randomUUID(),
-    accountId: tenant.accountId,
-    projectId: tenant.projectId,
-    title: "Written just before the crash",
-    articleType: "blog_post",
-    targetKeyword: null,
-    keywords: [],
-    targetWordCount: 500,
-    tone: "casual",
-    pointOfView: "third_person",
-    language: "en",
-    countryTargeting: null,
-    humanize: false,
-    additionalContext: null,
-    webhookUrl: null,
-    status: "queued",
-    settings: {
-      workflowId: 0,
-      workflowRevision: 1,
-      builtinWorkflow: true,
-      model: "simulator:sim-fast",
-      targetAudience: null,
-      brandVoiceId: null,
-      includeKeyTakeaways: false,
-      includeFaq: false,
-      headingCapitalization: null,
-      researchEnabled: false,
-      researchMaxSources: 5,
-      researchMinContentWords: 100,
-      researchMaxWordsPerSource: 1000,
-      researchIncludeDomains: [],
-      researchExcludeDomains: [],
-      useBatchApi: false,
-      additionalInstruction: null,
-      imageCount: 0,
-      imageAspectRatio: null,
-      imagePresetId: null,
-      reservedWords: 600,
-    },
-  };
-}
+const articleWrittenBeforeTheCrash = () => storedArticle(tenant, { title: "Written just before the crash" });
 
 const outboxRow = async (externalId: string) => (await db.select().from(schema.outbox).where(eq(schema.outbox.externalId, externalId)))[0];
 
@@ -87,7 +42,7 @@ describe("generation outbox", () => {
     const { queue, close } = generationQueue(stack);
     try {
       await stack.kill("articleStore");
-      const { article } = await createArticle(db, storedArticle());
+      const { article } = await createArticle(db, articleWrittenBeforeTheCrash());
       await Bun.sleep(300);
       expect(await queue.getJob(article.externalId)).toBeUndefined();
       expect((await outboxRow(article.externalId)).sentAt).toBeNull();
@@ -115,7 +70,7 @@ describe("generation outbox", () => {
     const { queue, close } = generationQueue(stack);
     try {
       await stack.kill("articleStore");
-      const { article } = await createArticle(db, storedArticle());
+      const { article } = await createArticle(db, articleWrittenBeforeTheCrash());
       // The enqueue the crashed relay had already made, with the catalog's job id.
       const before = await queue.add("generate", { externalId: article.externalId }, { jobId: article.externalId });
 

@@ -2,9 +2,7 @@
 // (a throwaway database, migrated the way the service migrates at start).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { fileURLToPath } from "node:url";
-import postgres from "postgres";
-import { openServiceDatabase, type ServiceDatabase } from "../../services/kit/src/db.ts";
+import { openScratchDatabase, type ScratchDatabase } from "../harness/scratch-database.ts";
 import { schema } from "../../services/webhook-dispatcher/src/db/client.ts";
 import { FrozenMessages } from "../../services/webhook-dispatcher/src/domain/messages.ts";
 import {
@@ -15,29 +13,14 @@ import {
   signingSecretOf,
 } from "../../services/webhook-dispatcher/src/domain/signing-secrets.ts";
 
-const ADMIN_URL = process.env.TEST_DATABASE_ADMIN_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
-const name = `webhook_unit_${process.pid}_${randomBytes(3).toString("hex")}`;
 const key = randomBytes(32);
-let database: ServiceDatabase<typeof schema>;
+let database: ScratchDatabase<typeof schema>;
 
 beforeAll(async () => {
-  const url = new URL(ADMIN_URL);
-  url.pathname = `/${name}`;
-  database = await openServiceDatabase({
-    databaseUrl: url.toString(),
-    schemaName: "webhook_dispatcher",
-    schema,
-    migrationsFolder: fileURLToPath(new URL("../../services/webhook-dispatcher/src/db/migrations", import.meta.url)),
-    poolSize: 2,
-  });
+  database = await openScratchDatabase("webhook_unit", { schemaName: "webhook_dispatcher", schema, migrationsFolder: new URL("../../services/webhook-dispatcher/src/db/migrations", import.meta.url), poolSize: 2 });
 });
 
-afterAll(async () => {
-  await database?.close();
-  const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`drop database if exists "${name}" with (force)`);
-  await admin.end();
-});
+afterAll(() => database?.drop());
 
 describe("signing secrets", () => {
   test("a project without a secret signs nothing", async () => {

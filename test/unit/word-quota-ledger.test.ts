@@ -2,35 +2,19 @@
 // 0001), so its retries, its re-use of a released hold and its lock under concurrency are checked
 // here directly. Runs on a real Postgres, in a throwaway database.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { randomBytes, randomUUID } from "node:crypto";
-import { fileURLToPath } from "node:url";
-import postgres from "postgres";
-import { openServiceDatabase, type ServiceDatabase } from "../../services/kit/src/db.ts";
+import { randomUUID } from "node:crypto";
+import { openScratchDatabase, type ScratchDatabase } from "../harness/scratch-database.ts";
 import { schema } from "../../services/accounts-billing/src/db/client.ts";
 import * as identity from "../../services/accounts-billing/src/domain/identity.ts";
 import * as quota from "../../services/accounts-billing/src/domain/word-quota.ts";
 
-const ADMIN_URL = process.env.TEST_DATABASE_ADMIN_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
-const name = `word_quota_${process.pid}_${randomBytes(3).toString("hex")}`;
-let database: ServiceDatabase<typeof schema>;
+let database: ScratchDatabase<typeof schema>;
 
 beforeAll(async () => {
-  const url = new URL(ADMIN_URL);
-  url.pathname = `/${name}`;
-  database = await openServiceDatabase({
-    databaseUrl: url.toString(),
-    schemaName: "accounts_billing",
-    schema,
-    migrationsFolder: fileURLToPath(new URL("../../services/accounts-billing/src/db/migrations", import.meta.url)),
-  });
+  database = await openScratchDatabase("word_quota", { schemaName: "accounts_billing", schema, migrationsFolder: new URL("../../services/accounts-billing/src/db/migrations", import.meta.url) });
 });
 
-afterAll(async () => {
-  await database.close();
-  const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`drop database if exists "${name}" with (force)`);
-  await admin.end();
-});
+afterAll(() => database?.drop());
 
 async function accountWith(monthlyWords: number | null): Promise<number> {
   const db = database.db;
