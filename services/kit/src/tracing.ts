@@ -101,6 +101,9 @@ const headerGetter = {
 };
 const headerSetter = { set: (carrier: Headers, key: string, value: string) => carrier.set(key, value) };
 
+/** Whether a trace starting here is kept: the configured share of them. */
+const newTraceKept = () => keptShare >= 1 || Math.random() < keptShare;
+
 // A well-formed traceparent: version 00, trace id, parent id, flags (W3C Trace Context).
 const TRACEPARENT = /^00-[0-9a-f]{32}-[0-9a-f]{16}-([0-9a-f]{2})$/;
 
@@ -116,7 +119,7 @@ export function openIncomingSpan(headers: Headers, describe: () => { name: strin
   const flags = traceparent === null ? undefined : TRACEPARENT.exec(traceparent)?.[1];
   if (flags === undefined) {
     // No usable parent: the start of a trace.
-    return keptShare >= 1 || Math.random() < keptShare ? startSpan(describe, kind, ROOT_CONTEXT) : undefined;
+    return newTraceKept() ? startSpan(describe, kind, ROOT_CONTEXT) : undefined;
   }
   if ((parseInt(flags, 16) & TraceFlags.SAMPLED) === 0) return undefined;
   return startSpan(describe, kind, propagation.extract(ROOT_CONTEXT, headers, headerGetter));
@@ -147,7 +150,7 @@ export function currentTraceparent(): string | undefined {
  */
 export function openSpan(describe: () => { name: string; attributes: Attributes }, kind: SpanKind, parent: Context): { span: Span; context: Context } | undefined {
   const parentSpan = trace.getSpanContext(parent);
-  const kept = parentSpan ? (parentSpan.traceFlags & TraceFlags.SAMPLED) !== 0 : keptShare >= 1 || Math.random() < keptShare;
+  const kept = parentSpan ? (parentSpan.traceFlags & TraceFlags.SAMPLED) !== 0 : newTraceKept();
   return kept ? startSpan(describe, kind, parent) : undefined;
 }
 
