@@ -24,10 +24,12 @@ const SLICES = Number(process.env.BENCH_SLICES ?? 8);
 
 // Receives the exported spans (OTLP/HTTP JSON) and answers at once, as a collector would.
 let spansReceived = 0;
+let lastExportAt = 0;
 const collector = Bun.serve({
   port: 0,
   hostname: "127.0.0.1",
   async fetch(request) {
+    lastExportAt = performance.now();
     const body = (await request.json().catch(() => ({}))) as { resourceSpans?: { scopeSpans?: { spans?: unknown[] }[] }[] };
     for (const r of body.resourceSpans ?? []) for (const s of r.scopeSpans ?? []) spansReceived += s.spans?.length ?? 0;
     return Response.json({});
@@ -59,6 +61,20 @@ async function stackCpu<T>(ctx: BenchContext, work: () => Promise<T>): Promise<{
   const after = new Set([...pids, ...(await backends())]);
   const cpu = [...after].reduce((sum, pid) => sum + cpuMs(pid) - (before.get(pid) ?? 0), 0);
   return { result, cpu: Math.max(0, cpu) };
+}
+
+// The traced stacks export every OTEL_BSP_SCHEDULE_DELAY (500 ms); once nothing has arrived for
+// longer than that, no span of the last slice is left in any process's queue.
+const EXPORT_QUIET_MS = 800;
+/**
+ * Waits, before a slice, until no stack is exporting. Without it the stack that traces every
+ * request went on exporting its backlog into this process (the load generator) during the next
+ * slice, slowing that variant's load, and a slower load reads as more CPU per request: the
+ * variant after it (one trace in a hundred, most slices) paid for it. The backlog's own CPU is
+ * not counted, so "every trace" reads a little low.
+ */
+async function exportsSettled(): Promise<void> {
+  while (performance.now() - lastExportAt < EXPORT_QUIET_MS) await Bun.sleep(50);
 }
 
 const PATHS = ["GET /v1/articles/{id}", "GET /v1/articles?per_page=20", "POST /v1/articles → completed"] as const;
@@ -130,6 +146,7 @@ for (let round = 1; round <= ROUNDS; round++) {
         const order = variants.map((_, i) => (i + slice + round) % variants.length);
         const readings = new Map<string, number>();
         for (const i of order) {
+          await exportsSettled();
           const { requests: n, cpu } = await stacks[i]!.slice(path);
           readings.set(variants[i]!.name, cpu / Math.max(1, n));
           requests.get(variants[i]!.name)!.set(path, requests.get(variants[i]!.name)!.get(path)! + n);
