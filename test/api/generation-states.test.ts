@@ -6,6 +6,7 @@ import { apiClient, type ApiClient } from "../harness/http.ts";
 import { useStack, type TestStack } from "../harness/stack.ts";
 import { createTenant, type Tenant } from "../harness/tenants.ts";
 import { createArticle } from "../harness/articles.ts";
+import { eventually } from "../harness/eventually.ts";
 import { articleBody, createWorkflow, finished, isDecimal, marker, runOf, waitForArticle } from "./generation-support.ts";
 
 let stack: TestStack;
@@ -79,7 +80,8 @@ test("queued, writing step by step, polishing, completed; the model and cost app
   const done = await waitForArticle(api, created.external_id, finished, 5_000);
   expect(done.original_content).toBe(`draft ${m} from outline ${m}`);
   expect(done.content).not.toBe(done.original_content);
-  const run = await runOf(stack, created.external_id);
+  // The run records which version the pass added just after adding it: a moment after completion.
+  const run = await eventually(() => runOf(stack, created.external_id), (r) => r?.humanizedVersionId !== undefined, 5_000, "the run to record its humanized version");
   expect(done.current_version_id).toBe(Number(run!.humanizedVersionId));
   // Both steps and the humanization pass, each billed once.
   expect(done.cost).toBe(run!.cost);

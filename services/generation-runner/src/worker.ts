@@ -3,7 +3,7 @@
 // its reserved words back. A worker that dies loses its job lock, and BullMQ hands the job to
 // another worker (or this one restarted), which resumes from the checkpoints.
 import { Code, ConnectError } from "@connectrpc/connect";
-import { DelayedError, QueueEvents, UnrecoverableError, Worker, type Job } from "bullmq";
+import { DelayedError, UnrecoverableError, Worker, type Job } from "bullmq";
 import { ArticleLifecycleService, ArticleStoreService } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import { QuotaService } from "../../../proto/gen/articles/accounts_billing/v1/quota_pb.ts";
 import { WorkflowSnapshotService } from "../../../proto/gen/articles/workflow_catalog/v1/snapshots_pb.ts";
@@ -19,13 +19,14 @@ import { ArticleCannotRun, generateArticle, type JobControl, type PipelineDeps }
 import { PinnedSnapshotMemory } from "./domain/pinned-snapshots.ts";
 import { formatUsd } from "./domain/usd.ts";
 import { collectGarbageAbove } from "./memory-ceiling.ts";
+import { onJobsStalledTooOften } from "./stalled-jobs.ts";
 import { CancelWatch, endedByCancel, settleCancelledRun } from "./domain/cancellation.ts";
 import { CANCELLED_REASON } from "../../kit/src/article-events.ts";
 import { articleDuration, countWorkerJobs, watchQueueDepth } from "../../kit/src/metrics.ts";
 import { currentTraceparent, inJobSpan } from "../../kit/src/tracing.ts";
 
-// A job that stalls (its worker died) this often is failed for good: a run that keeps killing
-// its worker should not loop forever. The QueueEvents listener below then fails the article.
+// A job that stalls (its worker died) more often than this is failed for good: a run that keeps
+// killing its worker should not loop forever. Its article is then failed (see stalled-jobs.ts).
 const MAX_STALLS = 5;
 // How long SIGTERM waits for in-flight articles before leaving them to the stalled-job recovery.
 const DRAIN_MS = 20_000;
@@ -40,6 +41,9 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
   const prefix = queuePrefix(config.redisPrefix);
   const via = (baseUrl: string) => ({ baseUrl, serviceToken: config.serviceToken, timeoutMs: 15_000 });
   const connection = connectRedis(config.redisUrl);
+  // The run events of every article in flight leave on a connection of their own that sends the
+  // commands of one turn of the event loop in one write.
+  const eventLogConnection = connectRedis(config.redisUrl, { enableAutoPipelining: true });
   const webhooks = openQueue<WebhookJob>("webhooks", connection, config.redisPrefix);
   const snapshots = serviceClient(WorkflowSnapshotService, via(config.services.workflowCatalog));
 
@@ -63,7 +67,7 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
     publicBaseUrl: runner.publicBaseUrl,
     batchPoll: { firstMs: runner.batchPollMs, maxMs: runner.batchPollMaxMs },
     progressKeepAliveMs: runner.progressKeepAliveMs,
-    eventLog: { redis: connection, redisPrefix: config.redisPrefix },
+    eventLog: { redis: eventLogConnection, redisPrefix: config.redisPrefix },
   };
   // A job parked between batch polls is woken by its article's cancel, to end it at once.
   const generationQueue = openQueue<GenerationJob>("generation", connection, config.redisPrefix);
@@ -163,7 +167,6 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
 
   // BullMQ leaves connections it was handed open on close; these are closed in the stop function.
   const workerConnection = connectRedis(config.redisUrl);
-  const eventsConnection = connectRedis(config.redisUrl);
   const worker = new Worker<GenerationJob, string>(QUEUES.generation.name, runJob, {
     connection: workerConnection,
     prefix,
@@ -176,12 +179,11 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
   countWorkerJobs(worker);
   watchQueueDepth(generationQueue);
 
-  // Jobs failed by the stalled-job check never reach `runJob`; their articles are failed here.
-  const events = new QueueEvents(QUEUES.generation.name, { connection: eventsConnection, prefix });
-  events.on("failed", ({ jobId, failedReason }) => {
-    if (!/stalled more than/i.test(failedReason)) return;
-    failArticle(jobId, `the generation worker stopped ${MAX_STALLS + 1} times while running this article`).catch((error) =>
-      logger.error("could not fail a stalled article", { externalId: jobId, error: (error as Error).message }),
+  // Jobs failed for stalling too often never reach `runJob`; their articles are failed here.
+  onJobsStalledTooOften(worker, (job) => {
+    const { externalId } = job.data;
+    failArticle(externalId, `the generation worker stopped ${MAX_STALLS + 1} times while running this article`).catch((error) =>
+      logger.error("could not fail a stalled article", { externalId, error: (error as Error).message }),
     );
   });
 
@@ -192,9 +194,8 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
     const closed = worker.close();
     const drained = await Promise.race([closed.then(() => true), Bun.sleep(DRAIN_MS).then(() => false)]);
     if (!drained) await worker.close(true);
-    await events.close();
     await webhooks.close();
     await generationQueue.close();
-    for (const c of [connection, workerConnection, eventsConnection, cancelsConnection]) c.disconnect();
+    for (const c of [connection, eventLogConnection, workerConnection, cancelsConnection]) c.disconnect();
   };
 }

@@ -27,13 +27,36 @@ export const articleCancelsChannel = (redisPrefix: string) => redisKey(redisPref
 
 export const isFinalEvent = (name: string) => (FINAL_EVENTS as readonly string[]).includes(name);
 
-/** Appends events in order in one round trip (one MULTI), with one renewal of the stream's expiry; each event's stream id (milliseconds-sequence) is its SSE event id. */
+// Appends the events (ARGV from 3 on: name, data, name, data, …) in order and renews the stream's
+// expiry. One command whatever the count: a MULTI of the same writes is two commands more and one
+// reply per write to read back.
+const APPEND_EVENTS = `
+for i = 3, #ARGV, 2 do
+  redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'event', ARGV[i], 'data', ARGV[i + 1])
+end
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+return 0`;
+
+type EventLogRedis = IORedis & {
+  appendArticleEvents(key: string, maxEvents: number, keepSeconds: number, ...fields: string[]): Promise<unknown>;
+  appendFinalArticleEvent(key: string, event: string, data: string, maxEvents: number, keepSeconds: number): Promise<unknown>;
+};
+
+/** The connection with the log's scripts defined: each travels as EVALSHA (its digest), not its whole text each time. */
+function eventLogOn(redis: IORedis): EventLogRedis {
+  if (!("appendArticleEvents" in redis)) {
+    redis.defineCommand("appendArticleEvents", { numberOfKeys: 1, lua: APPEND_EVENTS });
+    redis.defineCommand("appendFinalArticleEvent", { numberOfKeys: 1, lua: APPEND_UNLESS_REPEATED });
+  }
+  return redis as EventLogRedis;
+}
+
+/** Appends events in order in one command, with one renewal of the stream's expiry; each event's stream id (milliseconds-sequence) is its SSE event id. */
 export async function appendArticleEvents(redis: IORedis, redisPrefix: string, externalId: string, events: readonly ArticleEvent[]): Promise<void> {
-  const key = articleEventsKey(redisPrefix, externalId);
-  const multi = redis.multi();
-  for (const event of events) multi.xadd(key, "MAXLEN", "~", MAX_EVENTS_PER_ARTICLE, "*", "event", event.event, "data", JSON.stringify(event.data));
-  const failed = (await multi.expire(key, KEEP_SECONDS).exec())!.find(([error]) => error);
-  if (failed) throw failed[0];
+  if (events.length === 0) return;
+  const fields: string[] = [];
+  for (const event of events) fields.push(event.event, JSON.stringify(event.data));
+  await eventLogOn(redis).appendArticleEvents(articleEventsKey(redisPrefix, externalId), MAX_EVENTS_PER_ARTICLE, KEEP_SECONDS, ...fields);
 }
 
 /**
@@ -106,5 +129,5 @@ redis.call('EXPIRE', KEYS[1], ARGV[4])
 return id`;
 
 export async function appendFinalArticleEvent(redis: IORedis, redisPrefix: string, externalId: string, event: ArticleEvent): Promise<void> {
-  await redis.eval(APPEND_UNLESS_REPEATED, 1, articleEventsKey(redisPrefix, externalId), event.event, JSON.stringify(event.data), MAX_EVENTS_PER_ARTICLE, KEEP_SECONDS);
+  await eventLogOn(redis).appendFinalArticleEvent(articleEventsKey(redisPrefix, externalId), event.event, JSON.stringify(event.data), MAX_EVENTS_PER_ARTICLE, KEEP_SECONDS);
 }

@@ -5,7 +5,8 @@ import { and, asc, eq, sql } from "drizzle-orm";
 import { notFound } from "../../../kit/src/errors.ts";
 import type { Db } from "../db/client.ts";
 import { preparedPerDatabase } from "../../../kit/src/prepared-statements.ts";
-import { articleImages, finishingCheckpoints, researchCheckpoints, runs, stepCheckpoints } from "../db/schema.ts";
+import { articleImages, finishingCheckpoints, researchCheckpoints, runs, stepAttempts, stepCheckpoints } from "../db/schema.ts";
+import { repeatedStepStart } from "./step-attempts.ts";
 import { formatUsd, parseUsd, sumUsd, type Picodollars } from "./usd.ts";
 
 export type RunRow = typeof runs.$inferSelect;
@@ -40,6 +41,12 @@ export interface OmittedImage {
   reason: string;
 }
 
+/** A step about to start: its start is recorded with the write before it (see step-attempts.ts). */
+export interface StepStart {
+  stepNumber: number;
+  stepName: string;
+}
+
 export interface RunPin {
   externalId: string;
   workflowId: number;
@@ -48,20 +55,58 @@ export interface RunPin {
   requestedModel: string;
 }
 
+const stepCheckpointValues = {
+  externalId: sql.placeholder("externalId"),
+  stepNumber: sql.placeholder("stepNumber"),
+  stepName: sql.placeholder("stepName"),
+  model: sql.placeholder("model"),
+  usedFallback: sql.placeholder("usedFallback"),
+  batched: sql.placeholder("batched"),
+  promptTokens: sql.placeholder("promptTokens"),
+  completionTokens: sql.placeholder("completionTokens"),
+  cost: sql.placeholder("cost"),
+  output: sql.placeholder("output"),
+};
+
 // What every run and every step writes or reads, prepared once (see kit/src/prepared-statements.ts).
 const statements = preparedPerDatabase((db: Db) => ({
-  pickUpRun: db
-    .insert(runs)
-    .values({
-      externalId: sql.placeholder("externalId"),
-      workflowId: sql.placeholder("workflowId"),
-      workflowRevision: sql.placeholder("workflowRevision"),
-      articleType: sql.placeholder("articleType"),
-      requestedModel: sql.placeholder("requestedModel"),
-    })
-    .onConflictDoUpdate({ target: runs.externalId, set: { pickups: sql`${runs.pickups} + 1`, updatedAt: sql`now()` } })
-    .returning()
-    .prepare("runner_pick_up_run"),
+  // The run's pickup and, when it opens the run (its first pickup, so pickups is 1), its first
+  // step's start: one statement.
+  pickUpRun: (() => {
+    const run = db.$with("run").as(
+      db
+        .insert(runs)
+        .values({
+          externalId: sql.placeholder("externalId"),
+          workflowId: sql.placeholder("workflowId"),
+          workflowRevision: sql.placeholder("workflowRevision"),
+          articleType: sql.placeholder("articleType"),
+          requestedModel: sql.placeholder("requestedModel"),
+        })
+        .onConflictDoUpdate({ target: runs.externalId, set: { pickups: sql`${runs.pickups} + 1`, updatedAt: sql`now()` } })
+        .returning(),
+    );
+    const firstStepStarted = db.$with("first_step_started").as(
+      db
+        .insert(stepAttempts)
+        .select(
+          db
+            .select({
+              externalId: run.externalId,
+              stepNumber: sql<number>`${sql.placeholder("stepNumber")}::integer`.as("step_number"),
+              stepName: sql<string>`${sql.placeholder("stepName")}::text`.as("step_name"),
+              attempts: sql<number>`1`.as("attempts"),
+              firstStartedAt: sql<Date>`now()`.as("first_started_at"),
+              lastStartedAt: sql<Date>`now()`.as("last_started_at"),
+            })
+            .from(run)
+            .where(sql`${run.pickups} = 1`),
+        )
+        .onConflictDoUpdate(repeatedStepStart)
+        .returning({ stepNumber: stepAttempts.stepNumber }),
+    );
+    return db.with(run, firstStepStarted).select().from(run).prepare("runner_pick_up_run");
+  })(),
   findRun: db.select().from(runs).where(eq(runs.externalId, sql.placeholder("externalId"))).prepare("runner_find_run"),
   finishRun: db
     .update(runs)
@@ -76,22 +121,35 @@ const statements = preparedPerDatabase((db: Db) => ({
   stepCheckpointsOf: db.select().from(stepCheckpoints).where(eq(stepCheckpoints.externalId, sql.placeholder("externalId"))).orderBy(asc(stepCheckpoints.stepNumber)).prepare("runner_step_checkpoints_of"),
   saveStepCheckpoint: db
     .insert(stepCheckpoints)
-    .values({
-      externalId: sql.placeholder("externalId"),
-      stepNumber: sql.placeholder("stepNumber"),
-      stepName: sql.placeholder("stepName"),
-      model: sql.placeholder("model"),
-      usedFallback: sql.placeholder("usedFallback"),
-      batched: sql.placeholder("batched"),
-      promptTokens: sql.placeholder("promptTokens"),
-      completionTokens: sql.placeholder("completionTokens"),
-      cost: sql.placeholder("cost"),
-      output: sql.placeholder("output"),
-    })
+    .values(stepCheckpointValues)
     .onConflictDoNothing()
     // The stored row is what was sent; only its time comes back.
     .returning({ completedAt: stepCheckpoints.completedAt })
     .prepare("runner_save_step_checkpoint"),
+  // A step's checkpoint and the next step's start: one statement.
+  saveStepCheckpointStartingNext: (() => {
+    const nextStepStarted = db.$with("next_step_started").as(
+      db
+        .insert(stepAttempts)
+        .values({
+          externalId: sql.placeholder("externalId"),
+          stepNumber: sql.placeholder("nextStepNumber"),
+          stepName: sql.placeholder("nextStepName"),
+          attempts: 1,
+          firstStartedAt: sql`now()`,
+          lastStartedAt: sql`now()`,
+        })
+        .onConflictDoUpdate(repeatedStepStart)
+        .returning({ stepNumber: stepAttempts.stepNumber }),
+    );
+    return db
+      .with(nextStepStarted)
+      .insert(stepCheckpoints)
+      .values(stepCheckpointValues)
+      .onConflictDoNothing()
+      .returning({ completedAt: stepCheckpoints.completedAt })
+      .prepare("runner_save_step_checkpoint_starting_next");
+  })(),
   storedStepCheckpoint: db
     .select()
     .from(stepCheckpoints)
@@ -105,11 +163,17 @@ const statements = preparedPerDatabase((db: Db) => ({
     .prepare("runner_run_costs"),
 }));
 
-/** Opens the run on first pickup; every later pickup (retry, restarted worker) is counted. */
-export async function pickUpRun(db: Db, pin: RunPin): Promise<RunRow> {
-  const [row] = await statements(db).pickUpRun.execute({ ...pin });
+/**
+ * Opens the run on first pickup, with the start of its first step; every later pickup (retry,
+ * restarted worker) is counted, and records the start of the step it resumes at itself.
+ */
+export async function pickUpRun(db: Db, pin: RunPin, firstStep: StepStart): Promise<RunRow> {
+  const [row] = await statements(db).pickUpRun.execute({ ...pin, stepNumber: firstStep.stepNumber, stepName: firstStep.stepName });
   return row!;
 }
+
+/** The pickup that returned this row opened the run: no earlier pickup stored any work. */
+export const openedNow = (run: RunRow) => run.pickups === 1;
 
 export async function findRun(db: Db, externalId: string): Promise<RunRow | undefined> {
   const [row] = await statements(db).findRun.execute({ externalId });
@@ -132,10 +196,14 @@ export async function stepCheckpointsOf(db: Db, externalId: string): Promise<Map
   return new Map(rows.map((r) => [r.stepNumber, toStep(r)]));
 }
 
-/** Stores a step's result; when one is already stored (a second worker raced), that one wins. */
-export async function saveStepCheckpoint(db: Db, externalId: string, cp: Omit<StepCheckpoint, "completedAt">): Promise<StepCheckpoint> {
-  const { saveStepCheckpoint: save, storedStepCheckpoint: stored } = statements(db);
-  const [inserted] = await save.execute({ ...cp, externalId, cost: formatUsd(cp.cost) });
+/**
+ * Stores a step's result, with the start of the step that follows it when there is one; when a
+ * result is already stored (a second worker raced), that one wins.
+ */
+export async function saveStepCheckpoint(db: Db, externalId: string, cp: Omit<StepCheckpoint, "completedAt">, next?: StepStart): Promise<StepCheckpoint> {
+  const { saveStepCheckpoint: save, saveStepCheckpointStartingNext: saveStartingNext, storedStepCheckpoint: stored } = statements(db);
+  const values = { ...cp, externalId, cost: formatUsd(cp.cost) };
+  const [inserted] = next ? await saveStartingNext.execute({ ...values, nextStepNumber: next.stepNumber, nextStepName: next.stepName }) : await save.execute(values);
   if (inserted) return { ...cp, completedAt: inserted.completedAt };
   const [row] = await stored.execute({ externalId, stepNumber: cp.stepNumber });
   return toStep(row!);

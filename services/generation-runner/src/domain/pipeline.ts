@@ -13,7 +13,7 @@ import type { WebhookJob } from "../../../kit/src/queues.ts";
 import type { Db } from "../db/client.ts";
 import { articleResearch, researchText, type ResearchTools } from "../research/article-research.ts";
 import { advanceBatch } from "./batch-mode.ts";
-import { findRun, finishRun, imagesOf, pickUpRun, researchOf, runCost, saveStepCheckpoint, stepCheckpointsOf, updateRun, type RunRow, type StepCheckpoint, type StoredImage } from "./checkpoints.ts";
+import { findRun, finishRun, imagesOf, openedNow, pickUpRun, researchOf, runCost, saveStepCheckpoint, stepCheckpointsOf, updateRun, type RunRow, type StepCheckpoint, type StepStart, type StoredImage } from "./checkpoints.ts";
 import { articleImageOf, generateImages, placedImages } from "./article-images.ts";
 import { humanize } from "./finishing.ts";
 import { recordStepStart } from "./step-attempts.ts";
@@ -28,7 +28,7 @@ import { ProgressReports } from "./progress-reports.ts";
 import type { ModelClients } from "./providers.ts";
 import { descriptionOf, requirementsOf, templateValues, wordCountOf, type RunContext } from "./step-values.ts";
 import { bodyOf } from "../../../kit/src/article-envelope.ts";
-import { formatUsd } from "./usd.ts";
+import { formatUsd, sumUsd } from "./usd.ts";
 import { isCancelledArticle } from "../../../kit/src/article-events.ts";
 import { ArticleCancelled } from "./cancellation.ts";
 import { RunEvents, type ArticleEventLog } from "./run-events.ts";
@@ -107,9 +107,9 @@ async function pinnedSnapshot(deps: PipelineDeps, workflowId: bigint, revision: 
 }
 
 /** What earlier pickups of the run stored; a run opened only now has none (checkpoints follow its opening). */
-async function earlierWork(db: Db, externalId: string, earlier: RunRow | undefined) {
-  if (!earlier) return { checkpoints: new Map<number, StepCheckpoint>(), costSoFar: 0n };
-  const [checkpoints, costSoFar] = await Promise.all([stepCheckpointsOf(db, externalId), runCost(db, externalId)]);
+async function earlierWork(db: Db, run: RunRow) {
+  if (openedNow(run)) return { checkpoints: new Map<number, StepCheckpoint>(), costSoFar: 0n };
+  const [checkpoints, costSoFar] = await Promise.all([stepCheckpointsOf(db, run.externalId), runCost(db, run.externalId)]);
   return { checkpoints, costSoFar };
 }
 
@@ -131,37 +131,35 @@ export async function generateArticle(deps: PipelineDeps, externalId: string, jo
 
 async function runArticle(deps: PipelineDeps, externalId: string, job: JobControl, reports: ProgressReports, events: RunEvents): Promise<RunOutcome> {
   const { db, lifecycle } = deps;
-  // Independent reads go out together: each is a round trip the run would otherwise wait for in turn.
-  const [article, earlier] = await Promise.all([findArticle(deps, externalId), findRun(db, externalId)]);
+  const article = await findArticle(deps, externalId);
   if (!article) {
     deps.logger.warn("generation job for an unknown article dropped", { externalId });
     return "skipped";
   }
   if (!article.settings) throw new ArticleCannotRun(`article ${externalId} has no generation settings`);
-  // Terminal articles are skipped, unless this runner completed one and died before finishing
-  // its hand-offs (settlement, webhook), which the idempotent tail below then completes.
   // Cancelled while the job waited: the worker settles what earlier pickups finished.
   if (isCancelledArticle(article)) throw new ArticleCancelled(externalId);
-  if (article.status === "failed" || earlier?.finishedAt || (TERMINAL.has(article.status) && !earlier)) return "skipped";
+  if (article.status === "failed") return "skipped";
+  // Terminal articles are skipped, unless this runner completed one and died before finishing
+  // its hand-offs (settlement, webhook), which the idempotent tail below then completes.
+  if (TERMINAL.has(article.status) && !(await findRun(db, externalId).then((earlier) => earlier && !earlier.finishedAt))) return "skipped";
 
   const settings = article.settings;
-  // The run is opened while the first model call is under way; every checkpoint waits for it.
-  const pickedUp = pickUpRun(db, {
-    externalId,
-    workflowId: Number(settings.workflowId),
-    workflowRevision: settings.workflowRevision,
-    articleType: article.articleType,
-    requestedModel: settings.model,
-  });
-  // Awaited below; a failure that ends the run first must not leave it unhandled.
-  pickedUp.catch(() => {});
-  const [snapshot, { requested, fallback }, { checkpoints, costSoFar }] = await Promise.all([
+  // Independent reads go out together: each is a round trip the run would otherwise wait for in turn.
+  const [snapshot, { requested, fallback }] = await Promise.all([
     pinnedSnapshot(deps, settings.workflowId, settings.workflowRevision, article.articleType),
     catalogModels(db, settings.model),
-    earlierWork(db, externalId, earlier),
   ]);
   const steps = [...snapshot.steps].sort((a, b) => a.stepNumber - b.stepNumber);
   if (steps.length === 0) throw new ArticleCannotRun(`workflow ${article.articleType} revision ${settings.workflowRevision} has no steps`);
+  const run = await pickUpRun(
+    db,
+    { externalId, workflowId: Number(settings.workflowId), workflowRevision: settings.workflowRevision, articleType: article.articleType, requestedModel: settings.model },
+    steps[0]!,
+  );
+  // Finished with its hand-offs by an earlier pickup.
+  if (run.finishedAt) return "skipped";
+  const { checkpoints, costSoFar } = await earlierWork(db, run);
   // Every checkpoint is counted once: what earlier pickups stored, plus each one stored here.
   let cost = costSoFar;
   const temperature = temperatureForTone(article.tone);
@@ -195,7 +193,7 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
     };
     const ctx: RunContext = { ...known, requirements: requirementsOf(known) };
 
-    for (const step of pending) {
+    for (const [i, step] of pending.entries()) {
       stopIfCancelled();
       progress(batchMode ? "batching" : "writing", step.stepName);
       // A batch parks the job between polls: the report must be in before the job lets go.
@@ -214,14 +212,15 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
       };
       events.stepStarted(step, requested.id);
       const stepStartedAt = performance.now();
-      // Counted while the call runs (a batch counts its submission, not each poll of it); only
-      // bookkeeping, so a failure to record it is logged rather than failing the step.
-      const started = batchMode && (await pickedUp).batchId
+      // The run's opening recorded a new run's first step start, each checkpoint the next step's;
+      // a resumed run's first step is counted while its call runs (a batch counts its submission,
+      // not each poll of it). Only bookkeeping: a failure to record it is logged, not the step's.
+      const started = i > 0 || openedNow(run) || (batchMode && run.batchId)
         ? undefined
         : recordStepStart(db, externalId, step).catch((error) => deps.logger.warn("could not record a step start", { externalId, step: step.stepNumber, error: (error as Error).message }));
       let checkpoint: StepCheckpoint;
       try {
-        checkpoint = batchMode ? await batchedStep(deps, await pickedUp, requested, step, request, job) : await liveStep(deps, externalId, requested, fallback, step, request, pickedUp);
+        checkpoint = batchMode ? await batchedStep(deps, run, requested, step, request, job) : await liveStep(deps, externalId, requested, fallback, step, request, pending[i + 1]);
       } catch (error) {
         if (error instanceof StepFailure) throw new StepFailure(`step ${step.stepNumber} "${step.stepName}": ${error.message}`);
         throw error;
@@ -237,8 +236,6 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
       deps.logger.info("step completed", { externalId, step: step.stepNumber, model: checkpoint.model, fallback: checkpoint.usedFallback });
     }
   }
-
-  const run = await pickedUp;
 
   // Polishing: the finishing touches.
   const last = steps[steps.length - 1]!;
@@ -268,8 +265,14 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
   // Before completion, and none waiting for another: the reports are in (without a pass,
   // completion itself records the final state, so an unsent report would only repeat it), the
   // run's events land before the one its completion logs, and the cost is the ledger's total, not
-  // the running sum (the cost breakdown lists the same checkpoints).
-  const [totalCost] = await Promise.all([runCost(db, externalId), article.humanize ? reports.flush() : reports.supersede(), events.flush()]);
+  // the running sum (the cost breakdown lists the same checkpoints). Without a pass the ledger
+  // holds the steps' checkpoints alone, and `checkpoints` holds each as stored (ours, an earlier
+  // pickup's or a racing worker's); a pass's checkpoint may be there from an earlier pickup.
+  const [totalCost] = await Promise.all([
+    article.humanize ? runCost(db, externalId) : sumUsd([...checkpoints.values()].map((cp) => cp.cost)),
+    article.humanize ? reports.flush() : reports.supersede(),
+    events.flush(),
+  ]);
   stopIfCancelled();
   const contentWords = wordCountOf(content);
   // The text of the final version without its images is scored before it is stored, so the score
@@ -335,9 +338,8 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
   return "completed";
 }
 
-async function liveStep(deps: PipelineDeps, externalId: string, requested: CatalogModel, fallback: CatalogModel | undefined, step: SnapshotStep, request: ChatRequest, runOpened: Promise<unknown>) {
+async function liveStep(deps: PipelineDeps, externalId: string, requested: CatalogModel, fallback: CatalogModel | undefined, step: SnapshotStep, request: ChatRequest, next: StepStart | undefined) {
   const reply = await callModel(deps.clients, requested, fallback, request);
-  await runOpened;
   return saveStepCheckpoint(deps.db, externalId, {
     stepNumber: step.stepNumber,
     stepName: step.stepName,
@@ -348,7 +350,7 @@ async function liveStep(deps: PipelineDeps, externalId: string, requested: Catal
     completionTokens: reply.completionTokens,
     cost: reply.cost,
     output: reply.output,
-  });
+  }, next);
 }
 
 /** Submits or polls the provider batch; parks the job until the batch is done. */

@@ -1,12 +1,21 @@
 // Step starts: each time a run starts a step (its first run, a retry of the job, a worker that
 // resumed after another died), the step's attempt count goes up. Kept apart from the checkpoint,
-// which is written only once the step has produced its output.
+// which is written only once the step has produced its output. A start goes out with the write
+// just before it, so it costs no statement of its own: the run's opening (a new run's first step)
+// or the previous step's checkpoint (every later step); only a resumed run's first step records
+// its start alone, while its model call runs.
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { preparedPerDatabase } from "../../../kit/src/prepared-statements.ts";
 import { stepAttempts } from "../db/schema.ts";
 
-// Written for every step: prepared once (see kit/src/prepared-statements.ts).
+/** How a repeated start of the same step is counted: in the row its first start made. */
+export const repeatedStepStart = {
+  target: [stepAttempts.externalId, stepAttempts.stepNumber],
+  set: { attempts: sql`${stepAttempts.attempts} + 1`, lastStartedAt: sql`excluded.last_started_at` },
+};
+
+// The start written alone (a resumed run's first step), prepared once.
 const statements = preparedPerDatabase((db: Db) => ({
   recordStepStart: db
     .insert(stepAttempts)
@@ -18,10 +27,7 @@ const statements = preparedPerDatabase((db: Db) => ({
       firstStartedAt: sql.placeholder("at"),
       lastStartedAt: sql.placeholder("at"),
     })
-    .onConflictDoUpdate({
-      target: [stepAttempts.externalId, stepAttempts.stepNumber],
-      set: { attempts: sql`${stepAttempts.attempts} + 1`, lastStartedAt: sql`excluded.last_started_at` },
-    })
+    .onConflictDoUpdate(repeatedStepStart)
     .prepare("runner_record_step_start"),
 }));
 
