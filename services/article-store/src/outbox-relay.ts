@@ -1,5 +1,6 @@
 // The background loop that turns outbox rows into generation jobs: woken right after each
-// creation, and polling meanwhile so rows left by a crash (or another replica) still go out.
+// creation (passes paced under load, so one relays many creations), and polling meanwhile so
+// rows left by a crash (or another replica) still go out.
 import type { Queue } from "bullmq";
 import type { GenerationJob } from "../../kit/src/queues.ts";
 import type { Logger } from "../../kit/src/logger.ts";
@@ -17,6 +18,13 @@ export interface OutboxRelay {
 const PURGE_EVERY_MS = 3_600_000;
 const RELAY_BATCH = 100;
 const ENQUEUE_TIMEOUT_MS = 10_000;
+/**
+ * While creations keep coming, a pass starts at most this long after the previous one started,
+ * so one pass (a transaction and a Redis round trip) relays all the creations of that interval:
+ * under load about one pass per article went out before. A wake after a quiet spell still
+ * relays at once; a creation waits for its job at most this much longer.
+ */
+const MIN_PASS_INTERVAL_MS = 20;
 
 export function startOutboxRelay(opts: { db: Db; generationQueue: Queue<GenerationJob>; logger: Logger; pollMs?: number }): OutboxRelay {
   const { db, generationQueue, logger } = opts;
@@ -25,6 +33,7 @@ export function startOutboxRelay(opts: { db: Db; generationQueue: Queue<Generati
   let wakeUp: (() => void) | undefined;
   // Set by a wake that arrives during a pass, so the row it announces is not left to the poll.
   let woken = false;
+  let passStartedAt = -Infinity;
   let lastPurge = 0;
   // Traceparents of creations not relayed yet (only while traces are exported), bounded so rows
   // relayed by another replica cannot make it grow.
@@ -53,17 +62,25 @@ export function startOutboxRelay(opts: { db: Db; generationQueue: Queue<Generati
 
   const sleep = () =>
     new Promise<void>((resolve) => {
-      if (woken) return resolve();
+      // A wake starts the next pass once the interval since the last one has passed.
+      const paced = () => {
+        const wait = passStartedAt + MIN_PASS_INTERVAL_MS - performance.now();
+        if (stopped || wait <= 0) resolve();
+        else setTimeout(resolve, wait);
+      };
+      if (woken) return paced();
       const timer = setTimeout(resolve, pollMs);
       wakeUp = () => {
+        wakeUp = undefined;
         clearTimeout(timer);
-        resolve();
+        paced();
       };
     });
 
   const loop = (async () => {
     while (!stopped) {
       woken = false;
+      passStartedAt = performance.now();
       try {
         // Drain everything pending before waiting again. A pass that took less than a full batch
         // took every row not locked by another replica, so no empty pass follows it: creations

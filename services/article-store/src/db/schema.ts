@@ -145,7 +145,9 @@ export const articleDayCounts = articleStoreSchema.table(
 /**
  * Count changes written in the same transaction as the articles they count. Appending (rather
  * than updating a project's count row) keeps concurrent writers of one project from queueing
- * on that row until each other's commit.
+ * on that row until each other's commit. A row adds `change` articles to `status`; when
+ * `moved_from` is set they moved from that status (same project and day), which is also taken
+ * off it: a status change is one row, not two (migrations 0007 and 0008).
  */
 export const articleCountChanges = articleStoreSchema.table(
   "article_count_changes",
@@ -155,6 +157,7 @@ export const articleCountChanges = articleStoreSchema.table(
     status: text("status", { enum: ARTICLE_STATUSES }).notNull(),
     day: date("day", { mode: "string" }).notNull(),
     change: bigint("change", { mode: "number" }).notNull(),
+    movedFrom: text("moved_from", { enum: ARTICLE_STATUSES }),
   },
   (t) => [index("article_count_changes_project").on(t.projectId, t.status)],
 );

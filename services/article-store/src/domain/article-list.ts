@@ -27,6 +27,17 @@ const status = sql.placeholder("status");
 const seekFrom = sql.raw(String(SEEK_FROM_OFFSET));
 
 /**
+ * The recorded changes that count towards a list's total: with a status, those adding to it or
+ * moving articles away from it; without, only creations and deletions (a move between statuses
+ * leaves the project's total as it was).
+ */
+const changesCounted = (byStatus: boolean): SQL => (byStatus ? sql`(status = ${status} or moved_from = ${status})` : sql`moved_from is null`);
+
+/** What one recorded change adds to that total (a move away from the status takes off). */
+const changeCounted = (byStatus: boolean): SQL =>
+  byStatus ? sql`(case when status = ${status} then change else 0 end) - (case when moved_from = ${status} then change else 0 end)` : sql`change`;
+
+/**
  * The page's ids, newest first. A deep offset starts the walk at the end of the day it falls in,
  * skipping the articles of newer days by their counts; each project is then an index-only range
  * scan of at most (offset within that day + per_page) entries, and the projects' scans are merged.
@@ -38,7 +49,7 @@ function pageIds(byStatus: boolean): SQL {
       select day, sum(articles) as articles from (
         select day, articles from ${articleDayCounts} where project_id = any(${projectIds}) ${ofStatus}
         union all
-        select day, change from ${articleCountChanges} where project_id = any(${projectIds}) ${ofStatus}
+        select day, ${changeCounted(byStatus)} from ${articleCountChanges} where project_id = any(${projectIds}) and ${changesCounted(byStatus)}
       ) as counted
       where ${offset} >= ${seekFrom}
       group by day
@@ -69,8 +80,7 @@ function pageIds(byStatus: boolean): SQL {
 
 function listStatements(db: Db, byStatus: boolean) {
   const inProjects = sql`${articleCounts.projectId} = any(${projectIds})`;
-  const ofStatus = byStatus ? sql`and status = ${status}` : sql``;
-  const unfolded = sql`(select sum(change) from ${articleCountChanges} where project_id = any(${projectIds}) ${ofStatus})`;
+  const unfolded = sql`(select sum(${changeCounted(byStatus)}) from ${articleCountChanges} where project_id = any(${projectIds}) and ${changesCounted(byStatus)})`;
   return {
     total: db
       .select({ total: sql<string>`coalesce(sum(${articleCounts.articles}), 0) + coalesce(${unfolded}, 0)` })

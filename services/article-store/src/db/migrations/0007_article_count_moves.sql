@@ -1,0 +1,1 @@
+ALTER TABLE "article_store"."article_count_changes" ADD COLUMN "moved_from" text;
