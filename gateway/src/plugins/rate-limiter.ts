@@ -3,6 +3,7 @@
 // only when none is full, so a rejected request consumes nothing.
 import type IORedis from "ioredis";
 import { redisKey } from "../../../services/kit/src/redis.ts";
+import { redisScript } from "../../../services/kit/src/redis-scripts.ts";
 import { unavailableError } from "../errors.ts";
 
 export interface WindowCaps {
@@ -25,7 +26,7 @@ const WINDOWS = [60, 3600, 86400] as const;
 
 // KEYS: the three counters' base names; ARGV: three limits. Uses the server clock so replicas
 // with skewed clocks agree on window boundaries.
-const SCRIPT = `
+const countRequest = redisScript(`
 local now = tonumber(redis.call('TIME')[1])
 local sizes = {60, 3600, 86400}
 local counts, resets, keys = {}, {}, {}
@@ -46,28 +47,20 @@ for i = 1, 3 do
   if counts[i] == 1 then redis.call('EXPIRE', keys[i], sizes[i] + 5) end
 end
 return {1, 0, counts[1], counts[2], counts[3], resets[1], resets[2], resets[3]}
-`;
-
-type CountingRedis = IORedis & { countRequest(k1: string, k2: string, k3: string, l1: number, l2: number, l3: number): Promise<number[]> };
+`);
 
 export class RateLimiter {
-  private readonly redis: CountingRedis;
-
   constructor(
-    redis: IORedis,
+    private readonly redis: IORedis,
     private readonly prefix: string,
-  ) {
-    // A defined command travels as EVALSHA (the script's digest), not the whole script each time.
-    if (!("countRequest" in redis)) redis.defineCommand("countRequest", { numberOfKeys: 3, lua: SCRIPT });
-    this.redis = redis as CountingRedis;
-  }
+  ) {}
 
   async hit(accountId: number | bigint, bucket: string, caps: WindowCaps): Promise<RateDecision> {
     const limits = [caps.perMinute, caps.perHour, caps.perDay];
     const keys = WINDOWS.map((w) => redisKey(this.prefix, "ratelimit", String(accountId), bucket, String(w)));
     let reply: number[];
     try {
-      reply = await this.redis.countRequest(keys[0], keys[1], keys[2], limits[0], limits[1], limits[2]);
+      reply = (await countRequest.run(this.redis, keys, limits)) as number[];
     } catch (error) {
       // An answer from Redis refusing the script is a defect, reported as such.
       if ((error as Error).name === "ReplyError") throw error;

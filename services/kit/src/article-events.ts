@@ -5,6 +5,7 @@
 // Also the cancel signal a cancelled article sends to whichever runner works on it.
 import type IORedis from "ioredis";
 import { redisKey } from "./redis.ts";
+import { redisScript } from "./redis-scripts.ts";
 
 /** Events after which an article's stream ends. */
 export const FINAL_EVENTS = ["completed", "published", "failed"] as const;
@@ -30,33 +31,19 @@ export const isFinalEvent = (name: string) => (FINAL_EVENTS as readonly string[]
 // Appends the events (ARGV from 3 on: name, data, name, data, …) in order and renews the stream's
 // expiry. One command whatever the count: a MULTI of the same writes is two commands more and one
 // reply per write to read back.
-const APPEND_EVENTS = `
+const appendEvents = redisScript(`
 for i = 3, #ARGV, 2 do
   redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'event', ARGV[i], 'data', ARGV[i + 1])
 end
 redis.call('EXPIRE', KEYS[1], ARGV[2])
-return 0`;
-
-type EventLogRedis = IORedis & {
-  appendArticleEvents(key: string, maxEvents: number, keepSeconds: number, ...fields: string[]): Promise<unknown>;
-  appendFinalArticleEvent(key: string, event: string, data: string, maxEvents: number, keepSeconds: number): Promise<unknown>;
-};
-
-/** The connection with the log's scripts defined: each travels as EVALSHA (its digest), not its whole text each time. */
-function eventLogOn(redis: IORedis): EventLogRedis {
-  if (!("appendArticleEvents" in redis)) {
-    redis.defineCommand("appendArticleEvents", { numberOfKeys: 1, lua: APPEND_EVENTS });
-    redis.defineCommand("appendFinalArticleEvent", { numberOfKeys: 1, lua: APPEND_UNLESS_REPEATED });
-  }
-  return redis as EventLogRedis;
-}
+return 0`);
 
 /** Appends events in order in one command, with one renewal of the stream's expiry; each event's stream id (milliseconds-sequence) is its SSE event id. */
 export async function appendArticleEvents(redis: IORedis, redisPrefix: string, externalId: string, events: readonly ArticleEvent[]): Promise<void> {
   if (events.length === 0) return;
   const fields: string[] = [];
   for (const event of events) fields.push(event.event, JSON.stringify(event.data));
-  await eventLogOn(redis).appendArticleEvents(articleEventsKey(redisPrefix, externalId), MAX_EVENTS_PER_ARTICLE, KEEP_SECONDS, ...fields);
+  await appendEvents.run(redis, [articleEventsKey(redisPrefix, externalId)], [MAX_EVENTS_PER_ARTICLE, KEEP_SECONDS, ...fields]);
 }
 
 /**
@@ -116,7 +103,7 @@ export const isCancelledArticle = (article: { status: string; failureReason?: st
 
 // Appends a final event unless the stream's last event already is one of the same name: the
 // lifecycle calls that end an article are idempotent, and their repeats must not repeat the end.
-const APPEND_UNLESS_REPEATED = `
+const appendUnlessRepeated = redisScript(`
 local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
 if last[1] then
   local f = last[1][2]
@@ -126,8 +113,8 @@ if last[1] then
 end
 local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'event', ARGV[1], 'data', ARGV[2])
 redis.call('EXPIRE', KEYS[1], ARGV[4])
-return id`;
+return id`);
 
 export async function appendFinalArticleEvent(redis: IORedis, redisPrefix: string, externalId: string, event: ArticleEvent): Promise<void> {
-  await eventLogOn(redis).appendFinalArticleEvent(articleEventsKey(redisPrefix, externalId), event.event, JSON.stringify(event.data), MAX_EVENTS_PER_ARTICLE, KEEP_SECONDS);
+  await appendUnlessRepeated.run(redis, [articleEventsKey(redisPrefix, externalId)], [event.event, JSON.stringify(event.data), MAX_EVENTS_PER_ARTICLE, KEEP_SECONDS]);
 }
