@@ -276,6 +276,38 @@ describe("safeRequest connects to the checked address only", () => {
   });
 });
 
+describe("safeRequest kept connections", () => {
+  // Answers with the client port of the connection each request came on.
+  let ports: Server;
+  beforeAll(() => {
+    ports = Bun.serve({ hostname: "0.0.0.0", port: 0, fetch: (req, server) => new Response(String(server.requestIP(req)?.port)) });
+  });
+  afterAll(() => ports.stop(true));
+
+  const via = async (address: string, keepAlive: boolean) => {
+    const resolveHost: HostResolver = async () => [{ address, family: 4 }];
+    const res = await safeRequest(`http://hooks.example.test:${ports.port}/`, { allowPrivate: true, keepAlive, resolveHost });
+    expect(res.address).toBe(address);
+    return res.body.toString();
+  };
+
+  test("a kept connection carries the next request to the same judged address", async () => {
+    const first = await via("127.0.0.1", true);
+    expect(await via("127.0.0.1", true)).toBe(first);
+  });
+
+  test("a kept connection never carries a request judged to another address", async () => {
+    const first = await via("127.0.0.1", true);
+    // Same name and port, judged to another (loopback) address this time: a new connection.
+    expect(await via("127.0.0.2", true)).not.toBe(first);
+  });
+
+  test("without keepAlive every request has a connection of its own", async () => {
+    const first = await via("127.0.0.1", false);
+    expect(await via("127.0.0.1", false)).not.toBe(first);
+  });
+});
+
 describe("safeRequest redirects", () => {
   test("a 3xx is returned as the response when followRedirects is 0", async () => {
     const res = await safeRequest(`${origin(main)}/redirect`, { allowPrivate: true, followRedirects: 0 });

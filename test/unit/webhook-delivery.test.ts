@@ -2,8 +2,7 @@
 // retried, what is refused without contacting anyone (ALLOW_PRIVATE_URLS false), and the retry
 // schedule that follows.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
+import net, { type AddressInfo } from "node:net";
 import type { HostResolver } from "../../services/kit/src/safe-http.ts";
 import { deliverWebhook, type DeliveryOptions } from "../../services/webhook-dispatcher/src/domain/deliver-webhook.ts";
 import { backoffAfter, nextStep } from "../../services/webhook-dispatcher/src/domain/retry-schedule.ts";
@@ -125,18 +124,38 @@ describe("deliverWebhook", () => {
 });
 
 describe("deliverWebhook keeps connections", () => {
-  /** A node:http receiver that counts the connections it accepts; idle ones it closes after `keepAliveMs`. */
+  /**
+   * A receiver speaking HTTP/1.1 straight over TCP, so that it really closes a connection left idle
+   * for `keepAliveMs` after an answer (as servers in front of receivers do); counts connections.
+   */
   async function countingReceiver(keepAliveMs: number) {
-    const server = http.createServer((req, res) => {
-      req.resume();
-      req.on("end", () => res.end("ok"));
-    });
-    server.keepAliveTimeout = keepAliveMs;
     let connections = 0;
-    server.on("connection", () => connections++);
+    const sockets = new Set<net.Socket>();
+    const server = net.createServer((socket) => {
+      connections++;
+      sockets.add(socket);
+      let pending = Buffer.alloc(0);
+      let idle: ReturnType<typeof setTimeout> | undefined;
+      socket.on("data", (chunk: Buffer) => {
+        clearTimeout(idle);
+        pending = Buffer.concat([pending, chunk]);
+        const headEnd = pending.indexOf("\r\n\r\n");
+        if (headEnd < 0) return;
+        const length = Number(/content-length: *(\d+)/i.exec(pending.subarray(0, headEnd).toString())?.[1] ?? 0);
+        if (pending.length < headEnd + 4 + length) return;
+        pending = pending.subarray(headEnd + 4 + length);
+        socket.write("HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: keep-alive\r\n\r\nok");
+        idle = setTimeout(() => socket.end(), keepAliveMs);
+      });
+      socket.on("error", () => {});
+    });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
-    return { url, connections: () => connections, close: () => new Promise((resolve) => server.close(resolve)) };
+    const close = () => {
+      for (const socket of sockets) socket.destroy();
+      return new Promise((resolve) => server.close(resolve));
+    };
+    return { url, connections: () => connections, close };
   }
 
   test("deliveries to one receiver, one after another, share a connection", async () => {

@@ -1,10 +1,9 @@
 // Outbound HTTP to user-supplied URLs (webhooks, research pages) without SSRF.
-// The host is resolved once, every resolved address is judged, and the socket is pinned to the
-// judged address through a custom `lookup`, so a DNS answer that changes between check and
-// connect (DNS rebinding) cannot redirect the request to an internal address.
+// The host is resolved once, every resolved address is judged, and the request is sent to the
+// judged address itself (the caller's name kept in Host and, for https, in SNI and the certificate
+// check), so a DNS answer that changes between check and connect (DNS rebinding) cannot redirect
+// the request to an internal address.
 import dns from "node:dns";
-import http from "node:http";
-import https from "node:https";
 import net from "node:net";
 import ipaddr from "ipaddr.js";
 
@@ -54,15 +53,16 @@ export interface SafeRequestOptions {
   resolveHost?: HostResolver;
   /**
    * Keep connections open for later requests to the same judged address (webhook deliveries,
-   * many to few receivers). A kept socket is only reused for a request whose host was resolved
-   * and judged to that same address, so pinning holds as for a new socket.
+   * many to few receivers). A kept connection is only reused for a request sent to that same
+   * judged address (and TLS name), so pinning holds as for a new one.
    */
   keepAlive?: boolean;
 }
 
 export interface SafeResponse {
   status: number;
-  headers: http.IncomingHttpHeaders;
+  /** Response headers by lower-case name. */
+  headers: Record<string, string>;
   body: Buffer;
   /** The URL that produced this response, after any redirects. */
   url: string;
@@ -221,34 +221,11 @@ async function checkedAddresses(
   return [...addresses].sort((a, b) => a.family - b.family);
 }
 
-// Kept connections, one agent per judged address (and TLS name), the least recently opened
-// dropped first. An idle socket closes after KEPT_IDLE_MS, before common servers drop it (5 s).
-const KEPT_IDLE_MS = 2_000;
-const MAX_KEPT_ADDRESSES = 256;
-const keptAgents = new Map<string, http.Agent>();
-
-function keptAgent(isHttps: boolean, pinned: ResolvedAddress, port: string | number, servername: string | undefined): http.Agent {
-  const key = `${isHttps ? "https" : "http"} ${pinned.address} ${port} ${servername ?? ""}`;
-  let agent = keptAgents.get(key);
-  if (!agent) {
-    // As many idle sockets as a dispatcher has deliveries in flight, so a burst does not reconnect.
-    const options = { keepAlive: true, maxFreeSockets: 256, timeout: KEPT_IDLE_MS, scheduling: "lifo" as const };
-    agent = isHttps ? new https.Agent(options) : new http.Agent(options);
-    keptAgents.set(key, agent);
-    for (const [oldest, old] of keptAgents) {
-      if (keptAgents.size <= MAX_KEPT_ADDRESSES) break;
-      keptAgents.delete(oldest);
-      old.destroy();
-    }
-  }
-  return agent;
-}
-
 interface Hop {
   target: URL;
   method: string;
   headers: Record<string, string>;
-  body: Buffer | undefined;
+  body: Uint8Array<ArrayBuffer> | undefined;
 }
 
 type HopResult = { kind: "response"; response: SafeResponse } | { kind: "redirect"; location: string; status: number };
@@ -259,8 +236,22 @@ function mediaType(header: string | undefined): string {
   return (header ?? "").split(";")[0]!.trim().toLowerCase();
 }
 
-/** One request/response exchange on a socket pinned to `pinned`. */
-function exchange(
+/**
+ * The URL that reaches `pinned` itself: fetch never resolves a name, so a DNS answer that changes
+ * after the check has nothing to act on. The Host header carries the name the caller asked for.
+ */
+function pinnedUrl(target: URL, pinned: ResolvedAddress): URL {
+  const at = new URL(target.href);
+  at.hostname = pinned.family === 6 ? `[${pinned.address}]` : pinned.address;
+  return at;
+}
+
+/**
+ * One request/response exchange with the judged address `pinned`, through fetch (Bun's native
+ * client, off the JavaScript thread). Kept connections are pooled by address, port and TLS name,
+ * so a kept one only serves requests whose host was judged to that same address.
+ */
+async function exchange(
   hop: Hop,
   pinned: ResolvedAddress,
   follow: boolean,
@@ -270,122 +261,87 @@ function exchange(
   maxBytes: number,
 ): Promise<HopResult> {
   const { target } = hop;
-  const isHttps = target.protocol === "https:";
   const hostname = target.hostname.replace(/^\[|\]$/g, "");
-  const client = isHttps ? https : http;
-
-  // Answers every lookup with the address that was judged; never asks DNS again.
-  const pinnedLookup = (
-    _host: string,
-    options: { all?: boolean } | number | undefined,
-    callback: (...args: unknown[]) => void,
-  ) => {
-    const all = typeof options === "object" && options?.all;
-    if (all) callback(null, [{ address: pinned.address, family: pinned.family }]);
-    else callback(null, pinned.address, pinned.family);
-  };
-
-  return new Promise<HopResult>((resolve, reject) => {
-    let settled = false;
-    let req: http.ClientRequest | undefined;
-    const settle = (fn: () => void) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      fn();
-    };
-    const fail = (err: SafeHttpError) => {
-      settle(() => reject(err));
-      req?.destroy();
-    };
-    const timer = setTimeout(
-      () => fail(new SafeHttpError("timeout", `${target.origin} did not answer within ${timeoutMs} ms`)),
-      remaining(deadline),
-    );
-
-    const port = target.port || (isHttps ? 443 : 80);
-    // SNI and certificate checks stay on the name the caller asked for.
-    const servername = isHttps && !net.isIP(hostname) ? hostname : undefined;
-    const requestOptions: https.RequestOptions = {
-      protocol: target.protocol,
-      hostname,
-      port,
-      path: `${target.pathname}${target.search}`,
-      method: hop.method,
-      headers: hop.headers,
-      lookup: pinnedLookup as unknown as net.LookupFunction,
-      agent: opts.keepAlive ? keptAgent(isHttps, pinned, port, servername) : false,
-      ...(servername ? { servername } : {}),
-    };
-    let answered = false;
-
-    req = client.request(requestOptions, (res) => {
-      answered = true;
-      const status = res.statusCode ?? 0;
-      const location = res.headers.location;
-      if (follow && status >= 300 && status < 400 && location) {
-        settle(() => resolve({ kind: "redirect", location, status }));
-        res.destroy();
-        req?.destroy();
-        return;
-      }
-      // Redirects are not content; only a final answer must be of an accepted type.
-      const isRedirect = status >= 300 && status < 400;
-      if (opts.acceptContentTypes && !isRedirect) {
-        const type = mediaType(res.headers["content-type"]);
-        const accepted = opts.acceptContentTypes.map((t) => t.toLowerCase());
-        if (!accepted.includes(type)) {
-          fail(new SafeHttpError("content-type", `content type "${type || "none"}" is not one of ${accepted.join(", ")}`));
-          res.destroy();
-          return;
-        }
-      }
-      const declared = Number(res.headers["content-length"]);
-      if (Number.isFinite(declared) && declared > maxBytes) {
-        fail(new SafeHttpError("too-large", `response declares ${declared} bytes, limit is ${maxBytes}`));
-        res.destroy();
-        return;
-      }
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on("data", (chunk: Buffer | string) => {
-        const buf = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
-        size += buf.length;
-        if (size > maxBytes) {
-          fail(new SafeHttpError("too-large", `response exceeded ${maxBytes} bytes`));
-          res.destroy();
-          return;
-        }
-        chunks.push(buf);
+  // SNI and certificate checks stay on the name the caller asked for.
+  const serverName = target.protocol === "https:" && !net.isIP(hostname) ? hostname : undefined;
+  const aborts = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    aborts.abort();
+  }, remaining(deadline));
+  const timeout = () => new SafeHttpError("timeout", `${target.origin} did not answer within ${timeoutMs} ms`);
+  try {
+    let res: Response;
+    try {
+      res = await fetch(pinnedUrl(target, pinned), {
+        method: hop.method,
+        headers: hop.headers,
+        body: hop.body,
+        // Each hop is judged here before it is taken; fetch must not take one on its own.
+        redirect: "manual",
+        keepalive: opts.keepAlive ?? false,
+        signal: aborts.signal,
+        ...(serverName ? { tls: { serverName } } : {}),
       });
-      res.on("end", () =>
-        settle(() =>
-          resolve({
-            kind: "response",
-            response: { status, headers: res.headers, body: Buffer.concat(chunks), url: target.href, address: pinned.address },
-          }),
-        ),
-      );
-      res.on("error", (err) =>
-        fail(new SafeHttpError("connection", `response from ${target.origin} broke off (${err.message})`)),
-      );
-    });
+    } catch (err) {
+      if (timedOut) throw timeout();
+      const code = (err as { code?: string }).code;
+      const failure = new SafeHttpError("connection", `could not reach ${target.origin} at ${pinned.address} (${code ?? (err as Error).message})`);
+      (failure as { code?: string }).code = code;
+      throw failure;
+    }
 
-    req.on("error", (err: NodeJS.ErrnoException) => {
-      // A kept socket the server closed meanwhile is our connection's failure, not the
-      // receiver's: the request goes again once, on a new socket.
-      if (req?.reusedSocket && !answered) {
-        settle(() => resolve(exchange(hop, pinned, follow, { ...opts, keepAlive: false }, deadline, timeoutMs, maxBytes)));
-        return;
+    const status = res.status;
+    const headers: Record<string, string> = {};
+    res.headers.forEach((value, name) => (headers[name] = value));
+    const isRedirect = status >= 300 && status < 400;
+    const refuse = (err: SafeHttpError) => {
+      aborts.abort();
+      return err;
+    };
+    if (follow && isRedirect && headers.location) {
+      aborts.abort();
+      return { kind: "redirect", location: headers.location, status };
+    }
+    // Redirects are not content; only a final answer must be of an accepted type.
+    if (opts.acceptContentTypes && !isRedirect) {
+      const type = mediaType(headers["content-type"]);
+      const accepted = opts.acceptContentTypes.map((t) => t.toLowerCase());
+      if (!accepted.includes(type)) {
+        throw refuse(new SafeHttpError("content-type", `content type "${type || "none"}" is not one of ${accepted.join(", ")}`));
       }
-      const detail = err.code ? `${err.code}` : err.message;
-      const failure = new SafeHttpError("connection", `could not reach ${target.origin} at ${pinned.address} (${detail})`);
-      (failure as { code?: string }).code = err.code;
-      fail(failure);
-    });
-    if (hop.body) req.write(hop.body);
-    req.end();
-  });
+    }
+    const declared = Number(headers["content-length"]);
+    if (Number.isFinite(declared) && declared > maxBytes) {
+      throw refuse(new SafeHttpError("too-large", `response declares ${declared} bytes, limit is ${maxBytes}`));
+    }
+
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    if (res.body) {
+      const reader = res.body.getReader();
+      try {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          size += value.byteLength;
+          if (size > maxBytes) throw refuse(new SafeHttpError("too-large", `response exceeded ${maxBytes} bytes`));
+          chunks.push(value);
+        }
+      } catch (err) {
+        if (err instanceof SafeHttpError) throw err;
+        if (timedOut) throw timeout();
+        throw new SafeHttpError("connection", `response from ${target.origin} broke off (${(err as Error).message})`);
+      }
+    }
+    return {
+      kind: "response",
+      response: { status, headers, body: Buffer.concat(chunks, size), url: target.href, address: pinned.address },
+    };
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function nextHop(hop: Hop, location: string, status: number): Hop {
@@ -437,7 +393,8 @@ export async function safeRequest(url: string, opts: SafeRequestOptions = {}): P
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(opts.headers ?? {})) headers[name.toLowerCase()] = value;
   headers["host"] = first.host;
-  // The raw body is measured and returned as sent; no transparent decompression.
+  // Asks for the body as is; one a server encodes anyway is decoded, and the size limit counts
+  // the decoded bytes.
   headers["accept-encoding"] ??= "identity";
   if (!opts.keepAlive) headers["connection"] = "close";
   if ((first.username || first.password) && !headers["authorization"]) {
@@ -447,7 +404,7 @@ export async function safeRequest(url: string, opts: SafeRequestOptions = {}): P
   }
   first.username = "";
   first.password = "";
-  const body = opts.body === undefined ? undefined : Buffer.from(opts.body);
+  const body = opts.body === undefined ? undefined : typeof opts.body === "string" ? Buffer.from(opts.body) : new Uint8Array(opts.body);
   if (body) headers["content-length"] = String(body.length);
 
   let hop: Hop = { target: first, method: (opts.method ?? "GET").toUpperCase(), headers, body };
