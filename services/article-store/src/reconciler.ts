@@ -18,6 +18,7 @@ import type { ReconcileSettings } from "../../kit/src/config.ts";
 import type { Logger } from "../../kit/src/logger.ts";
 import type { GenerationJob, WebhookJob } from "../../kit/src/queues.ts";
 import { redisKey } from "../../kit/src/redis.ts";
+import { redisScript } from "../../kit/src/redis-scripts.ts";
 import type { Db } from "./db/client.ts";
 import { owedJob, unfinishedArticlesAfter, type OwedJob, type UnfinishedArticle } from "./domain/unfinished-work.ts";
 
@@ -49,18 +50,18 @@ export interface Reconciler {
 const REDIS_TIMEOUT_MS = 10_000;
 
 // Takes or keeps the leader key: free, or already this replica's.
-const LEAD = `
+const leadScript = redisScript(`
 local current = redis.call("GET", KEYS[1])
 if current == false or current == ARGV[1] then
   redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2])
   return 1
 end
-return 0`;
+return 0`);
 
 // Gives the leader key up if this replica holds it, so another one leads at its next sweep.
-const STEP_DOWN = `
+const stepDownScript = redisScript(`
 if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) end
-return 0`;
+return 0`);
 
 type JobState = "missing" | "live" | "completed" | "failed";
 
@@ -95,7 +96,7 @@ export function startReconciler(opts: ReconcilerOptions): Reconciler {
   let cursor = 0;
   let stopped = false;
 
-  const lead = async () => (await bounded(redis.eval(LEAD, 1, leaderKey, token, leaseMs), "taking the reconciler's lead")) === 1;
+  const takeLead = async () => (await bounded(leadScript.run(redis, [leaderKey], [token, leaseMs]), "taking the reconciler's lead")) === 1;
 
   /** Re-enqueues the job under the article's external_id, removing a finished one first. */
   async function enqueueAgain<T>(queue: Queue<T>, name: string, data: T, externalId: string, state: JobState): Promise<boolean> {
@@ -131,9 +132,9 @@ export function startReconciler(opts: ReconcilerOptions): Reconciler {
 
   async function sweep(): Promise<SweepSummary> {
     const summary = { examined: 0, takenUp: 0 };
-    if (!(await lead())) return summary;
+    if (!(await takeLead())) return summary;
     for (let batch = 0; batch < batchesPerSweep && !stopped; batch++) {
-      if (batch > 0 && !(await lead())) break;
+      if (batch > 0 && !(await takeLead())) break;
       const articles = await unfinishedArticlesAfter(db, cursor, batchSize, settings.staleAfterMs);
       summary.examined += articles.length;
       cursor = articles.length === batchSize ? articles[articles.length - 1]!.id : 0;
@@ -178,7 +179,7 @@ export function startReconciler(opts: ReconcilerOptions): Reconciler {
       stopped = true;
       clearTimeout(timer);
       await running;
-      await bounded(redis.eval(STEP_DOWN, 1, leaderKey, token), "giving up the reconciler's lead", 1000).catch(() => {});
+      await bounded(stepDownScript.run(redis, [leaderKey], [token]), "giving up the reconciler's lead", 1000).catch(() => {});
     },
   };
 }

@@ -142,7 +142,10 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
   if (article.status === "failed") return "skipped";
   // Terminal articles are skipped, unless this runner completed one and died before finishing
   // its hand-offs (settlement, webhook), which the idempotent tail below then completes.
-  if (TERMINAL.has(article.status) && !(await findRun(db, externalId).then((earlier) => earlier && !earlier.finishedAt))) return "skipped";
+  if (TERMINAL.has(article.status)) {
+    const earlier = await findRun(db, externalId);
+    if (!earlier || earlier.finishedAt) return "skipped";
+  }
 
   const settings = article.settings;
   // Independent reads go out together: each is a round trip the run would otherwise wait for in turn.
