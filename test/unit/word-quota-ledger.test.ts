@@ -1,6 +1,6 @@
 // The word ledger's own rules, below the API: a reservation is one call of reserve_words (migration
-// 0001), so its retries, its re-use of a released hold and its lock under concurrency are checked
-// here directly. Runs on a real Postgres, in a throwaway database.
+// 0001), several asked at once share one statement, so its retries, its re-use of a released hold,
+// its lock under concurrency and the sharing are checked here directly. Runs on a real Postgres, in a throwaway database.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomUUID } from "node:crypto";
 import { openScratchDatabase, type ScratchDatabase } from "../harness/scratch-database.ts";
@@ -67,5 +67,41 @@ describe("word reservations", () => {
     const answers = await Promise.allSettled(Array.from({ length: 8 }, () => quota.reserveWords(db, accountId, randomUUID(), 400)));
     expect(answers.filter((a) => a.status === "fulfilled")).toHaveLength(2);
     expect(await quota.getWordUsage(db, accountId)).toMatchObject({ reservedWords: 800, remainingWords: 200 });
+  });
+
+  test("reservations asked at once each get their own answer: accounts interleaved, a repeated reference, a refusal, an unknown account", async () => {
+    const db = database.db;
+    const [a, b] = [await accountWith(1000), await accountWith(500)];
+    const repeated = randomUUID();
+    const answers = await Promise.allSettled([
+      quota.reserveWords(db, b, randomUUID(), 300),
+      quota.reserveWords(db, a, repeated, 400),
+      quota.reserveWords(db, b, randomUUID(), 300),
+      quota.reserveWords(db, a, repeated, 400),
+      quota.reserveWords(db, 999_999_999, randomUUID(), 1),
+      quota.reserveWords(db, a, randomUUID(), 500),
+    ]);
+    const outcome = (i: number) => answers[i]!.status === "fulfilled" ? (answers[i] as PromiseFulfilledResult<{ remainingWords: number }>).value.remainingWords : (answers[i] as PromiseRejectedResult).reason.message;
+    // In arrival order within an account: b's second does not fit, a's repeat returns the first hold.
+    expect(outcome(0)).toBe(200);
+    expect(outcome(1)).toBe(600);
+    expect(outcome(2)).toContain("200 words remaining, 300 required");
+    expect(outcome(3)).toBe(600);
+    expect(outcome(4)).toBe("No such account.");
+    expect(outcome(5)).toBe(100);
+    expect(await quota.getWordUsage(db, a)).toMatchObject({ reservedWords: 900, remainingWords: 100 });
+    expect(await quota.getWordUsage(db, b)).toMatchObject({ reservedWords: 300, remainingWords: 200 });
+  });
+
+  test("an ask the database refuses fails alone; the others asked with it are held", async () => {
+    const db = database.db;
+    const accountId = await accountWith(1000);
+    const answers = await Promise.allSettled([
+      quota.reserveWords(db, accountId, randomUUID(), 100),
+      quota.reserveWords(db, accountId, randomUUID(), 2 ** 63), // beyond int8: the shared statement fails
+      quota.reserveWords(db, accountId, randomUUID(), 200),
+    ]);
+    expect(answers.map((a) => a.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect(await quota.getWordUsage(db, accountId)).toMatchObject({ reservedWords: 300, remainingWords: 700 });
   });
 });

@@ -5,6 +5,7 @@ import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { plans, subscriptions, wordReservations } from "../db/schema.ts";
 import { preparedPerDatabase } from "../../../kit/src/prepared-statements.ts";
+import { CallBatches } from "../../../kit/src/call-batches.ts";
 import { notFound, precondition } from "../../../kit/src/errors.ts";
 import { currentPeriod } from "./quota-period.ts";
 
@@ -39,26 +40,39 @@ async function usage(db: Db, accountId: number, period: string): Promise<WordUsa
 
 type ReserveOutcome = "no_account" | "refused" | "existing" | "reserved";
 
+// What reserve_words (migration 0001) answers, decoded; the held reservation's columns are null
+// unless the outcome is "existing" or "reserved".
+const reserveColumns = {
+  outcome: sql<ReserveOutcome>`outcome`,
+  remainingWords: sql<number>`remaining_words`.mapWith(Number),
+  reference: sql<string | null>`r_reference`,
+  accountId: sql<number | null>`r_account_id`.mapWith(wordReservations.accountId),
+  period: sql<string | null>`r_period`,
+  words: sql<number | null>`r_words`.mapWith(wordReservations.words),
+  state: sql<Reservation["state"] | null>`r_state`,
+  createdAt: sql<Date | null>`r_created_at`.mapWith(wordReservations.createdAt),
+  updatedAt: sql<Date | null>`r_updated_at`.mapWith(wordReservations.updatedAt),
+};
+
 // Every creation reserves and every completion settles: built once (kit/src/prepared-statements.ts),
 // so a call only binds its values.
 const statements = preparedPerDatabase((db: Db) => ({
   reserve: db
-    .select({
-      outcome: sql<ReserveOutcome>`outcome`,
-      remainingWords: sql<number>`remaining_words`.mapWith(Number),
-      // Null unless the outcome is "existing" or "reserved"; decoded as the table's own columns.
-      reference: sql<string | null>`r_reference`,
-      accountId: sql<number | null>`r_account_id`.mapWith(wordReservations.accountId),
-      period: sql<string | null>`r_period`,
-      words: sql<number | null>`r_words`.mapWith(wordReservations.words),
-      state: sql<Reservation["state"] | null>`r_state`,
-      createdAt: sql<Date | null>`r_created_at`.mapWith(wordReservations.createdAt),
-      updatedAt: sql<Date | null>`r_updated_at`.mapWith(wordReservations.updatedAt),
-    })
+    .select(reserveColumns)
     .from(
       sql`accounts_billing.reserve_words(${sql.placeholder("accountId")}::int8, ${sql.placeholder("reference")}::text, ${sql.placeholder("words")}::int8, ${sql.placeholder("period")}::text, ${sql.placeholder("now")}::timestamptz)`,
     )
     .prepare("quota_reserve_words"),
+  // Several reservations in one statement, so one transaction and one commit: reserve_words runs
+  // once per row, in the order of `n`, and each call sees the holds the earlier ones made. The asks
+  // travel as one JSON parameter, so the statement is the same for any number of them.
+  reserveMany: db
+    .select({ n: sql<number>`n`.mapWith(Number), ...reserveColumns })
+    .from(
+      sql`(select * from json_to_recordset(${sql.placeholder("asks")}::json) as a(n int, account_id int8, reference text, words int8, period text, at timestamptz) order by n) asked
+        cross join lateral accounts_billing.reserve_words(asked.account_id, asked.reference, asked.words, asked.period, asked.at)`,
+    )
+    .prepare("quota_reserve_words_batch"),
   settle: db
     .update(wordReservations)
     .set({ state: "settled", words: sql`${sql.placeholder("words")}::int8`, updatedAt: sql`${sql.placeholder("at")}::timestamptz` })
@@ -78,12 +92,54 @@ export async function getWordUsage(db: Db, accountId: number, now = new Date()):
   return usage(db, accountId, currentPeriod(now));
 }
 
+interface ReservationAsk {
+  accountId: number;
+  reference: string;
+  words: number;
+  now: Date;
+}
+
+type ReserveRow = Awaited<ReturnType<ReturnType<typeof statements>["reserve"]["execute"]>>[number];
+
+const reserveOne = async (db: Db, ask: ReservationAsk): Promise<ReserveRow> =>
+  (await statements(db).reserve.execute({ ...ask, period: currentPeriod(ask.now), now: ask.now.toISOString() }))[0]!;
+
 /**
- * Holds `words` of the account's month for `reference`, in one call of reserve_words (migration
- * 0001): the account's lock, the check and the hold in one round trip, committed when it returns.
+ * The reservations asked for at once, in one statement. Every creation of an account takes the
+ * account's lock and holds it until its commit, so one account's creations queue on that lock and
+ * on a commit each; together they take it once and commit once. They go in account order, so two
+ * batches locking the same accounts never wait on each other in a cycle, and in arrival order
+ * within an account. Should the statement fail (a retry of the same creation racing its first
+ * try on another replica, say), each is tried alone, so an error stays with the one it belongs to.
+ */
+async function reserveTogether(db: Db, asks: ReservationAsk[]): Promise<(ReserveRow | Error)[]> {
+  if (asks.length === 1) return [await reserveOne(db, asks[0]!)];
+  const order = asks.map((_, i) => i).sort((a, b) => asks[a]!.accountId - asks[b]!.accountId || a - b);
+  try {
+    const rows = await statements(db).reserveMany.execute({
+      asks: JSON.stringify(
+        order.map((i, n) => ({ n, account_id: asks[i]!.accountId, reference: asks[i]!.reference, words: asks[i]!.words, period: currentPeriod(asks[i]!.now), at: asks[i]!.now.toISOString() })),
+      ),
+    });
+    const answers: ReserveRow[] = new Array(asks.length);
+    for (const { n, ...row } of rows) answers[order[n]!] = row;
+    return answers;
+  } catch {
+    return Promise.all(asks.map((ask) => reserveOne(db, ask).catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))))));
+  }
+}
+
+// One gatherer per database handle; two batches at once, so a slow commit does not hold every
+// account's creations (batches of different accounts run side by side).
+const gatherers = preparedPerDatabase((db: Db) => new CallBatches<ReservationAsk, ReserveRow>((asks) => reserveTogether(db, asks), { maxSize: 200, maxRunning: 2 }));
+
+/**
+ * Holds `words` of the account's month for `reference`: reserve_words (migration 0001) takes the
+ * account's lock, checks and holds, committed when it returns. Reservations asked for at the same
+ * time share one statement and one commit (reserveTogether).
  */
 export async function reserveWords(db: Db, accountId: number, reference: string, words: number, now = new Date()) {
-  const [row] = await statements(db).reserve.execute({ accountId, reference, words, period: currentPeriod(now), now: now.toISOString() });
+  const row = await gatherers(db).ask({ accountId, reference, words, now });
   if (row.outcome === "no_account") throw notFound("No such account.");
   if (row.outcome === "refused") {
     const remaining = row.remainingWords;

@@ -5,7 +5,7 @@ import { Code, ConnectError, type Client } from "@connectrpc/connect";
 import { codeFromString } from "@connectrpc/connect/protocol-connect";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { Article, ArticleLifecycleService, ArticleStoreService, DeliveryRecordSchema } from "../../../../proto/gen/articles/article_store/v1/articles_pb.ts";
-import { CallBatches } from "./call-batches.ts";
+import { CallBatches } from "../../../kit/src/call-batches.ts";
 
 // article-store's limit on both calls.
 const MAX_PER_CALL = 500;

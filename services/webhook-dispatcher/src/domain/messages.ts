@@ -4,7 +4,7 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { messages } from "../db/schema.ts";
-import { CallBatches } from "./call-batches.ts";
+import { CallBatches } from "../../../kit/src/call-batches.ts";
 
 export interface CompletionMessage {
   id: string;

@@ -1,7 +1,8 @@
-// Gathers what the deliveries in flight ask of another service or the database into one call:
-// the asks of one turn of the event loop leave together, and those made while a call is under
-// way wait for it and leave together next. Under load the batches grow by themselves; a lone
-// delivery waits for nothing but the turn it is in.
+// Gathers what the work in flight asks of another service or the database into one call (the
+// dispatcher's deliveries, accounts-billing's word reservations): the asks of one turn of the
+// event loop leave together, and those made while a call is under way wait for it and leave
+// together next. Under load the batches grow by themselves; a lone ask waits for nothing but the
+// turn it is in.
 
 /** Per input, in order: its answer, or the Error that fails that input alone. */
 export type BatchAnswers<O> = (O | Error)[];

@@ -2,7 +2,7 @@
 // the asks of one turn, the asks made meanwhile together in the next, an answer per ask, and an
 // outage failing every ask of the call it hit (each delivery then waits without spending an attempt).
 import { describe, expect, test } from "bun:test";
-import { CallBatches } from "../../services/webhook-dispatcher/src/domain/call-batches.ts";
+import { CallBatches } from "../../services/kit/src/call-batches.ts";
 
 describe("CallBatches", () => {
   test("asks of one turn go in one call; asks made while it runs go together in the next", async () => {
