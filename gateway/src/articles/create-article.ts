@@ -15,6 +15,7 @@ import { validationError } from "../errors.ts";
 import type { Caller } from "../plugins/caller.ts";
 import type { ProjectAuthorizer } from "../plugins/project-authorizer.ts";
 import { MalformedBody } from "../plugins/json-body.ts";
+import { SHORT_MEMORY_MS, ShortMemory } from "../plugins/short-memory.ts";
 import type { ServiceClients } from "../services.ts";
 import { Validator } from "../validation.ts";
 import { readArticleRequest, type ArticleRequest } from "./creation-request.ts";
@@ -57,6 +58,18 @@ export function readCreationBody(body: unknown): { v: Validator; request: Articl
   return { v, request: readArticleRequest(v) };
 }
 
+// The model catalog is the operator's, the same for every tenant, and every creation asks it which
+// model to use: its answers are remembered for half a second (ShortMemory, as keys and projects
+// are), so a model switched off or a provider gone is followed within that. Refusals are not kept.
+const rememberedModels = new WeakMap<ServiceClients["models"], ShortMemory<Model>>();
+const KNOWN_MODELS_AT_MOST = 256;
+
+function resolveModel(clients: ServiceClients, requested: string): Promise<Model> {
+  let memory = rememberedModels.get(clients.models);
+  if (!memory) rememberedModels.set(clients.models, (memory = new ShortMemory<Model>(SHORT_MEMORY_MS, KNOWN_MODELS_AT_MOST)));
+  return memory.get(requested, async () => (await clients.models.resolveModel({ model: requested })).model!);
+}
+
 /** The rules that need the project's catalog, styles and the model catalog; failures go to `v`. */
 export async function resolveAgainstProject(clients: ServiceClients, v: Validator, request: ArticleRequest, project: Project | undefined): Promise<Resolved> {
   const projectId = project?.id;
@@ -71,7 +84,7 @@ export async function resolveAgainstProject(clients: ServiceClients, v: Validato
           v,
           "model",
           request.model ? `The selected model ${request.model} is not an active model.` : "No active model is available.",
-          async () => (await clients.models.resolveModel({ model: request.model })).model,
+          () => resolveModel(clients, request.model),
           [Code.InvalidArgument, Code.NotFound, Code.FailedPrecondition],
         )
       : undefined,
