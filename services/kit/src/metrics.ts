@@ -21,7 +21,10 @@ export function initMetrics(service: string): void {
   if (defaultsCollected) return;
   defaultsCollected = true;
   registry.setDefaultLabels({ service });
-  client.collectDefaultMetrics({ register: registry });
+  // The event-loop delay is sampled every 100 ms rather than prom-client's default 10 ms: a lag
+  // still shows, and the sampling timer's own wakes were about 3 ms of CPU a second per process
+  // (idle stack, seven processes: 75-98 -> 64-80 ms/s).
+  client.collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 100 });
 }
 
 // ---- gRPC / Connect server calls ---------------------------------------------------------
