@@ -6,6 +6,9 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { fieldErrorsOf } from "../../services/kit/src/errors.ts";
 import { modelCatalogClient } from "../harness/service-clients.ts";
 import { useStack, type TestStack } from "../harness/stack.ts";
+import { apiClient } from "../harness/http.ts";
+import { createTenant } from "../harness/tenants.ts";
+import { articleBody } from "../harness/articles.ts";
 
 let stack: TestStack;
 let catalog: ReturnType<typeof modelCatalogClient>;
@@ -104,5 +107,25 @@ describe("operators change the catalog", () => {
 
   test("updating an unknown model is NOT_FOUND", async () => {
     expect((await rejection(catalog.updateModel({ id: "simulator:never-added", active: true }))).code).toBe(Code.NotFound);
+  });
+});
+
+describe("creation through the gateway", () => {
+  // The gateway remembers the catalog's answer for half a second (README, Performance): a model
+  // switched off is refused to creations within a second.
+  test("a model switched off is refused to new articles within a second", async () => {
+    const tenant = await createTenant(stack);
+    const api = apiClient(stack.baseUrl, tenant.token);
+    const id = uniqueId();
+    await catalog.addModel({ model: { id, active: true, inputPricePerMillion: "0.5", outputPricePerMillion: "0.5" } });
+    const create = () => api.post("/v1/articles", articleBody(tenant.projectId, { model: id }));
+    const first = await create();
+    expect(first.status).toBe(201);
+
+    await catalog.updateModel({ id, active: false });
+    await Bun.sleep(1000);
+    const refused = await create();
+    expect(refused.status).toBe(422);
+    expect(refused.body.errors.model[0]).toContain("not an active model");
   });
 });
