@@ -9,6 +9,8 @@ import { startServiceServer, type ServiceServer } from "../../services/kit/src/s
 import { createLogger } from "../../services/kit/src/logger.ts";
 import { invalidFields, fieldErrorsOf } from "../../services/kit/src/errors.ts";
 import { serviceClient } from "../../services/kit/src/clients.ts";
+import { createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
 
 const TOKEN = "service-token-for-the-transport-test";
 let server: ServiceServer;
@@ -93,6 +95,26 @@ describe("calls between the project's processes", () => {
       expect(answer.status).toBe(Serving.SERVING);
       controller.abort();
       break;
+    }
+  });
+
+  test("a unary reply is one whole body with its length, and stock Connect clients are served in both encodings", async () => {
+    const raw = await fetch(`${baseUrl}/${ModelCatalogService.typeName}/ResolveModel`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${TOKEN}` },
+      body: JSON.stringify({ model: "openai:gpt-4o" }),
+    });
+    const text = await raw.text();
+    expect(raw.status).toBe(200);
+    expect(raw.headers.get("transfer-encoding")).toBeNull();
+    expect(Number(raw.headers.get("content-length"))).toBe(new TextEncoder().encode(text).byteLength);
+    expect(JSON.parse(text).model.id).toBe("openai:gpt-4o");
+
+    for (const form of [{ useBinaryFormat: true }, { useBinaryFormat: false }]) {
+      const transport = createConnectTransport({ baseUrl, httpVersion: "1.1", interceptors: [(next) => (req) => (req.header.set("authorization", `Bearer ${TOKEN}`), next(req))], ...form });
+      const models = createClient(ModelCatalogService, transport);
+      expect((await models.resolveModel({ model: "openai:gpt-4o" })).model?.id).toBe("openai:gpt-4o");
+      expect((await models.resolveModel({ model: "unknown" }).catch((e) => e)).code).toBe(Code.InvalidArgument);
     }
   });
 });

@@ -8,7 +8,7 @@ import http2 from "node:http2";
 import { sameSecret } from "./same-secret.ts";
 import { Code, ConnectError, createConnectRouter, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
-import { createFetchHandler } from "@connectrpc/connect/protocol";
+import { createFetchHandler, type UniversalHandler } from "@connectrpc/connect/protocol";
 import { Health, HealthCheckResponse_ServingStatus as Serving } from "../../../proto/gen/grpc/health/v1/health_pb.ts";
 import { databaseOutageOf } from "./db.ts";
 import { DomainError, toConnectError } from "./errors.ts";
@@ -139,7 +139,7 @@ export async function startServiceServer(opts: ServiceServerOptions): Promise<Se
   const router = createConnectRouter({ interceptors });
   routes(router);
   for (const h of router.handlers) servedServices.add(h.service.typeName);
-  const handlers = new Map(router.handlers.map((h) => [h.requestPath, createFetchHandler(h, { httpVersion: "1.1" })]));
+  const handlers = new Map(router.handlers.map((h) => [h.requestPath, h.method.methodKind === "unary" ? unaryFetchHandler(h) : createFetchHandler(h, { httpVersion: "1.1" })]));
   const connect = Bun.serve({
     port: opts.port,
     hostname: host,
@@ -182,6 +182,41 @@ export async function startServiceServer(opts: ServiceServerOptions): Promise<Se
       await Promise.race([allCallsDone(), Bun.sleep(graceMs)]);
       await Promise.race([Promise.all([grpcClosed, connectClosed]), Bun.sleep(500)]);
     },
+  };
+}
+
+/** One chunk as an async iterable: a whole request body handed to Connect's handler. */
+function bodyOf(bytes: Uint8Array): AsyncIterable<Uint8Array> {
+  return {
+    [Symbol.asyncIterator]() {
+      let read = false;
+      return { next: async () => (read ? { done: true, value: undefined } : ((read = true), { done: false, value: bytes })) };
+    },
+  };
+}
+
+/**
+ * A unary method over HTTP/1.1 with whole bodies both ways. Connect's fetch adapter reads each
+ * request through a stream reader and answers with a ReadableStream, which Bun writes outside
+ * its batching of a response: the status line, each header's name, value and line end and the
+ * body each left in a send of their own (nine sends of one reply, counted with strace). An
+ * answer whose body is already bytes goes out in one. Connect's handler still does the protocol
+ * (headers, limits, compression, errors); only the adaptation to fetch is this.
+ */
+function unaryFetchHandler(handler: UniversalHandler): (request: Request) => Promise<Response> {
+  return async (request) => {
+    const answer = await handler({
+      httpVersion: "1.1",
+      method: request.method,
+      url: request.url,
+      header: request.headers,
+      body: bodyOf(new Uint8Array(await request.arrayBuffer())),
+      signal: request.signal,
+    });
+    const chunks: Uint8Array[] = [];
+    if (answer.body) for await (const chunk of answer.body) chunks.push(chunk);
+    const body = chunks.length === 1 ? chunks[0] : chunks.length === 0 ? null : Buffer.concat(chunks);
+    return new Response(body as Uint8Array<ArrayBuffer> | null, { status: answer.status, headers: answer.header });
   };
 }
 
