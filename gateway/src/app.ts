@@ -9,6 +9,7 @@ import { RateLimiter } from "./plugins/rate-limiter.ts";
 import { KeyResolver } from "./plugins/key-resolver.ts";
 import { ProjectAuthorizer } from "./plugins/project-authorizer.ts";
 import { ArticleMemory } from "./articles/article-memory.ts";
+import { WorkflowMemory } from "./workflows/workflow-memory.ts";
 import { ArticleEventHub } from "./articles/event-stream.ts";
 import type { V1Gate } from "./plugins/caller.ts";
 import { userRoutes } from "./routes/user.ts";
@@ -22,7 +23,7 @@ import type { Logger } from "../../services/kit/src/logger.ts";
 export interface GatewayDeps {
   clients: ServiceClients;
   redis: IORedis;
-  /** A connection of its own for listening to article changes (subscriber mode). */
+  /** A connection of its own for listening to article and workflow changes (subscriber mode). */
   subscriber: IORedis;
   redisPrefix: string;
   logger: Logger;
@@ -40,7 +41,13 @@ function jsonResponse(status: number, body: unknown, headers: Record<string, unk
 }
 
 export function buildApp(deps: GatewayDeps) {
-  const gate: V1Gate = { clients: deps.clients, limiter: new RateLimiter(deps.redis, deps.redisPrefix), keys: new KeyResolver(deps.clients), projects: new ProjectAuthorizer(deps.clients) };
+  const gate: V1Gate = {
+    clients: deps.clients,
+    limiter: new RateLimiter(deps.redis, deps.redisPrefix),
+    keys: new KeyResolver(deps.clients),
+    projects: new ProjectAuthorizer(deps.clients),
+    workflows: new WorkflowMemory(deps.redis, deps.subscriber, deps.redisPrefix, deps.logger),
+  };
   return new Elysia()
     .use(requestLimits)
     .use(jsonBody)

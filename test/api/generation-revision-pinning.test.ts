@@ -36,3 +36,23 @@ test("a workflow changed mid-generation does not change the running article", as
   const nextDone = await waitForArticle(api, next.external_id, finished, 30_000);
   expect(nextDone.content).toBe("new-2 old-1");
 }, 60_000);
+
+test("the very next creation after a workflow change runs on the changed workflow (the gateway's memory of revisions follows it)", async () => {
+  const type = marker("followed");
+  const [step] = await createWorkflow(api, tenant.projectId, type, [{ step_name: "Only", user: "[[sim:echo]]first" }]);
+  const first = await createArticle(api, articleBody(tenant.projectId, { article_type: type }));
+
+  expect((await api.patch(`/v1/projects/${tenant.projectId}/workflows/${step.id}`, { user: "[[sim:echo]]second" })).status).toBe(200);
+  const second = await createArticle(api, articleBody(tenant.projectId, { article_type: type }));
+
+  expect((await api.delete(`/v1/projects/${tenant.projectId}/workflows/${step.id}`)).status).toBe(200);
+  const refused = await api.post("/v1/articles", articleBody(tenant.projectId, { article_type: type }));
+  expect(refused.status).toBe(422);
+  expect(Object.keys(refused.body.errors)).toContain("article_type");
+
+  await createWorkflow(api, tenant.projectId, type, [{ step_name: "Again", user: "[[sim:echo]]third" }]);
+  const third = await createArticle(api, articleBody(tenant.projectId, { article_type: type }));
+
+  const contents = await Promise.all([first, second, third].map(async (a) => (await waitForArticle(api, a.external_id, finished, 30_000)).content));
+  expect(contents).toEqual(["first", "second", "third"]);
+}, 60_000);

@@ -37,7 +37,7 @@ beforeAll(async () => {
   memory = new ArticleMemory(subscriber, prefix, createLogger("test"));
   // Listening once the subscription is confirmed.
   const deadline = Date.now() + 5000;
-  while (!(memory as unknown as { listening: boolean }).listening && Date.now() < deadline) await Bun.sleep(10);
+  while (!memory.listening && Date.now() < deadline) await Bun.sleep(10);
 });
 
 afterAll(() => {

@@ -10,6 +10,7 @@ import type IORedis from "ioredis";
 import type { Article } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import { articleChangesChannel, readArticleChange } from "../../../services/kit/src/article-changes.ts";
 import type { Logger } from "../../../services/kit/src/logger.ts";
+import { ChangeListener } from "../plugins/change-listener.ts";
 
 const TTL_MS = 1_000;
 const MAX_ENTRIES = 2_000;
@@ -23,35 +24,29 @@ export class ArticleMemory {
   private readonly entries = new Map<string, Entry>();
   /** Batch reads in flight, by article id. */
   private readonly reading = new Map<string, Promise<Article | undefined>>();
-  private listening = false;
-  /** Counts the changes heard, so a read that overlapped one is not remembered. */
-  private changesHeard = 0;
+  private readonly changes: ChangeListener;
 
-  /** `subscriber` is a connection of its own: it is put in subscriber mode. */
+  /** `subscriber` is a connection in subscriber mode (ChangeListener). */
   constructor(subscriber: IORedis, redisPrefix: string, logger: Logger) {
-    const channel = articleChangesChannel(redisPrefix);
-    const stopListening = () => {
-      this.listening = false;
-      this.entries.clear();
-      this.reading.clear();
-    };
-    subscriber.on("message", (from, message) => {
-      if (from !== channel) return;
-      this.changesHeard++;
-      // Generation announces every step of every article: read one only when something is remembered.
-      const change = this.entries.size > 0 || this.reading.size > 0 ? readArticleChange(message) : undefined;
-      if (change) this.forget(change.id, change.externalId);
-    });
-    subscriber.on("close", stopListening);
-    subscriber.on("reconnecting", stopListening);
-    // ioredis subscribes again after a reconnect; remembering resumes once it has.
-    subscriber.on("ready", () => {
-      subscriber.subscribe(channel).then(
-        () => (this.listening = true),
-        (error) => logger.warn("could not listen to article changes", { error: (error as Error).message }),
-      );
-    });
-    if (subscriber.status === "ready") subscriber.emit("ready");
+    this.changes = new ChangeListener(
+      subscriber,
+      articleChangesChannel(redisPrefix),
+      logger,
+      (message) => {
+        // Generation announces every step of every article: read one only when something is remembered.
+        const change = this.entries.size > 0 || this.reading.size > 0 ? readArticleChange(message) : undefined;
+        if (change) this.forget(change.id, change.externalId);
+      },
+      () => {
+        this.entries.clear();
+        this.reading.clear();
+      },
+    );
+  }
+
+  /** Whether announcements are heard (nothing is remembered otherwise). */
+  get listening(): boolean {
+    return this.changes.listening;
   }
 
   /** The article by id or external_id, remembered or read with `lookup` (and then remembered). */
@@ -60,7 +55,7 @@ export class ArticleMemory {
     const key = identifier.toLowerCase();
     const cached = this.entries.get(key);
     if (cached && cached.expires > now) return cached.article;
-    const mayRemember = this.readStarts();
+    const mayRemember = this.changes.readStarts();
     const article = await lookup();
     if (mayRemember()) this.remember(article, now + TTL_MS);
     return article;
@@ -91,7 +86,7 @@ export class ArticleMemory {
 
   /** Reads `ids` in one lookup, announced in `reading` meanwhile; answers in the order of `ids`. */
   private async readTogether(ids: bigint[], lookup: (missing: bigint[]) => Promise<Article[]>, now: number): Promise<(Article | undefined)[]> {
-    const mayRemember = this.readStarts();
+    const mayRemember = this.changes.readStarts();
     const read = lookup(ids).then((articles) => new Map(articles.map((a) => [a.id, a])));
     const shares = ids.map((id) => {
       const share = read.then((byId) => byId.get(id));
@@ -107,16 +102,6 @@ export class ArticleMemory {
       // Unless a change already withdrew it (and a later read may have taken its place).
       ids.forEach((id, i) => this.reading.get(String(id)) === shares[i] && this.reading.delete(String(id)));
     }
-  }
-
-  /**
-   * Called as a read starts; what it answers when the read ends says whether its result may be
-   * remembered: only if no change, and no gap in listening, could have overtaken the read.
-   */
-  private readStarts(): () => boolean {
-    const wasListening = this.listening;
-    const heard = this.changesHeard;
-    return () => wasListening && this.listening && heard === this.changesHeard;
   }
 
   private remember(article: Article, expires: number): void {

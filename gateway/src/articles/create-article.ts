@@ -12,8 +12,7 @@ import type { Model } from "../../../proto/gen/articles/generation_runner/v1/mod
 import { fieldErrorsOf } from "../../../services/kit/src/errors.ts";
 import type { Logger } from "../../../services/kit/src/logger.ts";
 import { validationError } from "../errors.ts";
-import type { Caller } from "../plugins/caller.ts";
-import type { ProjectAuthorizer } from "../plugins/project-authorizer.ts";
+import type { Caller, V1Gate } from "../plugins/caller.ts";
 import { MalformedBody } from "../plugins/json-body.ts";
 import { SHORT_MEMORY_MS, ShortMemory } from "../plugins/short-memory.ts";
 import type { ServiceClients } from "../services.ts";
@@ -71,12 +70,13 @@ function resolveModel(clients: ServiceClients, requested: string): Promise<Model
 }
 
 /** The rules that need the project's catalog, styles and the model catalog; failures go to `v`. */
-export async function resolveAgainstProject(clients: ServiceClients, v: Validator, request: ArticleRequest, project: Project | undefined): Promise<Resolved> {
+export async function resolveAgainstProject(gate: V1Gate, v: Validator, request: ArticleRequest, project: Project | undefined): Promise<Resolved> {
+  const { clients } = gate;
   const projectId = project?.id;
   const [workflow, model] = await Promise.all([
     projectId !== undefined && !v.errors.article_type
       ? lookup(v, "article_type", "The selected article type is invalid: it is neither a built-in type nor a custom workflow of this project.", async () =>
-          (await clients.snapshots.resolveArticleType({ projectId, articleType: request.articleType })).workflow,
+          gate.workflows.resolve(projectId, request.articleType, async () => (await clients.snapshots.resolveArticleType({ projectId, articleType: request.articleType })).workflow!),
         )
       : undefined,
     !v.errors.model
@@ -169,10 +169,13 @@ const keyReused = () => validationError({ idempotency_key: [KEY_REUSED_MESSAGE] 
 
 export class ArticleCreation {
   constructor(
-    private readonly clients: ServiceClients,
-    private readonly projects: ProjectAuthorizer,
+    private readonly gate: V1Gate,
     private readonly logger: Logger,
   ) {}
+
+  private get clients(): ServiceClients {
+    return this.gate.clients;
+  }
 
   async create(caller: Caller, body: unknown, idempotencyKey: string | undefined): Promise<CreatedArticle> {
     const { v, request } = readCreationBody(body);
@@ -180,7 +183,7 @@ export class ArticleCreation {
     // Access outranks field errors: 404 for another account's project, 403 without update access.
     const project = v.errors.project_id
       ? undefined
-      : await this.projects.authorize(caller.userId, request.projectId, "update");
+      : await this.gate.projects.authorize(caller.userId, request.projectId, "update");
 
     const idempotency = idempotencyKey === undefined ? undefined : { key: idempotencyKey, hash: requestHashOf(body) };
     if (idempotency && project && v.valid) {
@@ -189,7 +192,7 @@ export class ArticleCreation {
       if (earlier.article) return { article: earlier.article, project, replayed: true };
     }
 
-    const resolved = await resolveAgainstProject(this.clients, v, request, project);
+    const resolved = await resolveAgainstProject(this.gate, v, request, project);
     v.check();
     const { workflow, model } = resolved;
     if (!project || !workflow || !model) throw new Error("creation passed validation without its project, workflow or model");

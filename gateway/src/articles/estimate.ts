@@ -3,8 +3,7 @@
 // creation would reserve, what remains of the month's allowance, and a cost range. It reads only:
 // no article, no reservation, no idempotency key.
 import type { Model } from "../../../proto/gen/articles/generation_runner/v1/models_pb.ts";
-import type { Caller } from "../plugins/caller.ts";
-import type { ProjectAuthorizer } from "../plugins/project-authorizer.ts";
+import type { Caller, V1Gate } from "../plugins/caller.ts";
 import type { ServiceClients } from "../services.ts";
 import { costRange } from "./cost-range.ts";
 import { readCreationBody, reservedWordsFor, resolveAgainstProject } from "./create-article.ts";
@@ -23,11 +22,12 @@ async function fallbackOf(clients: ServiceClients, model: Model, batch: boolean)
   return models.find((m) => m.id === model.fallbackModel);
 }
 
-export async function estimateArticle(clients: ServiceClients, projects: ProjectAuthorizer, caller: Caller, body: unknown) {
+export async function estimateArticle(gate: V1Gate, caller: Caller, body: unknown) {
+  const { clients, projects } = gate;
   const { v, request } = readCreationBody(body);
   // As creation: access outranks field errors (404 for another account's project, 403 without update access).
   const project = v.errors.project_id ? undefined : await projects.authorize(caller.userId, request.projectId, "update");
-  const { workflow, model } = await resolveAgainstProject(clients, v, request, project);
+  const { workflow, model } = await resolveAgainstProject(gate, v, request, project);
   v.check();
   if (!project || !workflow || !model) throw new Error("estimate passed validation without its project, workflow or model");
 

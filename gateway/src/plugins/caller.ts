@@ -8,6 +8,7 @@ import type { ServiceClients } from "../services.ts";
 import { RateLimiter, rateLimitHeaders } from "./rate-limiter.ts";
 import type { KeyResolver } from "./key-resolver.ts";
 import type { ProjectAuthorizer } from "./project-authorizer.ts";
+import type { WorkflowMemory } from "../workflows/workflow-memory.ts";
 
 export interface Caller {
   keyId: number;
@@ -46,6 +47,8 @@ export interface V1Gate {
   clients: ServiceClients;
   keys: KeyResolver;
   projects: ProjectAuthorizer;
+  /** Which revision a project's article type resolves to, remembered until a change (workflow-memory.ts). */
+  workflows: WorkflowMemory;
 }
 
 /**

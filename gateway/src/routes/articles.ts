@@ -28,7 +28,7 @@ const creationMessage = (article: Article) =>
 
 export const articleRoutes = (gate: V1Gate, remembered: ArticleMemory, logger: Logger, events: ArticleEventHub) => {
   const { clients } = gate;
-  const creation = new ArticleCreation(clients, gate.projects, logger);
+  const creation = new ArticleCreation(gate, logger);
 
   /** The article and its project, when the caller may view it: 404 for another account's, 403 for a project out of reach. */
   async function viewableArticle(caller: Caller, identifier: string, access: "view" | "update" = "view"): Promise<{ article: Article; project: Project }> {
@@ -56,7 +56,7 @@ export const articleRoutes = (gate: V1Gate, remembered: ArticleMemory, logger: L
     )
     .post(
       "/v1/articles/estimate",
-      async ({ caller, body }) => ({ success: true, data: await estimateArticle(clients, gate.projects, caller, body) }),
+      async ({ caller, body }) => ({ success: true, data: await estimateArticle(gate, caller, body) }),
       { detail: { summary: "Check a creation body as creation does and estimate its words and cost; creates and reserves nothing", tags: TAGS } },
     )
     .get(

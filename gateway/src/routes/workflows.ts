@@ -36,6 +36,8 @@ async function changeStep<T>(gatewayErrors: FieldErrors, change: (validateOnly: 
 
 export const workflowRoutes = (gate: V1Gate) => {
   const catalog = gate.clients.workflows;
+  // Every call that may change the project's workflows: creations then resolve types afresh.
+  const changing = <T>(projectId: bigint, change: () => Promise<T>) => gate.workflows.changing(projectId, change);
 
   /** The project id of the path, after the caller's access to it is confirmed. */
   async function project(caller: Caller, raw: string, access: ProjectAccess): Promise<bigint> {
@@ -55,7 +57,7 @@ export const workflowRoutes = (gate: V1Gate) => {
     const step = stepId(params.workflow);
     const projectId = await project(caller, params.project, "update");
     const { input, errors } = updateStepInput(body);
-    const reply = await changeStep(errors, (validateOnly) => catalog.updateStep({ projectId, stepId: step, ...input, validateOnly }));
+    const reply = await changeStep(errors, (validateOnly) => changing(projectId, () => catalog.updateStep({ projectId, stepId: step, ...input, validateOnly })));
     return withWarnings({ success: true, data: presentStep(reply.step!) }, reply.warnings);
   };
 
@@ -80,7 +82,7 @@ export const workflowRoutes = (gate: V1Gate) => {
       async ({ caller, params, body, set }) => {
         const projectId = await project(caller, params.project, "update");
         const { input, errors } = createStepInput(body);
-        const reply = await changeStep(errors, (validateOnly) => catalog.createStep({ projectId, ...input, validateOnly }));
+        const reply = await changeStep(errors, (validateOnly) => changing(projectId, () => catalog.createStep({ projectId, ...input, validateOnly })));
         set.status = 201;
         return withWarnings({ success: true, data: presentStep(reply.step!) }, reply.warnings);
       },
@@ -92,7 +94,7 @@ export const workflowRoutes = (gate: V1Gate) => {
         const projectId = await project(caller, params.project, "update");
         const positions = reorderInput(body);
         try {
-          await catalog.reorderSteps({ projectId, positions });
+          await changing(projectId, () => catalog.reorderSteps({ projectId, positions }));
         } catch (error) {
           // Spec 4.9: a step of another project rejects the whole request in this particular shape.
           if (error instanceof ConnectError && error.code === Code.NotFound) throw new HttpError(422, { success: false, message: error.rawMessage });
@@ -106,7 +108,7 @@ export const workflowRoutes = (gate: V1Gate) => {
       "/v1/projects/:project/workflows/duplicate",
       async ({ caller, params, body, set }) => {
         const projectId = await project(caller, params.project, "update");
-        const reply = await catalog.duplicateWorkflow({ projectId, ...duplicateInput(body) });
+        const reply = await changing(projectId, () => catalog.duplicateWorkflow({ projectId, ...duplicateInput(body) }));
         set.status = 201;
         return { success: true, data: presentWorkflow(reply.workflow!) };
       },
@@ -129,7 +131,7 @@ export const workflowRoutes = (gate: V1Gate) => {
       async ({ caller, params }) => {
         const step = stepId(params.workflow);
         const projectId = await project(caller, params.project, "update");
-        const reply = await catalog.deleteStep({ projectId, stepId: step });
+        const reply = await changing(projectId, () => catalog.deleteStep({ projectId, stepId: step }));
         const message = reply.workflowDeleted
           ? `Workflow step deleted. It was the last step of "${reply.articleType}", so that workflow was deleted too.`
           : "Workflow step deleted.";

@@ -1,0 +1,91 @@
+// The gateway's memory of which workflow revision an article type of a project resolves to, so a
+// creation does not cost a call to workflow-catalog each time. Workflows change only through the
+// gateway's workflow routes: after every change call (whatever its outcome) the gateway forgets
+// the project's entries itself, then announces the project on a Redis channel, before it answers;
+// every gateway forgets the project's entries when it hears that. So a change is followed at once
+// by the gateway that made it and within the announcement's delivery by the others. An entry also
+// lives a second at most (an announcement lost with a gateway that stopped between the change and
+// its publish), nothing is remembered while not listening, refusals (an unknown type) are never
+// remembered, and entries are keyed by project: a project's custom types are its own.
+import type IORedis from "ioredis";
+import type { PinnedWorkflow } from "../../../proto/gen/articles/workflow_catalog/v1/snapshots_pb.ts";
+import type { Logger } from "../../../services/kit/src/logger.ts";
+import { redisKey } from "../../../services/kit/src/redis.ts";
+import { ChangeListener } from "../plugins/change-listener.ts";
+
+const TTL_MS = 1_000;
+const MAX_ENTRIES = 1_000;
+
+interface Entry {
+  workflow: PinnedWorkflow;
+  expires: number;
+}
+
+export const workflowChangesChannel = (redisPrefix: string) => redisKey(redisPrefix, "workflow-changes");
+
+export class WorkflowMemory {
+  /** By project id, then article type. */
+  private readonly entries = new Map<string, Map<string, Entry>>();
+  private size = 0;
+  private readonly changes: ChangeListener;
+  private readonly channel: string;
+
+  /** `redis` publishes; `subscriber` is a connection in subscriber mode (ChangeListener). */
+  constructor(
+    private readonly redis: IORedis,
+    subscriber: IORedis,
+    redisPrefix: string,
+    private readonly logger: Logger,
+  ) {
+    this.channel = workflowChangesChannel(redisPrefix);
+    this.changes = new ChangeListener(subscriber, this.channel, logger, (projectId) => this.forget(projectId), () => this.clear());
+  }
+
+  /** Whether announcements are heard (nothing is remembered otherwise). */
+  get listening(): boolean {
+    return this.changes.listening;
+  }
+
+  /** The revision `articleType` of the project resolves to now, remembered or read with `lookup`. */
+  async resolve(projectId: bigint, articleType: string, lookup: () => Promise<PinnedWorkflow>): Promise<PinnedWorkflow> {
+    const now = Date.now();
+    const project = String(projectId);
+    const cached = this.entries.get(project)?.get(articleType);
+    if (cached && cached.expires > now) return cached.workflow;
+    const mayRemember = this.changes.readStarts();
+    const workflow = await lookup();
+    if (mayRemember()) this.remember(project, articleType, { workflow, expires: now + TTL_MS });
+    return workflow;
+  }
+
+  /** Runs a change to the project's workflows, then forgets and announces the project, whatever the change's outcome. */
+  async changing<T>(projectId: bigint, change: () => Promise<T>): Promise<T> {
+    try {
+      return await change();
+    } finally {
+      const project = String(projectId);
+      this.changes.changed();
+      this.forget(project);
+      // Unannounced, other gateways follow the change when their entries expire (a second).
+      await this.redis.publish(this.channel, project).catch((error) => this.logger.warn("could not announce a workflow change", { projectId: project, error: (error as Error).message }));
+    }
+  }
+
+  private remember(project: string, articleType: string, entry: Entry): void {
+    if (this.size >= MAX_ENTRIES) this.clear();
+    let types = this.entries.get(project);
+    if (!types) this.entries.set(project, (types = new Map()));
+    if (!types.has(articleType)) this.size++;
+    types.set(articleType, entry);
+  }
+
+  private forget(project: string): void {
+    this.size -= this.entries.get(project)?.size ?? 0;
+    this.entries.delete(project);
+  }
+
+  private clear(): void {
+    this.entries.clear();
+    this.size = 0;
+  }
+}
