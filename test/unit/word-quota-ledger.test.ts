@@ -104,4 +104,36 @@ describe("word reservations", () => {
     expect(answers.map((a) => a.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
     expect(await quota.getWordUsage(db, accountId)).toMatchObject({ reservedWords: 300, remainingWords: 700 });
   });
+
+  test("settlements asked at once each get their own answer: a repeated reference keeps its first words, a retry and an unknown reference as alone", async () => {
+    const db = database.db;
+    const accountId = await accountWith(5000);
+    const [first, second, done] = [randomUUID(), randomUUID(), randomUUID()];
+    for (const reference of [first, second, done]) await quota.reserveWords(db, accountId, reference, 1000);
+    await quota.settleWords(db, done, 300);
+    const answers = await Promise.allSettled([
+      quota.settleWords(db, first, 700),
+      quota.settleWords(db, second, 800),
+      quota.settleWords(db, first, 10),
+      quota.settleWords(db, done, 999),
+      quota.settleWords(db, randomUUID(), 1),
+    ]);
+    const outcome = (i: number) => (answers[i]!.status === "fulfilled" ? (answers[i] as PromiseFulfilledResult<{ words: number; state: string }>).value : (answers[i] as PromiseRejectedResult).reason.message);
+    expect(outcome(0)).toMatchObject({ state: "settled", words: 700 });
+    expect(outcome(1)).toMatchObject({ state: "settled", words: 800 });
+    expect(outcome(2)).toMatchObject({ state: "settled", words: 700 });
+    expect(outcome(3)).toMatchObject({ state: "settled", words: 300 });
+    expect(outcome(4)).toBe("No such reservation.");
+    expect(await quota.getWordUsage(db, accountId)).toMatchObject({ usedWords: 1800, reservedWords: 0, remainingWords: 3200 });
+  });
+
+  test("a settlement the database refuses fails alone; the others settled with it count", async () => {
+    const db = database.db;
+    const accountId = await accountWith(5000);
+    const [a, b, c] = [randomUUID(), randomUUID(), randomUUID()];
+    for (const reference of [a, b, c]) await quota.reserveWords(db, accountId, reference, 1000);
+    const answers = await Promise.allSettled([quota.settleWords(db, a, 100), quota.settleWords(db, b, 2 ** 63), quota.settleWords(db, c, 200)]);
+    expect(answers.map((x) => x.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect(await quota.getWordUsage(db, accountId)).toMatchObject({ usedWords: 300, reservedWords: 1000 });
+  });
 });

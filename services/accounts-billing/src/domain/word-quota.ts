@@ -1,7 +1,7 @@
 // The monthly word ledger. A reservation holds words until the article settles (actual words)
 // or releases them (failure). Every change is keyed by the caller's reference, so retries of a
 // cross-service step never double-count.
-import { and, eq, inArray, sql } from "drizzle-orm";
+import { and, eq, getTableColumns, inArray, sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { plans, subscriptions, wordReservations } from "../db/schema.ts";
 import { preparedPerDatabase } from "../../../kit/src/prepared-statements.ts";
@@ -79,6 +79,14 @@ const statements = preparedPerDatabase((db: Db) => ({
     .where(and(eq(wordReservations.reference, sql.placeholder("reference")), inArray(wordReservations.state, ["reserved", "released"])))
     .returning()
     .prepare("quota_settle_words"),
+  // Several settlements in one statement, so one commit; the settlements travel as one JSON parameter.
+  settleMany: db
+    .update(wordReservations)
+    .set({ state: "settled", words: sql`asked.words`, updatedAt: sql`asked.at` })
+    .from(sql`json_to_recordset(${sql.placeholder("settlements")}::json) as asked(reference text, words int8, at timestamptz)`)
+    .where(and(eq(wordReservations.reference, sql`asked.reference`), inArray(wordReservations.state, ["reserved", "released"])))
+    .returning(getTableColumns(wordReservations))
+    .prepare("quota_settle_words_batch"),
   release: db
     .update(wordReservations)
     .set({ state: "released", updatedAt: sql`${sql.placeholder("at")}::timestamptz` })
@@ -160,18 +168,61 @@ export async function reserveWords(db: Db, accountId: number, reference: string,
   return { reservation, remainingWords: row.remainingWords };
 }
 
-/** Settles or releases a reservation; a retry finds it already moved and returns it as it is. */
-async function finish(db: Db, reference: string, change: "settle" | "release", words = 0): Promise<Reservation> {
-  const prepared = statements(db);
-  const [updated] = change === "settle" ? await prepared.settle.execute({ reference, words, at: new Date().toISOString() }) : await prepared.release.execute({ reference, at: new Date().toISOString() });
-  if (updated) return updated;
-  const [existing] = await prepared.byReference.execute({ reference });
+/** The reservation as it is, when a change found nothing to move: a retry of a change already made is a no-op. */
+async function asItIs(db: Db, reference: string): Promise<Reservation> {
+  const [existing] = await statements(db).byReference.execute({ reference });
   if (!existing) throw notFound("No such reservation.");
-  return existing; // already settled or released: the retry is a no-op
+  return existing;
 }
+
+interface Settlement {
+  reference: string;
+  words: number;
+}
+
+/**
+ * The settlements asked for at once, in one statement and one commit (every completion settles).
+ * A settlement touches its own reservation only, so they need no order. One that moved nothing (a
+ * retry, a reference asked twice in the batch, an unknown reference) is answered as the
+ * reservation is; should the statement fail, each is tried alone, so an error stays its own.
+ */
+async function settleTogether(db: Db, settlements: Settlement[]): Promise<(Reservation | Error)[]> {
+  const prepared = statements(db);
+  const at = new Date().toISOString();
+  const alone = async ({ reference, words }: Settlement) => (await prepared.settle.execute({ reference, words, at }))[0] ?? asItIs(db, reference);
+  const answered = async (answer: () => Promise<Reservation>) => answer().catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
+  if (settlements.length === 1) return [await answered(() => alone(settlements[0]!))];
+  // A reference asked twice settles with its first ask's words, as one after the other would.
+  const firsts = new Map<string, Settlement>();
+  for (const settlement of settlements) if (!firsts.has(settlement.reference)) firsts.set(settlement.reference, settlement);
+  let settled: Map<string, Reservation>;
+  try {
+    const rows = await prepared.settleMany.execute({ settlements: JSON.stringify([...firsts.values()].map(({ reference, words }) => ({ reference, words, at }))) });
+    settled = new Map(rows.map((row) => [row.reference, row]));
+  } catch {
+    // One after the other, so a reference asked twice keeps its first ask's words here too.
+    const answers: (Reservation | Error)[] = [];
+    for (const settlement of settlements) answers.push(await answered(() => alone(settlement)));
+    return answers;
+  }
+  // The first ask of a reference takes the moved row; a repeat reads it as it now is.
+  return Promise.all(
+    settlements.map(({ reference }) => {
+      const row = settled.get(reference);
+      settled.delete(reference);
+      return answered(async () => row ?? asItIs(db, reference));
+    }),
+  );
+}
+
+const settlers = preparedPerDatabase((db: Db) => new CallBatches<Settlement, Reservation>((settlements) => settleTogether(db, settlements), { maxSize: 200, maxRunning: 2 }));
 
 // Words actually generated always count, even when the hold was released meanwhile (a creation
 // whose reply was lost looked failed to its caller, yet the article went on to generate).
-export const settleWords = (db: Db, reference: string, actualWords: number) => finish(db, reference, "settle", Math.max(0, Math.round(actualWords)));
+export const settleWords = (db: Db, reference: string, actualWords: number) => settlers(db).ask({ reference, words: Math.max(0, Math.round(actualWords)) });
 
-export const releaseWords = (db: Db, reference: string) => finish(db, reference, "release");
+/** Gives a reservation's words back; a retry finds it already moved and returns it as it is. */
+export async function releaseWords(db: Db, reference: string): Promise<Reservation> {
+  const [released] = await statements(db).release.execute({ reference, at: new Date().toISOString() });
+  return released ?? asItIs(db, reference);
+}
