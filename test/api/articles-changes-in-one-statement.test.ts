@@ -134,4 +134,21 @@ describe("article changes made in one statement", () => {
       }
     }
   });
+
+  test("article texts and step outputs are compressed with lz4 when stored (pglz cost several times its CPU per row)", async () => {
+    const columns = await sql`
+      select c.relname || '.' || a.attname as name, a.attcompression as compression
+      from pg_attribute a join pg_class c on c.oid = a.attrelid join pg_namespace n on n.oid = c.relnamespace
+      where (n.nspname, c.relname, a.attname) in (('article_store', 'articles', 'content'), ('article_store', 'articles', 'original_content'),
+        ('article_store', 'article_versions', 'content'), ('generation_runner', 'step_checkpoints', 'output'), ('generation_runner', 'finishing_checkpoints', 'output'))
+      order by 1`;
+    expect(columns.map((c) => `${c.name} ${c.compression}`)).toEqual([
+      "article_versions.content l",
+      "articles.content l",
+      "articles.original_content l",
+      "finishing_checkpoints.output l",
+      "step_checkpoints.output l",
+    ]);
+  });
 });
+

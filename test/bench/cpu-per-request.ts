@@ -1,7 +1,7 @@
 // `npm run bench:cpu -- get|list|post`: where one request's CPU goes. Boots the stack, loads one
 // endpoint for 5 s (GET: one completed ~1,000-word article, 32 clients; list: a page of 20 such
 // articles, 32 clients; POST: creations on a one-step workflow, 16 clients) and prints each
-// process's CPU per request (from /proc), the load generator's and Postgres's, Postgres commits
+// process's CPU per request (from /proc), the load generator's, Postgres's and Redis's, Postgres commits
 // and row changes per request, and the calls between processes per request (from each
 // service's metrics). With PROFILE=<process> (e.g. articleStore) that process also writes a
 // profile to .local/profiles.
@@ -12,7 +12,7 @@ import { apiClient } from "../harness/http.ts";
 import { dropTestData } from "../harness/stack.ts";
 import { OperatorService } from "../../proto/gen/articles/accounts_billing/v1/operator_pb.ts";
 import { serviceClient } from "../../services/kit/src/clients.ts";
-import { cpuMs, load, postgresCpuMs, printTable } from "./measure.ts";
+import { cpuMs, load, postgresCpuMs, printTable, redisCpuMs } from "./measure.ts";
 
 const mode = process.argv[2] === "post" || process.argv[2] === "list" ? process.argv[2] : "get";
 
@@ -55,7 +55,7 @@ try {
   const commits = async () => Number((await sql`select xact_commit from pg_stat_database where datname = current_database()`)[0].xact_commit);
   const processes = [...stack.processes.entries()].map(([name, p]) => ({ name, pid: p.pid, before: cpuMs(p.pid) }));
   const callsBefore = await rpcCalls();
-  const [tablesBefore, commitsBefore, postgresBefore, selfBefore] = [await tableStats(), await commits(), postgresCpuMs(), process.cpuUsage()];
+  const [tablesBefore, commitsBefore, postgresBefore, redisBefore, selfBefore] = [await tableStats(), await commits(), postgresCpuMs(), redisCpuMs(), process.cpuUsage()];
 
   let i = 1;
   const result =
@@ -66,6 +66,7 @@ try {
       : await load("POST /v1/articles", async () => (await api.post("/v1/articles", body(i++))).status === 201, { concurrency: 16, durationMs: 5000 });
   const self = process.cpuUsage(selfBefore);
   const postgresMs = postgresCpuMs() - postgresBefore;
+  const redisMs = redisCpuMs() - redisBefore;
   if (mode === "post") await Bun.sleep(3000); // the created articles finish generating
   const [tablesAfter, commitsAfter, callsAfter] = [await tableStats(), await commits(), await rpcCalls()];
 
@@ -74,6 +75,7 @@ try {
   printTable([
     ...processes.map((p) => ({ process: p.name, "CPU ms per request": per(cpuMs(p.pid) - p.before) })),
     { process: "postgres (all backends)", "CPU ms per request": per(postgresMs) },
+    { process: "redis (the whole server)", "CPU ms per request": per(redisMs) },
     { process: "load generator", "CPU ms per request": per((self.user + self.system) / 1000) },
   ]);
   console.log(`\nPostgres commits per request: ${per(commitsAfter - commitsBefore)}`);

@@ -67,6 +67,10 @@ export function cpuMs(pid: number): number {
 export const postgresCpuMs = () =>
   Bun.spawnSync(["pgrep", "-f", "postgres: "]).stdout.toString().trim().split("\n").filter(Boolean).map(Number).reduce((sum, pid) => sum + cpuMs(pid), 0);
 
+/** The machine's Redis server (the bench's Redis prefix shares it with anything else using it). */
+export const redisCpuMs = () =>
+  Bun.spawnSync(["pgrep", "-x", "redis-server"]).stdout.toString().trim().split("\n").filter(Boolean).map(Number).reduce((sum, pid) => sum + cpuMs(pid), 0);
+
 export function rssMiB(pid: number): number | null {
   try {
     const status = require("node:fs").readFileSync(`/proc/${pid}/status`, "utf8") as string;
