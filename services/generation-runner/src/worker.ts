@@ -17,6 +17,7 @@ import { runCost, updateRun } from "./domain/checkpoints.ts";
 import { ImageStores } from "./domain/image-store.ts";
 import { ArticleCannotRun, generateArticle, type JobControl, type PipelineDeps } from "./domain/pipeline.ts";
 import { PinnedSnapshotMemory } from "./domain/pinned-snapshots.ts";
+import { articleReader } from "./domain/article-reads.ts";
 import { formatUsd } from "./domain/usd.ts";
 import { collectGarbageAbove } from "./memory-ceiling.ts";
 import { onJobsStalledTooOften } from "./stalled-jobs.ts";
@@ -47,11 +48,13 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
   const webhooks = openQueue<WebhookJob>("webhooks", connection, config.redisPrefix);
   const snapshots = serviceClient(WorkflowSnapshotService, via(config.services.workflowCatalog));
 
+  const articles = serviceClient(ArticleStoreService, via(config.services.articleStore));
   const deps: PipelineDeps = {
     db: ctx.database.db,
     logger,
     clients: runner.clients,
-    articles: serviceClient(ArticleStoreService, via(config.services.articleStore)),
+    articles,
+    readArticle: articleReader(articles),
     lifecycle: serviceClient(ArticleLifecycleService, via(config.services.articleStore)),
     snapshots: new PinnedSnapshotMemory((pin) => snapshots.getSnapshot(pin)),
     quota: serviceClient(QuotaService, via(config.services.accountsBilling)),

@@ -4,7 +4,7 @@
 // after a crash: finished work is read back from checkpoints, and the article-store, quota and
 // queue calls are idempotent.
 import { Code, ConnectError, type Client } from "@connectrpc/connect";
-import type { ArticleLifecycleService, ArticleStoreService } from "../../../../proto/gen/articles/article_store/v1/articles_pb.ts";
+import type { Article, ArticleLifecycleService, ArticleStoreService } from "../../../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import type { QuotaService } from "../../../../proto/gen/articles/accounts_billing/v1/quota_pb.ts";
 import type { GetSnapshotResponse, SnapshotStep } from "../../../../proto/gen/articles/workflow_catalog/v1/snapshots_pb.ts";
 import { renderTemplate, temperatureForTone, type StepFlags } from "../../../kit/src/prompt-template.ts";
@@ -38,6 +38,8 @@ export interface PipelineDeps {
   logger: Logger;
   clients: ModelClients;
   articles: Client<typeof ArticleStoreService>;
+  /** The article as the store has it now (undefined when unknown); reads of runs starting together share a call (article-reads.ts). */
+  readArticle: (externalId: string) => Promise<Article | undefined>;
   lifecycle: Client<typeof ArticleLifecycleService>;
   /** Pinned snapshots from workflow-catalog, remembered per revision (they never change). */
   snapshots: PinnedSnapshotMemory<GetSnapshotResponse>;
@@ -86,15 +88,6 @@ const flagsOf = (s: SnapshotStep): StepFlags => ({
   include_outline: s.includeOutline,
 });
 
-async function findArticle(deps: PipelineDeps, externalId: string) {
-  try {
-    return (await deps.articles.getArticle({ identifier: externalId })).article;
-  } catch (error) {
-    if (error instanceof ConnectError && error.code === Code.NotFound) return undefined;
-    throw error;
-  }
-}
-
 async function pinnedSnapshot(deps: PipelineDeps, workflowId: bigint, revision: number, articleType: string) {
   try {
     return await deps.snapshots.get({ workflowId, revision, articleType });
@@ -131,7 +124,7 @@ export async function generateArticle(deps: PipelineDeps, externalId: string, jo
 
 async function runArticle(deps: PipelineDeps, externalId: string, job: JobControl, reports: ProgressReports, events: RunEvents): Promise<RunOutcome> {
   const { db, lifecycle } = deps;
-  const article = await findArticle(deps, externalId);
+  const article = await deps.readArticle(externalId);
   if (!article) {
     deps.logger.warn("generation job for an unknown article dropped", { externalId });
     return "skipped";
