@@ -39,7 +39,7 @@ function messageText(content: unknown): string {
 
 // Tokens are approximated the way people estimate them by hand: about 1.3 per word.
 function tokensIn(text: string): number {
-  const words = text.split(/\s+/).filter(Boolean).length;
+  const words = text.match(/\S+/g)?.length ?? 0;
   return Math.round(words * 1.3);
 }
 
