@@ -64,12 +64,14 @@ export function cpuMs(pid: number): number {
 }
 
 /** CPU milliseconds of every Postgres backend so far. */
-export const postgresCpuMs = () =>
-  Bun.spawnSync(["pgrep", "-f", "postgres: "]).stdout.toString().trim().split("\n").filter(Boolean).map(Number).reduce((sum, pid) => sum + cpuMs(pid), 0);
+/** CPU ms of every process `pgrep` finds with these arguments. */
+const pgrepCpuMs = (...args: string[]) =>
+  Bun.spawnSync(["pgrep", ...args]).stdout.toString().trim().split("\n").filter(Boolean).map(Number).reduce((sum, pid) => sum + cpuMs(pid), 0);
+
+export const postgresCpuMs = () => pgrepCpuMs("-f", "postgres: ");
 
 /** The machine's Redis server (the bench's Redis prefix shares it with anything else using it). */
-export const redisCpuMs = () =>
-  Bun.spawnSync(["pgrep", "-x", "redis-server"]).stdout.toString().trim().split("\n").filter(Boolean).map(Number).reduce((sum, pid) => sum + cpuMs(pid), 0);
+export const redisCpuMs = () => pgrepCpuMs("-x", "redis-server");
 
 export function rssMiB(pid: number): number | null {
   try {

@@ -8,7 +8,7 @@ import http2 from "node:http2";
 import { sameSecret } from "./same-secret.ts";
 import { Code, ConnectError, createConnectRouter, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
-import { createFetchHandler, type UniversalHandler } from "@connectrpc/connect/protocol";
+import { createAsyncIterable, createFetchHandler, type UniversalHandler } from "@connectrpc/connect/protocol";
 import { Health, HealthCheckResponse_ServingStatus as Serving } from "../../../proto/gen/grpc/health/v1/health_pb.ts";
 import { databaseOutageOf } from "./db.ts";
 import { DomainError, toConnectError } from "./errors.ts";
@@ -185,16 +185,6 @@ export async function startServiceServer(opts: ServiceServerOptions): Promise<Se
   };
 }
 
-/** One chunk as an async iterable: a whole request body handed to Connect's handler. */
-function bodyOf(bytes: Uint8Array): AsyncIterable<Uint8Array> {
-  return {
-    [Symbol.asyncIterator]() {
-      let read = false;
-      return { next: async () => (read ? { done: true, value: undefined } : ((read = true), { done: false, value: bytes })) };
-    },
-  };
-}
-
 /**
  * A unary method over HTTP/1.1 with whole bodies both ways. Connect's fetch adapter reads each
  * request through a stream reader and answers with a ReadableStream, which Bun writes outside
@@ -210,7 +200,7 @@ function unaryFetchHandler(handler: UniversalHandler): (request: Request) => Pro
       method: request.method,
       url: request.url,
       header: request.headers,
-      body: bodyOf(new Uint8Array(await request.arrayBuffer())),
+      body: createAsyncIterable([new Uint8Array(await request.arrayBuffer())]),
       signal: request.signal,
     });
     const chunks: Uint8Array[] = [];

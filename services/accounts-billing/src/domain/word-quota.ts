@@ -109,6 +109,9 @@ interface ReservationAsk {
 
 type ReserveRow = Awaited<ReturnType<ReturnType<typeof statements>["reserve"]["execute"]>>[number];
 
+/** An ask's failure as its own answer in a batch. */
+const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)));
+
 const reserveOne = async (db: Db, ask: ReservationAsk): Promise<ReserveRow> =>
   (await statements(db).reserve.execute({ ...ask, period: currentPeriod(ask.now), now: ask.now.toISOString() }))[0]!;
 
@@ -133,7 +136,7 @@ async function reserveTogether(db: Db, asks: ReservationAsk[]): Promise<(Reserve
     for (const { n, ...row } of rows) answers[order[n]!] = row;
     return answers;
   } catch {
-    return Promise.all(asks.map((ask) => reserveOne(db, ask).catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))))));
+    return Promise.all(asks.map((ask) => reserveOne(db, ask).catch(asError)));
   }
 }
 
@@ -190,7 +193,7 @@ async function settleTogether(db: Db, settlements: Settlement[]): Promise<(Reser
   const prepared = statements(db);
   const at = new Date().toISOString();
   const alone = async ({ reference, words }: Settlement) => (await prepared.settle.execute({ reference, words, at }))[0] ?? asItIs(db, reference);
-  const answered = async (answer: () => Promise<Reservation>) => answer().catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
+  const answered = async (answer: () => Promise<Reservation>) => answer().catch(asError);
   if (settlements.length === 1) return [await answered(() => alone(settlements[0]!))];
   // A reference asked twice settles with its first ask's words, as one after the other would.
   const firsts = new Map<string, Settlement>();
