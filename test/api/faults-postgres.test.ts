@@ -91,11 +91,21 @@ async function listed(api: ApiClient, projectId: number): Promise<any[]> {
   }
 }
 
-/** The ledger balances: nothing still reserved, and the used words are exactly what the completed articles settled. */
+/**
+ * The ledger balances: nothing still reserved, and the used words are exactly what the completed
+ * articles settled. Balancing is owed, not instant: a creation answered 503 whose release failed
+ * with the database releases again 2 s, then 4 s, … later (gateway), and a settlement that failed
+ * is retried with its job; so the ledger is read until it balances, for up to 20 s.
+ */
 async function expectLedgerBalanced(accountId: number, articles: any[]) {
-  const usage = await wordUsage(stack, accountId);
-  expect(Number(usage.reservedWords)).toBe(0);
   const settled = articles.filter((a) => DONE.includes(a.status)).reduce((n, a) => n + a.actual_word_count, 0);
+  const deadline = Date.now() + 20_000;
+  let usage = await wordUsage(stack, accountId);
+  while ((Number(usage.reservedWords) !== 0 || Number(usage.usedWords) !== settled) && Date.now() < deadline) {
+    await Bun.sleep(250);
+    usage = await wordUsage(stack, accountId);
+  }
+  expect(Number(usage.reservedWords)).toBe(0);
   expect(Number(usage.usedWords)).toBe(settled);
 }
 
