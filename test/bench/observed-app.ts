@@ -1,10 +1,10 @@
 // The gateway's request observer around an app that does almost nothing else: one Elysia route
 // answering remembered JSON text (as a poll of a remembered article does) that reads the request's
 // URL and its credential, as the gateway does on every request (its request limits measure the
-// URL; Bun builds that string on the first read, several thousand instructions, and keeps it). What a request costs here beyond the bare app is what
-// metrics and traces cost the gateway. Used by trace-overhead.ts (CPU time) and
-// instruction-counts.ts (instructions, under callgrind). The tracer provider is global: one
-// variant per process.
+// URL; Bun builds that string on the first read, several thousand instructions, and keeps it).
+// What a request costs here beyond the bare app is what metrics and traces cost the gateway. Used
+// by trace-overhead.ts (CPU time) and instruction-counts.ts (instructions, under callgrind). The
+// tracer provider is global: one variant per process.
 import { Elysia } from "elysia";
 import { initTracing, flushTracing } from "../../services/kit/src/tracing.ts";
 import { observeRequests } from "../../gateway/src/plugins/observability.ts";
