@@ -1,8 +1,8 @@
 // `npm run bench:cpu -- get|list|post`: where one request's CPU goes. Boots the stack, loads one
 // endpoint for 5 s (GET: one completed ~1,000-word article, 32 clients; list: a page of 20 such
 // articles, 32 clients; POST: creations on a one-step workflow, 16 clients) and prints each
-// process's CPU per request (from /proc), the load generator's, Postgres's and Redis's, Postgres commits
-// and row changes per request, and the calls between processes per request (from each
+// process's CPU per request (from /proc), the load generator's, Postgres's and Redis's, Postgres
+// commits and row changes per request, and the calls between processes per request (from each
 // service's metrics). With PROFILE=<process> (e.g. articleStore) that process also writes a
 // profile to .local/profiles.
 import { randomBytes } from "node:crypto";

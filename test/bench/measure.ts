@@ -63,11 +63,11 @@ export function cpuMs(pid: number): number {
   }
 }
 
-/** CPU milliseconds of every Postgres backend so far. */
 /** CPU ms of every process `pgrep` finds with these arguments. */
 const pgrepCpuMs = (...args: string[]) =>
   Bun.spawnSync(["pgrep", ...args]).stdout.toString().trim().split("\n").filter(Boolean).map(Number).reduce((sum, pid) => sum + cpuMs(pid), 0);
 
+/** CPU milliseconds of every Postgres backend so far. */
 export const postgresCpuMs = () => pgrepCpuMs("-f", "postgres: ");
 
 /** The machine's Redis server (the bench's Redis prefix shares it with anything else using it). */
