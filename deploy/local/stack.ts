@@ -43,6 +43,8 @@ export interface StackOptions {
   localServers?: boolean;
   /** Where one-line notices go (the private servers started); console.log when unset. */
   notify?: (line: string) => void;
+  /** A command a process runs under, before Bun's own (bench:instructions runs the gateway under valgrind). */
+  runUnder?: Partial<Record<ProcessName, string[]>>;
 }
 
 export interface Stack {
@@ -195,7 +197,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const bundles = new Map(await Promise.all([...entries].map(async ([name, entry]) => [name, await bundleProcess(root + entry.file)] as const)).catch(undo));
   const spawn = (name: ProcessName) => {
     const entry = entries.get(name)!;
-    const child = Bun.spawn([process.execPath, ...profiled(name), bundles.get(name)!], {
+    const child = Bun.spawn([...(options.runUnder?.[name] ?? []), process.execPath, ...profiled(name), bundles.get(name)!], {
       cwd: root,
       env: { ...env, ...entry.env },
       stdout: options.output ?? "inherit",

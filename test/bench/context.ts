@@ -3,7 +3,7 @@
 // baselines and seeding (never used by the product path being measured).
 import { randomBytes } from "node:crypto";
 import postgres from "postgres";
-import { startStack, type Stack } from "../../deploy/local/stack.ts";
+import { startStack, type Stack, type StackOptions } from "../../deploy/local/stack.ts";
 import { apiClient } from "../harness/http.ts";
 import { dropTestData } from "../harness/stack.ts";
 import { OperatorService } from "../../proto/gen/articles/accounts_billing/v1/operator_pb.ts";
@@ -36,13 +36,15 @@ export interface BenchStack {
  * dropped by close). `env` is laid over the bench's settings; `sqlPoolSize` bounds the bench's own
  * connection to the database.
  */
-export async function openBenchStack(opts: { seconds: number; env?: Record<string, string | undefined>; sqlPoolSize?: number }): Promise<BenchStack> {
+export async function openBenchStack(opts: { seconds: number; env?: Record<string, string | undefined>; sqlPoolSize?: number } & Pick<StackOptions, "runUnder" | "readyTimeoutMs">): Promise<BenchStack> {
   const id = randomBytes(3).toString("hex");
   const databaseUrl = `postgres://postgres@127.0.0.1:5432/articles_bench_${id}`;
   const redisPrefix = `bench-${id}`;
   const stack = await startStack({
     randomPorts: true,
     output: "ignore",
+    runUnder: opts.runUnder,
+    readyTimeoutMs: opts.readyTimeoutMs,
     env: {
       DATABASE_URL: databaseUrl,
       REDIS_PREFIX: redisPrefix,

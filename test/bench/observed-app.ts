@@ -42,20 +42,35 @@ export async function startObservedApp(variant: ObservedVariant) {
 
 const hex = (bytes: number) => Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, "0")).join("");
 
+export interface PollOptions {
+  /** Each poll carries a sampled traceparent (see poll). */
+  traced?: boolean;
+  /** The API key sent (the observed app takes any). */
+  token?: string;
+  /** Polls in flight at once (32 unless set). */
+  concurrency?: number;
+}
+
 /**
- * Sends `count` polls, 32 at a time. `traced`: each carries a sampled traceparent, so a stack with
- * traces on keeps every one whatever its sampler (the caller's decision is followed): a warm-up
- * that runs the tracing code as often as the rest, as a long-running gateway has.
+ * Sends `count` polls; returns how long they took and how many were not answered 200. `traced`:
+ * each carries a sampled traceparent, so a stack with traces on keeps every one whatever its
+ * sampler (the caller's decision is followed): a warm-up that runs the tracing code as often as
+ * the rest, as a long-running gateway has.
  */
-export async function poll(url: string, count: number, traced = false): Promise<void> {
+export async function poll(url: string, count: number, { traced = false, token = "ak_bench", concurrency = 32 }: PollOptions = {}): Promise<{ seconds: number; failed: number }> {
+  const started = performance.now();
   let next = 0;
+  let failed = 0;
   await Promise.all(
-    Array.from({ length: 32 }, async () => {
+    Array.from({ length: concurrency }, async () => {
       while (next++ < count) {
-        const headers: Record<string, string> = { authorization: "Bearer ak_bench" };
+        const headers: Record<string, string> = { authorization: `Bearer ${token}` };
         if (traced) headers.traceparent = `00-${hex(16)}-${hex(8)}-01`;
-        await (await fetch(url, { headers })).text();
+        const response = await fetch(url, { headers });
+        await response.text();
+        if (response.status !== 200) failed++;
       }
     }),
   );
+  return { seconds: (performance.now() - started) / 1000, failed };
 }
