@@ -5,7 +5,7 @@
 # header parser uses. Valgrind's own helper already computes that form (it is the aggregation its
 # tested forms 0x14 and 0x44 use with another polarity or index); only the two lists of accepted
 # immediates leave it out. This takes Debian's source of 3.24, adds 0x04 to both lists and builds
-# it (about 5 minutes on 2 cores). Needs gcc and make; the source comes from Debian's mirror.
+# it (about 4 minutes on 2 cores). Needs gcc and make; the source comes from Debian's mirror.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 prefix="$PWD/.local/valgrind"

@@ -20,7 +20,8 @@
 // Under callgrind a second holds a few hundred polls instead of thousands, so that share would
 // weigh far more than in a real run; the sparse polls measure it (each pays the once-a-second
 // reads, as the dense load does once a second), and it is taken out of the dense phases by their
-// duration.
+// duration. One boot of a stack reads up to 10% apart from another (README, Observability):
+// INSTRUCTION_ROUNDS boots each variant again.
 //
 // Spans are exported in batches of 64 spans rather than every 500 ms: under callgrind a second of
 // wall-clock time holds ~50 times fewer requests, and a timer would export far smaller batches
@@ -234,7 +235,11 @@ async function countInStack({ valgrind, dir, rounds, env }: PartOptions) {
         const control = Bun.spawnSync([callgrindControl, "--dump", String(gateway)], { stdout: "pipe", stderr: "pipe" });
         if (!control.success) throw new Error(`callgrind_control: ${control.stderr}`);
         const file = `${out}.${++dumps}-01`;
-        while (!existsSync(file)) await Bun.sleep(50);
+        const deadline = performance.now() + 60_000;
+        while (!existsSync(file)) {
+          if (performance.now() > deadline) throw new Error(`callgrind wrote no ${file}`);
+          await Bun.sleep(50);
+        }
         return instructionsIn(file);
       };
       const token = ctx.token;

@@ -46,19 +46,24 @@ describe("ProgressReports", () => {
   });
 
   test("the first report waits one interval after the run began, and each later one an interval after the last", async () => {
-    const r = recorder(1);
-    const reports = new ProgressReports(r.send, 100);
+    // When each report went out, not fixed sleeps: a loaded machine runs timers late, never early.
+    const sent: { step: string; at: number }[] = [];
+    const began = performance.now();
+    const reports = new ProgressReports(async (report) => {
+      sent.push({ step: report.currentStep, at: performance.now() });
+    }, 100);
+    const sentCount = async (n: number) => {
+      while (sent.length < n) await Bun.sleep(5);
+    };
     reports.report(at("Step 1"));
-    await Bun.sleep(50);
-    expect(r.sent).toEqual([]);
-    await Bun.sleep(70);
-    expect(r.sent).toEqual(["Step 1"]);
+    await sentCount(1);
+    // Timers may fire up to a millisecond early of the clock read here.
+    expect(sent[0]!.at - began).toBeGreaterThanOrEqual(99);
     reports.report(at("Step 2"));
     reports.report(at("Step 3"));
-    await Bun.sleep(40);
-    expect(r.sent).toEqual(["Step 1"]);
-    await Bun.sleep(100);
-    expect(r.sent).toEqual(["Step 1", "Step 3"]);
+    await sentCount(2);
+    expect(sent.map((s) => s.step)).toEqual(["Step 1", "Step 3"]);
+    expect(sent[1]!.at - sent[0]!.at).toBeGreaterThanOrEqual(99);
   });
 
   test("a run that completes within the interval sends nothing once completion supersedes its reports", async () => {
