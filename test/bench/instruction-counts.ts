@@ -69,7 +69,8 @@ const over = (value: number, of: number) => `${value >= of ? "+" : ""}${Math.rou
 async function measure() {
   const root = fileURLToPath(new URL("../../", import.meta.url));
   const valgrind = process.env.VALGRIND ?? (existsSync(`${root}.local/valgrind/bin/valgrind`) ? `${root}.local/valgrind/bin/valgrind` : Bun.which("valgrind"));
-  if (!valgrind || !Bun.spawnSync([valgrind, "--version"], { stdout: "pipe", stderr: "pipe" }).success) {
+  const version = valgrind && Bun.which(valgrind) ? Bun.spawnSync([valgrind, "--version"], { stdout: "pipe", stderr: "pipe" }) : undefined;
+  if (!valgrind || !version?.success) {
     console.error("bench:instructions needs valgrind (Debian package valgrind, or bash test/bench/build-valgrind.sh)");
     process.exit(1);
   }
@@ -96,7 +97,7 @@ async function measure() {
   // A part not run keeps its last results.
   const resultsFile = new URL("./instruction-counts.json", import.meta.url);
   const results: Record<string, unknown> = existsSync(resultsFile) ? JSON.parse(readFileSync(resultsFile, "utf8")) : {};
-  const valgrindVersion = Bun.spawnSync([valgrind, "--version"]).stdout.toString().trim();
+  const valgrindVersion = version.stdout.toString().trim();
   try {
     if (parts.includes("alone")) results.alone = { valgrind: valgrindVersion, ...(await countAlone({ valgrind, dir, rounds: ROUNDS, env: exportInBatches })) };
     if (parts.includes("stack")) results.stack = { valgrind: valgrindVersion, ...(await countInStack({ valgrind, dir, rounds: ROUNDS, env: exportInBatches })) };
@@ -281,11 +282,11 @@ async function countInStack({ valgrind, dir, rounds, env }: PartOptions) {
     counted.set(tag, result);
     console.log(`${tag}: ${result.phases.map(Math.round).join(" and ")} instructions a poll on the main thread, ${Math.round(result.pollsPerSecond)} polls/s, ${Math.round(result.perSecond).toLocaleString("en")} a second besides`);
   });
-  const phasesOf = (variant: ObservedVariant) => Array.from({ length: rounds }, (_, round) => counted.get(`stack-${variant}-${round}`)!.phases).flat();
-  const base = mean(phasesOf("none"));
+  const stacksOf = (variant: ObservedVariant) => Array.from({ length: rounds }, (_, round) => counted.get(`stack-${variant}-${round}`)!);
+  const base = mean(stacksOf("none").flatMap((r) => r.phases));
   const rows = VARIANTS.map(([variant, name]) => {
-    const phases = phasesOf(variant);
-    const runsOf = Array.from({ length: rounds }, (_, round) => counted.get(`stack-${variant}-${round}`)!);
+    const runsOf = stacksOf(variant);
+    const phases = runsOf.flatMap((r) => r.phases);
     return {
       "gateway in the stack, cached poll": name,
       "main thread, per poll": Math.round(mean(phases)),
