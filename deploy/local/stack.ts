@@ -25,6 +25,12 @@ export const SERVICE_ENTRIES: Record<keyof ServiceUrls, string> = {
   generationRunner: "services/generation-runner/src/main.ts",
   webhookDispatcher: "services/webhook-dispatcher/src/main.ts",
 };
+// Settings a process reads only when it starts, so they are given at its start; a value in the
+// environment wins. The runner's fetch carries 4,096 requests at once instead of Bun's 256, so its
+// model calls travel on it (services/generation-runner/src/domain/provider-connections.ts).
+export const PROCESS_START_ENV: Partial<Record<keyof ServiceUrls, Record<string, string>>> = {
+  generationRunner: { BUN_CONFIG_MAX_HTTP_REQUESTS: "4096" },
+};
 const SIMULATOR_ENTRY = "services/model-simulator/src/main.ts";
 const GATEWAY_ENTRY = "gateway/src/main.ts";
 
@@ -177,12 +183,13 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     ports.push([`METRICS_PORT of ${name}`, port]);
     return String(port);
   };
+  const startSettings = (name: keyof ServiceUrls) => Object.fromEntries(Object.entries(PROCESS_START_ENV[name] ?? {}).filter(([key]) => env[key] === undefined));
   for (const [name, file] of Object.entries(SERVICE_ENTRIES) as [keyof ServiceUrls, string][]) {
     const url = new URL(gatewayConfig.services[name]);
     const grpcPort = options.randomPorts ? await stackPort() : Number(url.port) + GRPC_PORT_OFFSET;
     grpcUrls[name] = `http://${url.hostname}:${grpcPort}`;
     const metricsPort = await metricsPortOf(name, Number(url.port) + METRICS_PORT_OFFSET);
-    entries.set(name, { file, ready: grpcReady(grpcUrls[name]), env: { CONNECT_PORT: url.port, GRPC_PORT: String(grpcPort), METRICS_PORT: metricsPort } });
+    entries.set(name, { file, ready: grpcReady(grpcUrls[name]), env: { CONNECT_PORT: url.port, GRPC_PORT: String(grpcPort), METRICS_PORT: metricsPort, ...startSettings(name) } });
     ports.push([SERVICE_URL_VARIABLES[name], Number(url.port)], [`${SERVICE_URL_VARIABLES[name]} (its gRPC port)`, grpcPort]);
   }
   const gatewayMetricsPort = await metricsPortOf("gateway", gatewayConfig.metricsPort);

@@ -17,6 +17,7 @@ import { Ingress } from "kubernetes-models/networking.k8s.io/v1/Ingress";
 import { HorizontalPodAutoscaler } from "kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler";
 import { ScaledObject } from "@kubernetes-models/keda/keda.sh/v1alpha1/ScaledObject";
 import { renderKustomization, type K8sObject } from "../../deploy/k8s/render.ts";
+import { PROCESS_START_ENV } from "../../deploy/local/stack.ts";
 import { GRPC_PORT_OFFSET, SERVICE_URL_VARIABLES, type ServiceUrls } from "../../services/kit/src/config.ts";
 import { QUEUES } from "../../services/kit/src/queues.ts";
 import { queuePrefix } from "../../services/kit/src/redis.ts";
@@ -143,6 +144,14 @@ describe.each(SETUPS)("deploy/k8s/%s", (setup) => {
       expect(d).toBeDefined();
       const portNames = d.spec.template.spec.containers[0].ports.map((p: { name: string }) => p.name);
       for (const port of s.spec.ports) expect(portNames).toContain(port.targetPort);
+    }
+  });
+
+  test("each process is started with the settings npm start gives it (read only at start)", () => {
+    for (const [name, settings] of Object.entries(PROCESS_START_ENV)) {
+      const [container] = named(objects, "Deployment", kebab(name)).spec.template.spec.containers;
+      const env = Object.fromEntries(container.env.map((e: { name: string; value: string }) => [e.name, e.value]));
+      expect(env).toMatchObject(settings);
     }
   });
 

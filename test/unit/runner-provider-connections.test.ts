@@ -3,7 +3,7 @@
 // at once than Bun's fetch alone would carry.
 import { afterAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
-import { FETCH_SHARE, nodeHttpFetch, providerFetch } from "../../services/generation-runner/src/domain/provider-connections.ts";
+import { FETCH_SHARE, fetchCapacity, nodeHttpFetch, providerFetch } from "../../services/generation-runner/src/domain/provider-connections.ts";
 
 let open = 0;
 let peak = 0;
@@ -27,6 +27,14 @@ const server = Bun.serve({
 });
 const base = `http://127.0.0.1:${server.port}`;
 afterAll(() => server.stop(true));
+
+describe("fetchCapacity", () => {
+  test("is BUN_CONFIG_MAX_HTTP_REQUESTS within Bun's bounds, else Bun's 256", () => {
+    expect(fetchCapacity({ BUN_CONFIG_MAX_HTTP_REQUESTS: "4096" })).toBe(4096);
+    expect(fetchCapacity({})).toBe(256);
+    for (const bad of ["0", "65536", "lots", "1.5", ""]) expect(fetchCapacity({ BUN_CONFIG_MAX_HTTP_REQUESTS: bad })).toBe(256);
+  });
+});
 
 describe("nodeHttpFetch", () => {
   test("sends the method, headers and body and answers status, headers and body", async () => {

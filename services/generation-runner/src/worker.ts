@@ -20,6 +20,7 @@ import { PinnedSnapshotMemory } from "./domain/pinned-snapshots.ts";
 import { articleReader } from "./domain/article-reads.ts";
 import { formatUsd } from "./domain/usd.ts";
 import { collectGarbageAbove } from "./memory-ceiling.ts";
+import { FETCH_SHARE } from "./domain/provider-connections.ts";
 import { onJobsStalledTooOften } from "./stalled-jobs.ts";
 import { CancelWatch, endedByCancel, settleCancelledRun } from "./domain/cancellation.ts";
 import { CANCELLED_REASON } from "../../kit/src/article-events.ts";
@@ -191,7 +192,7 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
   });
 
   const stopCollecting = collectGarbageAbove(runner.memorySoftLimitBytes);
-  logger.info("generation worker started", { concurrency: runner.concurrency, lockDurationMs: runner.lockDurationMs });
+  logger.info("generation worker started", { concurrency: runner.concurrency, lockDurationMs: runner.lockDurationMs, modelCallsOnFetch: FETCH_SHARE });
   return async () => {
     stopCollecting();
     const closed = worker.close();

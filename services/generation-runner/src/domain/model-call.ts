@@ -113,10 +113,14 @@ function completeWith(clients: ModelClients, model: CatalogModel, req: ChatReque
  * step's time budget.
  */
 export async function callModel(clients: ModelClients, primary: CatalogModel, fallback: CatalogModel | undefined, req: ChatRequest): Promise<ModelReply> {
-  const budget = AbortSignal.timeout(req.timeoutMs);
-  const signal = req.signal ? AbortSignal.any([budget, req.signal]) : budget;
-  const timedOut = () => (req.signal?.aborted ? req.signal.reason : new StepFailure(`timed out after ${Math.round(req.timeoutMs / 1000)} s`));
   req.signal?.throwIfAborted();
+  // The budget's timer is cleared when the call ends: a signal from AbortSignal.timeout lives until
+  // its time is up, and with it everything the SDK hung on it for the call (its abort listener,
+  // controller and request), minutes after the reply, for every call the runner made.
+  const budget = new AbortController();
+  const timer = setTimeout(() => budget.abort(new DOMException("the step's time budget ran out", "TimeoutError")), req.timeoutMs);
+  const signal = req.signal ? AbortSignal.any([budget.signal, req.signal]) : budget.signal;
+  const timedOut = () => (req.signal?.aborted ? req.signal.reason : new StepFailure(`timed out after ${Math.round(req.timeoutMs / 1000)} s`));
   try {
     return { ...(await completeWith(clients, primary, req, signal)), usedFallback: false };
   } catch (error) {
@@ -128,5 +132,7 @@ export async function callModel(clients: ModelClients, primary: CatalogModel, fa
       if (signal.aborted) throw timedOut();
       throw new StepFailure(`${describe(primary.id, error)}; fallback ${describe(fallback.id, second)}`);
     }
+  } finally {
+    clearTimeout(timer);
   }
 }
