@@ -11,6 +11,7 @@ import { loadGatewayConfig } from "./config.ts";
 import { REQUEST_LIMITS } from "./plugins/request-limits.ts";
 import { connectServices } from "./services.ts";
 import { initMetrics } from "../../services/kit/src/metrics.ts";
+import { collectGarbageWhenQuiet } from "../../services/kit/src/quiet-collection.ts";
 import { flushTracing, initTracing } from "../../services/kit/src/tracing.ts";
 import { observeRequests } from "./plugins/observability.ts";
 import { startAdminServer, type AdminServer } from "./plugins/admin-server.ts";
@@ -68,6 +69,7 @@ try {
   process.exit(1);
 }
 logger.info("gateway listening", { port: app.server?.port, metricsPort: admin?.port });
+collectGarbageWhenQuiet();
 
 onShutdown(logger, async () => {
   await app.stop();

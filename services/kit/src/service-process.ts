@@ -10,6 +10,7 @@ import { onShutdown, startServiceServer, type ServiceServer } from "./server.ts"
 import { refuseUnstorableText } from "./storable-text.ts";
 import { isPortInUse, portInUseMessage } from "./port-in-use.ts";
 import { initMetrics, startMetricsServer, type MetricsServer } from "./metrics.ts";
+import { collectGarbageWhenQuiet } from "./quiet-collection.ts";
 import { flushTracing, initTracing } from "./tracing.ts";
 
 export interface ServiceContext<S extends Record<string, unknown>> {
@@ -77,6 +78,7 @@ export async function runService<S extends Record<string, unknown>>(def: Service
     process.exit(1);
   }
   const stopBackground = def.background ? await def.background(ctx) : async () => {};
+  collectGarbageWhenQuiet();
   const dependencies = [postgresDependency(config.databaseUrl), ...(def.usesRedis ? [redisDependency(config.redisUrl)] : [])];
   const watch = watchDependencies({ dependencies, logger, onChange: (reachable) => server.setServing(reachable) });
   onShutdown(logger, async () => {
