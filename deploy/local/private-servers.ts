@@ -47,16 +47,40 @@ export interface PrivateServerOptions {
   port?: number;
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/** The kernel's range for the source ports of outgoing connections. */
+function outgoingPortRange(): [number, number] {
+  try {
+    const [low, high] = readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/).map(Number);
+    if (low > 0 && high >= low) return [low, high];
+  } catch {
+    // Not Linux: its usual range.
+  }
+  return [32768, 60999];
+}
+
+/** Whether nothing listens on `port` on any address now. */
+export const portFree = (port: number) =>
+  new Promise<boolean>((resolve) => {
     const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
+    server.once("error", () => resolve(false));
+    server.listen(port, "0.0.0.0", () => server.close(() => resolve(true)));
   });
+
+/**
+ * A port nothing listens on, picked outside the kernel's range for outgoing connections' source
+ * ports. A port from that range (what listening on port 0 hands out) can be taken by any
+ * connection made before the process meant to listen on it starts: a busy test run lost a
+ * gateway's metrics port that way. The range ends 1,000 short of the outgoing one, so a port plus
+ * its gRPC and metrics offsets stays clear of it too.
+ */
+export async function freePort(): Promise<number> {
+  const [low, high] = outgoingPortRange();
+  const [from, to] = low - 1_000 > 10_000 ? [10_000, low - 1_000] : [high + 1, 64_535];
+  for (let tries = 0; tries < 1_000; tries++) {
+    const port = from + Math.floor(Math.random() * (to - from + 1));
+    if (await portFree(port)) return port;
+  }
+  throw new Error(`no free port between ${from} and ${to}`);
 }
 
 /** The bin directory of the machine's PostgreSQL server (PG_BINDIR overrides). */
