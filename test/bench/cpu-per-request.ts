@@ -4,7 +4,8 @@
 // process's CPU per request (from /proc), the load generator's, Postgres's and Redis's, Postgres
 // commits and row changes per request, and the calls between processes per request (from each
 // service's metrics). With PROFILE=<process> (e.g. articleStore) that process also writes a
-// profile to .local/profiles.
+// profile to .local/profiles; with STRACE=<process>, strace counts that process's system calls
+// during the load alone and their calls per request are printed (strace must be installed).
 import { randomBytes } from "node:crypto";
 import postgres from "postgres";
 import { startStack } from "../../deploy/local/stack.ts";
@@ -57,6 +58,12 @@ try {
   const callsBefore = await rpcCalls();
   const [tablesBefore, commitsBefore, postgresBefore, redisBefore, selfBefore] = [await tableStats(), await commits(), postgresCpuMs(), redisCpuMs(), process.cpuUsage()];
 
+  const traced = process.env.STRACE ? stack.processes.get(process.env.STRACE as never) : undefined;
+  if (process.env.STRACE && !traced) throw new Error(`STRACE names no process of the stack (${[...stack.processes.keys()].join(", ")})`);
+  const straceFile = `/tmp/strace-${id}.txt`;
+  const strace = traced ? Bun.spawn(["strace", "-c", "-f", "-p", String(traced.pid), "-o", straceFile], { stdout: "ignore", stderr: "ignore" }) : undefined;
+  if (strace) await Bun.sleep(500); // attached to every thread before the load starts
+
   let i = 1;
   const result =
     mode === "get"
@@ -65,6 +72,10 @@ try {
       ? await load("GET /v1/articles?per_page=20", async () => (await api.get("/v1/articles?per_page=20&status=completed")).body.data?.length === 20, { concurrency: 32, durationMs: 5000 })
       : await load("POST /v1/articles", async () => (await api.post("/v1/articles", body(i++))).status === 201, { concurrency: 16, durationMs: 5000 });
   const self = process.cpuUsage(selfBefore);
+  if (strace) {
+    strace.kill("SIGINT");
+    await strace.exited;
+  }
   const postgresMs = postgresCpuMs() - postgresBefore;
   const redisMs = redisCpuMs() - redisBefore;
   if (mode === "post") await Bun.sleep(3000); // the created articles finish generating
@@ -91,6 +102,18 @@ try {
       .filter((row) => Number(row["per request"]) > 0)
       .sort((a, b) => Number(b["per request"]) - Number(a["per request"])),
   );
+  if (strace) {
+    // strace -c: "% time, seconds, usecs/call, calls, errors, syscall" rows between dashed lines.
+    const rows = (await Bun.file(straceFile).text()).split("\n").filter((line) => /^\s*[\d.]+\s+[\d.]+\s+\d+\s+\d+/.test(line) && !/total$/.test(line));
+    console.log();
+    printTable(
+      rows
+        .map((line) => line.trim().split(/\s+/))
+        .map((f) => ({ [`${process.env.STRACE} system call`]: f.at(-1)!, "calls per request": per(Number(f[3])), "µs per call": f[2] }))
+        .sort((a, b) => Number(b["calls per request"]) - Number(a["calls per request"]))
+        .slice(0, 12),
+    );
+  }
   await Bun.sleep(500);
 } finally {
   await sql.end();

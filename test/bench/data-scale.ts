@@ -5,7 +5,7 @@
 import { OperatorService } from "../../proto/gen/articles/accounts_billing/v1/operator_pb.ts";
 import { serviceClient } from "../../services/kit/src/clients.ts";
 import type { BenchContext } from "./context.ts";
-import { load, loadAtRate, type Figure, type LoadResult } from "./measure.ts";
+import { cpuMs, load, loadAtRate, postgresCpuMs, redisCpuMs, type Figure, type LoadResult } from "./measure.ts";
 
 const SMALL = 1_000;
 const LARGE = Number(process.env.BENCH_SCALE_ROWS ?? 1_000_000);
@@ -63,8 +63,27 @@ async function seed(ctx: BenchContext, projectId: number, from: number, to: numb
   await ctx.sql`checkpoint`.catch(() => {});
 }
 
+/**
+ * CPU of each of the stack's processes, Postgres and Redis while `work` runs, per request it
+ * made: where a slower GET went (work by the clock included, so a busy background shows).
+ */
+async function cpuPerRequest(ctx: BenchContext, work: () => Promise<LoadResult>): Promise<{ result: LoadResult; cpu: string }> {
+  const processes = [...ctx.stack.processes].map(([name, p]) => ({ name, pid: p.pid, before: cpuMs(p.pid) }));
+  const [postgresBefore, redisBefore] = [postgresCpuMs(), redisCpuMs()];
+  const result = await work();
+  const per = (ms: number) => (ms / Math.max(1, result.requests)).toFixed(2);
+  const cpu = [
+    ...processes.map((p) => `${p.name} ${per(cpuMs(p.pid) - p.before)}`),
+    `postgres ${per(postgresCpuMs() - postgresBefore)}`,
+    `redis ${per(redisCpuMs() - redisBefore)}`,
+  ].join(", ");
+  return { result, cpu };
+}
+
 interface Readings {
   get: LoadResult;
+  /** CPU ms per GET by process. */
+  getCpu: string;
   lists: Record<ListName, LoadResult>;
   deepPage: number;
 }
@@ -79,7 +98,9 @@ async function sampleIds(ctx: BenchContext, projectId: number): Promise<string[]
 /** p50 and p99 of GET by id (of `ids` in turn) and the four lists at the project's present size, each for `ms`. */
 async function measureAt(ctx: BenchContext, projectId: number, articles: number, ids: string[], ms: number): Promise<Readings> {
   let next = 0;
-  const get = await loadAtRate(`GET /v1/articles/{id} at ${articles}`, async () => (await ctx.api.get(`/v1/articles/${ids[next++ % ids.length]}`)).status === 200, { perSecond: GETS_PER_SECOND, durationMs: ms });
+  const { result: get, cpu: getCpu } = await cpuPerRequest(ctx, () =>
+    loadAtRate(`GET /v1/articles/{id} at ${articles}`, async () => (await ctx.api.get(`/v1/articles/${ids[next++ % ids.length]}`)).status === 200, { perSecond: GETS_PER_SECOND, durationMs: ms }),
+  );
 
   const [{ completed }] = await ctx.sql`select count(*)::int as completed from article_store.articles where project_id = ${projectId} and status = 'completed'`;
   // At 1,000 articles page 10,000 is past the end; a quick run's smaller project stops earlier too.
@@ -101,7 +122,7 @@ async function measureAt(ctx: BenchContext, projectId: number, articles: number,
     "status page 1": await list("status=completed&page=1", entries(completed, 1)),
     "status deep page": await list(`status=completed&page=${deepPage}`, entries(completed, deepPage)),
   };
-  return { get, lists, deepPage };
+  return { get, getCpu, lists, deepPage };
 }
 
 const percentiles = (r: LoadResult, prefix: string) => ({ [`${prefix}p50 ms`]: r.p50ms, [`${prefix}p99 ms`]: r.p99ms, [`${prefix}errors`]: r.errors });
@@ -141,7 +162,7 @@ export async function measureDataScale(ctx: BenchContext): Promise<Figure[]> {
       baseline: { what: `the same with ${SMALL.toLocaleString("en-US")} articles`, value: small.get.p50ms },
       goal: "≤ 1.1 × baseline",
       met: large.get.p50ms <= 1.1 * small.get.p50ms && large.get.errors === 0,
-      detail: { ...percentiles(large.get, ""), ...percentiles(small.get, "baseline "), ...seeding },
+      detail: { ...percentiles(large.get, ""), ...percentiles(small.get, "baseline "), ...seeding, "CPU ms per GET": large.getCpu, "baseline CPU ms per GET": small.getCpu },
     },
   ];
   const lists: [ListName, string, ListName][] = [
