@@ -6,6 +6,7 @@ import { Value } from "@sinclair/typebox/value";
 import OpenAI, { APIError, toFile } from "openai";
 import { inflateSync } from "node:zlib";
 import { startSimulator, type RunningSimulator } from "../../services/model-simulator/src/simulator.ts";
+import { CallCounter } from "../../services/model-simulator/src/call-counter.ts";
 
 let sim: RunningSimulator;
 let openai: OpenAI;
@@ -243,6 +244,17 @@ describe("simulator endpoints", () => {
     const response = await fetch(`${sim.url}/nowhere`);
     expect(response.status).toBe(404);
     expect(response.headers.get("content-type")).toContain("application/json");
+  });
+});
+
+describe("the call count", () => {
+  test("keeps the most recent prompts up to its limit, each with its count", () => {
+    const counter = new CallCounter(3);
+    for (const prompt of ["a", "b", "a", "c", "d"]) counter.record(prompt);
+    // "a" was first seen longest ago: it went when "d" came, although it was seen again since.
+    expect(counter.report()).toEqual({ calls: [{ prompt: "b", count: 1 }, { prompt: "c", count: 1 }, { prompt: "d", count: 1 }], total: 3 });
+    counter.record("c");
+    expect(counter.report("c")).toEqual({ calls: [{ prompt: "c", count: 2 }], total: 2 });
   });
 });
 

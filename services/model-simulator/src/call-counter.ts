@@ -1,5 +1,7 @@
 // Tests ask "how many times did the model see this prompt?" to check retries and caching, so every
-// chat completion call is counted by its last user message.
+// chat completion call is counted by its last user message. The count keeps the most recent
+// prompts only (50,000 by default), so a stack left running under load does not grow without end
+// (at 250 articles a second, every prompt kept would be about 50 KB a second).
 
 export interface PromptCount {
   prompt: string;
@@ -9,8 +11,15 @@ export interface PromptCount {
 export class CallCounter {
   private readonly counts = new Map<string, number>();
 
+  constructor(private readonly limit = 50_000) {}
+
   record(prompt: string): void {
-    this.counts.set(prompt, (this.counts.get(prompt) ?? 0) + 1);
+    const count = this.counts.get(prompt);
+    if (count === undefined && this.counts.size >= this.limit) {
+      // A Map iterates in insertion order: the first key is the prompt first seen longest ago.
+      this.counts.delete(this.counts.keys().next().value!);
+    }
+    this.counts.set(prompt, (count ?? 0) + 1);
   }
 
   /** Counts in first-seen order, optionally only prompts containing `contains`. */
