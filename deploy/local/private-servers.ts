@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
 import postgres from "postgres";
+import { GRPC_PORT_OFFSET, METRICS_PORT_OFFSET } from "../../services/kit/src/config.ts";
 
 export interface PrivatePostgres {
   port: number;
@@ -66,19 +67,30 @@ export const portFree = (port: number) =>
     server.listen(port, "0.0.0.0", () => server.close(() => resolve(true)));
   });
 
+// Ports this process has handed out (a few hundred in a whole test run): nothing listens on them
+// yet when the next one is picked, so only this record keeps two callers apart.
+const handedOut = new Set<number>();
+// Ports the processes derive from the one they are given: the gateway's metrics port (+1), a
+// service's gRPC and metrics ports.
+const DERIVED_OFFSETS = [1, GRPC_PORT_OFFSET, METRICS_PORT_OFFSET];
+const clashes = (port: number) => handedOut.has(port) || DERIVED_OFFSETS.some((offset) => handedOut.has(port - offset) || handedOut.has(port + offset));
+
 /**
- * A port nothing listens on, picked outside the kernel's range for outgoing connections' source
- * ports. A port from that range (what listening on port 0 hands out) can be taken by any
- * connection made before the process meant to listen on it starts: a busy test run lost a
- * gateway's metrics port that way. The range ends 1,000 short of the outgoing one, so a port plus
- * its gRPC and metrics offsets stays clear of it too.
+ * A port nothing listens on, never handed out before by this process (nor one a handed-out port
+ * derives its gRPC or metrics port from), picked outside the kernel's range for outgoing
+ * connections' source ports. A port from that range (what listening on port 0 hands out) can be
+ * taken by any connection made before the process meant to listen on it starts: a busy test run
+ * lost a gateway's metrics port that way. The range ends 1,000 short of the outgoing one, so a
+ * port plus its offsets stays clear of it too.
  */
 export async function freePort(): Promise<number> {
   const [low, high] = outgoingPortRange();
   const [from, to] = low - 1_000 > 10_000 ? [10_000, low - 1_000] : [high + 1, 64_535];
   for (let tries = 0; tries < 1_000; tries++) {
     const port = from + Math.floor(Math.random() * (to - from + 1));
-    if (await portFree(port)) return port;
+    if (clashes(port) || !(await portFree(port))) continue;
+    handedOut.add(port);
+    return port;
   }
   throw new Error(`no free port between ${from} and ${to}`);
 }

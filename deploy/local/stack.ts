@@ -126,23 +126,12 @@ const grpcReady = (url: string) => async () => {
 const httpReady = (url: string) => async () => (await fetch(url, { signal: AbortSignal.timeout(1000) })).status < 500;
 
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
-  // The kernel may hand the same free port out twice in a row once it is closed again: every
-  // port of one stack is distinct, or a process would be refused (or collide) at start.
-  const given = new Set<number>();
-  const stackPort = async (): Promise<number> => {
-    for (;;) {
-      const port = await freePort();
-      if (given.has(port)) continue;
-      given.add(port);
-      return port;
-    }
-  };
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries({ ...process.env, ...options.env })) if (v !== undefined) env[k] = v;
   env.SERVICE_TOKEN ??= randomBytes(24).toString("base64url");
   if (options.randomPorts) {
-    env.PORT = String(await stackPort());
-    for (const variable of Object.values(SERVICE_URL_VARIABLES)) env[variable] = `http://127.0.0.1:${await stackPort()}`;
+    env.PORT = String(await freePort());
+    for (const variable of Object.values(SERVICE_URL_VARIABLES)) env[variable] = `http://127.0.0.1:${await freePort()}`;
   }
   // Validates every setting first: one clear line naming a bad variable.
   const gatewayConfig = loadGatewayConfig(env);
@@ -161,7 +150,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const ports: [variable: string, port: number][] = [["PORT", gatewayConfig.port]];
   let simulatorUrl: string | undefined;
   if (!env.OPENAI_API_KEY && existsSync(root + SIMULATOR_ENTRY)) {
-    const port = options.randomPorts ? await stackPort() : Number(env.SIMULATOR_PORT ?? 8090);
+    const port = options.randomPorts ? await freePort() : Number(env.SIMULATOR_PORT ?? 8090);
     simulatorUrl = `http://127.0.0.1:${port}`;
     env.SIMULATOR_PORT = String(port);
     env.OPENAI_BASE_URL = `${simulatorUrl}/v1`;
@@ -177,7 +166,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const metricsOff = env.METRICS_PORT?.trim() === "0";
   const metricsPortOf = async (name: Exclude<ProcessName, "simulator">, fallback: number) => {
     if (metricsOff) return "0";
-    const port = options.randomPorts ? await stackPort() : fallback;
+    const port = options.randomPorts ? await freePort() : fallback;
     env[`${name.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}_METRICS_PORT`] = String(port);
     metricsUrls[name] = `http://127.0.0.1:${port}`;
     ports.push([`METRICS_PORT of ${name}`, port]);
@@ -186,7 +175,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const startSettings = (name: keyof ServiceUrls) => Object.fromEntries(Object.entries(PROCESS_START_ENV[name] ?? {}).filter(([key]) => env[key] === undefined));
   for (const [name, file] of Object.entries(SERVICE_ENTRIES) as [keyof ServiceUrls, string][]) {
     const url = new URL(gatewayConfig.services[name]);
-    const grpcPort = options.randomPorts ? await stackPort() : Number(url.port) + GRPC_PORT_OFFSET;
+    const grpcPort = options.randomPorts ? await freePort() : Number(url.port) + GRPC_PORT_OFFSET;
     grpcUrls[name] = `http://${url.hostname}:${grpcPort}`;
     const metricsPort = await metricsPortOf(name, Number(url.port) + METRICS_PORT_OFFSET);
     entries.set(name, { file, ready: grpcReady(grpcUrls[name]), env: { CONNECT_PORT: url.port, GRPC_PORT: String(grpcPort), METRICS_PORT: metricsPort, ...startSettings(name) } });

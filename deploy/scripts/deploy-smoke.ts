@@ -7,7 +7,6 @@
 // part of the test suite. README, "Container image".
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import type { Subprocess } from "bun";
 import { createClient } from "@connectrpc/connect";
@@ -18,6 +17,7 @@ import { Health, HealthCheckResponse_ServingStatus } from "../../proto/gen/grpc/
 import { OperatorService } from "../../proto/gen/articles/accounts_billing/v1/operator_pb.ts";
 import { serviceClient } from "../../services/kit/src/clients.ts";
 import { renderKustomization, type K8sObject } from "../k8s/render.ts";
+import { freePort } from "../local/private-servers.ts";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const env = process.env;
@@ -65,18 +65,6 @@ async function run(cmd: string[], opts: { show?: boolean; allowFail?: boolean } 
   running.delete(child);
   if (code !== 0 && !opts.allowFail) throw new Error(`${cmd.slice(0, 4).join(" ")}… exited ${code}${err ? `: ${err.trim().split("\n").slice(-5).join(" | ")}` : ""}`);
   return out.trim();
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 interface Process {

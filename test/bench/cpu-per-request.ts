@@ -13,7 +13,7 @@ import { apiClient } from "../harness/http.ts";
 import { dropTestData } from "../harness/stack.ts";
 import { OperatorService } from "../../proto/gen/articles/accounts_billing/v1/operator_pb.ts";
 import { serviceClient } from "../../services/kit/src/clients.ts";
-import { cpuMs, load, postgresCpuMs, printTable, redisCpuMs } from "./measure.ts";
+import { cpuCounters, load, printTable } from "./measure.ts";
 
 const mode = process.argv[2] === "post" || process.argv[2] === "list" ? process.argv[2] : "get";
 
@@ -54,9 +54,8 @@ try {
   const tableStats = async () =>
     new Map((await sql`select schemaname || '.' || relname as name, n_tup_ins + n_tup_upd + n_tup_del as changes from pg_stat_user_tables`).map((r) => [r.name as string, Number(r.changes)]));
   const commits = async () => Number((await sql`select xact_commit from pg_stat_database where datname = current_database()`)[0].xact_commit);
-  const processes = [...stack.processes.entries()].map(([name, p]) => ({ name, pid: p.pid, before: cpuMs(p.pid) }));
   const callsBefore = await rpcCalls();
-  const [tablesBefore, commitsBefore, postgresBefore, redisBefore, selfBefore] = [await tableStats(), await commits(), postgresCpuMs(), redisCpuMs(), process.cpuUsage()];
+  const [tablesBefore, commitsBefore, cpu, selfBefore] = [await tableStats(), await commits(), cpuCounters(stack.processes), process.cpuUsage()];
 
   const traced = process.env.STRACE ? stack.processes.get(process.env.STRACE as never) : undefined;
   if (process.env.STRACE && !traced) throw new Error(`STRACE names no process of the stack (${[...stack.processes.keys()].join(", ")})`);
@@ -76,15 +75,15 @@ try {
     strace.kill("SIGINT");
     await strace.exited;
   }
-  const postgresMs = postgresCpuMs() - postgresBefore;
-  const redisMs = redisCpuMs() - redisBefore;
+  const postgresMs = cpu.postgres();
+  const redisMs = cpu.redis();
   if (mode === "post") await Bun.sleep(3000); // the created articles finish generating
   const [tablesAfter, commitsAfter, callsAfter] = [await tableStats(), await commits(), await rpcCalls()];
 
   const per = (n: number) => (n / result.requests).toFixed(3);
   console.log(`${result.name}: ${Math.round(result.perSecond)} req/s, p50 ${result.p50ms.toFixed(1)} ms, p99 ${result.p99ms.toFixed(1)} ms, ${result.errors} errors`);
   printTable([
-    ...processes.map((p) => ({ process: p.name, "CPU ms per request": per(cpuMs(p.pid) - p.before) })),
+    ...cpu.processes().map((p) => ({ process: p.name, "CPU ms per request": per(p.ms) })),
     { process: "postgres (all backends)", "CPU ms per request": per(postgresMs) },
     { process: "redis (the whole server)", "CPU ms per request": per(redisMs) },
     { process: "load generator", "CPU ms per request": per((self.user + self.system) / 1000) },

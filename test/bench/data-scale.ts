@@ -5,7 +5,7 @@
 import { OperatorService } from "../../proto/gen/articles/accounts_billing/v1/operator_pb.ts";
 import { serviceClient } from "../../services/kit/src/clients.ts";
 import type { BenchContext } from "./context.ts";
-import { cpuMs, load, loadAtRate, postgresCpuMs, redisCpuMs, type Figure, type LoadResult } from "./measure.ts";
+import { cpuCounters, load, loadAtRate, type Figure, type LoadResult } from "./measure.ts";
 
 const SMALL = 1_000;
 const LARGE = Number(process.env.BENCH_SCALE_ROWS ?? 1_000_000);
@@ -68,15 +68,10 @@ async function seed(ctx: BenchContext, projectId: number, from: number, to: numb
  * made: where a slower GET went (work by the clock included, so a busy background shows).
  */
 async function cpuPerRequest(ctx: BenchContext, work: () => Promise<LoadResult>): Promise<{ result: LoadResult; cpu: string }> {
-  const processes = [...ctx.stack.processes].map(([name, p]) => ({ name, pid: p.pid, before: cpuMs(p.pid) }));
-  const [postgresBefore, redisBefore] = [postgresCpuMs(), redisCpuMs()];
+  const counters = cpuCounters(ctx.stack.processes);
   const result = await work();
   const per = (ms: number) => (ms / Math.max(1, result.requests)).toFixed(2);
-  const cpu = [
-    ...processes.map((p) => `${p.name} ${per(cpuMs(p.pid) - p.before)}`),
-    `postgres ${per(postgresCpuMs() - postgresBefore)}`,
-    `redis ${per(redisCpuMs() - redisBefore)}`,
-  ].join(", ");
+  const cpu = [...counters.processes().map((p) => `${p.name} ${per(p.ms)}`), `postgres ${per(counters.postgres())}`, `redis ${per(counters.redis())}`].join(", ");
   return { result, cpu };
 }
 

@@ -73,6 +73,20 @@ export const postgresCpuMs = () => pgrepCpuMs("-f", "postgres: ");
 /** The machine's Redis server (the bench's Redis prefix shares it with anything else using it). */
 export const redisCpuMs = () => pgrepCpuMs("-x", "redis-server");
 
+/**
+ * CPU milliseconds used since this call by each of the stack's processes, by Postgres's backends
+ * and by the Redis server; each reader can be called when its own window ends.
+ */
+export function cpuCounters(processes: Map<string, { pid: number }>) {
+  const started = [...processes].map(([name, p]) => ({ name, pid: p.pid, before: cpuMs(p.pid) }));
+  const [postgresBefore, redisBefore] = [postgresCpuMs(), redisCpuMs()];
+  return {
+    processes: () => started.map((p) => ({ name: p.name, ms: cpuMs(p.pid) - p.before })),
+    postgres: () => postgresCpuMs() - postgresBefore,
+    redis: () => redisCpuMs() - redisBefore,
+  };
+}
+
 export function rssMiB(pid: number): number | null {
   try {
     const status = require("node:fs").readFileSync(`/proc/${pid}/status`, "utf8") as string;

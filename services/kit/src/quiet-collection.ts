@@ -5,8 +5,8 @@
 // runs, and the allocator hands the freed pages back. Under steady load it never runs.
 
 const CHECK_EVERY_MS = 1000;
-/** CPU time per check under which the process counts as quiet: 2% of a core. */
-const QUIET_CPU_MS = CHECK_EVERY_MS * 0.02;
+/** Share of a core under which the process counts as quiet. */
+const QUIET_CPU_SHARE = 0.02;
 /** Quiet checks in a row before collecting. */
 const QUIET_CHECKS = 2;
 /** Growth since the last collection (or start) before a collection is worth it. */
@@ -38,7 +38,7 @@ export function collectGarbageWhenQuiet(probes: Partial<QuietCollectionProbes> =
   let quietChecks = 0;
   const timer = setInterval(() => {
     const cpu = cpuMs();
-    quietChecks = cpu - lastCpu < QUIET_CPU_MS * (everyMs / CHECK_EVERY_MS) ? quietChecks + 1 : 0;
+    quietChecks = cpu - lastCpu < everyMs * QUIET_CPU_SHARE ? quietChecks + 1 : 0;
     const now = rss();
     if (quietChecks >= QUIET_CHECKS && now >= afterLast + GROWTH_BYTES) {
       collect();
