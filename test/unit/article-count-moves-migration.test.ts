@@ -4,45 +4,33 @@
 // database.
 import { afterAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import postgres from "postgres";
 import { openServiceDatabase } from "../../services/kit/src/db.ts";
 import { schema } from "../../services/article-store/src/db/client.ts";
 import { listArticleIds } from "../../services/article-store/src/domain/article-list.ts";
 import { foldCountChanges } from "../../services/article-store/src/domain/article-counts.ts";
+import { migrationsBefore } from "../harness/migrations-before.ts";
 
 const ADMIN_URL = process.env.TEST_DATABASE_ADMIN_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const MIGRATIONS = fileURLToPath(new URL("../../services/article-store/src/db/migrations", import.meta.url));
 const name = `count_moves_${process.pid}_${randomBytes(3).toString("hex")}`;
 const url = Object.assign(new URL(ADMIN_URL), { pathname: `/${name}` }).toString();
-const before = mkdtempSync(join(tmpdir(), "count-moves-"));
+const before = migrationsBefore(MIGRATIONS, "0007_article_count_moves");
 
 afterAll(async () => {
   const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
   await admin.unsafe(`drop database if exists "${name}" with (force)`);
   await admin.end();
-  rmSync(before, { recursive: true, force: true });
+  before.remove();
 });
-
-/** article-store's migrations up to the one before `tag`, as a folder of their own. */
-function migrationsBefore(tag: string): string {
-  const journal = JSON.parse(readFileSync(join(MIGRATIONS, "meta/_journal.json"), "utf8"));
-  const entries = journal.entries.slice(0, journal.entries.findIndex((e: { tag: string }) => e.tag === tag));
-  mkdirSync(join(before, "meta"));
-  writeFileSync(join(before, "meta/_journal.json"), JSON.stringify({ ...journal, entries }));
-  for (const e of entries) copyFileSync(join(MIGRATIONS, `${e.tag}.sql`), join(before, `${e.tag}.sql`));
-  return before;
-}
 
 const STATUSES = ["queued", "writing", "completed", "failed"] as const;
 
 describe("one recorded row per status change, applied over changes recorded the old way", () => {
   test("totals stay exact before and after folding", async () => {
     const open = (migrationsFolder: string) => openServiceDatabase({ databaseUrl: url, schemaName: "article_store", schema, migrationsFolder, poolSize: 2 });
-    const old = await open(migrationsBefore("0007_article_count_moves"));
+    const old = await open(before.folder);
     const change = (sql: postgres.Sql, n: number, projectId: number) => sql.unsafe(`
       with made as (
         insert into article_store.articles (external_id, account_id, project_id, title, status, article_type, target_word_count, tone, point_of_view, language, settings)

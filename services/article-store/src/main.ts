@@ -9,7 +9,8 @@ import { connectRedis } from "../../kit/src/redis.ts";
 import { runService } from "../../kit/src/service-process.ts";
 import { schema } from "./db/client.ts";
 import { startOutboxRelay, type OutboxRelay } from "./outbox-relay.ts";
-import { startCountFolding } from "./count-folding.ts";
+import { startChangeFolding } from "../../kit/src/change-folding.ts";
+import { FOLD_BATCH, foldCountChanges } from "./domain/article-counts.ts";
 import { startReconciler } from "./reconciler.ts";
 import { articleStoreRoutes } from "./rpc.ts";
 import { announceArticleChanges } from "./change-announcer.ts";
@@ -64,7 +65,7 @@ await runService({
   async background({ database, config, logger }) {
     const generationQueue = openQueue<GenerationJob>("generation", queues.of(config, logger), config.redisPrefix);
     relay = startOutboxRelay({ db: database.db, generationQueue, logger });
-    const folding = startCountFolding({ db: database.db, logger });
+    const folding = startChangeFolding({ what: "article count", fold: () => foldCountChanges(database.db), batch: FOLD_BATCH, logger });
     const webhookQueue = openQueue<WebhookJob>("webhooks", queues.of(config, logger), config.redisPrefix);
     const reconciler = startReconciler({ db: database.db, redis: queues.of(config, logger), redisPrefix: config.redisPrefix, generationQueue, webhookQueue, logger, settings: reconcile });
     return async () => {

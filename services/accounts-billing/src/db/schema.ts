@@ -101,3 +101,35 @@ export const wordReservations = accountsBilling.table(
   },
   (t) => [index("word_reservations_account_period").on(t.accountId, t.period)],
 );
+
+/**
+ * Words taken per account and month (settled and reserved), kept so a reservation reads one row
+ * instead of summing the month's reservations, whose number grows with every article. Triggers
+ * on word_reservations append each change to word_usage_changes in the writing transaction;
+ * folding moves them here about once a second (migration 0003). Appending, rather than updating
+ * this row, keeps settlements (which do not take the account's lock) from queueing behind the
+ * reservations of the same account until their commits.
+ */
+export const wordUsage = accountsBilling.table(
+  "word_usage",
+  {
+    accountId: ref("account_id").notNull(),
+    period: text("period").notNull(),
+    settledWords: bigint("settled_words", { mode: "number" }).notNull(),
+    reservedWords: bigint("reserved_words", { mode: "number" }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.period] })],
+);
+
+/** Changes to word_usage written with the reservations they count, not yet folded into it. */
+export const wordUsageChanges = accountsBilling.table(
+  "word_usage_changes",
+  {
+    id: id(),
+    accountId: ref("account_id").notNull(),
+    period: text("period").notNull(),
+    settledChange: bigint("settled_change", { mode: "number" }).notNull(),
+    reservedChange: bigint("reserved_change", { mode: "number" }).notNull(),
+  },
+  (t) => [index("word_usage_changes_account_period").on(t.accountId, t.period)],
+);

@@ -25,17 +25,23 @@ async function usage(db: Db, accountId: number, period: string): Promise<WordUsa
     .from(subscriptions)
     .innerJoin(plans, eq(plans.id, subscriptions.planId))
     .where(and(eq(subscriptions.accountId, accountId), sql`${subscriptions.endedAt} is null`));
-  const [sums] = await db
-    .select({
-      used: sql<string>`coalesce(sum(${wordReservations.words}) filter (where ${wordReservations.state} = 'settled'), 0)`,
-      reserved: sql<string>`coalesce(sum(${wordReservations.words}) filter (where ${wordReservations.state} = 'reserved'), 0)`,
-    })
-    .from(wordReservations)
-    .where(and(eq(wordReservations.accountId, accountId), eq(wordReservations.period, period)));
+  // The usage kept by triggers plus the changes not yet folded (migration 0003), in one snapshot.
+  const [taken] = await db.execute<{ settled_words: string; reserved_words: string }>(
+    sql`select settled_words, reserved_words from accounts_billing.words_taken(${accountId}, ${period})`,
+  );
   const monthlyWords = plan?.monthlyWords ?? 0;
-  const usedWords = Number(sums.used);
-  const reservedWords = Number(sums.reserved);
+  const usedWords = Number(taken!.settled_words);
+  const reservedWords = Number(taken!.reserved_words);
   return { period, monthlyWords, usedWords, reservedWords, remainingWords: Math.max(0, monthlyWords - usedWords - reservedWords) };
+}
+
+/** Word usage changes folded in one transaction at most. */
+export const WORD_USAGE_FOLD_BATCH = 10_000;
+
+/** Folds up to WORD_USAGE_FOLD_BATCH recorded usage changes; the number folded (0 while another replica folds). */
+export async function foldWordUsageChanges(db: Db): Promise<number> {
+  const [{ folded }] = await db.execute<{ folded: number }>(sql`select accounts_billing.fold_word_usage_changes(${WORD_USAGE_FOLD_BATCH}) as folded`);
+  return Number(folded);
 }
 
 type ReserveOutcome = "no_account" | "refused" | "existing" | "reserved";
