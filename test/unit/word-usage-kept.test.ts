@@ -98,6 +98,21 @@ describe("word usage kept", () => {
     expect(kept).toEqual(recounted);
   });
 
+  test("a backlog of several batches (one statement writing 25,000 reservations) folds in passes, exactly", async () => {
+    const { db, sql } = database;
+    const accountId = await accountWith(db, 1_000_000_000);
+    await sql`
+      insert into accounts_billing.word_reservations (reference, account_id, period, words, state)
+      select 'backlog-' || g, ${accountId}, '2026-05', g % 7, case when g % 3 = 0 then 'reserved' else 'settled' end from generate_series(1, 25000) g`;
+    const passes: number[] = [];
+    for (let folded = await quota.foldWordUsageChanges(db); folded > 0; folded = await quota.foldWordUsageChanges(db)) passes.push(folded);
+    expect(passes.length).toBeGreaterThanOrEqual(3);
+    // A reservation of no words changes nothing, so records nothing.
+    expect(passes.reduce((a, b) => a + b, 0)).toBe(25_000 - Math.floor(25_000 / 7));
+    const { kept, recounted } = await keptAndRecounted(sql);
+    expect(kept).toEqual(recounted);
+  });
+
   test("applied over reservations written before it, the usage counts them", async () => {
     const name = `word_usage_upgrade_${process.pid}_${randomBytes(3).toString("hex")}`;
     const url = Object.assign(new URL(process.env.TEST_DATABASE_ADMIN_URL ?? "postgres://postgres@127.0.0.1:5432/postgres"), { pathname: `/${name}` }).toString();

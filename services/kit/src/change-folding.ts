@@ -11,7 +11,7 @@ export interface ChangeFolding {
 export function startChangeFolding(opts: {
   /** What is folded, for the log. */
   what: string;
-  /** Folds up to `batch` changes; the number folded (0 while another replica folds). */
+  /** Folds about `batch` changes (at least that many means more wait); the number folded (0 while another replica folds). */
   fold: () => Promise<number>;
   batch: number;
   logger: Logger;
@@ -34,7 +34,7 @@ export function startChangeFolding(opts: {
   const loop = (async () => {
     while (!stopped) {
       try {
-        while (!stopped && (await fold()) === batch);
+        while (!stopped && (await fold()) >= batch);
       } catch (error) {
         // Postgres is away: the changes stay recorded and reads still count them.
         logger.error(`${opts.what} folding pass failed`, { error });

@@ -38,7 +38,7 @@ async function usage(db: Db, accountId: number, period: string): Promise<WordUsa
 /** Word usage changes folded in one transaction at most. */
 export const WORD_USAGE_FOLD_BATCH = 10_000;
 
-/** Folds up to WORD_USAGE_FOLD_BATCH recorded usage changes; the number folded (0 while another replica folds). */
+/** Folds about WORD_USAGE_FOLD_BATCH recorded usage changes, the oldest; the number folded (0 while another replica folds). */
 export async function foldWordUsageChanges(db: Db): Promise<number> {
   const [{ folded }] = await db.execute<{ folded: number }>(sql`select accounts_billing.fold_word_usage_changes(${WORD_USAGE_FOLD_BATCH}) as folded`);
   return Number(folded);
