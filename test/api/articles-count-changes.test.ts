@@ -1,7 +1,8 @@
-// The recorded article count changes behind list totals (migrations 0003 and 0008): a status
-// change is one recorded row, a change that moves no count records nothing, and the totals a
-// list reads are exact in every snapshot while articles are created and change status side by
-// side, before and after article-store folds the changes.
+// The recorded article count changes behind list totals (migrations 0003, 0008 and 0010): a status
+// change is one recorded row, a change that moves no count records nothing, a backlog larger than
+// a folding batch folds exactly, and the totals a list reads are exact in every snapshot while
+// articles are created and change status side by side, before and after article-store folds the
+// changes.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import postgres from "postgres";
 import { sql as query } from "drizzle-orm";
@@ -11,7 +12,7 @@ import { eventually } from "../harness/eventually.ts";
 import { articleStoreDatabase } from "./articles-fixtures.ts";
 import type { Db } from "../../services/article-store/src/db/client.ts";
 import { listArticleIds } from "../../services/article-store/src/domain/article-list.ts";
-import { foldCountChanges } from "../../services/article-store/src/domain/article-counts.ts";
+import { FOLD_BATCH, foldCountChanges } from "../../services/article-store/src/domain/article-counts.ts";
 
 let stack: TestStack;
 let tenant: Tenant;
@@ -104,6 +105,23 @@ describe("recorded count changes", () => {
     await foldedAll([from, to]);
     const days = await sql`select project_id::int, day::text, articles::int from article_store.article_day_counts where project_id in (${from}, ${to}) and articles <> 0 order by project_id`;
     expect([...days]).toEqual([{ project_id: to, day: "2025-02-01", articles: 1 }]);
+  });
+
+  test("a backlog of several folding batches (25,000 status changes in one statement) folds in passes, exactly", async () => {
+    const projectId = await createProject(stack, tenant.accountId, "Backlog");
+    const ids = await insertArticles(projectId, 25_000, "queued", "'2025-03-01 12:00:00+00'");
+    // Row by row, a recorded change each: more than two folding batches of them at once.
+    await sql`update article_store.articles set status = case when id % 4 = 0 then 'failed' else 'writing' end where id = any(${ids}::int8[])`;
+    const [{ recorded }] = await sql`select count(*)::int as recorded from article_store.article_count_changes where project_id = ${projectId}`;
+    expect(recorded).toBeGreaterThan(2 * FOLD_BATCH);
+    await foldedAll([projectId]);
+    const failed = ids.filter((id) => id % 4 === 0).length;
+    const counts = await sql`select status, articles::int from article_store.article_counts where project_id = ${projectId} and articles <> 0 order by status`;
+    expect([...counts]).toEqual([
+      { status: "failed", articles: failed },
+      { status: "writing", articles: 25_000 - failed },
+    ]);
+    expect((await listArticleIds(db, { projectIds: [projectId], status: "writing", page: 1, perPage: 20 })).total).toBe(25_000 - failed);
   });
 
   test("totals are exact in every snapshot while articles are created and move side by side", async () => {
