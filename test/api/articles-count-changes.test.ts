@@ -109,9 +109,11 @@ describe("recorded count changes", () => {
 
   test("a backlog of several folding batches (25,000 status changes in one statement) folds in passes, exactly", async () => {
     const projectId = await createProject(stack, tenant.accountId, "Backlog");
-    const ids = await insertArticles(projectId, 25_000, "queued", "'2025-03-01 12:00:00+00'");
+    // Finished articles only: unfinished ones without a job are stranded work, which article-store's
+    // reconciler would take up (and generate) for the rest of the suite.
+    const ids = await insertArticles(projectId, 25_000, "completed", "'2025-03-01 12:00:00+00'");
     // Row by row, a recorded change each: more than two folding batches of them at once.
-    await sql`update article_store.articles set status = case when id % 4 = 0 then 'failed' else 'writing' end where id = any(${ids}::int8[])`;
+    await sql`update article_store.articles set status = case when id % 4 = 0 then 'failed' else 'published' end where id = any(${ids}::int8[])`;
     const [{ recorded }] = await sql`select count(*)::int as recorded from article_store.article_count_changes where project_id = ${projectId}`;
     expect(recorded).toBeGreaterThan(2 * FOLD_BATCH);
     await foldedAll([projectId]);
@@ -119,9 +121,9 @@ describe("recorded count changes", () => {
     const counts = await sql`select status, articles::int from article_store.article_counts where project_id = ${projectId} and articles <> 0 order by status`;
     expect([...counts]).toEqual([
       { status: "failed", articles: failed },
-      { status: "writing", articles: 25_000 - failed },
+      { status: "published", articles: 25_000 - failed },
     ]);
-    expect((await listArticleIds(db, { projectIds: [projectId], status: "writing", page: 1, perPage: 20 })).total).toBe(25_000 - failed);
+    expect((await listArticleIds(db, { projectIds: [projectId], status: "published", page: 1, perPage: 20 })).total).toBe(25_000 - failed);
   });
 
   test("totals are exact in every snapshot while articles are created and move side by side", async () => {
