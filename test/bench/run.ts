@@ -101,13 +101,24 @@ async function partsFloorMiB(env: Record<string, string>) {
 const bench = await openBenchStack({ seconds: SECONDS });
 const stack = bench.stack;
 const figures: Figure[] = [];
+const round = (n: number) => (Math.abs(n) >= 100 ? Math.round(n).toLocaleString("en-US") : n.toFixed(n >= 10 ? 1 : 2));
+/**
+ * Keeps a section's figures and says each at once (on stderr, beside the table at the end), so a
+ * run stopped or failed midway still shows what it measured.
+ */
+function record(...measured: Figure[]) {
+  for (const f of measured) {
+    figures.push(f);
+    console.error(`${f.id}: ${round(f.value)} ${f.unit}${f.met === null ? "" : f.met ? " (met)" : " (NOT met)"}`);
+  }
+}
 try {
   await Bun.sleep(2000); // let start-up work settle before reading idle memory
   const idleRss = stackRss(stack);
   const idlePss = [...stack.processes.values()].reduce((sum, p) => sum + (pssMiB(p.pid) ?? 0), 0);
   const ctx = await bench.tenant();
   const floor = await partsFloorMiB({ DATABASE_URL: ctx.databaseUrl, REDIS_URL: stack.env.REDIS_URL ?? "redis://127.0.0.1:6379" });
-  figures.push({
+  record({
     id: "memory idle",
     what: "RSS of the whole stack (5 services, gateway, simulator) after start",
     value: idleRss,
@@ -122,30 +133,29 @@ try {
     const polled = await benchWorkflow(ctx, "polled", ["[[sim:words=1000]] Write about {title}."]);
     const bytes = JSON.stringify((await ctx.api.get("/user")).body).length;
     const floor = await httpFloor(Math.max(bytes, 8_000), 32);
-    figures.push({ id: "HTTP floor", what: "Bun fetch → bare Bun.serve, 32 concurrent, 8 KB body", value: floor.perSecond, unit: "req/s", goal: "reference", met: null, detail: { "p50 ms": floor.p50ms, "p99 ms": floor.p99ms } });
-    figures.push(...(await measureReads(ctx, polled)));
+    record({ id: "HTTP floor", what: "Bun fetch → bare Bun.serve, 32 concurrent, 8 KB body", value: floor.perSecond, unit: "req/s", goal: "reference", met: null, detail: { "p50 ms": floor.p50ms, "p99 ms": floor.p99ms } });
+    record(...(await measureReads(ctx, polled)));
   }
   if (wanted("P2")) {
     const echo = await benchWorkflow(ctx, "echo", ["[[sim:words=100]] Write about {title}."]);
     const floor = await httpFloor(2_000, 16);
-    figures.push(...(await measureCreation(ctx, echo, floor)));
+    record(...(await measureCreation(ctx, echo, floor)));
   }
-  if (wanted("P3")) figures.push(...(await measureOrchestration(ctx)));
+  if (wanted("P3")) record(...(await measureOrchestration(ctx)));
   if (wanted("P4")) {
     const watch = memoryWatch(stack);
-    figures.push(...(await measureRunnerInFlight(ctx, Number(process.env.BENCH_IN_FLIGHT ?? 1000))));
+    record(...(await measureRunnerInFlight(ctx, Number(process.env.BENCH_IN_FLIGHT ?? 1000))));
     const { peak, byProcess } = watch.stop();
-    figures.push({ id: "memory peak", what: "RSS of the whole stack at its peak during P4 (detail: each process's own peak)", value: peak, unit: "MiB", goal: "≤ 600 MiB", met: peak <= 600, detail: byProcess });
+    record({ id: "memory peak", what: "RSS of the whole stack at its peak during P4 (detail: each process's own peak)", value: peak, unit: "MiB", goal: "≤ 600 MiB", met: peak <= 600, detail: byProcess });
   }
-  if (wanted("P5")) figures.push(...(await measureWebhookDeliveries(ctx)));
-  if (wanted("P7")) figures.push(...(await measureEventStreams(ctx, Number(process.env.BENCH_STREAMS ?? 2000))));
+  if (wanted("P5")) record(...(await measureWebhookDeliveries(ctx)));
+  if (wanted("P7")) record(...(await measureEventStreams(ctx, Number(process.env.BENCH_STREAMS ?? 2000))));
   // Last: it grows one project to a million articles.
-  if (wanted("P6")) figures.push(...(await measureDataScale(ctx)));
+  if (wanted("P6")) record(...(await measureDataScale(ctx)));
 } finally {
   await bench.close();
 }
 
-const round = (n: number) => (Math.abs(n) >= 100 ? Math.round(n).toLocaleString("en-US") : n.toFixed(n >= 10 ? 1 : 2));
 const rows = figures.map((f) => ({
   figure: f.id,
   what: f.what,
