@@ -6,6 +6,7 @@
 // are timed again against the 1,000 figures.
 import { OperatorService } from "../../proto/gen/articles/accounts_billing/v1/operator_pb.ts";
 import { currentPeriod } from "../../services/accounts-billing/src/domain/quota-period.ts";
+import { WORD_USAGE_FOLD_BATCH } from "../../services/accounts-billing/src/domain/word-quota.ts";
 import { serviceClient } from "../../services/kit/src/clients.ts";
 import type { BenchContext } from "./context.ts";
 import { cpuCounters, load, loadAtRate, type Figure, type LoadResult } from "./measure.ts";
@@ -81,7 +82,7 @@ async function seedReservations(ctx: BenchContext, from: number, to: number): Pr
       insert into accounts_billing.word_reservations (reference, account_id, period, words, state)
       select 'seeded-' || g, ${ctx.accountId}, ${currentPeriod()}, 1000, 'settled' from generate_series(${start}::int8, ${end}::int8) as g`;
   }
-  while ((await ctx.sql`select accounts_billing.fold_word_usage_changes(10000) as folded, exists (select from accounts_billing.word_usage_changes) as more`)[0].more) await Bun.sleep(10);
+  while ((await ctx.sql`select accounts_billing.fold_word_usage_changes(${WORD_USAGE_FOLD_BATCH}) as folded, exists (select from accounts_billing.word_usage_changes) as more`)[0].more) await Bun.sleep(10);
   await ctx.sql`vacuum analyze accounts_billing.word_reservations, accounts_billing.word_usage, accounts_billing.word_usage_changes`;
 }
 

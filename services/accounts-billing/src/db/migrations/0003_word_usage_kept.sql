@@ -55,10 +55,10 @@ $$;
 -- or not at all.
 CREATE FUNCTION "accounts_billing"."words_taken"(p_account_id bigint, p_period text, OUT settled_words bigint, OUT reserved_words bigint)
   LANGUAGE sql STABLE AS $$
-  SELECT coalesce((SELECT u.settled_words FROM "accounts_billing"."word_usage" u WHERE u.account_id = p_account_id AND u.period = p_period), 0) + coalesce(c.settled, 0),
-         coalesce((SELECT u.reserved_words FROM "accounts_billing"."word_usage" u WHERE u.account_id = p_account_id AND u.period = p_period), 0) + coalesce(c.reserved, 0)
+  SELECT coalesce(u.settled_words, 0) + coalesce(c.settled, 0), coalesce(u.reserved_words, 0) + coalesce(c.reserved, 0)
   FROM (SELECT sum(settled_change)::bigint AS settled, sum(reserved_change)::bigint AS reserved
         FROM "accounts_billing"."word_usage_changes" WHERE account_id = p_account_id AND period = p_period) AS c
+  LEFT JOIN "accounts_billing"."word_usage" u ON u.account_id = p_account_id AND u.period = p_period
 $$;
 --> statement-breakpoint
 -- Moves up to about `batch` recorded changes (the oldest ids) into the usage, in one transaction,
