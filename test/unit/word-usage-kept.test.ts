@@ -101,6 +101,9 @@ describe("word usage kept", () => {
   test("a backlog of several batches (one statement writing 25,000 reservations) folds in passes, exactly", async () => {
     const { db, sql } = database;
     const accountId = await accountWith(db, 1_000_000_000);
+    // Changes the earlier tests left unfolded (the racing folder's last pass can end before the
+    // last reservations) are folded first, so the passes below fold this backlog alone.
+    while ((await quota.foldWordUsageChanges(db)) > 0);
     await sql`
       insert into accounts_billing.word_reservations (reference, account_id, period, words, state)
       select 'backlog-' || g, ${accountId}, '2026-05', g % 7, case when g % 3 = 0 then 'reserved' else 'settled' end from generate_series(1, 25000) g`;
