@@ -17,7 +17,7 @@ import { Ingress } from "kubernetes-models/networking.k8s.io/v1/Ingress";
 import { HorizontalPodAutoscaler } from "kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler";
 import { ScaledObject } from "@kubernetes-models/keda/keda.sh/v1alpha1/ScaledObject";
 import { renderKustomization, type K8sObject } from "../../deploy/k8s/render.ts";
-import { PROCESS_START_ENV } from "../../deploy/local/stack.ts";
+import { PROCESS_START_ENV, RUNTIME_START_ENV } from "../../deploy/local/stack.ts";
 import { GRPC_PORT_OFFSET, SERVICE_URL_VARIABLES, type ServiceUrls } from "../../services/kit/src/config.ts";
 import { QUEUES } from "../../services/kit/src/queues.ts";
 import { queuePrefix } from "../../services/kit/src/redis.ts";
@@ -202,6 +202,11 @@ describe.each(SETUPS)("deploy/k8s/%s", (setup) => {
     expect(dockerfile).toMatch(/^ARG BASE_IMAGE=node:/m);
     expect(dockerfile).toMatch(/^RUN id -u node .*useradd --uid 1000 /m);
     expect(dockerfile).toMatch(/^USER node$/m);
+  });
+
+  test("the image gives every process the engine settings npm start gives them", () => {
+    const dockerfile = readFileSync(join(ROOT, "deploy/container/Dockerfile"), "utf8");
+    for (const [name, value] of Object.entries(RUNTIME_START_ENV)) expect(dockerfile).toMatch(new RegExp(`^ENV ${name}=${value}$`, "m"));
   });
 
   test("every Deployment has a PodDisruptionBudget that selects exactly its pods", () => {
