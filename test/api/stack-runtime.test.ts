@@ -19,8 +19,8 @@ function environmentOf(pid: number): Record<string, string> {
 
 test("every process runs with the engine settings the stack gives it", () => {
   expect(stack.processes.size).toBe(7);
-  for (const [name, process] of stack.processes) {
-    const env = environmentOf(process.pid);
+  for (const [name, child] of stack.processes) {
+    const env = environmentOf(child.pid);
     for (const [key, value] of Object.entries(RUNTIME_START_ENV)) expect({ name, [key]: env[key] }).toEqual({ name, [key]: value });
   }
 });

@@ -32,6 +32,16 @@ const GET_SAMPLE = 1_000;
 const GETS_PER_SECOND = 250;
 /** Long enough for the paced reads to reach every sampled article once. */
 const WARM_UP_MS = Math.ceil((GET_SAMPLE / GETS_PER_SECOND) * 1000);
+
+/**
+ * A timing of `ctx.seconds`, after a first pass of WARM_UP_MS (reading every sampled article once)
+ * that warms every process (compiled code, prepared statements, connections) and Postgres's buffers
+ * up, so every size is timed warm: a steady service has what it is polled for in memory, at any size.
+ */
+async function timedWarm<T>(ctx: BenchContext, timing: (ms: number) => Promise<T>): Promise<T> {
+  await timing(WARM_UP_MS);
+  return timing(ctx.seconds * 1000);
+}
 /** Seeded articles are 30 s apart, so a million span about a year (≈ 2,900 a day). */
 const SPACING_SECONDS = 30;
 
@@ -216,20 +226,15 @@ export async function measureDataScale(ctx: BenchContext): Promise<Figure[]> {
   await seed(ctx, projectId, 1, SMALL, first);
   await seedReservations(ctx, 1, SMALL);
   const smallSeedSeconds = (performance.now() - started) / 1000;
-  // At each size a first pass, reading every sampled article once, warms every process (compiled
-  // code, prepared statements, connections) and Postgres's buffers up, so both sizes are timed
-  // warm: a steady service has the articles it is polled for in memory, at any size.
   const smallIds = await sampleIds(ctx, projectId);
-  await measureAt(ctx, projectId, creations, SMALL, smallIds, WARM_UP_MS);
-  const small = await measureAt(ctx, projectId, creations, SMALL, smallIds, ctx.seconds * 1000);
+  const small = await timedWarm(ctx, (ms) => measureAt(ctx, projectId, creations, SMALL, smallIds, ms));
 
   started = performance.now();
   await seed(ctx, projectId, SMALL + 1, LARGE, first);
   await seedReservations(ctx, SMALL + 1, LARGE);
   const largeSeedSeconds = (performance.now() - started) / 1000;
   const largeIds = await sampleIds(ctx, projectId);
-  await measureAt(ctx, projectId, creations, LARGE, largeIds, WARM_UP_MS);
-  const large = await measureAt(ctx, projectId, creations, LARGE, largeIds, ctx.seconds * 1000);
+  const large = await timedWarm(ctx, (ms) => measureAt(ctx, projectId, creations, LARGE, largeIds, ms));
   const seeding = { "seed s": largeSeedSeconds, "rows seeded": LARGE - SMALL, [`seed s to ${SMALL}`]: smallSeedSeconds };
 
   // GET by id and POST at a thousand once more, after the project and the month are shrunk back:
@@ -237,10 +242,8 @@ export async function measureDataScale(ctx: BenchContext): Promise<Figure[]> {
   // drifting over the minutes between (by 10-30% on this kind of machine) is not taken for growth
   // with the data, nor hides it. (The lists' goals leave room for that drift.)
   await shrink(ctx, projectId, SMALL);
-  await measureGet(ctx, SMALL, smallIds, WARM_UP_MS);
-  const { result: getAgain, cpu: getAgainCpu } = await measureGet(ctx, SMALL, smallIds, ctx.seconds * 1000);
-  await measureCreate(ctx, creations, SMALL, WARM_UP_MS);
-  const createAgain = await measureCreate(ctx, creations, SMALL, ctx.seconds * 1000);
+  const { result: getAgain, cpu: getAgainCpu } = await timedWarm(ctx, (ms) => measureGet(ctx, SMALL, smallIds, ms));
+  const createAgain = await timedWarm(ctx, (ms) => measureCreate(ctx, creations, SMALL, ms));
   const getBaseline = (small.get.p50ms + getAgain.p50ms) / 2;
   const createBaseline = (small.create.p50ms + createAgain.p50ms) / 2;
 

@@ -204,11 +204,6 @@ describe.each(SETUPS)("deploy/k8s/%s", (setup) => {
     expect(dockerfile).toMatch(/^USER node$/m);
   });
 
-  test("the image gives every process the engine settings npm start gives them", () => {
-    const dockerfile = readFileSync(join(ROOT, "deploy/container/Dockerfile"), "utf8");
-    for (const [name, value] of Object.entries(RUNTIME_START_ENV)) expect(dockerfile).toMatch(new RegExp(`^ENV ${name}=${value}$`, "m"));
-  });
-
   test("every Deployment has a PodDisruptionBudget that selects exactly its pods", () => {
     const budgets = ofKind(objects, "PodDisruptionBudget");
     for (const d of ofKind(objects, "Deployment")) {
@@ -358,6 +353,11 @@ describe.each(SETUPS)("deploy/k8s/%s", (setup) => {
       expect(allowed(pod("keda-operator", "keda"), pod("redis"), 6379)).toBe(true);
     });
   });
+});
+
+test("the image gives every process the engine settings npm start gives them", () => {
+  const dockerfile = readFileSync(join(ROOT, "deploy/container/Dockerfile"), "utf8");
+  for (const [name, value] of Object.entries(RUNTIME_START_ENV)) expect(dockerfile).toMatch(new RegExp(`^ENV ${name}=${value}$`, "m"));
 });
 
 describe("autoscaling (production)", () => {
