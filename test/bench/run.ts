@@ -139,7 +139,11 @@ try {
   if (wanted("P2")) {
     const echo = await benchWorkflow(ctx, "echo", ["[[sim:words=100]] Write about {title}."]);
     const floor = await httpFloor(2_000, 16);
-    record(...(await measureCreation(ctx, echo, floor)));
+    // The stack's footprint under sustained creation with generation alongside, to read beside
+    // P4's peak: what a busy stack holds, whatever the burst.
+    const watch = memoryWatch(stack);
+    const [creation] = await measureCreation(ctx, echo, floor);
+    record({ ...creation, detail: { ...creation.detail, "stack peak RSS MiB": watch.stop().peak } });
   }
   if (wanted("P3")) record(...(await measureOrchestration(ctx)));
   if (wanted("P4")) {
