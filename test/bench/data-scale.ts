@@ -77,10 +77,7 @@ async function seed(ctx: BenchContext, projectId: number, from: number, to: numb
                         ${first}::timestamptz + g * ${SPACING_SECONDS} * interval '1 second' as created) as article`;
   }
   await ctx.sql`vacuum analyze article_store.articles, article_store.article_counts, article_store.article_day_counts`;
-  // The seeding's dirty pages are written now rather than by a checkpoint during the timings.
-  // Flushes the rewrite's dirty pages before the timings; a role without the right to
-  // checkpoint (not a superuser, no pg_checkpoint) times them without it.
-  await ctx.sql`checkpoint`.catch(() => {});
+  await checkpoint(ctx);
 }
 
 /**
@@ -96,6 +93,14 @@ async function seedReservations(ctx: BenchContext, from: number, to: number): Pr
       select 'seeded-' || g, ${ctx.accountId}, ${currentPeriod()}, 1000, 'settled' from generate_series(${start}::int8, ${end}::int8) as g`;
   }
   await foldWordUsage(ctx);
+}
+
+/**
+ * Writes the dirty pages of a seeding or a rewrite now rather than in a checkpoint during the
+ * timings; a role without the right to (not a superuser, no pg_checkpoint) times them without it.
+ */
+async function checkpoint(ctx: BenchContext): Promise<void> {
+  await ctx.sql`checkpoint`.catch(() => {});
 }
 
 /** Folds every recorded word usage change, as the service's folder would, and tidies the tables. */
@@ -115,7 +120,7 @@ async function shrink(ctx: BenchContext, projectId: number, keep: number): Promi
   await ctx.sql`delete from accounts_billing.word_reservations where account_id = ${ctx.accountId} and reference like 'seeded-%' and substr(reference, 8)::int8 > ${keep}`;
   await foldWordUsage(ctx);
   await ctx.sql`vacuum full analyze article_store.articles, accounts_billing.word_reservations`;
-  await ctx.sql`checkpoint`.catch(() => {});
+  await checkpoint(ctx);
 }
 
 /**
