@@ -22,7 +22,8 @@ import {
   type SearchProvider,
 } from "../../services/generation-runner/src/research/search-provider.ts";
 import { searxngProvider } from "../../services/generation-runner/src/research/searxng.ts";
-import { countWords, truncateWords } from "../../services/generation-runner/src/research/words.ts";
+import { countWords } from "../../services/kit/src/words.ts";
+import { truncateWords } from "../../services/generation-runner/src/research/words.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Realistic pages
@@ -286,26 +287,6 @@ describe("extractMainText", () => {
 });
 
 describe("word limits", () => {
-  test("countWords counts words, not punctuation", () => {
-    expect(countWords("")).toBe(0);
-    expect(countWords("  one two\n\nthree — four •  ")).toBe(4);
-    expect(countWords("It's 40 litres, £89.")).toBe(4);
-  });
-
-  test("countWords agrees with its rule (tokens between \\s holding a letter or digit) on mixed text", () => {
-    const byRule = (text: string) => (text.match(/\S+/g) ?? []).filter((token) => /[\p{L}\p{N}]/u.test(token)).length;
-    const pieces = ["word", "Ünïcode", "日本語", "—", "•", "42", "a-b", "!", "é", " ", "  ", "\n", "\n\n", "\t", "\u00a0", "\u2003", "\u3000", "\ufeff", "\r\n"];
-    let seed = 7;
-    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % pieces.length;
-    for (let round = 0; round < 300; round++) {
-      let text = "";
-      for (let i = 0; i < 1 + (round % 40); i++) text += pieces[next()];
-      expect(countWords(text)).toBe(byRule(text));
-    }
-    expect(countWords("ends on a wide token: 日本語")).toBe(6);
-    expect(countWords("ends on punctuation —")).toBe(3);
-  });
-
   test("truncateWords keeps the first words and the paragraph breaks", () => {
     expect(truncateWords("one two\n\nthree four five", 3)).toBe("one two\n\nthree");
     expect(truncateWords("one two", 5)).toBe("one two");

@@ -1,5 +1,6 @@
 // The chat completions endpoint as a plain function, shared by the HTTP route and the batch runner.
 
+import { countTokens } from "../../kit/src/words.ts";
 import { CallCounter } from "./call-counter.ts";
 import { readDirectives, withoutDirectives } from "./directives.ts";
 import { jsonFromSchema, smallJsonObject, type JsonSchema } from "./json-from-schema.ts";
@@ -39,8 +40,7 @@ function messageText(content: unknown): string {
 
 // Tokens are approximated the way people estimate them by hand: about 1.3 per word.
 function tokensIn(text: string): number {
-  const words = text.match(/\S+/g)?.length ?? 0;
-  return Math.round(words * 1.3);
+  return Math.round(countTokens(text) * 1.3);
 }
 
 function invalid(message: string, param: string | null = null): ChatOutcome {

@@ -3,7 +3,8 @@
 // ads, footer) so content extraction is exercised for real. Everything derives from the slug.
 
 import { diceFor } from "./prompt-seed.ts";
-import { countWords, keywordsFor, titleCase } from "./prompt-reading.ts";
+import { countWords } from "../../kit/src/words.ts";
+import { keywordsFor, titleCase } from "./prompt-reading.ts";
 import { writeDescription, writeParagraphs, sectionHeadings, type Subject } from "./writer.ts";
 
 /** `<topic-slug>--guide-N` (full article), `--short-N` (a stub), `--copy-N` (duplicate of guide-N). */

@@ -2,7 +2,8 @@
 // sized to land on the requested word count so length rules downstream can be exercised.
 
 import { diceFor, type Dice } from "./prompt-seed.ts";
-import { countWords, titleCase } from "./prompt-reading.ts";
+import { countWords } from "../../kit/src/words.ts";
+import { titleCase } from "./prompt-reading.ts";
 
 export interface Subject {
   /** Noun phrase the text is about, lower case ("coffee grinders"). */
@@ -118,8 +119,17 @@ function closer(words: number, dice: Dice): string {
 
 /** One paragraph of as close to `words` words as the bank allows (never off by more than one). */
 export function writeParagraph(subject: Subject, words: number, dice: Dice): string {
+  return paragraphOf(subject, words, dice).text;
+}
+
+/**
+ * A paragraph and the words it holds, counted sentence by sentence as it is written (a closer
+ * in the bank may hold a word more or less than the length it is filed under).
+ */
+function paragraphOf(subject: Subject, words: number, dice: Dice): { text: string; words: number } {
   const sentences: string[] = [];
   let remaining = words;
+  let written = 0;
   let attempts = 0;
   while (remaining >= 7 && attempts < 40) {
     attempts++;
@@ -129,15 +139,18 @@ export function writeParagraph(subject: Subject, words: number, dice: Dice): str
     if (left === 0 || left >= 2) {
       sentences.push(candidate);
       remaining = left;
+      written += length;
     }
   }
   while (remaining >= 2) {
     let length = Math.min(6, remaining);
     if (remaining - length === 1) length--;
-    sentences.push(closer(length, dice));
+    const text = closer(length, dice);
+    sentences.push(text);
     remaining -= length;
+    written += countWords(text);
   }
-  return sentences.join(" ");
+  return { text: sentences.join(" "), words: written };
 }
 
 /** Paragraphs totalling `words`, each about 50–110 words. */
@@ -150,9 +163,9 @@ export function writeParagraphs(subject: Subject, words: number, dice: Dice): st
     const jitter = i < count - 1 && share > 40 ? dice.between(-10, 10) : 0;
     // The last paragraph absorbs any drift so the total stays on target.
     const target = i === count - 1 ? words - written : share + jitter;
-    const paragraph = writeParagraph(subject, target, dice);
-    written += countWords(paragraph);
-    paragraphs.push(paragraph);
+    const paragraph = paragraphOf(subject, target, dice);
+    written += paragraph.words;
+    paragraphs.push(paragraph.text);
   }
   return paragraphs.filter((p) => p.length > 0);
 }

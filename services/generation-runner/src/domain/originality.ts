@@ -1,7 +1,7 @@
 // Originality checks of article versions. A detector scores a text from 0 to 100: the estimated
 // likelihood that a reader or a detection tool would take it for machine-written (higher = more
 // machine-like). It is pluggable (ORIGINALITY_DETECTOR); the built-in one is a heuristic.
-import { countWords } from "../research/words.ts";
+import { countWords } from "../../../kit/src/words.ts";
 
 export interface OriginalityDetector {
   readonly name: string;

@@ -3,7 +3,7 @@
 import { renderRequirements, type TemplateValues } from "../../../kit/src/prompt-template.ts";
 import type { Article, GenerationSettings } from "../../../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import type { SnapshotStep } from "../../../../proto/gen/articles/workflow_catalog/v1/snapshots_pb.ts";
-import { countWords } from "../research/words.ts";
+import { countWords } from "../../../kit/src/words.ts";
 import { bodyOf, envelopeOf, isJsonObject, parseJsonDocument } from "../../../kit/src/article-envelope.ts";
 
 export interface BrandVoiceGuidance {
