@@ -2,10 +2,11 @@
 // endpoint for 5 s (GET: one completed ~1,000-word article, 32 clients; list: a page of 20 such
 // articles, 32 clients; POST: creations on a one-step workflow, 16 clients) and prints each
 // process's CPU per request (from /proc), the load generator's, Postgres's and Redis's, Postgres
-// commits and row changes per request, and the calls between processes per request (from each
-// service's metrics). With PROFILE=<process> (e.g. articleStore) that process also writes a
-// profile to .local/profiles; with STRACE=<process>, strace counts that process's system calls
-// during the load alone and their calls per request are printed (strace must be installed).
+// commits and row changes per request, the calls between processes per request (from each
+// service's metrics) and how long each process took to answer a metrics scrape after the load.
+// With PROFILE=<process> (e.g. articleStore) that process also writes a profile to
+// .local/profiles; with STRACE=<process>, strace counts that process's system calls during the
+// load alone and their calls per request are printed (strace must be installed).
 import { randomBytes } from "node:crypto";
 import postgres from "postgres";
 import { startStack } from "../../deploy/local/stack.ts";
@@ -37,12 +38,16 @@ try {
     while ((await api.get(`/v1/articles/${article.id}`)).body.data.status !== "completed") await Bun.sleep(100);
   }
 
-  // Calls each service answered so far, by method, read from the processes' metrics ports.
+  // Calls each service answered so far, by method, read from the processes' metrics ports; and
+  // how long each process took to answer its scrape (a scrape runs on the process's event loop).
+  const scrapeMs = new Map<string, number>();
   const rpcCalls = async () => {
     const counts = new Map<string, number>();
     for (const [name, value] of Object.entries(stack.env)) {
       if (!name.endsWith("_METRICS_PORT") || value === "0") continue;
+      const started = performance.now();
       const text = await fetch(`http://127.0.0.1:${value}/metrics`).then((r) => r.text(), () => "");
+      scrapeMs.set(name.replace(/_METRICS_PORT$/, "").toLowerCase(), performance.now() - started);
       for (const match of text.matchAll(/^rpc_server_requests_total\{([^}]*)\} (\d+)/gm)) {
         const labels = Object.fromEntries([...match[1].matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
         const method = `${labels.rpc_service?.split(".").at(-1)}/${labels.rpc_method}`;
@@ -101,6 +106,7 @@ try {
       .filter((row) => Number(row["per request"]) > 0)
       .sort((a, b) => Number(b["per request"]) - Number(a["per request"])),
   );
+  console.log(`\nmetrics scrape after the load, ms: ${[...scrapeMs].map(([name, ms]) => `${name} ${ms.toFixed(1)}`).join(", ")}`);
   if (strace) {
     // strace -c: "% time, seconds, usecs/call, calls, errors, syscall" rows between dashed lines.
     const rows = (await Bun.file(straceFile).text()).split("\n").filter((line) => /^\s*[\d.]+\s+[\d.]+\s+\d+\s+\d+/.test(line) && !/total$/.test(line));
