@@ -9,6 +9,16 @@ import { dropTestData } from "../harness/stack.ts";
 import { OperatorService } from "../../proto/gen/articles/accounts_billing/v1/operator_pb.ts";
 import { serviceClient } from "../../services/kit/src/clients.ts";
 
+/**
+ * The bench's database, on the machine's Postgres unless BENCH_POSTGRES names another server (for
+ * example a private one with pg_stat_statements loaded, to see which statements take its time).
+ */
+export function benchDatabaseUrl(id: string): string {
+  const server = new URL(process.env.BENCH_POSTGRES ?? "postgres://postgres@127.0.0.1:5432");
+  server.pathname = `/articles_bench_${id}`;
+  return server.toString();
+}
+
 export interface BenchContext {
   stack: Stack;
   databaseUrl: string;
@@ -38,7 +48,7 @@ export interface BenchStack {
  */
 export async function openBenchStack(opts: { seconds: number; env?: Record<string, string | undefined>; sqlPoolSize?: number } & Pick<StackOptions, "runUnder" | "readyTimeoutMs">): Promise<BenchStack> {
   const id = randomBytes(3).toString("hex");
-  const databaseUrl = `postgres://postgres@127.0.0.1:5432/articles_bench_${id}`;
+  const databaseUrl = benchDatabaseUrl(id);
   const redisPrefix = `bench-${id}`;
   const stack = await startStack({
     randomPorts: true,

@@ -14,12 +14,13 @@ import { apiClient } from "../harness/http.ts";
 import { dropTestData } from "../harness/stack.ts";
 import { OperatorService } from "../../proto/gen/articles/accounts_billing/v1/operator_pb.ts";
 import { serviceClient } from "../../services/kit/src/clients.ts";
+import { benchDatabaseUrl } from "./context.ts";
 import { cpuCounters, load, printTable } from "./measure.ts";
 
 const mode = process.argv[2] === "post" || process.argv[2] === "list" ? process.argv[2] : "get";
 
 const id = randomBytes(3).toString("hex");
-const databaseUrl = `postgres://postgres@127.0.0.1:5432/articles_bench_${id}`;
+const databaseUrl = benchDatabaseUrl(id);
 const redisPrefix = `bench-${id}`;
 const stack = await startStack({ randomPorts: true, output: "ignore", env: { DATABASE_URL: databaseUrl, REDIS_PREFIX: redisPrefix, LOG_LEVEL: "silent", OPENAI_API_KEY: undefined, OPENAI_BASE_URL: undefined } });
 const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });

@@ -59,8 +59,11 @@ async function bootStack(): Promise<TestStack> {
 
 /** Drops a stack's database and every Redis key under its prefix. */
 export async function dropTestData(databaseUrl: string, redisPrefix: string): Promise<void> {
-  const name = new URL(databaseUrl).pathname.slice(1);
-  const sql = postgres(ADMIN_DATABASE_URL, { max: 1, onnotice: () => {} });
+  // Dropped from its own server's maintenance database (a bench may run on another server).
+  const admin = new URL(databaseUrl);
+  const name = admin.pathname.slice(1);
+  admin.pathname = "/postgres";
+  const sql = postgres(admin.toString(), { max: 1, onnotice: () => {} });
   await sql.unsafe(`drop database if exists "${name}" with (force)`).catch(() => {});
   await sql.end();
   const redis = new IORedis(REDIS_URL);
