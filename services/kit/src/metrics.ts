@@ -16,6 +16,9 @@ const LONG_BUCKETS = [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800];
 
 let defaultsCollected = false;
 
+/** prom-client's per-space heap gauges, left out (see initMetrics). */
+const HEAP_SPACE_METRICS = ["nodejs_heap_space_size_total_bytes", "nodejs_heap_space_size_used_bytes", "nodejs_heap_space_size_available_bytes"];
+
 /** Process metrics (CPU, memory, event loop) plus `service` as a label on every series. */
 export function initMetrics(service: string): void {
   if (defaultsCollected) return;
@@ -30,9 +33,6 @@ export function initMetrics(service: string): void {
   // scrapes. The heap's size and use stay (nodejs_heap_size_*, from process.memoryUsage()).
   for (const name of HEAP_SPACE_METRICS) registry.removeSingleMetric(name);
 }
-
-/** prom-client's per-space heap gauges, left out (see initMetrics). */
-export const HEAP_SPACE_METRICS = ["nodejs_heap_space_size_total_bytes", "nodejs_heap_space_size_used_bytes", "nodejs_heap_space_size_available_bytes"];
 
 // ---- gRPC / Connect server calls ---------------------------------------------------------
 
