@@ -22,8 +22,7 @@ import {
   type SearchProvider,
 } from "../../services/generation-runner/src/research/search-provider.ts";
 import { searxngProvider } from "../../services/generation-runner/src/research/searxng.ts";
-import { countWords } from "../../services/kit/src/words.ts";
-import { truncateWords } from "../../services/generation-runner/src/research/words.ts";
+import { countWords, truncateWords } from "../../services/kit/src/words.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Realistic pages

@@ -1,7 +1,8 @@
 // Counting words the way a reader would: a word is a whitespace-separated token holding at least
 // one letter or digit, so stray punctuation such as "—" or "•" left over from markup does not
-// count. The runner counts every finished article (and its originality check counts it again);
-// the model simulator counts what it writes as it writes it.
+// count. The runner counts every finished article (and its originality check counts it again)
+// and cuts research sources to length; the model simulator counts what it writes as it writes it.
+const TOKEN = /\S+/g;
 const WORDLIKE = /[\p{L}\p{N}]/u;
 
 // What \s matches beyond ASCII, by UTF-16 code unit (ASCII's are tab to carriage return and space).
@@ -49,9 +50,22 @@ export function countTokens(text: string): number {
   const length = text.length;
   for (let i = 0; i < length; i++) {
     const c = text.charCodeAt(i);
+    // countWords' whitespace test, written out for the same reason.
     const space = c <= 32 ? c === 32 || (c >= 9 && c <= 13) : c > 127 && isWideSpace(c);
     if (!space && !inToken) count++;
     inToken = !space;
   }
   return count;
+}
+
+/** Keeps the first `max` words and the original spacing and paragraph breaks between them. */
+export function truncateWords(text: string, max: number): string {
+  if (max <= 0) return "";
+  let count = 0;
+  for (const match of text.matchAll(TOKEN)) {
+    if (!WORDLIKE.test(match[0])) continue;
+    count++;
+    if (count === max) return text.slice(0, match.index! + match[0].length);
+  }
+  return text;
 }

@@ -117,16 +117,12 @@ function closer(words: number, dice: Dice): string {
   return dice.pick(CLOSERS[words]);
 }
 
-/** One paragraph of as close to `words` words as the bank allows (never off by more than one). */
-export function writeParagraph(subject: Subject, words: number, dice: Dice): string {
-  return paragraphOf(subject, words, dice).text;
-}
-
 /**
- * A paragraph and the words it holds, counted sentence by sentence as it is written (a closer
- * in the bank may hold a word more or less than the length it is filed under).
+ * One paragraph of as close to `words` words as the bank allows (never off by more than one), and
+ * the words it holds, counted sentence by sentence as it is written (a closer in the bank may hold
+ * a word more or less than the length it is filed under).
  */
-function paragraphOf(subject: Subject, words: number, dice: Dice): { text: string; words: number } {
+function writeParagraph(subject: Subject, words: number, dice: Dice): { text: string; words: number } {
   const sentences: string[] = [];
   let remaining = words;
   let written = 0;
@@ -163,7 +159,7 @@ export function writeParagraphs(subject: Subject, words: number, dice: Dice): st
     const jitter = i < count - 1 && share > 40 ? dice.between(-10, 10) : 0;
     // The last paragraph absorbs any drift so the total stays on target.
     const target = i === count - 1 ? words - written : share + jitter;
-    const paragraph = paragraphOf(subject, target, dice);
+    const paragraph = writeParagraph(subject, target, dice);
     written += paragraph.words;
     paragraphs.push(paragraph.text);
   }
@@ -191,7 +187,7 @@ export function writeArticle(request: ArticleRequest): string {
   const titleWords = countWords(request.title);
   const words = Math.max(request.words, titleWords + 5);
   if (words < 60) {
-    return `# ${request.title}\n\n${writeParagraph(request, words - titleWords, dice)}\n`;
+    return `# ${request.title}\n\n${writeParagraph(request, words - titleWords, dice).text}\n`;
   }
   const sectionCount = Math.min(12, Math.max(1, Math.round(words / 220)));
   const given = request.headings?.filter(Boolean) ?? [];

@@ -4,8 +4,7 @@ import { createHash } from "node:crypto";
 import { DEFAULT_EXCLUDED_DOMAINS, domainAllowed, type DomainFilter } from "./domains.ts";
 import type { ExtractedPage } from "./extract.ts";
 import type { SearchProvider, SearchResult } from "./search-provider.ts";
-import { countWords } from "../../../kit/src/words.ts";
-import { truncateWords } from "./words.ts";
+import { countWords, truncateWords } from "../../../kit/src/words.ts";
 
 export const RESEARCH_DEFAULTS = { maxSources: 5, minContentWords: 100, maxWordsPerSource: 1000, concurrency: 4 } as const;
 
