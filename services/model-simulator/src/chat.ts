@@ -39,8 +39,19 @@ function messageText(content: unknown): string {
 }
 
 // Tokens are approximated the way people estimate them by hand: about 1.3 per word.
-function tokensIn(text: string): number {
+export function tokensIn(text: string): number {
   return Math.round(countTokens(text) * 1.3);
+}
+
+function promptTokensOf(conversation: unknown[]): number {
+  return tokensIn(conversation.map((m) => messageText((m as Message | null)?.content)).join("\n"));
+}
+
+/** A call's cost as token rate limits count it: its prompt plus the most it may answer. */
+export function tokensRequested(body: Record<string, unknown> | null): number {
+  const messages = body?.messages;
+  const most = body?.max_completion_tokens ?? body?.max_tokens;
+  return promptTokensOf(Array.isArray(messages) ? messages : []) + (typeof most === "number" && most > 0 ? most : 0);
 }
 
 function invalid(message: string, param: string | null = null): ChatOutcome {
@@ -88,8 +99,7 @@ export async function completeChat(request: unknown, state: ChatState): Promise<
     return invalid("response_format.json_schema.schema is not a valid JSON Schema.", "response_format");
   }
 
-  const allText = conversation.map((m) => messageText(m.content)).join("\n");
-  const promptTokens = tokensIn(allText);
+  const promptTokens = promptTokensOf(conversation);
   const completionTokens = tokensIn(content);
   return {
     status: 200,

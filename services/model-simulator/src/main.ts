@@ -22,8 +22,19 @@ function batchDelayFromEnv(): number | undefined {
   return Number(raw);
 }
 
+function perMinuteFromEnv(name: string): number | undefined {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return undefined;
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw)) || Number(raw) < 1) {
+    console.error(`${name} must be a positive whole number (got '${raw}')`);
+    process.exit(1);
+  }
+  return Number(raw);
+}
+
 const hostname = process.env.SIMULATOR_HOST || "127.0.0.1";
-const simulator = await startSimulator({ port: portFromEnv(), hostname, batchDelayMs: batchDelayFromEnv() });
+const provider = { requestsPerMinute: perMinuteFromEnv("SIMULATOR_REQUESTS_PER_MINUTE"), tokensPerMinute: perMinuteFromEnv("SIMULATOR_TOKENS_PER_MINUTE") };
+const simulator = await startSimulator({ port: portFromEnv(), hostname, batchDelayMs: batchDelayFromEnv(), provider });
 console.log(`model simulator listening on http://${hostname}:${simulator.port} (simulated models, not a real provider)`);
 
 let stopping = false;

@@ -1,15 +1,17 @@
 // The simulator's HTTP surface: an OpenAI-compatible API under /v1, a SearXNG-style /search with
-// the pages it links to, and /_sim endpoints tests use to inspect what the model was asked.
+// the pages it links to, and /_sim endpoints tests use to inspect what the model was asked and to
+// make the provider rate-limited, down or slow (provider-limits.ts).
 
 import type { Server } from "bun";
 import { BatchError, BatchQueue } from "./batches.ts";
 import { CallCounter } from "./call-counter.ts";
-import { completeChat, type ChatState } from "./chat.ts";
+import { completeChat, tokensIn, tokensRequested, type ChatState } from "./chat.ts";
 import { readDirectives } from "./directives.ts";
 import { FileStore } from "./files.ts";
 import { generateImages, imageSizeOf, MAX_SIDE, MIN_SIDE } from "./images.ts";
 import { badRequest, jsonResponse, notFound, openAIError } from "./openai-errors.ts";
 import { readPageSlug, renderPage } from "./pages.ts";
+import { ProviderLimits, ProviderSettingsError, settingsFromJson, type ProviderSettings } from "./provider-limits.ts";
 import { search } from "./search.ts";
 
 export interface SimulatorOptions {
@@ -17,6 +19,8 @@ export interface SimulatorOptions {
   hostname?: string;
   /** How long a batch takes to complete; 2000 unless given (main.ts reads SIMULATOR_BATCH_DELAY_MS). */
   batchDelayMs?: number;
+  /** Rate limits, outage and slow period to start with; none unless given (main.ts reads SIMULATOR_*_PER_MINUTE). */
+  provider?: ProviderSettings;
 }
 
 export interface RunningSimulator {
@@ -34,13 +38,16 @@ interface Simulation {
   imagePrompts: CallCounter;
   files: FileStore;
   batches: BatchQueue;
+  provider: ProviderLimits;
 }
 
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<RunningSimulator> {
   const chat: ChatState = { calls: new CallCounter(), failedOnce: new Set() };
   const files = new FileStore();
   const batches = new BatchQueue(files, (body) => completeChat(body, chat), opts.batchDelayMs ?? DEFAULT_BATCH_DELAY_MS);
-  const simulation: Simulation = { chat, imagePrompts: new CallCounter(), files, batches };
+  const provider = new ProviderLimits();
+  provider.configure(opts.provider ?? {});
+  const simulation: Simulation = { chat, imagePrompts: new CallCounter(), files, batches, provider };
 
   const server: Server<undefined> = Bun.serve({
     port: opts.port ?? 0,
@@ -106,6 +113,12 @@ async function route(request: Request, sim: Simulation): Promise<Response> {
     sim.imagePrompts.reset();
     return jsonResponse({ calls: [], total: 0 });
   }
+  if (path === "/_sim/provider" && method === "GET") return jsonResponse(sim.provider.state());
+  if (path === "/_sim/provider" && method === "PUT") return configureProvider(request, sim.provider);
+  if (path === "/_sim/provider/counts" && method === "DELETE") {
+    sim.provider.resetCounts();
+    return jsonResponse(sim.provider.state());
+  }
   if (path === "/_sim/health" && method === "GET") return jsonResponse({ status: "ok", simulated: true });
   return notFound(`Unknown route: ${method} ${path}`);
 }
@@ -119,9 +132,11 @@ async function routeOpenAI(request: Request, method: string, parts: string[], si
       if (id !== "completions" || action) break;
       {
         const body = await readJson(request);
-        if (!body) return badRequest("The request body must be a JSON object.");
-        const outcome = await completeChat(body, sim.chat);
-        return jsonResponse(outcome.body, outcome.status);
+        return sim.provider.serve({ model: modelNamed(body, "unknown-model"), tokens: tokensRequested(body) }, async () => {
+          if (!body) return badRequest("The request body must be a JSON object.");
+          const outcome = await completeChat(body, sim.chat);
+          return jsonResponse(outcome.body, outcome.status);
+        });
       }
     case "GET models":
       return jsonResponse({ object: "list", data: SIMULATED_MODELS.map(modelObject) });
@@ -143,8 +158,11 @@ async function routeOpenAI(request: Request, method: string, parts: string[], si
       return sim.files.remove(id) ? jsonResponse({ id, object: "file", deleted: true }) : notFound(`No such File object: ${id}`);
     case "POST batches": {
       const body = await readJson(request);
-      if (!body) return badRequest("The request body must be a JSON object.");
-      return batchAction(() => sim.batches.create(body));
+      // Creating a batch is one request; its lines run later, outside the per-minute limits.
+      return sim.provider.serve({ model: "batches", tokens: 0 }, async () => {
+        if (!body) return badRequest("The request body must be a JSON object.");
+        return batchAction(() => sim.batches.create(body));
+      });
     }
     case "GET batches":
       return jsonResponse({ object: "list", data: sim.batches.list(), has_more: false });
@@ -156,9 +174,26 @@ async function routeOpenAI(request: Request, method: string, parts: string[], si
       return batchAction(() => sim.batches.cancel(id));
     case "POST images/:id":
       if (id !== "generations" || action) break;
-      return generateImagesRoute(request, sim);
+      {
+        const body = await readJson(request);
+        const prompt = typeof body?.prompt === "string" ? body.prompt : "";
+        return sim.provider.serve({ model: modelNamed(body, "sim-image"), tokens: tokensIn(prompt) }, () => generateImagesRoute(body, sim));
+      }
   }
   return notFound(`Unknown route: ${method} /v1/${parts.join("/")}`);
+}
+
+const modelNamed = (body: Record<string, unknown> | null, fallback: string): string =>
+  typeof body?.model === "string" && body.model !== "" ? body.model : fallback;
+
+async function configureProvider(request: Request, provider: ProviderLimits): Promise<Response> {
+  try {
+    provider.configure(settingsFromJson(await readJson(request)));
+  } catch (error) {
+    if (error instanceof ProviderSettingsError) return jsonResponse({ error: error.message }, 400);
+    throw error;
+  }
+  return jsonResponse(provider.state());
 }
 
 function modelObject(id: string) {
@@ -189,14 +224,13 @@ async function uploadFile(request: Request, files: FileStore): Promise<Response>
   return jsonResponse(files.add(filename, purpose, await file.text()));
 }
 
-async function generateImagesRoute(request: Request, sim: Simulation): Promise<Response> {
+async function generateImagesRoute(body: Record<string, unknown> | null, sim: Simulation): Promise<Response> {
   const { chat } = sim;
-  const body = await readJson(request);
   if (!body || typeof body.prompt !== "string" || body.prompt === "") return badRequest("Missing required parameter: 'prompt'.", null, "prompt");
   sim.imagePrompts.record(body.prompt);
   const n = body.n === undefined || body.n === null ? 1 : Number(body.n);
   if (!Number.isInteger(n) || n < 1 || n > 10) return badRequest("'n' must be an integer from 1 to 10.", null, "n");
-  const model = typeof body.model === "string" ? body.model : "sim-image";
+  const model = modelNamed(body, "sim-image");
   // Images obey the same failure and delay directives as chat so image steps can be tested too.
   const directives = readDirectives(body.prompt);
   if (directives.sleepMs > 0) await Bun.sleep(directives.sleepMs);
