@@ -123,7 +123,11 @@ describe("word usage kept", () => {
     const open = (migrationsFolder: string) => openServiceDatabase({ databaseUrl: url, schemaName: "accounts_billing", schema, migrationsFolder, poolSize: 2 });
     try {
       const old = await open(before.folder);
-      const accountId = await accountWith(old.db, 5_000);
+      // Written in SQL of that schema: today's domain code writes columns later migrations add.
+      const [{ id: planId }] = await old.sql`insert into accounts_billing.plans (name, monthly_words, requests_per_minute, requests_per_hour, requests_per_day) values ('Plan', 5000, 1, 1, 1) returning id`;
+      const [account] = await old.sql`insert into accounts_billing.accounts (name) values ('Account') returning id`;
+      const accountId = Number(account!.id);
+      await old.sql`insert into accounts_billing.subscriptions (account_id, plan_id) values (${accountId}, ${planId})`;
       for (const [words, state] of [[400, "settled"], [300, "reserved"], [200, "released"], [100, "reserved"]] as const) {
         await old.sql`insert into accounts_billing.word_reservations (reference, account_id, period, words, state) values (${randomUUID()}, ${accountId}, '2026-03', ${words}, ${state})`;
       }

@@ -14,46 +14,69 @@ import {
   UpdatePlanResponseSchema,
 } from "../../../proto/gen/articles/accounts_billing/v1/operator_pb.ts";
 import { GetWordUsageResponseSchema } from "../../../proto/gen/articles/accounts_billing/v1/quota_pb.ts";
-import { UsageError, id, idList, int, required, requiredInt, timestamp } from "../args.ts";
+import { UsageError, id, idList, int, required, requiredInt, timestamp, type Flags } from "../args.ts";
 import type { AdminCommand } from "../command.ts";
 import { asJson } from "../json-output.ts";
+
+const ARTICLES_IN_FLIGHT_RANGE = "a whole number from 1 to 100,000";
+
+/** --articles-in-flight N; "none" (where allowed) is null. accounts-billing checks the range; the CLI only refuses what is no number at all, or does not fit the field. */
+function articlesInFlight(flags: Flags, noneAllowed: boolean): number | null | undefined {
+  const value = flags["articles-in-flight"];
+  if (value === undefined) return undefined;
+  if (noneAllowed && value === "none") return null;
+  const n = /^\d+$/.test(value) ? Number(value) : NaN;
+  if (!(n <= 2_147_483_647)) throw new UsageError(`--articles-in-flight must be ${ARTICLES_IN_FLIGHT_RANGE}${noneAllowed ? ' or "none"' : ""}, got "${value}"`);
+  return n;
+}
+
+/** A plan as JSON; articles_in_flight is null when the plan sets none (the runner's default applies). */
+const planJson = (plan: Record<string, any>) => ({ ...plan, articles_in_flight: plan.articles_in_flight ?? null });
 
 const ROLES: Record<string, Role> = { owner: Role.OWNER, admin: Role.ADMIN, editor: Role.EDITOR, viewer: Role.VIEWER };
 
 export const accountCommands: AdminCommand[] = [
   {
     name: "plan create",
-    usage: "--name N --monthly-words W --per-minute M --per-hour H --per-day D",
-    summary: "create a plan (monthly word allowance and request caps)",
+    usage: "--name N --monthly-words W --per-minute M --per-hour H --per-day D [--articles-in-flight N]",
+    summary: "create a plan (word allowance, request caps; --articles-in-flight: an account's articles generating at once, 1-100000, else the runner's default)",
     run: async (f, c) =>
-      asJson(
-        CreatePlanResponseSchema,
-        await c.operator.createPlan({
-          name: required(f, "name"),
-          monthlyWords: BigInt(requiredInt(f, "monthly-words")),
-          requestsPerMinute: requiredInt(f, "per-minute"),
-          requestsPerHour: requiredInt(f, "per-hour"),
-          requestsPerDay: requiredInt(f, "per-day"),
-        }),
-      ).plan,
+      planJson(
+        asJson(
+          CreatePlanResponseSchema,
+          await c.operator.createPlan({
+            name: required(f, "name"),
+            monthlyWords: BigInt(requiredInt(f, "monthly-words")),
+            requestsPerMinute: requiredInt(f, "per-minute"),
+            requestsPerHour: requiredInt(f, "per-hour"),
+            requestsPerDay: requiredInt(f, "per-day"),
+            articlesInFlight: articlesInFlight(f, false) ?? undefined,
+          }),
+        ).plan,
+      ),
   },
   {
     name: "plan update",
-    usage: "--plan ID [--name N] [--monthly-words W] [--per-minute M] [--per-hour H] [--per-day D]",
-    summary: "change a plan's allowance or caps",
+    usage: "--plan ID [--name N] [--monthly-words W] [--per-minute M] [--per-hour H] [--per-day D] [--articles-in-flight N|none]",
+    summary: "change a plan's allowance or caps (--articles-in-flight none removes that cap; the runner's default applies)",
     run: async (f, c) => {
       const words = int(f, "monthly-words");
-      return asJson(
-        UpdatePlanResponseSchema,
-        await c.operator.updatePlan({
-          planId: id(f, "plan"),
-          name: f.name,
-          monthlyWords: words === undefined ? undefined : BigInt(words),
-          requestsPerMinute: int(f, "per-minute"),
-          requestsPerHour: int(f, "per-hour"),
-          requestsPerDay: int(f, "per-day"),
-        }),
-      ).plan;
+      const inFlight = articlesInFlight(f, true);
+      return planJson(
+        asJson(
+          UpdatePlanResponseSchema,
+          await c.operator.updatePlan({
+            planId: id(f, "plan"),
+            name: f.name,
+            monthlyWords: words === undefined ? undefined : BigInt(words),
+            requestsPerMinute: int(f, "per-minute"),
+            requestsPerHour: int(f, "per-hour"),
+            requestsPerDay: int(f, "per-day"),
+            articlesInFlight: inFlight ?? undefined,
+            clearArticlesInFlight: inFlight === null,
+          }),
+        ).plan,
+      );
     },
   },
   {

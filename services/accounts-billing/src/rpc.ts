@@ -21,6 +21,7 @@ const reservationsFailed = quotaReservations.labels("error");
 import type { Db } from "./db/client.ts";
 import * as identity from "./domain/identity.ts";
 import * as quota from "./domain/word-quota.ts";
+import { getGenerationShare } from "./domain/generation-share.ts";
 import type { Role } from "./domain/access.ts";
 
 
@@ -46,6 +47,7 @@ const planMessage = (p: identity.PlanRow): MessageInitShape<typeof PlanSchema> =
   requestsPerMinute: p.requestsPerMinute,
   requestsPerHour: p.requestsPerHour,
   requestsPerDay: p.requestsPerDay,
+  articlesInFlight: p.articlesInFlight ?? undefined,
 });
 
 const projectMessage = (p: identity.ProjectRow): MessageInitShape<typeof ProjectSchema> => ({
@@ -98,6 +100,15 @@ function levelOf(level: AccessLevel) {
   if (level === AccessLevel.VIEW) return "view" as const;
   if (level === AccessLevel.UPDATE) return "update" as const;
   throw invalidFields({ level: ["level must be VIEW or UPDATE."] });
+}
+
+/** UpdatePlan's articles_in_flight: a new value, null to remove it (clear_articles_in_flight), or undefined to leave it. */
+function articlesInFlightChange(req: { articlesInFlight?: number; clearArticlesInFlight: boolean }): number | null | undefined {
+  if (!req.clearArticlesInFlight) return req.articlesInFlight;
+  if (req.articlesInFlight !== undefined) {
+    throw invalidFields({ articles_in_flight: ["Set articles_in_flight or clear_articles_in_flight, not both."] });
+  }
+  return null;
 }
 
 function roleOf(role: ProtoRole): Role {
@@ -155,6 +166,10 @@ export function accountsBillingRoutes(db: Db) {
           remainingWords: BigInt(u.remainingWords),
         };
       },
+      async getGenerationShare(req) {
+        const share = await getGenerationShare(db, Number(req.accountId));
+        return { articlesInFlight: share.articlesInFlight ?? undefined };
+      },
     });
 
     router.service(OperatorService, {
@@ -166,6 +181,7 @@ export function accountsBillingRoutes(db: Db) {
             requestsPerMinute: req.requestsPerMinute,
             requestsPerHour: req.requestsPerHour,
             requestsPerDay: req.requestsPerDay,
+            articlesInFlight: req.articlesInFlight,
           }),
         ),
       }),
@@ -177,6 +193,7 @@ export function accountsBillingRoutes(db: Db) {
             requestsPerMinute: req.requestsPerMinute,
             requestsPerHour: req.requestsPerHour,
             requestsPerDay: req.requestsPerDay,
+            articlesInFlight: articlesInFlightChange(req),
           }),
         ),
       }),

@@ -16,6 +16,8 @@ export const plans = accountsBilling.table("plans", {
   requestsPerMinute: integer("requests_per_minute").notNull(),
   requestsPerHour: integer("requests_per_hour").notNull(),
   requestsPerDay: integer("requests_per_day").notNull(),
+  /** Articles of an account the generation runner keeps in flight at once; null: the runner's default. */
+  articlesInFlight: integer("articles_in_flight"),
   createdAt: createdAt(),
 });
 

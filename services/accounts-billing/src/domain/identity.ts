@@ -93,14 +93,28 @@ export interface PlanInput {
   requestsPerMinute: number;
   requestsPerHour: number;
   requestsPerDay: number;
+  /** Articles of an account the generation runner keeps in flight at once; unset (or null): the runner's default. */
+  articlesInFlight?: number | null;
 }
 
+/** The bounds of a plan's articles_in_flight. */
+export const ARTICLES_IN_FLIGHT_MIN = 1;
+export const ARTICLES_IN_FLIGHT_MAX = 100_000;
+
 function checkPlan(input: Partial<PlanInput>, fields: FieldErrors) {
-  if (input.name !== undefined) requireText(fields, "name", input.name);
-  for (const [key, value] of Object.entries(input)) {
+  const { articlesInFlight, ...rest } = input;
+  if (rest.name !== undefined) requireText(fields, "name", rest.name);
+  for (const [key, value] of Object.entries(rest)) {
     if (key !== "name" && value !== undefined && (typeof value !== "number" || !Number.isInteger(value) || value < 0)) {
       fields[key] = [`${key} must be a whole number of at least 0.`];
     }
+  }
+  if (
+    articlesInFlight !== undefined &&
+    articlesInFlight !== null &&
+    (!Number.isInteger(articlesInFlight) || articlesInFlight < ARTICLES_IN_FLIGHT_MIN || articlesInFlight > ARTICLES_IN_FLIGHT_MAX)
+  ) {
+    fields.articles_in_flight = [`articles_in_flight must be a whole number from ${ARTICLES_IN_FLIGHT_MIN} to ${ARTICLES_IN_FLIGHT_MAX.toLocaleString("en-US")}.`];
   }
 }
 
@@ -112,6 +126,10 @@ export async function createPlan(db: Db, input: PlanInput): Promise<PlanRow> {
   return plan;
 }
 
+/**
+ * Changes the fields that are set; articlesInFlight null removes the plan's cap (the runner's
+ * default applies again), undefined leaves it.
+ */
 export async function updatePlan(db: Db, planId: number, input: Partial<PlanInput>): Promise<PlanRow> {
   const fields: FieldErrors = {};
   checkPlan(input, fields);

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file articles/accounts_billing/v1/quota.proto.
  */
 export const file_articles_accounts_billing_v1_quota: GenFile = /*@__PURE__*/
-  fileDesc("CihhcnRpY2xlcy9hY2NvdW50c19iaWxsaW5nL3YxL3F1b3RhLnByb3RvEhxhcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxIpYBCg9Xb3JkUmVzZXJ2YXRpb24SEQoJcmVmZXJlbmNlGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAMSDQoFd29yZHMYAyABKAMSPQoFc3RhdGUYBCABKA4yLi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlJlc2VydmF0aW9uU3RhdGUSDgoGcGVyaW9kGAUgASgJIksKE1Jlc2VydmVXb3Jkc1JlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoAxIRCglyZWZlcmVuY2UYAiABKAkSDQoFd29yZHMYAyABKAMicwoUUmVzZXJ2ZVdvcmRzUmVzcG9uc2USQgoLcmVzZXJ2YXRpb24YASABKAsyLS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLldvcmRSZXNlcnZhdGlvbhIXCg9yZW1haW5pbmdfd29yZHMYAiABKAMiPQoSU2V0dGxlV29yZHNSZXF1ZXN0EhEKCXJlZmVyZW5jZRgBIAEoCRIUCgxhY3R1YWxfd29yZHMYAiABKAMiWQoTU2V0dGxlV29yZHNSZXNwb25zZRJCCgtyZXNlcnZhdGlvbhgBIAEoCzItLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuV29yZFJlc2VydmF0aW9uIigKE1JlbGVhc2VXb3Jkc1JlcXVlc3QSEQoJcmVmZXJlbmNlGAEgASgJIloKFFJlbGVhc2VXb3Jkc1Jlc3BvbnNlEkIKC3Jlc2VydmF0aW9uGAEgASgLMi0uYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5Xb3JkUmVzZXJ2YXRpb24iKQoTR2V0V29yZFVzYWdlUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgDIoIBChRHZXRXb3JkVXNhZ2VSZXNwb25zZRIOCgZwZXJpb2QYASABKAkSFQoNbW9udGhseV93b3JkcxgCIAEoAxISCgp1c2VkX3dvcmRzGAMgASgDEhYKDnJlc2VydmVkX3dvcmRzGAQgASgDEhcKD3JlbWFpbmluZ193b3JkcxgFIAEoAyqUAQoQUmVzZXJ2YXRpb25TdGF0ZRIhCh1SRVNFUlZBVElPTl9TVEFURV9VTlNQRUNJRklFRBAAEh4KGlJFU0VSVkFUSU9OX1NUQVRFX1JFU0VSVkVEEAESHQoZUkVTRVJWQVRJT05fU1RBVEVfU0VUVExFRBACEh4KGlJFU0VSVkFUSU9OX1NUQVRFX1JFTEVBU0VEEAMy5wMKDFF1b3RhU2VydmljZRJ1CgxSZXNlcnZlV29yZHMSMS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlJlc2VydmVXb3Jkc1JlcXVlc3QaMi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlJlc2VydmVXb3Jkc1Jlc3BvbnNlEnIKC1NldHRsZVdvcmRzEjAuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5TZXR0bGVXb3Jkc1JlcXVlc3QaMS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlNldHRsZVdvcmRzUmVzcG9uc2USdQoMUmVsZWFzZVdvcmRzEjEuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5SZWxlYXNlV29yZHNSZXF1ZXN0GjIuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5SZWxlYXNlV29yZHNSZXNwb25zZRJ1CgxHZXRXb3JkVXNhZ2USMS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkdldFdvcmRVc2FnZVJlcXVlc3QaMi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkdldFdvcmRVc2FnZVJlc3BvbnNlYgZwcm90bzM");
+  fileDesc("CihhcnRpY2xlcy9hY2NvdW50c19iaWxsaW5nL3YxL3F1b3RhLnByb3RvEhxhcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxIpYBCg9Xb3JkUmVzZXJ2YXRpb24SEQoJcmVmZXJlbmNlGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAMSDQoFd29yZHMYAyABKAMSPQoFc3RhdGUYBCABKA4yLi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlJlc2VydmF0aW9uU3RhdGUSDgoGcGVyaW9kGAUgASgJIksKE1Jlc2VydmVXb3Jkc1JlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoAxIRCglyZWZlcmVuY2UYAiABKAkSDQoFd29yZHMYAyABKAMicwoUUmVzZXJ2ZVdvcmRzUmVzcG9uc2USQgoLcmVzZXJ2YXRpb24YASABKAsyLS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLldvcmRSZXNlcnZhdGlvbhIXCg9yZW1haW5pbmdfd29yZHMYAiABKAMiPQoSU2V0dGxlV29yZHNSZXF1ZXN0EhEKCXJlZmVyZW5jZRgBIAEoCRIUCgxhY3R1YWxfd29yZHMYAiABKAMiWQoTU2V0dGxlV29yZHNSZXNwb25zZRJCCgtyZXNlcnZhdGlvbhgBIAEoCzItLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuV29yZFJlc2VydmF0aW9uIigKE1JlbGVhc2VXb3Jkc1JlcXVlc3QSEQoJcmVmZXJlbmNlGAEgASgJIloKFFJlbGVhc2VXb3Jkc1Jlc3BvbnNlEkIKC3Jlc2VydmF0aW9uGAEgASgLMi0uYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5Xb3JkUmVzZXJ2YXRpb24iKQoTR2V0V29yZFVzYWdlUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgDIoIBChRHZXRXb3JkVXNhZ2VSZXNwb25zZRIOCgZwZXJpb2QYASABKAkSFQoNbW9udGhseV93b3JkcxgCIAEoAxISCgp1c2VkX3dvcmRzGAMgASgDEhYKDnJlc2VydmVkX3dvcmRzGAQgASgDEhcKD3JlbWFpbmluZ193b3JkcxgFIAEoAyIvChlHZXRHZW5lcmF0aW9uU2hhcmVSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAMiVAoaR2V0R2VuZXJhdGlvblNoYXJlUmVzcG9uc2USHwoSYXJ0aWNsZXNfaW5fZmxpZ2h0GAEgASgFSACIAQFCFQoTX2FydGljbGVzX2luX2ZsaWdodCqUAQoQUmVzZXJ2YXRpb25TdGF0ZRIhCh1SRVNFUlZBVElPTl9TVEFURV9VTlNQRUNJRklFRBAAEh4KGlJFU0VSVkFUSU9OX1NUQVRFX1JFU0VSVkVEEAESHQoZUkVTRVJWQVRJT05fU1RBVEVfU0VUVExFRBACEh4KGlJFU0VSVkFUSU9OX1NUQVRFX1JFTEVBU0VEEAMy8QQKDFF1b3RhU2VydmljZRJ1CgxSZXNlcnZlV29yZHMSMS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlJlc2VydmVXb3Jkc1JlcXVlc3QaMi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlJlc2VydmVXb3Jkc1Jlc3BvbnNlEnIKC1NldHRsZVdvcmRzEjAuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5TZXR0bGVXb3Jkc1JlcXVlc3QaMS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlNldHRsZVdvcmRzUmVzcG9uc2USdQoMUmVsZWFzZVdvcmRzEjEuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5SZWxlYXNlV29yZHNSZXF1ZXN0GjIuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5SZWxlYXNlV29yZHNSZXNwb25zZRJ1CgxHZXRXb3JkVXNhZ2USMS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkdldFdvcmRVc2FnZVJlcXVlc3QaMi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkdldFdvcmRVc2FnZVJlc3BvbnNlEocBChJHZXRHZW5lcmF0aW9uU2hhcmUSNy5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkdldEdlbmVyYXRpb25TaGFyZVJlcXVlc3QaOC5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkdldEdlbmVyYXRpb25TaGFyZVJlc3BvbnNlYgZwcm90bzM");
 
 /**
  * Words held against an account's monthly allowance for one piece of work (one article).
@@ -288,6 +288,50 @@ export const GetWordUsageResponseSchema: GenMessage<GetWordUsageResponse> = /*@_
   messageDesc(file_articles_accounts_billing_v1_quota, 8);
 
 /**
+ * Called by generation-runner when it starts an article.
+ *
+ * @generated from message articles.accounts_billing.v1.GetGenerationShareRequest
+ */
+export type GetGenerationShareRequest = Message<"articles.accounts_billing.v1.GetGenerationShareRequest"> & {
+  /**
+   * The account whose article starts. NOT_FOUND when there is no such account.
+   *
+   * @generated from field: int64 account_id = 1;
+   */
+  accountId: bigint;
+};
+
+/**
+ * Describes the message articles.accounts_billing.v1.GetGenerationShareRequest.
+ * Use `create(GetGenerationShareRequestSchema)` to create a new message.
+ */
+export const GetGenerationShareRequestSchema: GenMessage<GetGenerationShareRequest> = /*@__PURE__*/
+  messageDesc(file_articles_accounts_billing_v1_quota, 9);
+
+/**
+ * The account's cap on articles in flight.
+ *
+ * @generated from message articles.accounts_billing.v1.GetGenerationShareResponse
+ */
+export type GetGenerationShareResponse = Message<"articles.accounts_billing.v1.GetGenerationShareResponse"> & {
+  /**
+   * Plan.articles_in_flight of the account's active subscription (1 to 100,000). Unset when
+   * that plan sets none, and also when the account has no active subscription: either way the
+   * runner's own default applies.
+   *
+   * @generated from field: optional int32 articles_in_flight = 1;
+   */
+  articlesInFlight?: number | undefined;
+};
+
+/**
+ * Describes the message articles.accounts_billing.v1.GetGenerationShareResponse.
+ * Use `create(GetGenerationShareResponseSchema)` to create a new message.
+ */
+export const GetGenerationShareResponseSchema: GenMessage<GetGenerationShareResponse> = /*@__PURE__*/
+  messageDesc(file_articles_accounts_billing_v1_quota, 10);
+
+/**
  * The state of a reservation.
  *
  * @generated from enum articles.accounts_billing.v1.ReservationState
@@ -329,8 +373,9 @@ export const ReservationStateSchema: GenEnum<ReservationState> = /*@__PURE__*/
   enumDesc(file_articles_accounts_billing_v1_quota, 0);
 
 /**
- * Reserves, settles and releases words against an account's monthly allowance.
- * Every method is idempotent per reference, so a retried cross-service step is harmless.
+ * Reserves, settles and releases words against an account's monthly allowance, and tells the
+ * generation runner each account's share of its capacity. Every method is idempotent per
+ * reference (or only reads), so a retried cross-service step is harmless.
  *
  * @generated from service articles.accounts_billing.v1.QuotaService
  */
@@ -378,6 +423,19 @@ export const QuotaService: GenService<{
     methodKind: "unary";
     input: typeof GetWordUsageRequestSchema;
     output: typeof GetWordUsageResponseSchema;
+  },
+  /**
+   * The account's share of generation capacity: how many of its articles the generation runner
+   * keeps in flight at once, from the plan of its active subscription. One indexed read; the
+   * runner asks when it starts an article and may cache the answer for a few seconds.
+   * NOT_FOUND for an unknown account.
+   *
+   * @generated from rpc articles.accounts_billing.v1.QuotaService.GetGenerationShare
+   */
+  getGenerationShare: {
+    methodKind: "unary";
+    input: typeof GetGenerationShareRequestSchema;
+    output: typeof GetGenerationShareResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_articles_accounts_billing_v1_quota, 0);

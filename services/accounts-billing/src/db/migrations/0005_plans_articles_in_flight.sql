@@ -1,0 +1,1 @@
+ALTER TABLE "accounts_billing"."plans" ADD COLUMN "articles_in_flight" integer;

@@ -1,0 +1,32 @@
+// An account's share of the generation runner's capacity: how many of its articles the runner
+// keeps in flight at once, from the plan of its active subscription (fair sharing between accounts).
+import { and, eq, isNull, sql } from "drizzle-orm";
+import type { Db } from "../db/client.ts";
+import { accounts, plans, subscriptions } from "../db/schema.ts";
+import { notFound } from "../../../kit/src/errors.ts";
+import { preparedPerDatabase } from "../../../kit/src/prepared-statements.ts";
+
+// Asked whenever the runner starts an article (it caches the answer for a few seconds): built once
+// (kit/src/prepared-statements.ts), so a call only binds its value. One statement over three
+// indexed lookups: the account by its key, its active subscription by subscriptions_one_active,
+// the plan by its key. The account row tells an unknown account from one without a plan.
+const statements = preparedPerDatabase((db: Db) => ({
+  share: db
+    .select({ accountId: accounts.id, articlesInFlight: plans.articlesInFlight })
+    .from(accounts)
+    .leftJoin(subscriptions, and(eq(subscriptions.accountId, accounts.id), isNull(subscriptions.endedAt)))
+    .leftJoin(plans, eq(plans.id, subscriptions.planId))
+    .where(eq(accounts.id, sql.placeholder("accountId")))
+    .limit(1)
+    .prepare("generation_share_by_account"),
+}));
+
+/**
+ * The plan's articles_in_flight for the account; null when its plan sets none or it has no active
+ * subscription (the runner's default applies). NOT_FOUND for an unknown account.
+ */
+export async function getGenerationShare(db: Db, accountId: number): Promise<{ articlesInFlight: number | null }> {
+  const [row] = await statements(db).share.execute({ accountId });
+  if (!row) throw notFound("No such account.");
+  return { articlesInFlight: row.articlesInFlight ?? null };
+}
