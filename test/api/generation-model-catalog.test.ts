@@ -1,5 +1,6 @@
 // The model catalog of generation-runner over its gRPC contract (what article creation and the
-// operator CLI call): seeded simulated models, default resolution, add and update rules.
+// operator CLI call): seeded simulated models, default resolution, add and update rules (prices,
+// fallbacks, rate limits).
 import { beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { Code, ConnectError } from "@connectrpc/connect";
@@ -103,6 +104,54 @@ describe("operators change the catalog", () => {
     expect(fieldErrorsOf(error).model?.[0]).toContain("provider is not configured");
     // Free as it is, it is never the default either.
     expect((await catalog.resolveModel({ model: "" })).model?.id).toBe("simulator:sim-fast");
+  });
+
+  test("rate limits: set on add, changed, removed with their clear_ fields", async () => {
+    const id = uniqueId();
+    const { model } = await catalog.addModel({
+      model: { id, active: true, inputPricePerMillion: "1", outputPricePerMillion: "1", requestsPerMinute: 500, tokensPerMinute: 10_000_000_000n, maxConcurrentCalls: 100_000 },
+    });
+    expect(model).toMatchObject({ requestsPerMinute: 500, tokensPerMinute: 10_000_000_000n, maxConcurrentCalls: 100_000 });
+
+    const changed = await catalog.updateModel({ id, requestsPerMinute: 1, clearTokensPerMinute: true });
+    expect(changed.model).toMatchObject({ requestsPerMinute: 1, maxConcurrentCalls: 100_000, inputPricePerMillion: "1.00" });
+    expect(changed.model?.tokensPerMinute).toBeUndefined();
+
+    // A clear_ flag left false changes nothing.
+    const same = await catalog.updateModel({ id, clearRequestsPerMinute: false, active: false });
+    expect(same.model).toMatchObject({ active: false, requestsPerMinute: 1, maxConcurrentCalls: 100_000 });
+
+    const cleared = await catalog.updateModel({ id, clearRequestsPerMinute: true, clearMaxConcurrentCalls: true });
+    const read = (await catalog.listModels({})).models.find((m) => m.id === id);
+    for (const m of [cleared.model, read]) {
+      expect(m?.requestsPerMinute).toBeUndefined();
+      expect(m?.tokensPerMinute).toBeUndefined();
+      expect(m?.maxConcurrentCalls).toBeUndefined();
+    }
+  });
+
+  test("rate limits out of bounds, or set and cleared at once, are field errors", async () => {
+    const add = (limits: { requestsPerMinute?: number; tokensPerMinute?: bigint; maxConcurrentCalls?: number }) =>
+      rejection(catalog.addModel({ model: { id: uniqueId(), active: true, inputPricePerMillion: "1", outputPricePerMillion: "1", ...limits } }));
+    const zero = await add({ requestsPerMinute: 0, tokensPerMinute: 0n, maxConcurrentCalls: 0 });
+    expect(zero.code).toBe(Code.InvalidArgument);
+    expect(Object.keys(fieldErrorsOf(zero)).sort()).toEqual(["max_concurrent_calls", "requests_per_minute", "tokens_per_minute"]);
+    expect(fieldErrorsOf(zero).requests_per_minute?.[0]).toContain("requests_per_minute must be a whole number from 1 to 10,000,000");
+    const over = await add({ requestsPerMinute: 10_000_001, tokensPerMinute: 10_000_000_001n, maxConcurrentCalls: 100_001 });
+    expect(fieldErrorsOf(over).tokens_per_minute?.[0]).toContain("from 1 to 10,000,000,000");
+    expect(fieldErrorsOf(over).max_concurrent_calls?.[0]).toContain("from 1 to 100,000");
+    expect(Object.keys(fieldErrorsOf(await add({ requestsPerMinute: -1 })))).toEqual(["requests_per_minute"]);
+    expect(Object.keys(fieldErrorsOf(await add({ tokensPerMinute: 2n ** 63n - 1n })))).toEqual(["tokens_per_minute"]);
+
+    const id = uniqueId();
+    await catalog.addModel({ model: { id, active: false, inputPricePerMillion: "1", outputPricePerMillion: "1", requestsPerMinute: 60 } });
+    const negative = await rejection(catalog.updateModel({ id, maxConcurrentCalls: -5 }));
+    expect(Object.keys(fieldErrorsOf(negative))).toEqual(["max_concurrent_calls"]);
+    const both = await rejection(catalog.updateModel({ id, requestsPerMinute: 90, clearRequestsPerMinute: true }));
+    expect(both.code).toBe(Code.InvalidArgument);
+    expect(fieldErrorsOf(both).requests_per_minute?.[0]).toContain("not both");
+    // Nothing was changed by the refused updates.
+    expect((await catalog.listModels({})).models.find((m) => m.id === id)).toMatchObject({ requestsPerMinute: 60 });
   });
 
   test("updating an unknown model is NOT_FOUND", async () => {

@@ -3,7 +3,8 @@
 // (figure, baseline, ratio, goal, met) that it also writes as JSON to test/bench/results.json.
 // BENCH_SECONDS sets each throughput load (default 10); BENCH_ONLY=P1,P2 runs some sections
 // (P1 reads, P2 creation, P3 orchestration, P4 articles in flight, P5 webhooks, P6 data scale,
-// P7 open event streams: BENCH_STREAMS of them, default 2,000).
+// P7 open event streams: BENCH_STREAMS of them, default 2,000; P8 BENCH_PACED_ARTICLES articles,
+// default 600, over a provider limited to BENCH_PACED_RPM requests a minute, default 1,200).
 import { cpus, totalmem } from "node:os";
 import { writeFileSync } from "node:fs";
 import { openBenchStack } from "./context.ts";
@@ -17,6 +18,7 @@ import { measureOrchestration, measureRunnerInFlight } from "./orchestration.ts"
 import { measureWebhookDeliveries } from "./webhooks.ts";
 import { measureDataScale } from "./data-scale.ts";
 import { measureEventStreams } from "./event-streams.ts";
+import { measurePacing, startLimitedProvider } from "./pacing.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const ONLY = process.env.BENCH_ONLY?.split(",").map((s) => s.trim().toUpperCase());
@@ -98,7 +100,9 @@ async function partsFloorMiB(env: Record<string, string>) {
   }
 }
 
-const bench = await openBenchStack({ seconds: SECONDS });
+const PACED_RPM = Number(process.env.BENCH_PACED_RPM ?? 1200);
+const limitedProvider = await startLimitedProvider(PACED_RPM);
+const bench = await openBenchStack({ seconds: SECONDS, env: limitedProvider.env });
 const stack = bench.stack;
 const figures: Figure[] = [];
 const round = (n: number) => (Math.abs(n) >= 100 ? Math.round(n).toLocaleString("en-US") : n.toFixed(n >= 10 ? 1 : 2));
@@ -154,10 +158,12 @@ try {
   }
   if (wanted("P5")) record(...(await measureWebhookDeliveries(ctx)));
   if (wanted("P7")) record(...(await measureEventStreams(ctx, Number(process.env.BENCH_STREAMS ?? 2000))));
+  if (wanted("P8")) record(...(await measurePacing(ctx, limitedProvider.simulator, PACED_RPM, Number(process.env.BENCH_PACED_ARTICLES ?? 600))));
   // Last: it grows one project to a million articles.
   if (wanted("P6")) record(...(await measureDataScale(ctx)));
 } finally {
   await bench.close();
+  await limitedProvider.simulator.stop();
 }
 
 const rows = figures.map((f) => ({

@@ -25,6 +25,9 @@ export const TEST_STACK_ENV: Record<string, string> = {
   SIMULATOR_BATCH_DELAY_MS: "500",
   // Failed generations retry after 0.2, 0.4, 0.8, 1.6 s; a dead runner's job is taken over after 5 s.
   GENERATION_RETRY_DELAY_MS: "200",
+  // A model call tries again 50 ms after a server error (doubling); an open breaker probes after half a second.
+  PROVIDER_RETRY_DELAY_MS: "50",
+  PROVIDER_BREAKER_COOLDOWN_MS: "500",
   RUNNER_LOCK_MS: "5000",
   // The reconciler sweeps every second and takes up an article unchanged for 3 s with no live job.
   RECONCILE_INTERVAL_MS: "1000",

@@ -3,7 +3,15 @@
 // time budget, and batch mode over files + batches.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startSimulator, type RunningSimulator } from "../../services/model-simulator/src/simulator.ts";
-import { callModel, chatBody, StepFailure, type ChatRequest } from "../../services/generation-runner/src/domain/model-call.ts";
+import { callModel, chatBody, StepFailure, type ChatRequest, type ModelCalls } from "../../services/generation-runner/src/domain/model-call.ts";
+import { Pacer } from "../../services/generation-runner/src/domain/paced-call.ts";
+import { ProviderCapacity } from "../../services/generation-runner/src/domain/provider-capacity.ts";
+import { CircuitBreakers } from "../../services/generation-runner/src/domain/circuit-breaker.ts";
+import { connectRedis } from "../../services/kit/src/redis.ts";
+import { dropTestData } from "../harness/stack.ts";
+import type { Logger } from "../../services/kit/src/logger.ts";
+
+const silentLogger: Logger = { info() {}, warn() {}, error() {} };
 import type { CatalogModel } from "../../services/generation-runner/src/domain/model-catalog.ts";
 import { ModelClients, providersFromEnv, splitModelId } from "../../services/generation-runner/src/domain/providers.ts";
 import { costOfUsage, formatUsd } from "../../services/generation-runner/src/domain/usd.ts";
@@ -12,6 +20,9 @@ import { toFile } from "openai";
 
 let sim: RunningSimulator;
 let clients: ModelClients;
+let calls: ModelCalls;
+const redis = connectRedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
+const redisPrefix = `test-model-call-${crypto.randomUUID().slice(0, 8)}`;
 
 const model = (id: string, input = "0.10", output = "0.40", fallbackModel: string | null = null): CatalogModel => ({
   id,
@@ -20,6 +31,9 @@ const model = (id: string, input = "0.10", output = "0.40", fallbackModel: strin
   inputPricePerMillion: input,
   outputPricePerMillion: output,
   fallbackModel,
+  requestsPerMinute: null,
+  tokensPerMinute: null,
+  maxConcurrentCalls: null,
 });
 const fast = model("simulator:sim-fast");
 const unavailable = model("simulator:unavailable-model", "1.00", "4.00", "simulator:sim-fast");
@@ -31,6 +45,7 @@ const request = (user: string, extra: Partial<ChatRequest> = {}): ChatRequest =>
   outputFormat: "markdown",
   schemaName: "step_1",
   timeoutMs: 10_000,
+  turn: { account: "1", since: Date.now() },
   ...extra,
 });
 
@@ -42,10 +57,14 @@ async function callsOf(contains: string): Promise<number> {
 beforeAll(async () => {
   sim = await startSimulator({ port: 0, batchDelayMs: 100 });
   clients = new ModelClients(providersFromEnv({ SIMULATOR_URL: sim.url }));
+  // Server errors are tried again after 20 ms (doubling) in these tests.
+  calls = { clients, pacer: new Pacer(new ProviderCapacity(redis, redisPrefix), new CircuitBreakers(redis, redisPrefix), silentLogger, 60_000, 20) };
 });
 
 afterAll(async () => {
   await sim.stop();
+  await dropTestData("postgres://postgres@127.0.0.1:5432/none", redisPrefix);
+  redis.disconnect();
 });
 
 describe("providers", () => {
@@ -69,7 +88,7 @@ describe("providers", () => {
 
 describe("a step call", () => {
   test("returns the text and prices its usage at the model's rates", async () => {
-    const reply = await callModel(clients, fast, undefined, request(`[[sim:words=40]] Write about tea ${crypto.randomUUID()}`));
+    const reply = await callModel(calls, fast, undefined, request(`[[sim:words=40]] Write about tea ${crypto.randomUUID()}`));
     expect(reply.model).toBe("simulator:sim-fast");
     expect(reply.usedFallback).toBe(false);
     expect(reply.promptTokens).toBeGreaterThan(0);
@@ -80,7 +99,7 @@ describe("a step call", () => {
 
   test("sends the rendered prompts as they are (echo shows them)", async () => {
     const user = `[[sim:echo]]Exactly this {title} text ${crypto.randomUUID()}`;
-    const reply = await callModel(clients, fast, undefined, request(user));
+    const reply = await callModel(calls, fast, undefined, request(user));
     expect(reply.output).toBe(user.replace("[[sim:echo]]", ""));
   });
 
@@ -93,29 +112,30 @@ describe("a step call", () => {
     });
     const body = chatBody("sim-fast", request("Describe it", { outputFormat: "json", jsonSchema: schema }));
     expect(body.response_format).toEqual({ type: "json_schema", json_schema: { name: "step_1", schema: JSON.parse(schema), strict: true } });
-    const reply = await callModel(clients, fast, undefined, request(`Meta for coffee ${crypto.randomUUID()}`, { outputFormat: "json", jsonSchema: schema }));
+    const reply = await callModel(calls, fast, undefined, request(`Meta for coffee ${crypto.randomUUID()}`, { outputFormat: "json", jsonSchema: schema }));
     expect(Object.keys(JSON.parse(reply.output)).sort()).toEqual(["meta_description", "meta_title"]);
   });
 
   test("an unavailable model falls back to its configured fallback, which is recorded", async () => {
-    const reply = await callModel(clients, unavailable, fast, request(`[[sim:words=20]] Fallback ${crypto.randomUUID()}`));
+    const reply = await callModel(calls, unavailable, fast, request(`[[sim:words=20]] Fallback ${crypto.randomUUID()}`));
     expect(reply).toMatchObject({ model: "simulator:sim-fast", usedFallback: true });
     expect(reply.cost).toBe(costOfUsage(fast, reply));
   });
 
-  test("a failure on both models is a step failure naming both", async () => {
+  test("server errors on both models are tried three times in all, then a step failure naming both", async () => {
     const marker = crypto.randomUUID();
-    const error = await callModel(clients, unavailable, fast, request(`[[sim:fail]] ${marker}`)).catch((e) => e);
+    const error = await callModel(calls, unavailable, fast, request(`[[sim:fail]] ${marker}`)).catch((e) => e);
     expect(error).toBeInstanceOf(StepFailure);
     expect(error.message).toContain("simulator:unavailable-model answered 503");
-    expect(error.message).toContain("fallback simulator:sim-fast answered 500");
-    expect(await callsOf(marker)).toBe(2);
+    expect(error.message).toContain("simulator:sim-fast answered 500");
+    // The primary, at once the fallback, then after a pause the primary again.
+    expect(await callsOf(marker)).toBe(3);
   });
 
   test("a step over its time budget fails without trying the fallback", async () => {
     const marker = crypto.randomUUID();
     const started = Date.now();
-    const error = await callModel(clients, fast, fast, request(`[[sim:sleep=3000]] ${marker}`, { timeoutMs: 300 })).catch((e) => e);
+    const error = await callModel(calls, fast, fast, request(`[[sim:sleep=3000]] ${marker}`, { timeoutMs: 300 })).catch((e) => e);
     expect(error).toBeInstanceOf(StepFailure);
     expect(error.message).toContain("timed out");
     expect(Date.now() - started).toBeLessThan(2500);
@@ -123,7 +143,7 @@ describe("a step call", () => {
   });
 
   test("an unconfigured provider falls back too", async () => {
-    const reply = await callModel(clients, model("elsewhere:some-model"), fast, request(`[[sim:words=10]] ${crypto.randomUUID()}`));
+    const reply = await callModel(calls, model("elsewhere:some-model"), fast, request(`[[sim:words=10]] ${crypto.randomUUID()}`));
     expect(reply).toMatchObject({ model: "simulator:sim-fast", usedFallback: true });
   });
 });

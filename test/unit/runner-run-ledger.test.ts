@@ -45,6 +45,7 @@ const checkpoint = (stepNumber: number, output: string) => ({
   completionTokens: 20,
   cost: 1234n,
   output,
+  waitedMs: 0,
 });
 
 test("opening a run records its first step's start; a later pickup is counted and records none", async () => {

@@ -76,7 +76,7 @@ export const getArticleSteps = <ThrowOnError extends boolean = false>(options: O
 /**
  * Live progress as Server-Sent Events: state changes, steps, sources, images, then completed, published or failed (Last-Event-ID resumes)
  *
- * Each event is `id`, `event` (its name) and `data` (JSON). Names and data: `state` (ArticleEvent_state), `step_started` (ArticleEvent_step_started), `step_finished` (ArticleEvent_step_finished), `source` (ArticleEvent_source), `image` (ArticleEvent_image), `completed` (ArticleEvent_completed), `published` (ArticleEvent_published), `failed` (ArticleEvent_failed). The stream ends after the final event; a comment line is sent as a heartbeat.
+ * Each event is `id`, `event` (its name) and `data` (JSON). Names and data: `state` (ArticleEvent_state), `step_started` (ArticleEvent_step_started), `step_finished` (ArticleEvent_step_finished), `waiting` (ArticleEvent_waiting), `source` (ArticleEvent_source), `image` (ArticleEvent_image), `completed` (ArticleEvent_completed), `published` (ArticleEvent_published), `failed` (ArticleEvent_failed). The stream ends after the final event; a comment line is sent as a heartbeat.
  */
 export const streamArticleEvents = <ThrowOnError extends boolean = false>(options: Options<StreamArticleEventsData, ThrowOnError, StreamArticleEventsResponse>): Promise<ServerSentEventsResult<StreamArticleEventsResponses>> => (options.client ?? client).sse.get<StreamArticleEventsResponses, StreamArticleEventsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],

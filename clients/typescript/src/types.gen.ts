@@ -432,6 +432,10 @@ export type StepBreakdown = {
          * The step's cost. USD as a decimal string.
          */
         cost: string;
+        /**
+         * Milliseconds the step's model call waited for its provider: its turn in the provider's budget, a rate limit's pause, an outage. 0 while unfinished and for a batched step.
+         */
+        waited_ms: number;
         attempts: number;
         /**
          * ISO 8601, UTC.
@@ -480,6 +484,10 @@ export type StepBreakdown = {
          * The pass's cost. USD as a decimal string.
          */
         cost: string;
+        /**
+         * Milliseconds the pass's model call waited for its provider, as for a step.
+         */
+        waited_ms: number;
         /**
          * ISO 8601, UTC.
          */
@@ -887,6 +895,25 @@ export type ArticleEventStepFinished = {
      */
     cost_so_far: string;
     duration_ms: number;
+    /**
+     * Of duration_ms, the time the step waited for its provider: its turn in the provider's budget, a rate limit's pause, an outage.
+     */
+    waited_ms: number;
+};
+
+/**
+ * event: waiting (a step held up by its provider; sent once per reason and step, the article keeps its state)
+ */
+export type ArticleEventWaiting = {
+    /**
+     * The step (or finishing pass) held up.
+     */
+    step: string;
+    /**
+     * capacity: the provider's budget is spent for now and the call waits its turn; rate_limited: the provider answered 429 and the call goes again after the pause it asked for; provider_unavailable: the provider keeps failing and the article is held, unchanged, until it answers again.
+     */
+    reason: 'capacity' | 'rate_limited' | 'provider_unavailable';
+    model: string;
 };
 
 /**
@@ -956,8 +983,8 @@ export type ArticleEvent = {
      * Pass as Last-Event-ID to resume after this event.
      */
     id: string;
-    event: 'state' | 'step_started' | 'step_finished' | 'source' | 'image' | 'completed' | 'published' | 'failed';
-    data: ArticleEventState | ArticleEventStepStarted | ArticleEventStepFinished | ArticleEventSource | ArticleEventImage | ArticleEventCompleted | ArticleEventPublished | ArticleEventFailed;
+    event: 'state' | 'step_started' | 'step_finished' | 'waiting' | 'source' | 'image' | 'completed' | 'published' | 'failed';
+    data: ArticleEventState | ArticleEventStepStarted | ArticleEventStepFinished | ArticleEventWaiting | ArticleEventSource | ArticleEventImage | ArticleEventCompleted | ArticleEventPublished | ArticleEventFailed;
 };
 
 /**

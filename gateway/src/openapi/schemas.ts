@@ -166,6 +166,10 @@ export const StepBreakdown = Type.Object(
         prompt_tokens: Type.Integer(),
         completion_tokens: Type.Integer(),
         cost: Usd("The step's cost."),
+        waited_ms: Type.Integer({
+          minimum: 0,
+          description: "Milliseconds the step's model call waited for its provider: its turn in the provider's budget, a rate limit's pause, an outage. 0 while unfinished and for a batched step.",
+        }),
         attempts: Type.Integer(),
         started_at: Nullable(Timestamp()),
         finished_at: Nullable(Timestamp()),
@@ -181,6 +185,7 @@ export const StepBreakdown = Type.Object(
         prompt_tokens: Type.Integer(),
         completion_tokens: Type.Integer(),
         cost: Usd("The pass's cost."),
+        waited_ms: Type.Integer({ minimum: 0, description: "Milliseconds the pass's model call waited for its provider, as for a step." }),
         finished_at: Nullable(Timestamp()),
       }),
     ),
@@ -204,8 +209,19 @@ export const ArticleEvents = {
       cost: Usd("The step's cost."),
       cost_so_far: Usd("The article's cost so far."),
       duration_ms: Type.Integer(),
+      waited_ms: Type.Integer({ description: "Of duration_ms, the time the step waited for its provider: its turn in the provider's budget, a rate limit's pause, an outage." }),
     },
     { description: "event: step_finished" },
+  ),
+  waiting: Type.Object(
+    {
+      step: Type.String({ description: "The step (or finishing pass) held up." }),
+      reason: Type.Union([Type.Literal("capacity"), Type.Literal("rate_limited"), Type.Literal("provider_unavailable")], {
+        description: "capacity: the provider's budget is spent for now and the call waits its turn; rate_limited: the provider answered 429 and the call goes again after the pause it asked for; provider_unavailable: the provider keeps failing and the article is held, unchanged, until it answers again.",
+      }),
+      model: Type.String(),
+    },
+    { description: "event: waiting (a step held up by its provider; sent once per reason and step, the article keeps its state)" },
   ),
   source: Type.Object({ position: Type.Integer(), title: Type.String(), url: Type.String(), word_count: Type.Integer() }, { description: "event: source (a research source kept)" }),
   image: Type.Object({ position: Type.Integer(), url: Type.String(), width: Type.Integer(), height: Type.Integer() }, { description: "event: image" }),

@@ -36,6 +36,16 @@ export interface RunnerConfig {
    * RECONCILE_STALE_AFTER_MS, so article-store's reconciler never takes a slow step for a stranded article.
    */
   progressKeepAliveMs: number;
+  /** PROVIDER_OUTAGE_LIMIT_MS: how long an article waits out a provider that keeps failing before it fails. */
+  outageLimitMs: number;
+  /** PROVIDER_RETRY_DELAY_MS: first wait before a model call goes again after a server error (doubling). */
+  providerRetryDelayMs: number;
+  /** PROVIDER_BREAKER_COOLDOWN_MS: how long an opened circuit breaker waits before its first probe (doubling to 12 times it). */
+  breakerCooldownMs: number;
+  /** SEARCH_REQUESTS_PER_MINUTE: the research search engine's limit (null: learned from its answers). */
+  searchRequestsPerMinute: number | null;
+  /** RUNNER_ACCOUNT_IN_FLIGHT: an account's articles in flight at once when its plan sets no cap. */
+  accountInFlight: number;
 }
 
 export function loadRunnerConfig(env: Env = process.env): RunnerConfig {
@@ -57,6 +67,11 @@ export function loadRunnerConfig(env: Env = process.env): RunnerConfig {
     research: researchFromEnv(env),
     realOpenAi: openAiKey !== undefined && openAiKey !== "simulator",
     progressKeepAliveMs: Math.floor(loadReconcileSettings(env).staleAfterMs / 4),
+    outageLimitMs: envInt(env, "PROVIDER_OUTAGE_LIMIT_MS", 6 * 3_600_000, { min: 10_000, max: 7 * 86_400_000 }),
+    providerRetryDelayMs: envInt(env, "PROVIDER_RETRY_DELAY_MS", 1000, { min: 10, max: 60_000 }),
+    breakerCooldownMs: envInt(env, "PROVIDER_BREAKER_COOLDOWN_MS", 5000, { min: 100, max: 600_000 }),
+    searchRequestsPerMinute: envOptional(env, "SEARCH_REQUESTS_PER_MINUTE") === undefined ? null : envInt(env, "SEARCH_REQUESTS_PER_MINUTE", 60, { min: 1, max: 1_000_000 }),
+    accountInFlight: envInt(env, "RUNNER_ACCOUNT_IN_FLIGHT", 100, { min: 1, max: 100_000 }),
   };
 }
 

@@ -7,7 +7,7 @@ import { GenerationRunService, type RunSchema } from "../../../proto/gen/article
 import { CostBreakdownService } from "../../../proto/gen/articles/generation_runner/v1/cost_breakdown_pb.ts";
 import { costBreakdownHandlers } from "./rpc-cost-breakdown.ts";
 import { ArticleImageService } from "../../../proto/gen/articles/generation_runner/v1/images_pb.ts";
-import { invalidFields } from "../../kit/src/errors.ts";
+import { invalidFields, throwIfAny } from "../../kit/src/errors.ts";
 import type { Db } from "./db/client.ts";
 import { imageUrl } from "./domain/article-images.ts";
 import { getRunRecord } from "./domain/checkpoints.ts";
@@ -24,7 +24,19 @@ const modelMessage = (m: catalog.CatalogModel): MessageInitShape<typeof ModelSch
   inputPricePerMillion: m.inputPricePerMillion,
   outputPricePerMillion: m.outputPricePerMillion,
   fallbackModel: m.fallbackModel ?? undefined,
+  requestsPerMinute: m.requestsPerMinute ?? undefined,
+  tokensPerMinute: m.tokensPerMinute === null ? undefined : BigInt(m.tokensPerMinute),
+  maxConcurrentCalls: m.maxConcurrentCalls ?? undefined,
 });
+
+// An int64 limit as a number: beyond 2^53 it is far past every bound, and still refused as such.
+const int64Limit = (value: bigint | undefined) => (value === undefined ? undefined : Number(value));
+
+/** An update's rate limit: set, removed (its clear_ flag) or left (neither); both is a field error. */
+function limitChange<T>(field: string, value: T | undefined, clear: boolean, errors: Record<string, string[]>): T | null | undefined {
+  if (clear && value !== undefined) errors[field] = [`Set ${field} or clear_${field}, not both.`];
+  return clear ? null : value;
+}
 
 async function runMessage(db: Db, externalId: string, serving: ImageServing): Promise<MessageInitShape<typeof RunSchema>> {
   const { run, steps, images, cost } = await getRunRecord(db, externalId);
@@ -101,21 +113,28 @@ export function generationRunnerRoutes(db: Db, reachable: ProviderCheck, seeded:
               inputPricePerMillion: m.inputPricePerMillion,
               outputPricePerMillion: m.outputPricePerMillion,
               fallbackModel: m.fallbackModel ?? null,
+              requestsPerMinute: m.requestsPerMinute ?? null,
+              tokensPerMinute: int64Limit(m.tokensPerMinute) ?? null,
+              maxConcurrentCalls: m.maxConcurrentCalls ?? null,
             }),
           ),
         };
       },
-      updateModel: async (req) => ({
-        model: modelMessage(
-          await catalog.updateModel(db, req.id, {
-            active: req.active,
-            supportsBatch: req.supportsBatch,
-            inputPricePerMillion: req.inputPricePerMillion,
-            outputPricePerMillion: req.outputPricePerMillion,
-            fallbackModel: req.fallbackModel,
-          }),
-        ),
-      }),
+      async updateModel(req) {
+        const errors: Record<string, string[]> = {};
+        const changes: catalog.ModelChanges = {
+          active: req.active,
+          supportsBatch: req.supportsBatch,
+          inputPricePerMillion: req.inputPricePerMillion,
+          outputPricePerMillion: req.outputPricePerMillion,
+          fallbackModel: req.fallbackModel,
+          requestsPerMinute: limitChange("requests_per_minute", req.requestsPerMinute, req.clearRequestsPerMinute, errors),
+          tokensPerMinute: limitChange("tokens_per_minute", int64Limit(req.tokensPerMinute), req.clearTokensPerMinute, errors),
+          maxConcurrentCalls: limitChange("max_concurrent_calls", req.maxConcurrentCalls, req.clearMaxConcurrentCalls, errors),
+        };
+        throwIfAny(errors);
+        return { model: modelMessage(await catalog.updateModel(db, req.id, changes)) };
+      },
     });
 
     router.service(CostBreakdownService, costBreakdownHandlers(db));

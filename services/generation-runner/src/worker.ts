@@ -26,6 +26,14 @@ import { CancelWatch, endedByCancel, settleCancelledRun } from "./domain/cancell
 import { CANCELLED_REASON } from "../../kit/src/article-events.ts";
 import { articleDuration, countWorkerJobs, watchQueueDepth } from "../../kit/src/metrics.ts";
 import { currentTraceparent, inJobSpan } from "../../kit/src/tracing.ts";
+import { databaseOutageOf } from "../../kit/src/db.ts";
+import { watchWaitingCalls } from "../../kit/src/metrics.ts";
+import { AccountShares, PARK_MS } from "./domain/account-shares.ts";
+import { CircuitBreakers } from "./domain/circuit-breaker.ts";
+import { Pacer, ProviderOutage } from "./domain/paced-call.ts";
+import { ProviderCapacity } from "./domain/provider-capacity.ts";
+import { timestampMs } from "./domain/pipeline.ts";
+import { pacedSearch } from "./research/paced-search.ts";
 
 // A job that stalls (its worker died) more often than this is failed for good: a run that keeps
 // killing its worker should not loop forever. Its article is then failed (see stalled-jobs.ts).
@@ -37,6 +45,12 @@ const RUNNING = new Set(["queued", "batching", "writing", "polishing"]);
 // and for how long after its creation it keeps doing so.
 const UNFAILABLE_RETRY_MS = Math.min(60_000, 5 * QUEUES.generation.defaults.backoff.delay);
 const PARK_LIMIT_MS = 86_400_000;
+
+/** What says our own services or Postgres could not be reached (not that a request was wrong). */
+function dependencyOutageOf(error: unknown): string | undefined {
+  if (error instanceof ConnectError && (error.code === Code.Unavailable || error.code === Code.DeadlineExceeded)) return error.message;
+  return databaseOutageOf(error);
+}
 
 export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, runner: RunnerConfig): Promise<() => Promise<void>> {
   const { config, logger } = ctx;
@@ -50,10 +64,15 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
   const snapshots = serviceClient(WorkflowSnapshotService, via(config.services.workflowCatalog));
 
   const articles = serviceClient(ArticleStoreService, via(config.services.articleStore));
+  // Provider budgets, breakers and account shares: small scripts on a connection of their own.
+  const pacingConnection = connectRedis(config.redisUrl, { enableAutoPipelining: true });
+  const pacer = new Pacer(new ProviderCapacity(pacingConnection, config.redisPrefix), new CircuitBreakers(pacingConnection, config.redisPrefix, runner.breakerCooldownMs), logger, runner.outageLimitMs, runner.providerRetryDelayMs);
+  watchWaitingCalls(() => pacer.waitingCalls());
   const deps: PipelineDeps = {
     db: ctx.database.db,
     logger,
     clients: runner.clients,
+    pacer,
     articles,
     readArticle: articleReader(articles),
     lifecycle: serviceClient(ArticleLifecycleService, via(config.services.articleStore)),
@@ -65,7 +84,7 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
       await webhooks.add("deliver", trace ? { ...job, trace } : job, { jobId: job.externalId });
     },
     detector: runner.detector,
-    research: runner.research,
+    research: runner.research && { ...runner.research, provider: pacedSearch(runner.research.provider, pacer, runner.searchRequestsPerMinute) },
     imageModel: runner.imageModel,
     imageStores: new ImageStores(ctx.database.db, runner.imageBucket),
     publicBaseUrl: runner.publicBaseUrl,
@@ -78,6 +97,16 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
   const cancelsConnection = connectRedis(config.redisUrl);
   const cancels = new CancelWatch(cancelsConnection, config.redisPrefix, logger, (externalId) => {
     generationQueue.getJob(externalId).then((job) => job?.promote()).catch(() => {});
+  });
+  const shares = new AccountShares(pacingConnection, config.redisPrefix, {
+    defaultCap: runner.accountInFlight,
+    capOf: async (account) => (await deps.quota.getGenerationShare({ accountId: BigInt(account) })).articlesInFlight,
+    async wake(externalId) {
+      const job = await generationQueue.getJob(externalId);
+      if (!job) return false;
+      if (await job.isDelayed()) await job.promote();
+      return true;
+    },
   });
 
   /** Terminal failure: status failed with the reason (no webhook), reserved words released; "finished" when it had already completed (or is unknown). */
@@ -125,8 +154,21 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
         throw new DelayedError();
       },
     };
+    let share: { account: string } | undefined;
     try {
-      return await generateArticle(deps, externalId, control);
+      const article = await deps.readArticle(externalId);
+      // Over its account's cap, the article waits in the account's line without holding a worker slot.
+      if (article && RUNNING.has(article.status)) {
+        const account = String(article.accountId);
+        if (!(await shares.take(account, externalId, timestampMs(article.createdAt)))) {
+          await job.moveToDelayed(Date.now() + PARK_MS, token);
+          // A place given while the job was parking found it not yet delayed: it wakes itself.
+          if (await shares.holds(account, externalId)) await job.promote();
+          throw new DelayedError();
+        }
+        share = { account };
+      }
+      return await generateArticle(deps, externalId, control, article);
     } catch (error) {
       if (error instanceof DelayedError) throw error;
       if (await endedByCancel(deps.articles, externalId, error)) {
@@ -146,7 +188,15 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
       const reason = error instanceof Error ? error.message : String(error);
       // Best effort (no run row yet is a no-op): the reason must not stand in the way of failing the article.
       await updateRun(deps.db, externalId, { lastError: reason }).catch(() => {});
-      if (error instanceof ArticleCannotRun || control.finalAttempt) {
+      // Our own services or Postgres away: the article waits for them without spending an attempt.
+      const outage = dependencyOutageOf(error);
+      if (outage && Date.now() - job.timestamp < runner.outageLimitMs) {
+        const waitMs = Math.min(30_000, 1000 * 2 ** Math.min(Math.max(job.attemptsStarted - job.attemptsMade - 1, 0), 5));
+        logger.warn("a dependency is unavailable: the article waits for it", { externalId, waitMs, error: outage });
+        // Awaited here, so the job's DelayedError is handled while `finally` gives the account's slot back.
+        return await control.resumeLater(waitMs);
+      }
+      if (error instanceof ArticleCannotRun || error instanceof ProviderOutage || control.finalAttempt) {
         let ended: "failed" | "finished" | "unreachable";
         try {
           ended = await failArticle(externalId, reason);
@@ -158,7 +208,7 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
         // its settlement and webhook: the job runs again later (for a day at most).
         if (ended !== "failed" && Date.now() - job.timestamp < PARK_LIMIT_MS) {
           logger.warn("the job runs again later", { externalId, article: ended === "finished" ? "completed, hand-offs pending" : "unreachable" });
-          return control.resumeLater(UNFAILABLE_RETRY_MS);
+          return await control.resumeLater(UNFAILABLE_RETRY_MS);
         }
         throw new UnrecoverableError(reason);
       }
@@ -166,6 +216,7 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
       throw error;
     } finally {
       watched.done();
+      if (share) await shares.release(share.account, externalId).catch((error) => logger.warn("could not give an account's slot back", { externalId, error: (error as Error).message }));
     }
   }
 
@@ -195,11 +246,12 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
   logger.info("generation worker started", { concurrency: runner.concurrency, lockDurationMs: runner.lockDurationMs, modelCallsOnFetch: FETCH_SHARE });
   return async () => {
     stopCollecting();
+    shares.stop();
     const closed = worker.close();
     const drained = await Promise.race([closed.then(() => true), Bun.sleep(DRAIN_MS).then(() => false)]);
     if (!drained) await worker.close(true);
     await webhooks.close();
     await generationQueue.close();
-    for (const c of [connection, eventLogConnection, workerConnection, cancelsConnection]) c.disconnect();
+    for (const c of [connection, eventLogConnection, workerConnection, cancelsConnection, pacingConnection]) c.disconnect();
   };
 }

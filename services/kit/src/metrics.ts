@@ -128,6 +128,29 @@ const modelTokens = new client.Counter({ name: "model_tokens_total", help: "Toke
 const modelCost = new client.Counter({ name: "model_cost_usd_total", help: "Cost of model calls in US dollars, by catalog model.", labelNames: ["model"] as const });
 export const modelCalls = new client.Counter({ name: "model_calls_total", help: "Model calls, by catalog model and outcome (ok or error).", labelNames: ["model", "outcome"] as const });
 
+// Provider pacing (generation-runner/src/domain/paced-call.ts): one series per budget, i.e. per
+// catalog model, the image model, a batch submission or a search provider, so they are few.
+export const providerAnswers = new client.Counter({ name: "provider_calls_total", help: "Provider calls made by the runner, by budget and outcome (ok, rate_limited for a 429, outage, timeout, elsewhere for 404 or unconfigured, final for other refusals).", labelNames: ["budget", "outcome"] as const });
+export const capacityWaits = new client.Counter({ name: "provider_calls_waited_total", help: "Provider calls that had to wait, by budget and reason (capacity: the shared budget was spent; rate_limited: a 429 paused it; provider_unavailable: the circuit breaker was open).", labelNames: ["budget", "reason"] as const });
+const BREAKER_STATES = { closed: 0, half_open: 1, open: 2 } as const;
+const breakerState = new client.Gauge({ name: "provider_circuit_state", help: "The model's circuit breaker as this runner last saw it: 0 closed, 1 half-open (a probe is out), 2 open.", labelNames: ["model"] as const });
+export function recordBreakerState(model: string, state: keyof typeof BREAKER_STATES): void {
+  breakerState.labels(model).set(BREAKER_STATES[state]);
+}
+/** Calls waiting their turn for a budget in this runner, read at each scrape. */
+export function watchWaitingCalls(read: () => Map<string, number>): void {
+  new client.Gauge({
+    name: "provider_calls_waiting",
+    help: "Provider calls of this runner waiting their turn for a budget, by budget.",
+    labelNames: ["budget"] as const,
+    collect() {
+      for (const [budget, n] of read()) this.labels(budget).set(n);
+    },
+  });
+}
+export const budgetLimit = new client.Gauge({ name: "provider_budget_limit", help: "The limit a budget is paced to (the tighter of the operator's and the provider's), per minute, by budget and kind (requests or tokens); 0: none known.", labelNames: ["budget", "kind"] as const });
+export const budgetRemaining = new client.Gauge({ name: "provider_budget_remaining", help: "What the provider last reported left of a budget (x-ratelimit-remaining-*), by budget and kind (requests or tokens).", labelNames: ["budget", "kind"] as const });
+
 const usageSeries = new Map<string, { prompt: ReturnType<typeof modelTokens.labels>; completion: ReturnType<typeof modelTokens.labels>; cost: ReturnType<typeof modelCost.labels> }>();
 
 /** Tokens and cost (picodollars) of one model reply. Model ids come from the catalog, so they are few. */

@@ -10,7 +10,11 @@ const updatedAt = () => timestamp("updated_at", { withTimezone: true }).notNull(
 const usd = (name: string) => numeric(name, { precision: 20, scale: 12 });
 const bytea = customType<{ data: Buffer }>({ dataType: () => "bytea" });
 
-/** The model catalog: which provider:model ids articles may use, their prices and fallbacks. */
+/**
+ * The model catalog: which provider:model ids articles may use, their prices and fallbacks, and
+ * the provider's rate limits as the operator set them (null: not configured, the runner learns
+ * them from the provider's x-ratelimit headers).
+ */
 export const models = generationRunnerSchema.table("models", {
   id: text("id").primaryKey(),
   active: boolean("active").notNull().default(true),
@@ -18,6 +22,10 @@ export const models = generationRunnerSchema.table("models", {
   inputPricePerMillion: usd("input_price_per_million").notNull(),
   outputPricePerMillion: usd("output_price_per_million").notNull(),
   fallbackModel: text("fallback_model"),
+  requestsPerMinute: integer("requests_per_minute"),
+  // Up to 10,000,000,000: past int4, still exact as a JS number.
+  tokensPerMinute: bigint("tokens_per_minute", { mode: "number" }),
+  maxConcurrentCalls: integer("max_concurrent_calls"),
   createdAt: createdAt(),
   updatedAt: updatedAt(),
 });
@@ -60,6 +68,9 @@ export const stepCheckpoints = generationRunnerSchema.table(
     completionTokens: integer("completion_tokens").notNull(),
     cost: usd("cost").notNull(),
     output: text("output").notNull(),
+    // How long the step's model call waited for its provider: its turn in the provider's budget,
+    // a rate limit's pause, an outage. 0 for a batched step and for rows stored before this was.
+    waitedMs: integer("waited_ms").notNull().default(0),
     completedAt: timestamp("completed_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [primaryKey({ columns: [t.externalId, t.stepNumber] })],
@@ -93,6 +104,8 @@ export const finishingCheckpoints = generationRunnerSchema.table(
     completionTokens: integer("completion_tokens").notNull(),
     cost: usd("cost").notNull(),
     output: text("output").notNull(),
+    // How long the task's model call waited for its provider, as for a step.
+    waitedMs: integer("waited_ms").notNull().default(0),
     completedAt: timestamp("completed_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [primaryKey({ columns: [t.externalId, t.task] })],

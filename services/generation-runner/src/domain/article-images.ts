@@ -12,7 +12,9 @@ import { readImageFile } from "./image-files.ts";
 import { altTextOf, imageSlots, type ImageSlot, type PlacedImage } from "./image-placement.ts";
 import { DEFAULT_ASPECT_RATIO, imageSizeFor } from "./image-sizes.ts";
 import type { ImageStores } from "./image-store.ts";
-import { StepFailure } from "./model-call.ts";
+import { StepFailure, type CallTurn } from "./model-call.ts";
+import { CallFailed, type Pacer } from "./paced-call.ts";
+import { NO_LIMITS } from "./provider-capacity.ts";
 import type { ModelClients } from "./providers.ts";
 
 const IMAGE_TIMEOUT_MS = 180_000;
@@ -34,6 +36,10 @@ export interface ImageRequest {
 export interface ArticleImageDeps {
   db: Db;
   clients: ModelClients;
+  /** Image calls are paced to the image model's budget like model calls (paced-call.ts). */
+  pacer: Pacer;
+  /** Whose turn the article's image calls take. */
+  turn: CallTurn;
   stores: ImageStores;
   logger: Logger;
   /** provider:model of article images. */
@@ -118,16 +124,24 @@ async function generateImage(deps: ArticleImageDeps, externalId: string, req: Im
   let data: Buffer | undefined;
   for (let tries = 1; !data; tries++) {
     try {
-      const result = await client.images.generate(
-        // dall-e models send URLs unless asked for base64; gpt-image models always send base64.
-        { model, prompt, n: 1, size: size as "1024x1024", ...(model.startsWith("dall-e") ? { response_format: "b64_json" as const } : {}) },
-        { signal: AbortSignal.timeout(IMAGE_TIMEOUT_MS), maxRetries: 0 },
-      );
+      // Rate limits and outages of the image model wait (paced-call.ts); the tries here are for answers that fail.
+      const modelInfo = (signal: AbortSignal) => client.models.retrieve(model, { signal, maxRetries: 0 }).withResponse().then(({ response }) => response.headers);
+      const { value: result } = await deps.pacer.run([{ id: deps.imageModel, limits: NO_LIMITS }], { ...deps.turn, tokens: 0 }, IMAGE_TIMEOUT_MS, {
+        async call(_, signal) {
+          const { data: answer, response } = await client.images
+            // dall-e models send URLs unless asked for base64; gpt-image models always send base64.
+            .generate({ model, prompt, n: 1, size: size as "1024x1024", ...(model.startsWith("dall-e") ? { response_format: "b64_json" as const } : {}) }, { signal, maxRetries: 0 })
+            .withResponse();
+          return { value: answer, headers: response.headers };
+        },
+        probe: (_, signal) => modelInfo(signal),
+      });
       const b64 = result.data?.[0]?.b64_json;
       if (!b64) throw new Error(`${deps.imageModel} returned no image data`);
       data = Buffer.from(b64, "base64");
     } catch (error) {
-      if (tries >= IMAGE_TRIES) throw new Error(`failed on ${deps.imageModel} after ${tries} tries: ${(error as Error).message}`);
+      const failure = error instanceof CallFailed ? error.message : (error as Error).message;
+      if (tries >= IMAGE_TRIES) throw new Error(`failed on ${deps.imageModel} after ${tries} tries: ${failure}`);
     }
   }
   const file = readImageFile(data);

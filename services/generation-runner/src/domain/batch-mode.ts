@@ -7,9 +7,10 @@ import { toFile } from "openai";
 import type OpenAI from "openai";
 import type { Db } from "../db/client.ts";
 import { updateRun, type RunRow } from "./checkpoints.ts";
-import { chatBody, replyText, StepFailure, type ChatRequest } from "./model-call.ts";
+import { chatBody, replyText, StepFailure, type ChatRequest, type ModelCalls } from "./model-call.ts";
+import { CallFailed } from "./paced-call.ts";
+import { NO_LIMITS } from "./provider-capacity.ts";
 import type { CatalogModel } from "./model-catalog.ts";
-import type { ModelClients } from "./providers.ts";
 import { costOfUsage, type Picodollars } from "./usd.ts";
 
 /** Providers bill batch work at about half price (spec 3). */
@@ -33,6 +34,20 @@ async function submit(client: OpenAI, externalId: string, body: unknown): Promis
   return batch.id;
 }
 
+/** A submission paced to the provider's batch budget (`<model>:batches`): its 429s wait, not fail. */
+async function pacedSubmit(calls: ModelCalls, client: OpenAI, model: CatalogModel, externalId: string, body: unknown, req: ChatRequest): Promise<string> {
+  try {
+    const { value } = await calls.pacer.run([{ id: `${model.id}:batches`, limits: NO_LIMITS }], { ...req.turn, tokens: 0, signal: req.signal }, req.timeoutMs, {
+      call: async () => ({ value: await submit(client, externalId, body) }),
+      probe: (_, signal) => client.batches.list({ limit: 1 }, { signal, maxRetries: 0 }),
+    });
+    return value;
+  } catch (error) {
+    if (error instanceof CallFailed) throw new StepFailure(`batch submission: ${error.message}`);
+    throw error;
+  }
+}
+
 const STILL_RUNNING = new Set(["validating", "in_progress", "finalizing"]);
 
 /** A batch of this article still running at the provider, found by the metadata it was submitted with. */
@@ -42,13 +57,13 @@ export async function findRunningBatch(client: OpenAI, externalId: string): Prom
 }
 
 /** Submits the step when no batch is pending, else polls it once. */
-export async function advanceBatch(db: Db, clients: ModelClients, run: RunRow, model: CatalogModel, req: ChatRequest): Promise<BatchProgress> {
-  const { client, model: name } = clients.forModel(model.id);
+export async function advanceBatch(db: Db, calls: ModelCalls, run: RunRow, model: CatalogModel, req: ChatRequest): Promise<BatchProgress> {
+  const { client, model: name } = calls.clients.forModel(model.id);
   if (!run.batchId) {
     // A crash between submitting and recording the id leaves the batch running: a later pickup
     // finds it by its metadata instead of paying for a second one.
     const submitted = run.pickups > 1 ? await findRunningBatch(client, run.externalId) : undefined;
-    const batchId = submitted ?? (await submit(client, run.externalId, chatBody(name, req)));
+    const batchId = submitted ?? (await pacedSubmit(calls, client, model, run.externalId, chatBody(name, req), req));
     await updateRun(db, run.externalId, { batchId, batchPolls: 0 });
     return { state: "waiting", polls: 0 };
   }

@@ -22,6 +22,8 @@ export interface StepCheckpoint {
   cost: Picodollars;
   output: string;
   completedAt: Date;
+  /** Milliseconds the step's model call waited for its provider (its turn in the budget, a rate limit, an outage); 0 when batched. */
+  waitedMs: number;
 }
 
 export interface FinishingCheckpoint {
@@ -31,6 +33,8 @@ export interface FinishingCheckpoint {
   completionTokens: number;
   cost: Picodollars;
   output: string;
+  /** Milliseconds the task's model call waited for its provider, as for a step. */
+  waitedMs: number;
 }
 
 /** An image's checkpoint: its bytes are in the image store named by `storage`. */
@@ -66,6 +70,7 @@ const stepCheckpointValues = {
   completionTokens: sql.placeholder("completionTokens"),
   cost: sql.placeholder("cost"),
   output: sql.placeholder("output"),
+  waitedMs: sql.placeholder("waitedMs"),
 };
 
 // What every run and every step writes or reads, prepared once (see kit/src/prepared-statements.ts).
@@ -202,9 +207,9 @@ export async function stepCheckpointsOf(db: Db, externalId: string): Promise<Map
  */
 export async function saveStepCheckpoint(db: Db, externalId: string, cp: Omit<StepCheckpoint, "completedAt">, next?: StepStart): Promise<StepCheckpoint> {
   const { saveStepCheckpoint: save, saveStepCheckpointStartingNext: saveStartingNext, storedStepCheckpoint: stored } = statements(db);
-  const values = { ...cp, externalId, cost: formatUsd(cp.cost) };
+  const values = { ...cp, externalId, cost: formatUsd(cp.cost), waitedMs: Math.round(cp.waitedMs) };
   const [inserted] = next ? await saveStartingNext.execute({ ...values, nextStepNumber: next.stepNumber, nextStepName: next.stepName }) : await save.execute(values);
-  if (inserted) return { ...cp, completedAt: inserted.completedAt };
+  if (inserted) return { ...cp, waitedMs: values.waitedMs, completedAt: inserted.completedAt };
   const [row] = await stored.execute({ externalId, stepNumber: cp.stepNumber });
   return toStep(row!);
 }
@@ -215,7 +220,7 @@ export async function finishingCheckpointOf(db: Db, externalId: string, task: st
 }
 
 export async function saveFinishingCheckpoint(db: Db, externalId: string, cp: FinishingCheckpoint): Promise<FinishingCheckpoint> {
-  await db.insert(finishingCheckpoints).values({ ...cp, externalId, cost: formatUsd(cp.cost) }).onConflictDoNothing();
+  await db.insert(finishingCheckpoints).values({ ...cp, externalId, cost: formatUsd(cp.cost), waitedMs: Math.round(cp.waitedMs) }).onConflictDoNothing();
   return (await finishingCheckpointOf(db, externalId, cp.task))!;
 }
 

@@ -15,6 +15,8 @@ export interface StepLine {
   promptTokens: number;
   completionTokens: number;
   cost: Picodollars;
+  /** Milliseconds the step's model call waited for its provider; 0 while unfinished. */
+  waitedMs: number;
   attempts: number;
   startedAt: Date | null;
   finishedAt: Date | null;
@@ -42,6 +44,8 @@ export interface FinishingLine {
   promptTokens: number;
   completionTokens: number;
   cost: Picodollars;
+  /** Milliseconds the task's model call waited for its provider. */
+  waitedMs: number;
   finishedAt: Date;
 }
 
@@ -84,6 +88,7 @@ export async function costBreakdownOf(db: Db, externalId: string): Promise<CostB
       promptTokens: 0,
       completionTokens: 0,
       cost: 0n,
+      waitedMs: 0,
       attempts: s.attempts,
       startedAt: s.firstStartedAt,
       finishedAt: null,
@@ -100,6 +105,7 @@ export async function costBreakdownOf(db: Db, externalId: string): Promise<CostB
       promptTokens: c.promptTokens,
       completionTokens: c.completionTokens,
       cost: parseUsd(c.cost),
+      waitedMs: c.waitedMs,
       // A step finished before starts were recorded ran at least once.
       attempts: start?.attempts ?? 1,
       startedAt: start?.startedAt ?? null,
@@ -115,6 +121,7 @@ export async function costBreakdownOf(db: Db, externalId: string): Promise<CostB
     promptTokens: f.promptTokens,
     completionTokens: f.completionTokens,
     cost: parseUsd(f.cost),
+    waitedMs: f.waitedMs,
     finishedAt: f.completedAt,
   }));
   // Research is a web search and images are not priced by the catalog: neither adds to the cost.

@@ -2,9 +2,8 @@
 // article-images.ts). Its result is checkpointed like a step, so it is generated and billed once.
 import type { Db } from "../db/client.ts";
 import { finishingCheckpointOf, saveFinishingCheckpoint, type FinishingCheckpoint } from "./checkpoints.ts";
-import { callModel } from "./model-call.ts";
+import { callModel, type CallTurn, type ChatRequest, type ModelCalls } from "./model-call.ts";
 import type { CatalogModel } from "./model-catalog.ts";
-import type { ModelClients } from "./providers.ts";
 import { wordCountOf } from "./step-values.ts";
 import { bodyOf, envelopeOf } from "../../../kit/src/article-envelope.ts";
 
@@ -34,15 +33,15 @@ ${body}`;
  */
 export async function humanize(
   db: Db,
-  clients: ModelClients,
+  calls: ModelCalls,
   externalId: string,
   content: string,
-  opts: { primary: CatalogModel; fallback?: CatalogModel; temperature: number; title: string; keyword?: string; language: string; timeoutMs: number; signal?: AbortSignal },
+  opts: { primary: CatalogModel; fallback?: CatalogModel; temperature: number; title: string; keyword?: string; language: string; timeoutMs: number; signal?: AbortSignal; turn: CallTurn; onWait?: ChatRequest["onWait"] },
 ): Promise<FinishingCheckpoint> {
   const done = await finishingCheckpointOf(db, externalId, "humanize");
   if (done) return done;
   const body = bodyOf(content);
-  const reply = await callModel(clients, opts.primary, opts.fallback, {
+  const reply = await callModel(calls, opts.primary, opts.fallback, {
     system: HUMANIZE_SYSTEM,
     user: humanizePrompt(body, wordCountOf(body), opts),
     temperature: opts.temperature,
@@ -50,8 +49,10 @@ export async function humanize(
     schemaName: "humanized",
     timeoutMs: opts.timeoutMs,
     signal: opts.signal,
+    turn: opts.turn,
+    onWait: opts.onWait,
   });
   const envelope = envelopeOf(content);
   const output = envelope ? JSON.stringify({ ...envelope.document, article: { ...envelope.article, content: reply.output } }) : reply.output;
-  return saveFinishingCheckpoint(db, externalId, { task: "humanize", model: reply.model, promptTokens: reply.promptTokens, completionTokens: reply.completionTokens, cost: reply.cost, output });
+  return saveFinishingCheckpoint(db, externalId, { task: "humanize", model: reply.model, promptTokens: reply.promptTokens, completionTokens: reply.completionTokens, cost: reply.cost, output, waitedMs: reply.waitedMs });
 }

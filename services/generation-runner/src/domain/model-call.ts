@@ -4,7 +4,8 @@
 import OpenAI from "openai";
 import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions";
 import type { CatalogModel } from "./model-catalog.ts";
-import { ProviderNotConfigured, type ModelClients } from "./providers.ts";
+import type { ModelClients } from "./providers.ts";
+import { CallFailed, CallTimeout, type Pacer, type PacedTarget, type ProviderAnswer, type WaitReason } from "./paced-call.ts";
 import { costOfUsage, type Picodollars } from "./usd.ts";
 import { modelCalls, recordModelUsage } from "../../../kit/src/metrics.ts";
 import { inSpan } from "../../../kit/src/tracing.ts";
@@ -22,6 +23,23 @@ export interface ChatRequest {
   timeoutMs: number;
   /** Aborted when the article is cancelled: the call stops and its reason is thrown. */
   signal?: AbortSignal;
+  /** Whose turn the call takes when the provider's budget is short (fair-gate.ts). */
+  turn: CallTurn;
+  /** Told when the call starts waiting for capacity, a rate limit or the provider. */
+  onWait?: (reason: WaitReason, model: string) => void;
+}
+
+export interface CallTurn {
+  /** The account the article belongs to. */
+  account: string;
+  /** The article's creation time (ms): an account's older articles go first. */
+  since: number;
+}
+
+/** What model calls need: the providers' clients and the pacing shared by every replica. */
+export interface ModelCalls {
+  clients: ModelClients;
+  pacer: Pacer;
 }
 
 export interface ModelReply {
@@ -31,6 +49,8 @@ export interface ModelReply {
   promptTokens: number;
   completionTokens: number;
   cost: Picodollars;
+  /** Time the call waited for capacity, a rate limit or the provider to come back. */
+  waitedMs: number;
 }
 
 /** A step that did not produce output; the job retries it with backoff. */
@@ -69,70 +89,81 @@ export function replyText(completion: OpenAI.Chat.Completions.ChatCompletion, ou
   return content;
 }
 
-/**
- * Failures another model might not have: server errors, rate limits, unknown model, unreachable
- * or unconfigured provider. A timeout is not one: the step's budget is spent.
- */
-function fallbackHelps(error: unknown): boolean {
-  if (error instanceof ProviderNotConfigured) return true;
-  if (error instanceof OpenAI.APIUserAbortError || error instanceof OpenAI.APIConnectionTimeoutError) return false;
-  if (error instanceof OpenAI.APIConnectionError) return true;
-  if (error instanceof OpenAI.APIError) return error.status === undefined || error.status >= 500 || error.status === 429 || error.status === 404;
-  return false;
+/** The smallest call that shows a model answers (a breaker's probe) and what its limits are: one token of reply. */
+async function probeModel(clients: ModelClients, modelId: string, signal: AbortSignal): Promise<Headers> {
+  const { client, model } = clients.forModel(modelId);
+  const { response } = await client.chat.completions.create({ model, messages: [{ role: "user", content: "Reply with OK." }], max_tokens: 1 }, { signal, maxRetries: 0 }).withResponse();
+  return response.headers;
 }
 
-function describe(modelId: string, error: unknown): string {
-  if (error instanceof OpenAI.APIError && error.status !== undefined) return `${modelId} answered ${error.status}: ${error.message}`;
-  return `${modelId}: ${(error as Error).message}`;
+/** The catalog model as the pacing knows it: its budget and the operator's limits for it. */
+export function pacedTarget(model: CatalogModel): PacedTarget {
+  return { id: model.id, limits: { requestsPerMinute: model.requestsPerMinute, tokensPerMinute: model.tokensPerMinute, maxConcurrentCalls: model.maxConcurrentCalls } };
 }
 
-function completeWith(clients: ModelClients, model: CatalogModel, req: ChatRequest, signal: AbortSignal): Promise<Omit<ModelReply, "usedFallback">> {
+// Completion tokens a model's replies ran to lately, per model: what a call reserves beside its
+// prompt before the reply says what it used.
+const expectedCompletion = new Map<string, number>();
+const FIRST_COMPLETION_GUESS = 1024;
+
+/** A call's tokens before it is made: its prompt (about four characters a token) and a typical reply. */
+function estimatedTokens(model: string, req: ChatRequest): number {
+  return Math.ceil((req.system.length + req.user.length) / 4) + (expectedCompletion.get(model) ?? FIRST_COMPLETION_GUESS);
+}
+
+function noteCompletion(model: string, tokens: number): void {
+  const before = expectedCompletion.get(model);
+  expectedCompletion.set(model, before === undefined ? tokens : Math.round(before * 0.8 + tokens * 0.2));
+}
+
+async function complete(clients: ModelClients, model: CatalogModel, req: ChatRequest, signal: AbortSignal): Promise<ProviderAnswer<OpenAI.Chat.Completions.ChatCompletion>> {
   return inSpan("model call", { "gen_ai.request.model": model.id }, async (span) => {
-    let completion: OpenAI.Chat.Completions.ChatCompletion;
     try {
       const { client, model: name } = clients.forModel(model.id);
-      completion = await client.chat.completions.create(chatBody(name, req), { signal, maxRetries: 0 });
+      const { data, response } = await client.chat.completions.create(chatBody(name, req), { signal, maxRetries: 0 }).withResponse();
+      modelCalls.labels(model.id, "ok").inc();
+      const used = (data.usage?.prompt_tokens ?? 0) + (data.usage?.completion_tokens ?? 0);
+      span?.setAttributes({ "gen_ai.usage.input_tokens": data.usage?.prompt_tokens ?? 0, "gen_ai.usage.output_tokens": data.usage?.completion_tokens ?? 0 });
+      return { value: data, headers: response.headers, tokens: used || undefined };
     } catch (error) {
       modelCalls.labels(model.id, "error").inc();
       throw error;
     }
-    modelCalls.labels(model.id, "ok").inc();
-    const usage = { promptTokens: completion.usage?.prompt_tokens ?? 0, completionTokens: completion.usage?.completion_tokens ?? 0 };
-    const cost = costOfUsage(model, usage);
-    // Billed even when the reply is then refused below.
-    recordModelUsage(model.id, usage.promptTokens, usage.completionTokens, cost);
-    span?.setAttributes({ "gen_ai.usage.input_tokens": usage.promptTokens, "gen_ai.usage.output_tokens": usage.completionTokens });
-    const output = replyText(completion, req.outputFormat);
-    return { output, model: model.id, ...usage, cost };
   });
 }
 
 /**
- * Runs the request on `primary`; on an upstream failure, once on `fallback` (one level: a
- * fallback's own fallback is not followed, so misconfigured chains cannot loop). Both share the
- * step's time budget.
+ * Runs the request on `primary`, paced to its provider's budget (paced-call.ts): rate limits and
+ * outages make it wait, not fail. On an outage it goes to `fallback` (one level: a fallback's own
+ * fallback is not followed, so misconfigured chains cannot loop). The step's time budget bounds
+ * each try of the call, not its waits.
  */
-export async function callModel(clients: ModelClients, primary: CatalogModel, fallback: CatalogModel | undefined, req: ChatRequest): Promise<ModelReply> {
+export async function callModel(calls: ModelCalls, primary: CatalogModel, fallback: CatalogModel | undefined, req: ChatRequest): Promise<ModelReply> {
   req.signal?.throwIfAborted();
-  // The budget's timer is cleared when the call ends: a signal from AbortSignal.timeout lives until
-  // its time is up, and with it everything the SDK hung on it for the call (its abort listener,
-  // controller and request), minutes after the reply, for every call the runner made.
-  const budget = new AbortController();
-  const timer = setTimeout(() => budget.abort(new DOMException("the step's time budget ran out", "TimeoutError")), req.timeoutMs);
-  const signal = req.signal ? AbortSignal.any([budget.signal, req.signal]) : budget.signal;
-  const timedOut = () => (req.signal?.aborted ? req.signal.reason : new StepFailure(`timed out after ${Math.round(req.timeoutMs / 1000)} s`));
+  const models = fallback ? [primary, fallback] : [primary];
+  let result;
   try {
-    return { ...(await completeWith(clients, primary, req, signal)), usedFallback: false };
+    result = await calls.pacer.run(
+      models.map(pacedTarget),
+      { account: req.turn.account, since: req.turn.since, tokens: estimatedTokens(primary.id, req), signal: req.signal, onWait: req.onWait },
+      req.timeoutMs,
+      {
+        call: (target, signal) => complete(calls.clients, models.find((m) => m.id === target.id)!, req, signal),
+        probe: (target, signal) => probeModel(calls.clients, target.id, signal),
+        readLimits: (target, signal) => probeModel(calls.clients, target.id, signal),
+      },
+    );
   } catch (error) {
-    if (signal.aborted) throw timedOut();
-    if (!fallback || !fallbackHelps(error)) throw new StepFailure(describe(primary.id, error));
-    try {
-      return { ...(await completeWith(clients, fallback, req, signal)), usedFallback: true };
-    } catch (second) {
-      if (signal.aborted) throw timedOut();
-      throw new StepFailure(`${describe(primary.id, error)}; fallback ${describe(fallback.id, second)}`);
-    }
-  } finally {
-    clearTimeout(timer);
+    if (error instanceof CallFailed) throw new StepFailure(error.last instanceof CallTimeout ? error.last.message : error.message);
+    throw error;
   }
+  const model = models.find((m) => m.id === result.target.id)!;
+  const completion = result.value;
+  const usage = { promptTokens: completion.usage?.prompt_tokens ?? 0, completionTokens: completion.usage?.completion_tokens ?? 0 };
+  noteCompletion(model.id, usage.completionTokens);
+  const cost = costOfUsage(model, usage);
+  // Billed even when the reply is then refused below.
+  recordModelUsage(model.id, usage.promptTokens, usage.completionTokens, cost);
+  const output = replyText(completion, req.outputFormat);
+  return { output, model: model.id, usedFallback: model !== primary, ...usage, cost, waitedMs: result.waitedMs };
 }

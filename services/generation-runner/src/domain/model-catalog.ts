@@ -1,5 +1,6 @@
-// The model catalog: provider:model ids, their prices (USD per million tokens) and fallbacks.
-// Article creation resolves the model here; the runner prices every call from it.
+// The model catalog: provider:model ids, their prices (USD per million tokens), fallbacks and the
+// provider rate limits the operator set for them. Article creation resolves the model here; the
+// runner prices every call from it and paces its calls by the limits.
 import { asc, eq, inArray, or, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/pg-core";
 import { invalidFields, notFound, precondition, conflict, throwIfAny } from "../../../kit/src/errors.ts";
@@ -16,13 +17,27 @@ export interface CatalogModel {
   inputPricePerMillion: string;
   outputPricePerMillion: string;
   fallbackModel: string | null;
+  /** The provider's rate limits as the operator set them; null: not configured (the runner then
+   * learns them from the provider's x-ratelimit headers). */
+  requestsPerMinute: number | null;
+  tokensPerMinute: number | null;
+  maxConcurrentCalls: number | null;
 }
+
+/** The bounds of each rate limit (a set limit is a whole number from 1 to these). */
+const RATE_LIMIT_MAX = {
+  requests_per_minute: 10_000_000,
+  tokens_per_minute: 10_000_000_000,
+  max_concurrent_calls: 100_000,
+} as const;
 
 /** Answers whether this runner can reach the model's provider. */
 export type ProviderCheck = (modelId: string) => boolean;
 
 // provider:model; model names may carry dots, slashes or colons (e.g. "meta-llama/Llama-3.1-8B", "llama3:8b").
 const MODEL_ID = /^[a-z0-9][a-z0-9_-]{0,49}:[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,199}$/;
+
+const noRateLimits = { requestsPerMinute: null, tokensPerMinute: null, maxConcurrentCalls: null } as const;
 
 /**
  * Seeded on first start, each only when absent, so operator changes survive restarts. The
@@ -37,6 +52,7 @@ export function seedModels(opts: { simulator: boolean; openai: boolean }): Catal
     inputPricePerMillion: input,
     outputPricePerMillion: output,
     fallbackModel: null,
+    ...noRateLimits,
     ...extra,
   });
   return [
@@ -51,6 +67,7 @@ export function seedModels(opts: { simulator: boolean; openai: boolean }): Catal
       inputPricePerMillion: "0.15",
       outputPricePerMillion: "0.60",
       fallbackModel: null,
+      ...noRateLimits,
     },
   ];
 }
@@ -64,6 +81,9 @@ const present = (r: Row): CatalogModel => ({
   inputPricePerMillion: formatUsd(parseUsd(r.inputPricePerMillion)),
   outputPricePerMillion: formatUsd(parseUsd(r.outputPricePerMillion)),
   fallbackModel: r.fallbackModel,
+  requestsPerMinute: r.requestsPerMinute,
+  tokensPerMinute: r.tokensPerMinute,
+  maxConcurrentCalls: r.maxConcurrentCalls,
 });
 
 // The order `resolveModel` picks the default in: input + output price per million, then id.
@@ -144,6 +164,22 @@ function checkPrice(field: string, value: string, errors: Record<string, string[
   if (!isUsdDecimal(value)) errors[field] = [`${field} must be a non-negative decimal amount with at most 12 decimal places.`];
 }
 
+type RateLimitField = keyof typeof RATE_LIMIT_MAX;
+
+function checkRateLimit(field: RateLimitField, value: number | null | undefined, errors: Record<string, string[]>) {
+  if (value === null || value === undefined) return;
+  const max = RATE_LIMIT_MAX[field];
+  if (!Number.isSafeInteger(value) || value < 1 || value > max) {
+    errors[field] = [`${field} must be a whole number from 1 to ${max.toLocaleString("en-US")} (leave it unset when not configured), got ${value}.`];
+  }
+}
+
+function checkRateLimits(limits: Partial<Pick<CatalogModel, "requestsPerMinute" | "tokensPerMinute" | "maxConcurrentCalls">>, errors: Record<string, string[]>) {
+  checkRateLimit("requests_per_minute", limits.requestsPerMinute, errors);
+  checkRateLimit("tokens_per_minute", limits.tokensPerMinute, errors);
+  checkRateLimit("max_concurrent_calls", limits.maxConcurrentCalls, errors);
+}
+
 async function checkFallback(db: Db, id: string, fallback: string, errors: Record<string, string[]>) {
   if (fallback === id) errors.fallback_model = ["A model cannot fall back to itself."];
   else if (!(await findModel(db, fallback))) errors.fallback_model = [`No model "${fallback}" in the catalog.`];
@@ -154,6 +190,7 @@ export async function addModel(db: Db, model: CatalogModel): Promise<CatalogMode
   if (!MODEL_ID.test(model.id)) errors.id = ["id must look like provider:model (lower-case provider name)."];
   checkPrice("input_price_per_million", model.inputPricePerMillion, errors);
   checkPrice("output_price_per_million", model.outputPricePerMillion, errors);
+  checkRateLimits(model, errors);
   if (model.fallbackModel) await checkFallback(db, model.id, model.fallbackModel, errors);
   throwIfAny(errors);
   const [row] = await db.insert(models).values({ ...model, fallbackModel: model.fallbackModel || null }).onConflictDoNothing().returning();
@@ -169,6 +206,10 @@ export interface ModelChanges {
   outputPricePerMillion?: string;
   /** "" removes the fallback. */
   fallbackModel?: string;
+  /** Rate limits: a number sets the limit, null removes it (not configured), undefined leaves it. */
+  requestsPerMinute?: number | null;
+  tokensPerMinute?: number | null;
+  maxConcurrentCalls?: number | null;
 }
 
 export async function updateModel(db: Db, id: string, changes: ModelChanges): Promise<CatalogModel> {
@@ -176,6 +217,7 @@ export async function updateModel(db: Db, id: string, changes: ModelChanges): Pr
   const errors: Record<string, string[]> = {};
   if (changes.inputPricePerMillion !== undefined) checkPrice("input_price_per_million", changes.inputPricePerMillion, errors);
   if (changes.outputPricePerMillion !== undefined) checkPrice("output_price_per_million", changes.outputPricePerMillion, errors);
+  checkRateLimits(changes, errors);
   if (changes.fallbackModel) await checkFallback(db, id, changes.fallbackModel, errors);
   throwIfAny(errors);
   const [row] = await db
@@ -186,6 +228,9 @@ export async function updateModel(db: Db, id: string, changes: ModelChanges): Pr
       inputPricePerMillion: changes.inputPricePerMillion,
       outputPricePerMillion: changes.outputPricePerMillion,
       fallbackModel: changes.fallbackModel === undefined ? undefined : changes.fallbackModel || null,
+      requestsPerMinute: changes.requestsPerMinute,
+      tokensPerMinute: changes.tokensPerMinute,
+      maxConcurrentCalls: changes.maxConcurrentCalls,
       updatedAt: new Date(),
     })
     .where(eq(models.id, id))

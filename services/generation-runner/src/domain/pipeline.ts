@@ -19,7 +19,8 @@ import { humanize } from "./finishing.ts";
 import { recordStepStart } from "./step-attempts.ts";
 import { withImages } from "./image-placement.ts";
 import type { ImageStores } from "./image-store.ts";
-import { callModel, StepFailure, type ChatRequest } from "./model-call.ts";
+import { callModel, StepFailure, type CallTurn, type ChatRequest } from "./model-call.ts";
+import type { Pacer, WaitReason } from "./paced-call.ts";
 import { stepDuration } from "../../../kit/src/metrics.ts";
 import { findModelAndFallback, type CatalogModel } from "./model-catalog.ts";
 import type { OriginalityDetector } from "./originality.ts";
@@ -37,6 +38,8 @@ export interface PipelineDeps {
   db: Db;
   logger: Logger;
   clients: ModelClients;
+  /** Paces provider calls to their budgets, shared by every replica (paced-call.ts). */
+  pacer: Pacer;
   articles: Client<typeof ArticleStoreService>;
   /** The article as the store has it now (undefined when unknown); reads of runs starting together share a call (article-reads.ts). */
   readArticle: (externalId: string) => Promise<Article | undefined>;
@@ -112,19 +115,25 @@ async function catalogModels(db: Db, id: string): Promise<{ requested: CatalogMo
   return { requested: model, fallback };
 }
 
-export async function generateArticle(deps: PipelineDeps, externalId: string, job: JobControl): Promise<RunOutcome> {
+/** A protobuf timestamp in ms since the epoch (now when absent). */
+export function timestampMs(at: { seconds: bigint; nanos: number } | undefined): number {
+  return at ? Number(at.seconds) * 1000 + Math.floor(at.nanos / 1e6) : Date.now();
+}
+
+/** Runs the article; `known` is the article as just read, when the caller has it. */
+export async function generateArticle(deps: PipelineDeps, externalId: string, job: JobControl, known?: Article): Promise<RunOutcome> {
   const reports = new ProgressReports((report) => deps.lifecycle.recordProgress({ externalId, ...report }), undefined, deps.progressKeepAliveMs);
   try {
-    return await runArticle(deps, externalId, job, reports, new RunEvents(deps.eventLog, externalId, deps.logger));
+    return await runArticle(deps, externalId, job, reports, new RunEvents(deps.eventLog, externalId, deps.logger), known);
   } finally {
     // A run that ends (or parks) sends nothing more: a later pickup reports for itself.
     reports.stop();
   }
 }
 
-async function runArticle(deps: PipelineDeps, externalId: string, job: JobControl, reports: ProgressReports, events: RunEvents): Promise<RunOutcome> {
+async function runArticle(deps: PipelineDeps, externalId: string, job: JobControl, reports: ProgressReports, events: RunEvents, known?: Article): Promise<RunOutcome> {
   const { db, lifecycle } = deps;
-  const article = await deps.readArticle(externalId);
+  const article = known ?? (await deps.readArticle(externalId));
   if (!article) {
     deps.logger.warn("generation job for an unknown article dropped", { externalId });
     return "skipped";
@@ -167,6 +176,12 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
     reports.report({ status, currentStep, aiModelUsed: modelUsed(), cost: formatUsd(cost) });
   };
   const stopIfCancelled = () => job.signal?.throwIfAborted();
+  const turn: CallTurn = { account: String(article.accountId), since: timestampMs(article.createdAt) };
+  // A step held up by its provider says so in the article's events and the runner's log.
+  const onWait = (step: string) => (reason: WaitReason, model: string) => {
+    events.waiting(step, reason, model);
+    deps.logger.info("step waiting for its provider", { externalId, step, reason, model });
+  };
   // Batch mode takes single-step workflows only (spec 4.1); creation enforces it.
   const batchMode = settings.useBatchApi && steps.length === 1;
 
@@ -205,6 +220,8 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
         schemaName: `step_${step.stepNumber}`,
         timeoutMs: (step.timeoutSeconds || DEFAULT_STEP_TIMEOUT_SECONDS) * 1000,
         signal: job.signal,
+        turn,
+        onWait: onWait(step.stepName),
       };
       events.stepStarted(step, requested.id);
       const stepStartedAt = performance.now();
@@ -246,7 +263,7 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
     const preset = settings.imagePresetId ? (await deps.articles.getImagePreset({ imagePresetId: settings.imagePresetId })).imagePreset : undefined;
     // Images are finishing touches: on the last attempt the article completes without those still failing.
     images = await generateImages(
-      { db, clients: deps.clients, stores: deps.imageStores, logger: deps.logger, imageModel: deps.imageModel, publicBaseUrl: deps.publicBaseUrl },
+      { db, clients: deps.clients, pacer: deps.pacer, turn, stores: deps.imageStores, logger: deps.logger, imageModel: deps.imageModel, publicBaseUrl: deps.publicBaseUrl },
       externalId,
       bodyOf(content),
       { count: settings.imageCount, aspectRatio: settings.imageAspectRatio, title: article.title, keyword: article.targetKeyword, style: preset?.style },
@@ -291,7 +308,7 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
   let completed = generated;
   if (article.humanize) {
     // The pass rewrites the text alone; the images are placed in its output as in the first version.
-    const pass = await humanize(db, deps.clients, externalId, content, {
+    const pass = await humanize(db, deps, externalId, content, {
       primary: requested,
       fallback,
       temperature,
@@ -300,6 +317,8 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
       language: article.language,
       timeoutMs: (last.timeoutSeconds || DEFAULT_STEP_TIMEOUT_SECONDS) * 1000,
       signal: job.signal,
+      turn,
+      onWait: onWait("Humanizing"),
     });
     await events.flush();
     const added = await lifecycle.addVersion({
@@ -335,7 +354,7 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
 }
 
 async function liveStep(deps: PipelineDeps, externalId: string, requested: CatalogModel, fallback: CatalogModel | undefined, step: SnapshotStep, request: ChatRequest, next: StepStart | undefined) {
-  const reply = await callModel(deps.clients, requested, fallback, request);
+  const reply = await callModel(deps, requested, fallback, request);
   return saveStepCheckpoint(deps.db, externalId, {
     stepNumber: step.stepNumber,
     stepName: step.stepName,
@@ -346,12 +365,13 @@ async function liveStep(deps: PipelineDeps, externalId: string, requested: Catal
     completionTokens: reply.completionTokens,
     cost: reply.cost,
     output: reply.output,
+    waitedMs: reply.waitedMs,
   }, next);
 }
 
 /** Submits or polls the provider batch; parks the job until the batch is done. */
 async function batchedStep(deps: PipelineDeps, run: RunRow, requested: CatalogModel, step: SnapshotStep, request: ChatRequest, job: JobControl) {
-  const progress = await advanceBatch(deps.db, deps.clients, run, requested, request);
+  const progress = await advanceBatch(deps.db, deps, run, requested, request);
   if (progress.state === "waiting") {
     return job.resumeLater(Math.min(deps.batchPoll.firstMs * 2 ** progress.polls, deps.batchPoll.maxMs));
   }
@@ -365,5 +385,7 @@ async function batchedStep(deps: PipelineDeps, run: RunRow, requested: CatalogMo
     completionTokens: progress.completionTokens,
     cost: progress.cost,
     output: progress.output,
+    // A batch is waited on by polling, not by a paced call.
+    waitedMs: 0,
   });
 }

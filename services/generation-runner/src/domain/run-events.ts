@@ -55,8 +55,14 @@ export class RunEvents {
         cost: usd(checkpoint.cost),
         cost_so_far: usd(costSoFar),
         duration_ms: Math.round(durationMs),
+        waited_ms: Math.round(checkpoint.waitedMs),
       },
     });
+  }
+
+  /** A step held up by its provider: its turn in the budget, a 429's pause, or an outage (once per reason and step). */
+  waiting(step: string, reason: string, model: string): void {
+    this.write({ event: "waiting", data: { step, reason, model } });
   }
 
   source(source: { index: number; title: string; url: string; wordCount: number }): void {

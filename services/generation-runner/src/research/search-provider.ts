@@ -25,6 +25,8 @@ export class SearchProviderError extends Error {
     readonly provider: string,
     message: string,
     readonly status?: number,
+    /** The answer's headers, when there was one: a 429's retry delay and the engine's limits. */
+    readonly headers?: Headers,
   ) {
     super(`${provider}: ${message}`);
   }
@@ -67,7 +69,7 @@ export async function fetchSearchJson(
   if (!response.ok) {
     const hint = init.describeStatus?.(response.status) ?? "request failed";
     const detail = text.trim().slice(0, 200);
-    throw new SearchProviderError(provider, `HTTP ${response.status}: ${hint}${detail ? ` (${detail})` : ""}`, response.status);
+    throw new SearchProviderError(provider, `HTTP ${response.status}: ${hint}${detail ? ` (${detail})` : ""}`, response.status, response.headers);
   }
   try {
     return JSON.parse(text);

@@ -2,7 +2,8 @@
 // @generated from file articles/generation_runner/v1/models.proto (package articles.generation_runner.v1, syntax proto3)
 /* eslint-disable */
 
-// The model catalog: which models exist, what they cost and what they fall back to.
+// The model catalog: which models exist, what they cost, what they fall back to and the
+// provider rate limits the runner paces its calls to them by.
 // (Credential and error codes as in every articles.* service: see article_store/v1/articles.proto.)
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
@@ -13,10 +14,10 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file articles/generation_runner/v1/models.proto.
  */
 export const file_articles_generation_runner_v1_models: GenFile = /*@__PURE__*/
-  fileDesc("CiphcnRpY2xlcy9nZW5lcmF0aW9uX3J1bm5lci92MS9tb2RlbHMucHJvdG8SHWFydGljbGVzLmdlbmVyYXRpb25fcnVubmVyLnYxIq4BCgVNb2RlbBIKCgJpZBgBIAEoCRIOCgZhY3RpdmUYAiABKAgSFgoOc3VwcG9ydHNfYmF0Y2gYAyABKAgSHwoXaW5wdXRfcHJpY2VfcGVyX21pbGxpb24YBCABKAkSIAoYb3V0cHV0X3ByaWNlX3Blcl9taWxsaW9uGAUgASgJEhsKDmZhbGxiYWNrX21vZGVsGAYgASgJSACIAQFCEQoPX2ZhbGxiYWNrX21vZGVsIiQKE1Jlc29sdmVNb2RlbFJlcXVlc3QSDQoFbW9kZWwYASABKAkiSwoUUmVzb2x2ZU1vZGVsUmVzcG9uc2USMwoFbW9kZWwYASABKAsyJC5hcnRpY2xlcy5nZW5lcmF0aW9uX3J1bm5lci52MS5Nb2RlbCITChFMaXN0TW9kZWxzUmVxdWVzdCJKChJMaXN0TW9kZWxzUmVzcG9uc2USNAoGbW9kZWxzGAEgAygLMiQuYXJ0aWNsZXMuZ2VuZXJhdGlvbl9ydW5uZXIudjEuTW9kZWwiRgoPQWRkTW9kZWxSZXF1ZXN0EjMKBW1vZGVsGAEgASgLMiQuYXJ0aWNsZXMuZ2VuZXJhdGlvbl9ydW5uZXIudjEuTW9kZWwiRwoQQWRkTW9kZWxSZXNwb25zZRIzCgVtb2RlbBgBIAEoCzIkLmFydGljbGVzLmdlbmVyYXRpb25fcnVubmVyLnYxLk1vZGVsIqYCChJVcGRhdGVNb2RlbFJlcXVlc3QSCgoCaWQYASABKAkSEwoGYWN0aXZlGAIgASgISACIAQESGwoOc3VwcG9ydHNfYmF0Y2gYAyABKAhIAYgBARIkChdpbnB1dF9wcmljZV9wZXJfbWlsbGlvbhgEIAEoCUgCiAEBEiUKGG91dHB1dF9wcmljZV9wZXJfbWlsbGlvbhgFIAEoCUgDiAEBEhsKDmZhbGxiYWNrX21vZGVsGAYgASgJSASIAQFCCQoHX2FjdGl2ZUIRCg9fc3VwcG9ydHNfYmF0Y2hCGgoYX2lucHV0X3ByaWNlX3Blcl9taWxsaW9uQhsKGV9vdXRwdXRfcHJpY2VfcGVyX21pbGxpb25CEQoPX2ZhbGxiYWNrX21vZGVsIkoKE1VwZGF0ZU1vZGVsUmVzcG9uc2USMwoFbW9kZWwYASABKAsyJC5hcnRpY2xlcy5nZW5lcmF0aW9uX3J1bm5lci52MS5Nb2RlbDLkAwoTTW9kZWxDYXRhbG9nU2VydmljZRJ3CgxSZXNvbHZlTW9kZWwSMi5hcnRpY2xlcy5nZW5lcmF0aW9uX3J1bm5lci52MS5SZXNvbHZlTW9kZWxSZXF1ZXN0GjMuYXJ0aWNsZXMuZ2VuZXJhdGlvbl9ydW5uZXIudjEuUmVzb2x2ZU1vZGVsUmVzcG9uc2UScQoKTGlzdE1vZGVscxIwLmFydGljbGVzLmdlbmVyYXRpb25fcnVubmVyLnYxLkxpc3RNb2RlbHNSZXF1ZXN0GjEuYXJ0aWNsZXMuZ2VuZXJhdGlvbl9ydW5uZXIudjEuTGlzdE1vZGVsc1Jlc3BvbnNlEmsKCEFkZE1vZGVsEi4uYXJ0aWNsZXMuZ2VuZXJhdGlvbl9ydW5uZXIudjEuQWRkTW9kZWxSZXF1ZXN0Gi8uYXJ0aWNsZXMuZ2VuZXJhdGlvbl9ydW5uZXIudjEuQWRkTW9kZWxSZXNwb25zZRJ0CgtVcGRhdGVNb2RlbBIxLmFydGljbGVzLmdlbmVyYXRpb25fcnVubmVyLnYxLlVwZGF0ZU1vZGVsUmVxdWVzdBoyLmFydGljbGVzLmdlbmVyYXRpb25fcnVubmVyLnYxLlVwZGF0ZU1vZGVsUmVzcG9uc2ViBnByb3RvMw");
+  fileDesc("CiphcnRpY2xlcy9nZW5lcmF0aW9uX3J1bm5lci92MS9tb2RlbHMucHJvdG8SHWFydGljbGVzLmdlbmVyYXRpb25fcnVubmVyLnYxItoCCgVNb2RlbBIKCgJpZBgBIAEoCRIOCgZhY3RpdmUYAiABKAgSFgoOc3VwcG9ydHNfYmF0Y2gYAyABKAgSHwoXaW5wdXRfcHJpY2VfcGVyX21pbGxpb24YBCABKAkSIAoYb3V0cHV0X3ByaWNlX3Blcl9taWxsaW9uGAUgASgJEhsKDmZhbGxiYWNrX21vZGVsGAYgASgJSACIAQESIAoTcmVxdWVzdHNfcGVyX21pbnV0ZRgHIAEoBUgBiAEBEh4KEXRva2Vuc19wZXJfbWludXRlGAggASgDSAKIAQESIQoUbWF4X2NvbmN1cnJlbnRfY2FsbHMYCSABKAVIA4gBAUIRCg9fZmFsbGJhY2tfbW9kZWxCFgoUX3JlcXVlc3RzX3Blcl9taW51dGVCFAoSX3Rva2Vuc19wZXJfbWludXRlQhcKFV9tYXhfY29uY3VycmVudF9jYWxscyIkChNSZXNvbHZlTW9kZWxSZXF1ZXN0Eg0KBW1vZGVsGAEgASgJIksKFFJlc29sdmVNb2RlbFJlc3BvbnNlEjMKBW1vZGVsGAEgASgLMiQuYXJ0aWNsZXMuZ2VuZXJhdGlvbl9ydW5uZXIudjEuTW9kZWwiEwoRTGlzdE1vZGVsc1JlcXVlc3QiSgoSTGlzdE1vZGVsc1Jlc3BvbnNlEjQKBm1vZGVscxgBIAMoCzIkLmFydGljbGVzLmdlbmVyYXRpb25fcnVubmVyLnYxLk1vZGVsIkYKD0FkZE1vZGVsUmVxdWVzdBIzCgVtb2RlbBgBIAEoCzIkLmFydGljbGVzLmdlbmVyYXRpb25fcnVubmVyLnYxLk1vZGVsIkcKEEFkZE1vZGVsUmVzcG9uc2USMwoFbW9kZWwYASABKAsyJC5hcnRpY2xlcy5nZW5lcmF0aW9uX3J1bm5lci52MS5Nb2RlbCK6BAoSVXBkYXRlTW9kZWxSZXF1ZXN0EgoKAmlkGAEgASgJEhMKBmFjdGl2ZRgCIAEoCEgAiAEBEhsKDnN1cHBvcnRzX2JhdGNoGAMgASgISAGIAQESJAoXaW5wdXRfcHJpY2VfcGVyX21pbGxpb24YBCABKAlIAogBARIlChhvdXRwdXRfcHJpY2VfcGVyX21pbGxpb24YBSABKAlIA4gBARIbCg5mYWxsYmFja19tb2RlbBgGIAEoCUgEiAEBEiAKE3JlcXVlc3RzX3Blcl9taW51dGUYByABKAVIBYgBARIeChF0b2tlbnNfcGVyX21pbnV0ZRgIIAEoA0gGiAEBEiEKFG1heF9jb25jdXJyZW50X2NhbGxzGAkgASgFSAeIAQESIQoZY2xlYXJfcmVxdWVzdHNfcGVyX21pbnV0ZRgKIAEoCBIfChdjbGVhcl90b2tlbnNfcGVyX21pbnV0ZRgLIAEoCBIiChpjbGVhcl9tYXhfY29uY3VycmVudF9jYWxscxgMIAEoCEIJCgdfYWN0aXZlQhEKD19zdXBwb3J0c19iYXRjaEIaChhfaW5wdXRfcHJpY2VfcGVyX21pbGxpb25CGwoZX291dHB1dF9wcmljZV9wZXJfbWlsbGlvbkIRCg9fZmFsbGJhY2tfbW9kZWxCFgoUX3JlcXVlc3RzX3Blcl9taW51dGVCFAoSX3Rva2Vuc19wZXJfbWludXRlQhcKFV9tYXhfY29uY3VycmVudF9jYWxscyJKChNVcGRhdGVNb2RlbFJlc3BvbnNlEjMKBW1vZGVsGAEgASgLMiQuYXJ0aWNsZXMuZ2VuZXJhdGlvbl9ydW5uZXIudjEuTW9kZWwy5AMKE01vZGVsQ2F0YWxvZ1NlcnZpY2USdwoMUmVzb2x2ZU1vZGVsEjIuYXJ0aWNsZXMuZ2VuZXJhdGlvbl9ydW5uZXIudjEuUmVzb2x2ZU1vZGVsUmVxdWVzdBozLmFydGljbGVzLmdlbmVyYXRpb25fcnVubmVyLnYxLlJlc29sdmVNb2RlbFJlc3BvbnNlEnEKCkxpc3RNb2RlbHMSMC5hcnRpY2xlcy5nZW5lcmF0aW9uX3J1bm5lci52MS5MaXN0TW9kZWxzUmVxdWVzdBoxLmFydGljbGVzLmdlbmVyYXRpb25fcnVubmVyLnYxLkxpc3RNb2RlbHNSZXNwb25zZRJrCghBZGRNb2RlbBIuLmFydGljbGVzLmdlbmVyYXRpb25fcnVubmVyLnYxLkFkZE1vZGVsUmVxdWVzdBovLmFydGljbGVzLmdlbmVyYXRpb25fcnVubmVyLnYxLkFkZE1vZGVsUmVzcG9uc2USdAoLVXBkYXRlTW9kZWwSMS5hcnRpY2xlcy5nZW5lcmF0aW9uX3J1bm5lci52MS5VcGRhdGVNb2RlbFJlcXVlc3QaMi5hcnRpY2xlcy5nZW5lcmF0aW9uX3J1bm5lci52MS5VcGRhdGVNb2RlbFJlc3BvbnNlYgZwcm90bzM");
 
 /**
- * One model of the catalog and its prices.
+ * One model of the catalog: its prices, fallback and rate limits.
  *
  * @generated from message articles.generation_runner.v1.Model
  */
@@ -62,6 +63,31 @@ export type Model = Message<"articles.generation_runner.v1.Model"> & {
    * @generated from field: optional string fallback_model = 6;
    */
   fallbackModel?: string | undefined;
+
+  /**
+   * The provider's limit of requests per minute for this model, set by the operator so the
+   * runner can pace its calls: 1 to 10,000,000 (INVALID_ARGUMENT on the field otherwise). Unset:
+   * not configured; the runner then learns the limit from the provider's x-ratelimit headers.
+   *
+   * @generated from field: optional int32 requests_per_minute = 7;
+   */
+  requestsPerMinute?: number | undefined;
+
+  /**
+   * The provider's limit of tokens (prompt + completion) per minute for this model: 1 to
+   * 10,000,000,000. Unset: not configured; learned from the provider's x-ratelimit headers.
+   *
+   * @generated from field: optional int64 tokens_per_minute = 8;
+   */
+  tokensPerMinute?: bigint | undefined;
+
+  /**
+   * How many calls to this model may be in flight at once: 1 to 100,000. Unset: not configured
+   * (no cap set by the operator).
+   *
+   * @generated from field: optional int32 max_concurrent_calls = 9;
+   */
+  maxConcurrentCalls?: number | undefined;
 };
 
 /**
@@ -150,7 +176,7 @@ export const ListModelsResponseSchema: GenMessage<ListModelsResponse> = /*@__PUR
   messageDesc(file_articles_generation_runner_v1_models, 4);
 
 /**
- * A model to add. INVALID_ARGUMENT for a malformed id or price.
+ * A model to add. INVALID_ARGUMENT for a malformed id, price or rate limit.
  *
  * @generated from message articles.generation_runner.v1.AddModelRequest
  */
@@ -240,6 +266,54 @@ export type UpdateModelRequest = Message<"articles.generation_runner.v1.UpdateMo
    * @generated from field: optional string fallback_model = 6;
    */
   fallbackModel?: string | undefined;
+
+  /**
+   * New requests per minute limit, in the bounds of Model.requests_per_minute; unset leaves it as
+   * it is. A limit is removed with clear_requests_per_minute, never with a value (0 is invalid).
+   *
+   * @generated from field: optional int32 requests_per_minute = 7;
+   */
+  requestsPerMinute?: number | undefined;
+
+  /**
+   * New tokens per minute limit, in the bounds of Model.tokens_per_minute; unset leaves it as it
+   * is. Removed with clear_tokens_per_minute.
+   *
+   * @generated from field: optional int64 tokens_per_minute = 8;
+   */
+  tokensPerMinute?: bigint | undefined;
+
+  /**
+   * New limit of calls in flight at once, in the bounds of Model.max_concurrent_calls; unset
+   * leaves it as it is. Removed with clear_max_concurrent_calls.
+   *
+   * @generated from field: optional int32 max_concurrent_calls = 9;
+   */
+  maxConcurrentCalls?: number | undefined;
+
+  /**
+   * True removes the requests per minute limit (back to not configured); false changes nothing.
+   * INVALID_ARGUMENT on requests_per_minute when that field is set as well.
+   *
+   * @generated from field: bool clear_requests_per_minute = 10;
+   */
+  clearRequestsPerMinute: boolean;
+
+  /**
+   * True removes the tokens per minute limit; INVALID_ARGUMENT on tokens_per_minute when that
+   * field is set as well.
+   *
+   * @generated from field: bool clear_tokens_per_minute = 11;
+   */
+  clearTokensPerMinute: boolean;
+
+  /**
+   * True removes the limit of calls in flight at once; INVALID_ARGUMENT on max_concurrent_calls
+   * when that field is set as well.
+   *
+   * @generated from field: bool clear_max_concurrent_calls = 12;
+   */
+  clearMaxConcurrentCalls: boolean;
 };
 
 /**

@@ -1,0 +1,369 @@
+// A call to a provider (a model, the image model, a batch submission, the search engine) made the
+// way a real provider needs: it waits its turn for the shared budget (fair-gate.ts), a 429 pauses
+// the budget for the time the provider asks and the call goes again (never a failed attempt), and
+// an outage (server errors, broken connections) opens the model's circuit breaker: the call moves
+// to the fallback model when there is one, else waits for the probe that finds the provider back.
+// Only what will not heal fails the call: a refusal (4xx), a timeout (the step's budget is spent;
+// the job's attempts decide), a few outage errors in a row before the breaker opens, or an
+// outage longer than the runner's bound (PROVIDER_OUTAGE_LIMIT_MS, hours).
+import OpenAI from "openai";
+import type { Logger } from "../../../kit/src/logger.ts";
+import { budgetLimit, budgetRemaining, capacityWaits, providerAnswers, recordBreakerState } from "../../../kit/src/metrics.ts";
+import { CircuitBreakers } from "./circuit-breaker.ts";
+import { FairGate } from "./fair-gate.ts";
+import { ProviderCapacity, type BudgetState, type ConfiguredLimits } from "./provider-capacity.ts";
+import { ProviderNotConfigured } from "./providers.ts";
+import { readLimitReport, retryDelayOf } from "./rate-limit-headers.ts";
+
+export type WaitReason = "capacity" | "rate_limited" | "provider_unavailable";
+
+/** What a failed call was: how the pacing meets it. */
+export type FailureKind = "rate_limited" | "outage" | "timeout" | "elsewhere" | "final";
+
+/** A provider call the runner may make: its budget (and breaker) name and the operator's limits. */
+export interface PacedTarget {
+  id: string;
+  limits: ConfiguredLimits;
+}
+
+export interface ProviderAnswer<T> {
+  value: T;
+  headers?: Headers;
+  /** Tokens the call really used (its reservation settles to them). */
+  tokens?: number;
+}
+
+export interface PacingTicket {
+  account: string;
+  since: number;
+  /** Estimated tokens of the call. */
+  tokens: number;
+  signal?: AbortSignal;
+  /** Told when the call starts waiting, once per reason. */
+  onWait?: (reason: WaitReason, target: string) => void;
+}
+
+export interface PacedResult<T> {
+  value: T;
+  target: PacedTarget;
+  /** Time spent waiting for capacity, for a rate limit or for the provider to come back. */
+  waitedMs: number;
+}
+
+/** The provider stayed unavailable longer than the runner's outage bound: the article fails. */
+export class ProviderOutage extends Error {
+  override readonly name = "ProviderOutage";
+}
+
+/** A call that timed out: the step's budget for it is spent. */
+export class CallTimeout extends Error {
+  override readonly name = "CallTimeout";
+}
+
+/** A call that failed for good: the last failure of each target tried. */
+export class CallFailed extends Error {
+  override readonly name = "CallFailed";
+  constructor(readonly failures: Map<string, unknown>) {
+    super(describeFailures(failures));
+  }
+
+  /** The last failure (of the last target tried). */
+  get last(): unknown {
+    return [...this.failures.values()].at(-1);
+  }
+}
+
+/** What a paced call runs: the call itself, the probe that tests an open breaker, and (optionally) the call that reads the provider's limits. */
+export interface ProviderCalls<T> {
+  call: (target: PacedTarget, signal: AbortSignal) => Promise<ProviderAnswer<T>>;
+  /** A small call that shows the provider answers again; never the caller's own request, which may fail for reasons of its own. */
+  probe: (target: PacedTarget, signal: AbortSignal) => Promise<unknown>;
+  /** A small call whose answer's headers tell the provider's limits; without it they are learned from the calls themselves. */
+  readLimits?: (target: PacedTarget, signal: AbortSignal) => Promise<Headers | undefined>;
+}
+
+/** How long the call that reads a provider's limits may take. */
+const LIMITS_READ_MS = 10_000;
+
+/** Outage errors a call rides out (with backoff, trying its other targets first) before failing, while the breaker stays closed. */
+const OUTAGE_TRIES = 3;
+/** How long a 429 without a delay pauses the budget. */
+const DEFAULT_RATE_LIMIT_PAUSE_MS = 1000;
+
+/** The rate-limit headers of a failed call, where its error carries them. */
+function headersOf(error: unknown): Headers | undefined {
+  if (error instanceof OpenAI.APIError) return error.headers ?? undefined;
+  return (error as { headers?: Headers }).headers;
+}
+
+export function failureKind(error: unknown): FailureKind {
+  if (error instanceof CallTimeout || error instanceof OpenAI.APIConnectionTimeoutError) return "timeout";
+  if (error instanceof ProviderNotConfigured) return "elsewhere";
+  if (error instanceof OpenAI.APIUserAbortError) return "final";
+  if (error instanceof OpenAI.APIConnectionError) return "outage";
+  const status = error instanceof OpenAI.APIError ? error.status : (error as { status?: number }).status;
+  const code = error instanceof OpenAI.APIError ? error.code : undefined;
+  if (status === undefined) return error instanceof OpenAI.APIError || (error as { provider?: string }).provider ? "outage" : "final";
+  // An account out of credit answers 429 too, but it heals only when someone pays: an outage, not a pace.
+  if (status === 429) return code === "insufficient_quota" ? "outage" : "rate_limited";
+  if (status === 408 || status >= 500) return "outage";
+  if (status === 404) return "elsewhere";
+  return "final";
+}
+
+export class Pacer {
+  private readonly gates = new Map<string, FairGate>();
+  private readonly limits = new Map<string, ConfiguredLimits>();
+  /** Budgets whose limits this runner has looked up (or is looking up) before its first call. */
+  private readonly limitsRead = new Map<string, Promise<void>>();
+
+  constructor(
+    readonly capacity: ProviderCapacity,
+    readonly breakers: CircuitBreakers,
+    private readonly logger: Logger,
+    /** How long a call waits out an outage before it fails (PROVIDER_OUTAGE_LIMIT_MS). */
+    readonly outageLimitMs: number,
+    /** The first wait before a call tries again after an outage error (doubling; PROVIDER_RETRY_DELAY_MS). */
+    readonly retryDelayMs = 1000,
+  ) {}
+
+  private gate(target: PacedTarget): FairGate {
+    this.limits.set(target.id, target.limits);
+    let gate = this.gates.get(target.id);
+    if (!gate) this.gates.set(target.id, (gate = new FairGate(this.capacity, target.id, () => this.limits.get(target.id)!)));
+    return gate;
+  }
+
+  /** Calls waiting for capacity in this runner, per budget (a gauge of the metrics). */
+  waitingCalls(): Map<string, number> {
+    return new Map([...this.gates].map(([id, gate]) => [id, gate.waiting]));
+  }
+
+  /**
+   * Runs `calls.call` on the first target whose breaker lets it through (the fallbacks follow the
+   * primary), within the ticket's turn in the budget, until it answers or fails for good.
+   * `timeoutMs` bounds each try of the call, not the waits between them.
+   */
+  async run<T>(targets: PacedTarget[], ticket: PacingTicket, timeoutMs: number, calls: ProviderCalls<T>): Promise<PacedResult<T>> {
+    const { call, probe } = calls;
+    const started = Date.now();
+    let waitedMs = 0;
+    let outageSince: number | undefined;
+    let outageTries = 0;
+    const failures = new Map<string, unknown>();
+    const told = new Set<WaitReason>();
+    const waiting = (reason: WaitReason, target: string) => {
+      if (told.has(reason)) return;
+      told.add(reason);
+      capacityWaits.labels(target, reason).inc();
+      ticket.onWait?.(reason, target);
+    };
+    const nap = async (ms: number) => {
+      await sleep(ms, ticket.signal);
+      waitedMs += ms;
+    };
+    // Targets that answered "not here" (404, unconfigured) are not tried again by this call; one
+    // that failed as an outage is tried after the others.
+    const skipped = new Set<string>();
+    const demoted = new Set<string>();
+    for (;;) {
+      ticket.signal?.throwIfAborted();
+      const usable = targets.filter((t) => !skipped.has(t.id));
+      if (usable.length === 0) throw new CallFailed(failures);
+      const candidates = [...usable.filter((t) => !demoted.has(t.id)), ...usable.filter((t) => demoted.has(t.id))];
+      let chosen: PacedTarget | undefined;
+      let retryInMs = Infinity;
+      for (const target of candidates) {
+        const passage = await this.breakers.pass(target.id);
+        if (passage.probe) {
+          // This caller tests the provider for everyone; its own call follows when the test passes.
+          const healthy = await this.probe(target, probe, timeoutMs, ticket.signal);
+          recordBreakerState(target.id, healthy ? "closed" : "open");
+          if (healthy) chosen = target;
+          else continue;
+          break;
+        }
+        recordBreakerState(target.id, passage.go ? "closed" : "open");
+        if (passage.go) {
+          chosen = target;
+          break;
+        }
+        retryInMs = Math.min(retryInMs, passage.retryInMs);
+      }
+      if (!chosen) {
+        outageSince ??= Date.now();
+        if (Date.now() - outageSince > this.outageLimitMs) {
+          const names = candidates.map((t) => t.id).join(", ");
+          throw new ProviderOutage(`${names} unavailable for more than ${Math.round(this.outageLimitMs / 60_000)} min: ${describeFailures(failures)}`);
+        }
+        waiting("provider_unavailable", candidates[0]!.id);
+        await nap(Math.min(Math.max(retryInMs === Infinity ? 0 : retryInMs, 250), 5000) + Math.random() * 500);
+        continue;
+      }
+
+      if (calls.readLimits) await this.readLimitsOnce(chosen, calls.readLimits);
+      const admitted = (await this.capacity.isUnbounded(chosen.id, chosen.limits))
+        ? (this.capacity.countCall(chosen.id), { leaseId: undefined, waitedMs: 0 })
+        : await this.gate(chosen).enter({ ...ticket, onWait: () => waiting("capacity", chosen.id) });
+      waitedMs += admitted.waitedMs;
+      let answer: ProviderAnswer<T>;
+      try {
+        answer = await withTimeout(timeoutMs, ticket.signal, (signal) => call(chosen, signal));
+      } catch (failure) {
+        await this.settle(chosen, ticket.tokens, 0, admitted.leaseId);
+        if (ticket.signal?.aborted) throw ticket.signal.reason;
+        failures.set(chosen.id, failure);
+        const kind = failureKind(failure);
+        providerAnswers.labels(chosen.id, kind).inc();
+        if (kind === "rate_limited") {
+          // A quota that renews only after the outage bound (a monthly one) ends the wait like an outage would.
+          if (Date.now() - started > this.outageLimitMs) throw new ProviderOutage(`${chosen.id} still refuses calls (429) after ${Math.round(this.outageLimitMs / 60_000)} min: ${describe(failure)}`);
+          await this.rateLimited(chosen, failure);
+          waiting("rate_limited", chosen.id);
+          continue;
+        }
+        if (kind === "elsewhere") {
+          skipped.add(chosen.id);
+          continue;
+        }
+        if (kind !== "outage" && kind !== "timeout") throw new CallFailed(failures);
+        const state = await this.breakers.failed(chosen.id, false);
+        if (state.open) this.logger.warn("provider unavailable: circuit open", { model: chosen.id, retryInMs: state.retryInMs, error: describe(failure) });
+        if (kind === "timeout") throw new CallFailed(failures);
+        // An open breaker sends the call elsewhere or makes it wait; a closed one lets it ride out a
+        // short blip, trying the other targets first.
+        if (state.open) continue;
+        if (++outageTries >= OUTAGE_TRIES) throw new CallFailed(failures);
+        if (candidates.length > 1 && !demoted.has(chosen.id)) {
+          demoted.add(chosen.id);
+          continue;
+        }
+        await nap(this.retryDelayMs * 2 ** (outageTries - 1));
+        continue;
+      }
+      providerAnswers.labels(chosen.id, "ok").inc();
+      await Promise.all([
+        this.settle(chosen, ticket.tokens, answer.tokens ?? ticket.tokens, admitted.leaseId),
+        this.learn(chosen, answer.headers),
+        this.breakers.succeeded(chosen.id),
+      ]);
+      return { value: answer.value, target: chosen, waitedMs };
+    }
+  }
+
+  /**
+   * Before this runner's first call on a budget with no configured limits that no replica has
+   * learned yet: one small call reads the provider's x-ratelimit headers, so a burst never reaches
+   * a provider whose limits are unknown. The budget's other calls wait for it (10 s at most).
+   */
+  private async readLimitsOnce(target: PacedTarget, readLimits: (target: PacedTarget, signal: AbortSignal) => Promise<Headers | undefined>): Promise<void> {
+    const { requestsPerMinute, tokensPerMinute } = target.limits;
+    if (requestsPerMinute || tokensPerMinute) return;
+    let reading = this.limitsRead.get(target.id);
+    if (!reading) {
+      reading = (async () => {
+        const state = await this.capacity.state(target.id);
+        if (state.learnedRequestsPerMinute || state.learnedTokensPerMinute) return;
+        const headers = await withTimeout(LIMITS_READ_MS, undefined, (signal) => readLimits(target, signal)).catch((error) => headersOf(error));
+        await this.learn(target, headers);
+      })().catch(() => {});
+      this.limitsRead.set(target.id, reading);
+    }
+    await reading;
+  }
+
+  /** Tests an open breaker's provider with the small probe call: success closes it for every replica. */
+  private async probe(target: PacedTarget, probe: (target: PacedTarget, signal: AbortSignal) => Promise<unknown>, timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
+    try {
+      await withTimeout(Math.min(timeoutMs, 30_000), signal, (s) => probe(target, s));
+    } catch (error) {
+      if (signal?.aborted) throw signal.reason;
+      providerAnswers.labels(target.id, "probe_failed").inc();
+      const state = await this.breakers.failed(target.id, true);
+      this.logger.warn("provider still unavailable: probe failed", { model: target.id, retryInMs: state.open ? state.retryInMs : 0, error: describe(error) });
+      return false;
+    }
+    await this.breakers.succeeded(target.id);
+    this.logger.info("provider back: circuit closed", { model: target.id });
+    return true;
+  }
+
+  private async settle(target: PacedTarget, estimated: number, used: number, leaseId: string | undefined): Promise<void> {
+    if (!leaseId && (await this.capacity.isUnbounded(target.id, target.limits))) return;
+    await this.capacity.settle(target.id, target.limits, used - estimated, leaseId).catch((error) =>
+      this.logger.warn("could not settle a provider budget", { budget: target.id, error: (error as Error).message }),
+    );
+  }
+
+  /** A 429: the whole budget pauses for the time the provider asks, and learns the limit it reports. */
+  private async rateLimited(target: PacedTarget, error: unknown): Promise<void> {
+    const headers = headersOf(error);
+    const report = readLimitReport(headers);
+    const pauseMs = retryDelayOf(headers) ?? DEFAULT_RATE_LIMIT_PAUSE_MS;
+    const state = await this.capacity.report(target.id, { pauseMs, requestsPerMinute: report.requestsPerMinute, tokensPerMinute: report.tokensPerMinute, refused: true });
+    showLimits(target, state);
+    this.logger.info("provider rate limit: budget paused", { budget: target.id, pauseMs, learnedRequestsPerMinute: state.learnedRequestsPerMinute || undefined });
+  }
+
+  /** Keeps the budget in step with the limits an answer reports (only when they are news). */
+  private async learn(target: PacedTarget, headers: Headers | undefined): Promise<void> {
+    const report = readLimitReport(headers);
+    if (report.remainingRequests !== undefined) budgetRemaining.labels(target.id, "requests").set(report.remainingRequests);
+    if (report.remainingTokens !== undefined) budgetRemaining.labels(target.id, "tokens").set(report.remainingTokens);
+    if (!this.capacity.isNews(target.id, report)) return;
+    await this.capacity
+      .report(target.id, { pauseMs: report.exhaustedForMs, requestsPerMinute: report.requestsPerMinute, tokensPerMinute: report.tokensPerMinute, refused: false })
+      .then((state) => showLimits(target, state))
+      .catch((error) => this.logger.warn("could not record a provider's limits", { budget: target.id, error: (error as Error).message }));
+  }
+}
+
+/** The limits a budget is paced to now: the tighter of the operator's and the provider's. */
+function showLimits(target: PacedTarget, state: BudgetState): void {
+  const tighter = (configured: number | null, learned: number) => (configured && learned ? Math.min(configured, learned) : configured || learned);
+  budgetLimit.labels(target.id, "requests").set(tighter(target.limits.requestsPerMinute, state.learnedRequestsPerMinute));
+  budgetLimit.labels(target.id, "tokens").set(tighter(target.limits.tokensPerMinute, state.learnedTokensPerMinute));
+}
+
+function describe(error: unknown): string {
+  if (error instanceof OpenAI.APIError && error.status !== undefined) return `answered ${error.status}: ${error.message}`;
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** "a answered 503: …; b answered 500: …", the targets in the order they were tried. */
+function describeFailures(failures: Map<string, unknown>): string {
+  return [...failures].map(([target, error]) => `${target} ${error instanceof CallTimeout ? error.message : describe(error).replace(/^(?!answered)/, ": ")}`).join("; ");
+}
+
+/** Runs `work` with its own timer (a CallTimeout when it runs out), also ended by `outer`. */
+async function withTimeout<T>(timeoutMs: number, outer: AbortSignal | undefined, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const timer = new AbortController();
+  const timeout = setTimeout(() => timer.abort(new CallTimeout(`timed out after ${Math.round(timeoutMs / 1000)} s`)), timeoutMs);
+  const signal = outer ? AbortSignal.any([timer.signal, outer]) : timer.signal;
+  try {
+    return await work(signal);
+  } catch (error) {
+    if (outer?.aborted) throw outer.reason;
+    if (timer.signal.aborted) throw timer.signal.reason;
+    throw error;
+  } finally {
+    clearTimeout(timeout);
+  }
+}
+
+/** Sleeps, ending early (with the signal's reason) when the signal aborts. */
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  if (!signal) return Bun.sleep(ms);
+  signal.throwIfAborted();
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}

@@ -1,0 +1,241 @@
+// One budget per model (or search provider) in Redis, shared by every runner replica: the
+// provider's requests and tokens per minute and a cap on calls at once. A call is admitted only
+// when the budget allows it (GCRA for requests, a token bucket that may run into debt for tokens,
+// so a call larger than a second's worth still goes once the bucket is full), reserving its
+// estimated tokens; it settles to the real usage afterwards. A 429, or a budget the provider
+// reports empty, pauses the whole budget for the time the provider gives.
+//
+// The limits are the operator's (the model catalog) or, where the provider reports tighter ones in
+// its x-ratelimit-* headers, the provider's; with neither, the runner learns them: from the
+// headers, else from 429s (the pace it had reached, less a tenth; less a fifth at each further
+// 429; a tenth more after each quiet minute). Budgets are enforced over one second, as providers
+// enforce theirs, and paced at HEADROOM of the limit so clocks and network jitter do not cross it.
+import type IORedis from "ioredis";
+import { redisKey } from "../../../kit/src/redis.ts";
+import { redisScript } from "../../../kit/src/redis-scripts.ts";
+
+export interface ConfiguredLimits {
+  requestsPerMinute: number | null;
+  tokensPerMinute: number | null;
+  maxConcurrentCalls: number | null;
+}
+
+export const NO_LIMITS: ConfiguredLimits = { requestsPerMinute: null, tokensPerMinute: null, maxConcurrentCalls: null };
+
+/** The share of a limit the runner paces at. */
+export const HEADROOM = 0.95;
+/** The burst a budget allows: one second's worth, as providers enforce their per-minute limits over seconds. */
+const BURST_MS = 1000;
+/** A call's hold on a concurrency slot ends by itself after this long (a runner that died). */
+export const LEASE_MS = 15 * 60_000;
+/** A budget nobody used for an hour is forgotten, with what it learned. */
+const BUDGET_TTL_MS = 3_600_000;
+
+export type Admission = { admitted: true } | { admitted: false; waitMs: number };
+
+// Shared by the scripts: the server's clock in ms, and the effective limit (the tighter of the
+// operator's and the provider's; 0 is none).
+const PRELUDE = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local function tighter(a, b)
+  if a > 0 and b > 0 then return math.min(a, b) end
+  return math.max(a, b)
+end
+`;
+
+// KEYS: budget hash, leases zset. ARGV: rpm, tpm, max concurrent, tokens, lease id, lease ms, burst ms, headroom, ttl ms.
+const admitScript = redisScript(`${PRELUDE}
+local b = KEYS[1]
+local f = redis.call('HMGET', b, 'pause_until', 'rtat', 'ttat', 'learned_rpm', 'learned_tpm', 'learned_from', 'last_refusal')
+local pause = tonumber(f[1] or '0')
+if pause > now then return {0, pause - now} end
+local learnedRpm = tonumber(f[4] or '0')
+if f[6] == '429' and now - tonumber(f[7] or '0') > 60000 then
+  learnedRpm = math.ceil(learnedRpm * 1.1)
+  redis.call('HSET', b, 'learned_rpm', learnedRpm, 'last_refusal', now)
+end
+local rpm = tighter(tonumber(ARGV[1]), learnedRpm)
+local tpm = tighter(tonumber(ARGV[2]), tonumber(f[5] or '0'))
+local cap = tonumber(ARGV[3])
+local tokens = tonumber(ARGV[4])
+local burst = tonumber(ARGV[7])
+local headroom = tonumber(ARGV[8])
+local rtat = math.max(tonumber(f[2] or '0'), now)
+local ttat = math.max(tonumber(f[3] or '0'), now)
+local wait = 0
+local interval = 0
+if rpm > 0 then
+  interval = 60000 / (rpm * headroom)
+  local w = rtat - now - math.max(burst - interval, 0)
+  if w > wait then wait = w end
+end
+local perToken = 0
+if tpm > 0 then
+  perToken = 60000 / (tpm * headroom)
+  if ttat > now then
+    local w = math.min(ttat + tokens * perToken - now - burst, ttat - now)
+    if w > wait then wait = w end
+  end
+end
+if cap > 0 then
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+  if redis.call('ZCARD', KEYS[2]) >= cap then wait = math.max(wait, 50) end
+end
+if wait > 0 then return {0, math.ceil(wait)} end
+if rpm > 0 then redis.call('HSET', b, 'rtat', rtat + interval) end
+if tpm > 0 then redis.call('HSET', b, 'ttat', ttat + tokens * perToken) end
+if cap > 0 then
+  redis.call('ZADD', KEYS[2], now + tonumber(ARGV[6]), ARGV[5])
+  redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[6]))
+end
+redis.call('PEXPIRE', b, tonumber(ARGV[9]))
+return {1, 0}
+`);
+
+// KEYS: budget hash, leases zset. ARGV: token difference (real - estimated), tpm, headroom, lease id.
+const settleScript = redisScript(`${PRELUDE}
+local tpm = tighter(tonumber(ARGV[2]), tonumber(redis.call('HGET', KEYS[1], 'learned_tpm') or '0'))
+local ttat = tonumber(redis.call('HGET', KEYS[1], 'ttat') or '0')
+if tpm > 0 and ttat > 0 then
+  redis.call('HSET', KEYS[1], 'ttat', math.max(ttat + tonumber(ARGV[1]) * 60000 / (tpm * tonumber(ARGV[3])), now))
+end
+if ARGV[4] ~= '' then redis.call('ZREM', KEYS[2], ARGV[4]) end
+return 1
+`);
+
+// KEYS: budget hash. ARGV: pause ms, reported rpm, reported tpm, refused (1 for a 429), calls this
+// runner made in the last minute, ttl ms. Returns the limits now in force as learned.
+const reportScript = redisScript(`${PRELUDE}
+local b = KEYS[1]
+local pauseMs = tonumber(ARGV[1])
+if pauseMs > 0 then
+  local pauseUntil = now + pauseMs
+  if pauseUntil > tonumber(redis.call('HGET', b, 'pause_until') or '0') then redis.call('HSET', b, 'pause_until', pauseUntil) end
+end
+local rpm, tpm = tonumber(ARGV[2]), tonumber(ARGV[3])
+if rpm > 0 then redis.call('HSET', b, 'learned_rpm', rpm, 'learned_from', 'headers') end
+if tpm > 0 then redis.call('HSET', b, 'learned_tpm', tpm) end
+if rpm == 0 and ARGV[4] == '1' then
+  local f = redis.call('HMGET', b, 'learned_rpm', 'learned_from')
+  local learned = tonumber(f[1] or '0')
+  if learned > 0 and f[2] == '429' then learned = math.max(1, math.floor(learned * 0.8))
+  elseif learned == 0 then learned = math.max(1, math.floor(tonumber(ARGV[5]) * 0.9)) end
+  if f[2] ~= 'headers' then redis.call('HSET', b, 'learned_rpm', learned, 'learned_from', '429', 'last_refusal', now) end
+end
+redis.call('PEXPIRE', b, tonumber(ARGV[6]))
+return redis.call('HMGET', b, 'learned_rpm', 'learned_tpm', 'pause_until')
+`);
+
+/** What a budget holds now, as this runner last read it. */
+export interface BudgetState {
+  learnedRequestsPerMinute: number;
+  learnedTokensPerMinute: number;
+  pausedUntil: number;
+  readAt: number;
+}
+
+const limitOf = (n: number | null) => (n && n > 0 ? n : 0);
+
+export class ProviderCapacity {
+  private readonly states = new Map<string, BudgetState>();
+  /** When this runner admitted its calls of the last minute, per budget: the pace a 429 without headers is learned from. */
+  private readonly recentCalls = new Map<string, number[]>();
+
+  constructor(
+    private readonly redis: IORedis,
+    private readonly redisPrefix: string,
+  ) {}
+
+  private keys(budget: string): [string, string] {
+    const base = redisKey(this.redisPrefix, "capacity", budget);
+    return [base, `${base}:calls`];
+  }
+
+  /** Whether calls on this budget can skip Redis: no limit configured, none learned, no pause (as read at most a second ago). */
+  async isUnbounded(budget: string, limits: ConfiguredLimits): Promise<boolean> {
+    if (limitOf(limits.requestsPerMinute) || limitOf(limits.tokensPerMinute) || limitOf(limits.maxConcurrentCalls)) return false;
+    const state = await this.state(budget);
+    return state.learnedRequestsPerMinute === 0 && state.learnedTokensPerMinute === 0 && state.pausedUntil <= Date.now();
+  }
+
+  async state(budget: string): Promise<BudgetState> {
+    const known = this.states.get(budget);
+    if (known && Date.now() - known.readAt < 1000) return known;
+    const [rpm, tpm, pause] = await this.redis.hmget(this.keys(budget)[0], "learned_rpm", "learned_tpm", "pause_until");
+    return this.remember(budget, [rpm, tpm, pause]);
+  }
+
+  private remember(budget: string, [rpm, tpm, pause]: (string | null)[]): BudgetState {
+    const state = { learnedRequestsPerMinute: Number(rpm ?? 0), learnedTokensPerMinute: Number(tpm ?? 0), pausedUntil: Number(pause ?? 0), readAt: Date.now() };
+    this.states.set(budget, state);
+    return state;
+  }
+
+  /** Admits one call of about `tokens` tokens, holding concurrency slot `leaseId` when the budget caps calls at once. */
+  async admit(budget: string, limits: ConfiguredLimits, tokens: number, leaseId: string): Promise<Admission> {
+    const [admitted, waitMs] = (await admitScript.run(this.redis, this.keys(budget), [
+      limitOf(limits.requestsPerMinute),
+      limitOf(limits.tokensPerMinute),
+      limitOf(limits.maxConcurrentCalls),
+      Math.max(0, Math.round(tokens)),
+      leaseId,
+      LEASE_MS,
+      BURST_MS,
+      HEADROOM,
+      BUDGET_TTL_MS,
+    ])) as [number, number];
+    if (admitted !== 1) return { admitted: false, waitMs };
+    this.countCall(budget);
+    return { admitted: true };
+  }
+
+  /** Notes a call made without Redis (an unbounded budget), so a first 429 knows the pace reached. */
+  countCall(budget: string): void {
+    const now = Date.now();
+    let calls = this.recentCalls.get(budget);
+    if (!calls) this.recentCalls.set(budget, (calls = []));
+    calls.push(now);
+    // Trimmed in bulk so a busy budget does not shift the array on every call.
+    if (calls.length > 4096 || calls[0]! < now - 120_000) {
+      const from = calls.findIndex((t) => t >= now - 60_000);
+      calls.splice(0, from === -1 ? calls.length : from);
+    }
+  }
+
+  private callsInLastMinute(budget: string): number {
+    const since = Date.now() - 60_000;
+    return (this.recentCalls.get(budget) ?? []).filter((t) => t >= since).length;
+  }
+
+  /** Settles a call's reservation to the tokens it really used and frees its concurrency slot. */
+  async settle(budget: string, limits: ConfiguredLimits, tokenDifference: number, leaseId: string | undefined): Promise<void> {
+    if (tokenDifference === 0 && leaseId === undefined) return;
+    await settleScript.run(this.redis, this.keys(budget), [Math.round(tokenDifference), limitOf(limits.tokensPerMinute), HEADROOM, leaseId ?? ""]);
+  }
+
+  /**
+   * What an answer said about the budget: the limits the provider reports, a pause (a 429's
+   * retry delay, or a budget reported empty until its reset). `refused` is a 429.
+   */
+  async report(budget: string, report: { pauseMs?: number; requestsPerMinute?: number; tokensPerMinute?: number; refused: boolean }): Promise<BudgetState> {
+    const reply = (await reportScript.run(this.redis, [this.keys(budget)[0]], [
+      Math.max(0, Math.ceil(report.pauseMs ?? 0)),
+      report.requestsPerMinute ?? 0,
+      report.tokensPerMinute ?? 0,
+      report.refused ? 1 : 0,
+      this.callsInLastMinute(budget),
+      BUDGET_TTL_MS,
+    ])) as (string | null)[];
+    return this.remember(budget, reply);
+  }
+
+  /** Whether a report changes what this runner knows (so an answer that repeats it costs no Redis call). */
+  isNews(budget: string, report: { requestsPerMinute?: number; tokensPerMinute?: number; exhaustedForMs?: number }): boolean {
+    const known = this.states.get(budget);
+    if (report.exhaustedForMs !== undefined) return true;
+    if (!known) return report.requestsPerMinute !== undefined || report.tokensPerMinute !== undefined;
+    return (report.requestsPerMinute !== undefined && report.requestsPerMinute !== known.learnedRequestsPerMinute) ||
+      (report.tokensPerMinute !== undefined && report.tokensPerMinute !== known.learnedTokensPerMinute);
+  }
+}

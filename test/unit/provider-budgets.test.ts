@@ -1,0 +1,167 @@
+// The pieces of provider pacing that need no stack: reading providers' rate-limit headers, and the
+// shared budget, breaker and account shares on the machine's Redis (under a prefix of their own).
+import { afterAll, describe, expect, test } from "bun:test";
+import { parseResetDuration, readLimitReport, retryDelayOf } from "../../services/generation-runner/src/domain/rate-limit-headers.ts";
+import { ProviderCapacity, NO_LIMITS } from "../../services/generation-runner/src/domain/provider-capacity.ts";
+import { CircuitBreakers, FAILURES_TO_OPEN } from "../../services/generation-runner/src/domain/circuit-breaker.ts";
+import { FairGate } from "../../services/generation-runner/src/domain/fair-gate.ts";
+import { AccountShares } from "../../services/generation-runner/src/domain/account-shares.ts";
+import { connectRedis } from "../../services/kit/src/redis.ts";
+import { dropTestData } from "../harness/stack.ts";
+
+const redis = connectRedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
+const prefix = `test-budgets-${crypto.randomUUID().slice(0, 8)}`;
+
+afterAll(async () => {
+  await dropTestData("postgres://postgres@127.0.0.1:5432/none", prefix);
+  redis.disconnect();
+});
+
+describe("rate-limit headers", () => {
+  test("OpenAI's reset durations", () => {
+    expect(parseResetDuration("1s")).toBe(1000);
+    expect(parseResetDuration("6m0s")).toBe(360_000);
+    expect(parseResetDuration("120ms")).toBe(120);
+    expect(parseResetDuration("1.5s")).toBe(1500);
+    expect(parseResetDuration("2h3m4s")).toBe(7_384_000);
+    expect(parseResetDuration("soon")).toBeUndefined();
+  });
+
+  test("limits, what is left, and a spent budget's reset", () => {
+    const headers = new Headers({
+      "x-ratelimit-limit-requests": "600",
+      "x-ratelimit-limit-tokens": "150000",
+      "x-ratelimit-remaining-requests": "0",
+      "x-ratelimit-remaining-tokens": "149000",
+      "x-ratelimit-reset-requests": "100ms",
+      "x-ratelimit-reset-tokens": "400ms",
+    });
+    expect(readLimitReport(headers)).toEqual({ requestsPerMinute: 600, tokensPerMinute: 150000, remainingRequests: 0, remainingTokens: 149000, exhaustedForMs: 100 });
+  });
+
+  test("Brave's per-second and per-month windows", () => {
+    const headers = new Headers({ "x-ratelimit-limit": "1, 15000", "x-ratelimit-remaining": "1, 0", "x-ratelimit-reset": "1, 86400" });
+    expect(readLimitReport(headers)).toMatchObject({ requestsPerMinute: 60, exhaustedForMs: 86_400_000 });
+  });
+
+  test("a 429's delay: retry-after-ms, else retry-after, else the spent budget's reset", () => {
+    expect(retryDelayOf(new Headers({ "retry-after-ms": "91", "retry-after": "1" }))).toBe(91);
+    expect(retryDelayOf(new Headers({ "retry-after": "2" }))).toBe(2000);
+    expect(retryDelayOf(new Headers({ "retry-after": new Date(10_000).toUTCString() }), 4_000)).toBe(6000);
+    expect(retryDelayOf(new Headers({ "x-ratelimit-remaining-tokens": "0", "x-ratelimit-reset-tokens": "3s" }))).toBe(3000);
+    expect(retryDelayOf(new Headers())).toBeUndefined();
+  });
+});
+
+describe("a shared budget", () => {
+  const limits = (rpm: number | null, tpm: number | null = null, calls: number | null = null) => ({ requestsPerMinute: rpm, tokensPerMinute: tpm, maxConcurrentCalls: calls });
+
+  test("admits one second's worth at once, then paces to the limit (less its headroom)", async () => {
+    const capacity = new ProviderCapacity(redis, prefix);
+    const budget = `rpm-${crypto.randomUUID()}`;
+    let admitted = 0;
+    while ((await capacity.admit(budget, limits(600), 0, "")).admitted) admitted++;
+    // 600 a minute is 10 a second; paced at 95%, 9.5 fit in the first second's burst.
+    expect(admitted).toBeGreaterThanOrEqual(9);
+    expect(admitted).toBeLessThanOrEqual(10);
+    const refused = await capacity.admit(budget, limits(600), 0, "");
+    expect(refused.admitted).toBe(false);
+    if (!refused.admitted) expect(refused.waitMs).toBeGreaterThan(0);
+  });
+
+  test("a token budget admits a call larger than a second's worth once it is full, then makes the next wait", async () => {
+    const capacity = new ProviderCapacity(redis, prefix);
+    const budget = `tpm-${crypto.randomUUID()}`;
+    expect((await capacity.admit(budget, limits(null, 6000), 5000, "")).admitted).toBe(true);
+    const next = await capacity.admit(budget, limits(null, 6000), 10, "");
+    expect(next.admitted).toBe(false);
+    // Settling to fewer tokens than reserved gives the difference back.
+    await capacity.settle(budget, limits(null, 6000), -5000, undefined);
+    expect((await capacity.admit(budget, limits(null, 6000), 10, "")).admitted).toBe(true);
+  });
+
+  test("a cap on calls at once holds slots until they are settled", async () => {
+    const capacity = new ProviderCapacity(redis, prefix);
+    const budget = `calls-${crypto.randomUUID()}`;
+    expect((await capacity.admit(budget, limits(null, null, 2), 0, "a")).admitted).toBe(true);
+    expect((await capacity.admit(budget, limits(null, null, 2), 0, "b")).admitted).toBe(true);
+    expect((await capacity.admit(budget, limits(null, null, 2), 0, "c")).admitted).toBe(false);
+    await capacity.settle(budget, limits(null, null, 2), 0, "a");
+    expect((await capacity.admit(budget, limits(null, null, 2), 0, "c")).admitted).toBe(true);
+  });
+
+  test("a 429 pauses the budget for every runner and teaches it the provider's limit", async () => {
+    const one = new ProviderCapacity(redis, prefix);
+    const other = new ProviderCapacity(redis, prefix);
+    const budget = `pause-${crypto.randomUUID()}`;
+    expect(await other.isUnbounded(budget, NO_LIMITS)).toBe(true);
+    const state = await one.report(budget, { pauseMs: 60_000, requestsPerMinute: 500, refused: true });
+    expect(state.learnedRequestsPerMinute).toBe(500);
+    const refused = await other.admit(budget, NO_LIMITS, 0, "");
+    expect(refused.admitted).toBe(false);
+    if (!refused.admitted) expect(refused.waitMs).toBeGreaterThan(55_000);
+  });
+
+  test("a 429 without headers learns the pace reached, less a tenth, and a fifth less at each further one", async () => {
+    const capacity = new ProviderCapacity(redis, prefix);
+    const budget = `learn-${crypto.randomUUID()}`;
+    for (let i = 0; i < 100; i++) capacity.countCall(budget);
+    expect((await capacity.report(budget, { refused: true })).learnedRequestsPerMinute).toBe(90);
+    expect((await capacity.report(budget, { refused: true })).learnedRequestsPerMinute).toBe(72);
+  });
+});
+
+describe("the fair gate", () => {
+  test("takes waiting calls round-robin by account, oldest article first within one", async () => {
+    const capacity = new ProviderCapacity(redis, prefix);
+    const budget = `fair-${crypto.randomUUID()}`;
+    // One call at a time: the order the gate lets them through is the order they are admitted.
+    const limits = { requestsPerMinute: null, tokensPerMinute: null, maxConcurrentCalls: 1 };
+    const gate = new FairGate(capacity, budget, () => limits);
+    const order: string[] = [];
+    const pass = (account: string, since: number, name: string) =>
+      gate.enter({ account, since, tokens: 0 }).then(async (admitted) => {
+        order.push(name);
+        await capacity.settle(budget, limits, 0, admitted.leaseId);
+      });
+    await Promise.all([pass("a", 1, "a1"), pass("a", 3, "a3"), pass("a", 2, "a2"), pass("a", 4, "a4"), pass("b", 9, "b9")]);
+    // a1 is let through first (it came first), then the turn passes to b before a's others.
+    expect(order).toEqual(["a1", "b9", "a2", "a3", "a4"]);
+  });
+});
+
+describe("the circuit breaker", () => {
+  test("opens after five failures in a row for every runner; one caller probes; success closes it", async () => {
+    const model = `model-${crypto.randomUUID()}`;
+    const one = new CircuitBreakers(redis, prefix, 200);
+    const other = new CircuitBreakers(redis, prefix, 200);
+    for (let i = 1; i < FAILURES_TO_OPEN; i++) expect((await one.failed(model, false)).open).toBe(false);
+    expect((await one.failed(model, false)).open).toBe(true);
+    expect((await one.pass(model)).go).toBe(false);
+    await Bun.sleep(250);
+    const passes = await Promise.all([one.pass(model), one.pass(model)]);
+    expect(passes.filter((p) => p.probe)).toHaveLength(1);
+    await one.succeeded(model);
+    expect(await other.pass(model)).toMatchObject({ go: true, probe: false });
+  });
+});
+
+describe("account shares", () => {
+  test("an account over its cap waits in line, oldest first, and the next goes when one ends", async () => {
+    const woken: string[] = [];
+    const shares = new AccountShares(redis, prefix, { defaultCap: 2, capOf: async () => undefined, wake: async (id) => (woken.push(id), true) });
+    const account = `acct-${crypto.randomUUID()}`;
+    expect(await shares.take(account, "a", 1)).toBe(true);
+    expect(await shares.take(account, "b", 2)).toBe(true);
+    expect(await shares.take(account, "d", 4)).toBe(false);
+    expect(await shares.take(account, "c", 3)).toBe(false);
+    // Another account is not held up by this one.
+    expect(await shares.take(`other-${account}`, "x", 5)).toBe(true);
+    await shares.release(account, "a");
+    expect(woken).toEqual(["c"]);
+    // The woken article holds its place: its own take succeeds, a newcomer's does not.
+    expect(await shares.take(account, "c", 3)).toBe(true);
+    expect(await shares.take(account, "e", 6)).toBe(false);
+    shares.stop();
+  });
+});
