@@ -80,7 +80,8 @@ describe("built-in article types", () => {
       // The humanized version is current; the generation output is kept as original_content.
       expect(done.original_content).toEqual(expect.any(String));
       expect(done.content).not.toBe(done.original_content);
-      const run = await runOf(stack, created.external_id);
+      // The runner records the humanized version on its run just after article-store makes it current.
+      const run = await eventually(() => runOf(stack, created.external_id), (r) => r?.humanizedVersionId !== undefined, 10_000, "the run's humanized version");
       expect(done.current_version_id).toBe(Number(run!.humanizedVersionId));
       expect(run!.images.map((i) => [i.position, i.size, i.mediaType])).toEqual([
         [1, "1536x1024", "image/png"],

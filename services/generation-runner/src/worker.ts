@@ -24,10 +24,9 @@ import { FETCH_SHARE } from "./domain/provider-connections.ts";
 import { onJobsStalledTooOften } from "./stalled-jobs.ts";
 import { CancelWatch, endedByCancel, settleCancelledRun } from "./domain/cancellation.ts";
 import { CANCELLED_REASON } from "../../kit/src/article-events.ts";
-import { articleDuration, countWorkerJobs, watchQueueDepth } from "../../kit/src/metrics.ts";
+import { articleDuration, countWorkerJobs, watchQueueDepth, watchWaitingCalls } from "../../kit/src/metrics.ts";
 import { currentTraceparent, inJobSpan } from "../../kit/src/tracing.ts";
 import { databaseOutageOf } from "../../kit/src/db.ts";
-import { watchWaitingCalls } from "../../kit/src/metrics.ts";
 import { AccountShares, PARK_MS } from "./domain/account-shares.ts";
 import { CircuitBreakers } from "./domain/circuit-breaker.ts";
 import { Pacer, ProviderOutage } from "./domain/paced-call.ts";
@@ -101,11 +100,12 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
   const shares = new AccountShares(pacingConnection, config.redisPrefix, {
     defaultCap: runner.accountInFlight,
     capOf: async (account) => (await deps.quota.getGenerationShare({ accountId: BigInt(account) })).articlesInFlight,
+    // False for an article whose job has ended meanwhile (cancelled, failed): its place goes on to the next.
     async wake(externalId) {
       const job = await generationQueue.getJob(externalId);
-      if (!job) return false;
-      if (await job.isDelayed()) await job.promote();
-      return true;
+      const state = job ? await job.getState() : "unknown";
+      if (state === "delayed") await job!.promote();
+      return state === "delayed" || state === "waiting" || state === "active" || state === "prioritized";
     },
   });
 
