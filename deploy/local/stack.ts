@@ -67,6 +67,8 @@ export interface Stack {
   env: Record<string, string>;
   /** Each service's gRPC (HTTP/2) address, for outside clients such as grpc-js. */
   grpcUrls: Record<keyof ServiceUrls, string>;
+  /** The gateway's gRPC address: the public API for internal teams (articles.api.v1). */
+  publicGrpcUrl: string;
   simulatorUrl?: string;
   /** Each process's metrics address (GET /metrics; the gateway's also serves /queues); absent when off. */
   metricsUrls: Partial<Record<Exclude<ProcessName, "simulator">, string>>;
@@ -191,10 +193,15 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     ports.push([SERVICE_URL_VARIABLES[name], Number(url.port)], [`${SERVICE_URL_VARIABLES[name]} (its gRPC port)`, grpcPort]);
   }
   const gatewayMetricsPort = await metricsPortOf("gateway", gatewayConfig.metricsPort);
+  const gatewayGrpcPort = options.randomPorts ? await freePort() : gatewayConfig.grpcPort;
+  ports.push(["GRPC_PORT of the gateway", gatewayGrpcPort]);
   // A second stack on the same ports would share them with the first: refused before anything starts.
   await checkPortsFree(ports).catch(undo);
   const baseUrl = `http://127.0.0.1:${gatewayConfig.port}`;
-  entries.set("gateway", { file: GATEWAY_ENTRY, ready: httpReady(`${baseUrl}/healthz`), env: { METRICS_PORT: gatewayMetricsPort } });
+  const publicGrpcUrl = `http://127.0.0.1:${gatewayGrpcPort}`;
+  // Ready once both listeners answer: the gRPC one starts after the HTTP one.
+  const gatewayReady = async () => (await httpReady(`${baseUrl}/healthz`)()) && (await grpcReady(publicGrpcUrl)());
+  entries.set("gateway", { file: GATEWAY_ENTRY, ready: gatewayReady, env: { METRICS_PORT: gatewayMetricsPort, GRPC_PORT: String(gatewayGrpcPort) } });
 
   // PROFILE=<process> runs that process under Bun's sampling profiler; on exit it writes a
   // readable (markdown) profile into .local/profiles (README, Performance).
@@ -239,6 +246,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     baseUrl,
     env,
     grpcUrls,
+    publicGrpcUrl,
     simulatorUrl,
     metricsUrls,
     processes,

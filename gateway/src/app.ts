@@ -11,6 +11,7 @@ import { ProjectAuthorizer } from "./plugins/project-authorizer.ts";
 import { ArticleMemory } from "./articles/article-memory.ts";
 import { WorkflowMemory } from "./workflows/workflow-memory.ts";
 import { ArticleEventHub } from "./articles/event-stream.ts";
+import { ArticleOperations } from "./articles/article-operations.ts";
 import type { V1Gate } from "./plugins/caller.ts";
 import { userRoutes } from "./routes/user.ts";
 import { articleRoutes } from "./routes/articles.ts";
@@ -40,7 +41,13 @@ function jsonResponse(status: number, body: unknown, headers: Record<string, unk
   return new Response(JSON.stringify(body), { status, headers: out });
 }
 
-export function buildApp(deps: GatewayDeps) {
+/** What the HTTP app and the gRPC API share: the gates and the operations behind both. */
+export interface GatewayCore {
+  gate: V1Gate;
+  articles: ArticleOperations;
+}
+
+export function gatewayCore(deps: GatewayDeps): GatewayCore {
   const gate: V1Gate = {
     clients: deps.clients,
     limiter: new RateLimiter(deps.redis, deps.redisPrefix),
@@ -48,6 +55,12 @@ export function buildApp(deps: GatewayDeps) {
     projects: new ProjectAuthorizer(deps.clients),
     workflows: new WorkflowMemory(deps.redis, deps.subscriber, deps.redisPrefix, deps.logger),
   };
+  const events = deps.events ?? new ArticleEventHub(deps.redis, deps.redisPrefix, deps.logger);
+  return { gate, articles: new ArticleOperations(gate, new ArticleMemory(deps.subscriber, deps.redisPrefix, deps.logger), events, deps.logger) };
+}
+
+export function buildApp(deps: GatewayDeps, core: GatewayCore = gatewayCore(deps)) {
+  const { gate } = core;
   return new Elysia()
     .use(requestLimits)
     .use(jsonBody)
@@ -76,7 +89,7 @@ export function buildApp(deps: GatewayDeps) {
     // Liveness: the process answers, whatever its dependencies do.
     .get("/livez", () => ({ status: "ok" }), { detail: { hide: true } })
     .use(userRoutes(gate.keys))
-    .use(articleRoutes(gate, new ArticleMemory(deps.subscriber, deps.redisPrefix, deps.logger), deps.logger, deps.events ?? new ArticleEventHub(deps.redis, deps.redisPrefix, deps.logger)))
+    .use(articleRoutes(gate, core.articles))
     .use(workflowRoutes(gate))
     .use(imageRoutes(deps.clients.images));
 }

@@ -1,10 +1,12 @@
 // Gateway configuration from the environment, validated at start.
-import { envPort, envString, envUrl, envOptional, ConfigError, loadServiceUrls, metricsPort, type ServiceUrls } from "../../services/kit/src/config.ts";
+import { envPort, envString, envUrl, envOptional, ConfigError, GRPC_PORT_OFFSET, loadServiceUrls, metricsPort, type ServiceUrls } from "../../services/kit/src/config.ts";
 
 export interface GatewayConfig {
   port: number;
   /** Metrics and the queue dashboard (METRICS_PORT, by default PORT + 1; 0: off). */
   metricsPort: number;
+  /** The public API over gRPC, articles.api.v1 (GRPC_PORT, by default PORT + 100; 0: any free port). */
+  grpcPort: number;
   redisUrl: string;
   redisPrefix: string;
   serviceToken: string;
@@ -17,9 +19,12 @@ export function loadGatewayConfig(env: Record<string, string | undefined> = proc
   const redisPrefix = envString(env, "REDIS_PREFIX", "articles");
   if (!/^[A-Za-z0-9._-]{1,64}$/.test(redisPrefix)) throw new ConfigError("REDIS_PREFIX", "use 1 to 64 letters, digits, dots, dashes or underscores");
   const port = envPort(env, "PORT", 8080);
+  const grpcPort = envPort(env, "GRPC_PORT", port === 0 ? 0 : port + GRPC_PORT_OFFSET);
+  if (port !== 0 && grpcPort === port) throw new ConfigError("GRPC_PORT", `must differ from PORT ${port}`);
   return {
     port,
-    metricsPort: metricsPort(env, port === 0 ? 0 : port + 1, [port]),
+    grpcPort,
+    metricsPort: metricsPort(env, port === 0 ? 0 : port + 1, [port, grpcPort]),
     redisUrl: envUrl(env, "REDIS_URL", "redis://127.0.0.1:6379", ["redis:", "rediss:"]),
     redisPrefix,
     serviceToken,

@@ -6,7 +6,8 @@ import { createLogger } from "../../services/kit/src/logger.ts";
 import { connectRedis } from "../../services/kit/src/redis.ts";
 import { redisDependency, serviceDependency, watchDependencies } from "../../services/kit/src/dependency-watch.ts";
 import { onShutdown } from "../../services/kit/src/server.ts";
-import { buildApp } from "./app.ts";
+import { buildApp, gatewayCore } from "./app.ts";
+import { startPublicGrpcServer, type PublicGrpcServer } from "./grpc/public-grpc-server.ts";
 import { loadGatewayConfig } from "./config.ts";
 import { REQUEST_LIMITS } from "./plugins/request-limits.ts";
 import { connectServices } from "./services.ts";
@@ -44,7 +45,10 @@ const dependencies = watchDependencies({
   logger,
   onChange: () => {},
 });
-const app = buildApp({ clients: connectServices(config), redis, subscriber, redisPrefix: config.redisPrefix, logger, dependencies });
+const deps = { clients: connectServices(config), redis, subscriber, redisPrefix: config.redisPrefix, logger, dependencies };
+// The HTTP app and the gRPC API share the gates and the operations behind them.
+const core = gatewayCore(deps);
+const app = buildApp(deps, core);
 observeRequests(app, { metrics: config.metricsPort !== 0 });
 let admin: AdminServer | undefined;
 try {
@@ -68,11 +72,20 @@ try {
   console.error(`gateway: PORT: ${portInUseMessage(error, [config.port])}`);
   process.exit(1);
 }
-logger.info("gateway listening", { port: app.server?.port, metricsPort: admin?.port });
+let grpc: PublicGrpcServer;
+try {
+  grpc = await startPublicGrpcServer({ port: config.grpcPort, core, logger });
+} catch (error) {
+  if (!isPortInUse(error)) throw error;
+  console.error(`gateway: GRPC_PORT: ${portInUseMessage(error, [config.grpcPort])}`);
+  process.exit(1);
+}
+logger.info("gateway listening", { port: app.server?.port, grpcPort: grpc.port, metricsPort: admin?.port });
 collectGarbageWhenQuiet();
 
 onShutdown(logger, async () => {
-  await app.stop();
+  // Open article watches keep HTTP/2 sessions alive: the listener is given a moment, not more.
+  await Promise.all([app.stop(), Promise.race([grpc.stop(), Bun.sleep(2000)])]);
   await admin?.stop();
   await dependencies.stop();
   await flushTracing();

@@ -260,7 +260,7 @@ describe.each(SETUPS)("deploy/k8s/%s", (setup) => {
     };
     const allowed = (from: Peer, to: Peer, port: number, protocol = "TCP") => direction(from, "Egress", to, port, protocol) && direction(to, "Ingress", from, port, protocol);
     // Connect (or HTTP), gRPC, then metrics (METRICS_PORT: the gateway's PORT + 1, a service's Connect port + 200).
-    const ports = (p: Process) => (p === "gateway" ? [8080, 8081] : [7101 + SERVICES.indexOf(p as never), 7201 + SERVICES.indexOf(p as never), 7301 + SERVICES.indexOf(p as never)]);
+    const ports = (p: Process) => (p === "gateway" ? [8080, 8180, 8081] : [7101 + SERVICES.indexOf(p as never), 7201 + SERVICES.indexOf(p as never), 7301 + SERVICES.indexOf(p as never)]);
     const connectPort = (p: Process) => ports(p)[0];
 
     test("the ports used here are the Deployments' own", () => {
@@ -308,6 +308,20 @@ describe.each(SETUPS)("deploy/k8s/%s", (setup) => {
           expect(allowed(elsewhere, pod(service), port)).toBe(false);
           expect(allowed({ ip: "203.0.113.7" }, pod(service), port)).toBe(false);
         }
+    });
+
+    test("an internal team's namespace labelled article-service/api-client reaches the gateway's gRPC API, and nothing else", () => {
+      const team: Peer = { namespace: "team-reports", labels: { app: "reports" } };
+      const labelled = (namespace: string) => ({ "kubernetes.io/metadata.name": namespace, ...(namespace === "team-reports" ? { "article-service/api-client": "true" } : {}) });
+      const reaches = (port: number, to = "gateway") => {
+        const policies = objects.filter((o: any) => o.kind === "NetworkPolicy" && o.spec.policyTypes.includes("Ingress") && selects(o.spec.podSelector, (pod(to) as { labels: Record<string, string> }).labels));
+        return policies.some((p: any) => (p.spec.ingress ?? []).some((rule: any) => portMatches(rule.ports, port, "TCP") && (rule.from ?? []).some((f: any) => f.namespaceSelector && !f.podSelector && selects(f.namespaceSelector, labelled(team.namespace)))));
+      };
+      expect(reaches(8180)).toBe(true);
+      expect(reaches(8080)).toBe(false);
+      expect(reaches(8081)).toBe(false);
+      for (const service of SERVICES) for (const port of ports(service)) expect(reaches(port, service)).toBe(false);
+      expect(allowed(pod("client", "default"), pod("gateway"), 8180)).toBe(false);
     });
 
     test("operator pods reach every service's Connect and gRPC ports", () => {

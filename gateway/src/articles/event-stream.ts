@@ -65,6 +65,15 @@ function currentEvent(article: Article): { event: string; data: Record<string, u
   };
 }
 
+/** Where a watcher's events go: an SSE response (open) or a gRPC stream (grpc/article-service.ts). */
+export interface EventSink {
+  event(id: string, event: string, data: Record<string, unknown>): void;
+  /** Keeps an idle connection open (SSE sends a comment). */
+  heartbeat?(): void;
+  /** The stream ended (after the final event, or because the client left). */
+  close(): void;
+}
+
 /** One open client stream of one article. */
 class Watcher {
   private catchingUp = true;
@@ -74,8 +83,7 @@ class Watcher {
   constructor(
     readonly key: string,
     private cursor: string,
-    private readonly write: (chunk: Uint8Array) => void,
-    private readonly close: () => void,
+    private readonly sink: EventSink,
   ) {}
 
   deliver(event: LoggedArticleEvent): void {
@@ -86,7 +94,7 @@ class Watcher {
     }
     if (compareStreamIds(event.id, this.cursor) <= 0) return;
     this.cursor = event.id;
-    this.write(frame(event.id, event.event, event.data));
+    this.sink.event(event.id, event.event, event.data);
     if (isFinalEvent(event.event)) this.end();
   }
 
@@ -102,18 +110,18 @@ class Watcher {
   endWith(article: Article): void {
     if (this.ended) return;
     const { event, data } = currentEvent(article);
-    this.write(frame(this.cursor, event, data));
+    this.sink.event(this.cursor, event, data);
     this.end();
   }
 
   heartbeat(): void {
-    if (!this.ended && !this.catchingUp) this.write(HEARTBEAT);
+    if (!this.ended && !this.catchingUp) this.sink.heartbeat?.();
   }
 
   end(): void {
     if (this.ended) return;
     this.ended = true;
-    this.close();
+    this.sink.close();
   }
 }
 
@@ -162,42 +170,61 @@ export class ArticleEventHub {
    * final event.
    */
   open(externalId: string, article: Article, from: { latestId: string } | { lastEventId: string }): Response {
-    const key = articleEventsKey(this.redisPrefix, externalId);
-    let watcher: Watcher | undefined;
+    let stop: (() => void) | undefined;
     const body = new ReadableStream<Uint8Array>({
       start: (controller) => {
         const write = (chunk: Uint8Array) => {
           try {
             controller.enqueue(chunk);
           } catch {
-            watcher?.end(); // the client went away
-          }
-        };
-        const close = () => {
-          this.leave(watcher!);
-          try {
-            controller.close();
-          } catch {
-            // already closed by the client
+            stop?.(); // the client went away
           }
         };
         // Reconnecting clients wait this long before trying again.
         write(encoder.encode("retry: 3000\n\n"));
-        if ("latestId" in from) {
-          const { event, data } = currentEvent(article);
-          write(frame(from.latestId, event, data));
-          if (event !== "state") return controller.close();
-        }
-        const cursor = "latestId" in from ? from.latestId : from.lastEventId;
-        watcher = new Watcher(key, cursor, write, close);
-        this.join(watcher, cursor);
-        this.catchUp(watcher, cursor, "lastEventId" in from ? article : undefined);
+        stop = this.subscribe(externalId, article, from, {
+          event: (id, event, data) => write(frame(id, event, data)),
+          heartbeat: () => write(HEARTBEAT),
+          close: () => {
+            try {
+              controller.close();
+            } catch {
+              // already closed by the client
+            }
+          },
+        });
       },
-      cancel: () => watcher?.end(),
+      cancel: () => stop?.(),
     });
     return new Response(body, {
       headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache, no-transform", connection: "keep-alive", "x-accel-buffering": "no" },
     });
+  }
+
+  /**
+   * Sends one client's events to `sink`, as `open` describes; returns what ends the watch early
+   * (the client left). The sink is closed either way.
+   */
+  subscribe(externalId: string, article: Article, from: { latestId: string } | { lastEventId: string }, sink: EventSink): () => void {
+    if ("latestId" in from) {
+      const { event, data } = currentEvent(article);
+      sink.event(from.latestId, event, data);
+      if (event !== "state") {
+        sink.close();
+        return () => {};
+      }
+    }
+    const cursor = "latestId" in from ? from.latestId : from.lastEventId;
+    const watcher = new Watcher(articleEventsKey(this.redisPrefix, externalId), cursor, {
+      ...sink,
+      close: () => {
+        this.leave(watcher);
+        sink.close();
+      },
+    });
+    this.join(watcher, cursor);
+    void this.catchUp(watcher, cursor, "lastEventId" in from ? article : undefined);
+    return () => watcher.end();
   }
 
   /** Stops the loop and the heartbeat and ends every open stream. */

@@ -1,0 +1,102 @@
+// The article operations of the public API, once: what `/v1/articles` (HTTP, routes/articles.ts)
+// and `articles.api.v1.ArticleService` (gRPC, grpc/article-service.ts) both run. Each takes the
+// caller the gates let through and the public shape of its input; the two surfaces only
+// translate to and from it, so project access, idempotency, the word reservation and every field
+// check have one implementation.
+import { Code, ConnectError } from "@connectrpc/connect";
+import type { Project } from "../../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
+import type { Article } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
+import type { Logger } from "../../../services/kit/src/logger.ts";
+import { notFoundError } from "../errors.ts";
+import type { Caller, V1Gate } from "../plugins/caller.ts";
+import type { ArticleMemory } from "./article-memory.ts";
+import { cancelArticle } from "./cancellation.ts";
+import { ArticleCreation, type CreatedArticle } from "./create-article.ts";
+import { estimateArticle } from "./estimate.ts";
+import type { ArticleEventHub } from "./event-stream.ts";
+import { isArticleIdentifier, type ArticleListQuery } from "./reading.ts";
+import { stepBreakdown } from "./step-breakdown.ts";
+
+const ARTICLE_NOT_FOUND = "Article not found.";
+
+export interface ArticleWithProject {
+  article: Article;
+  project: Project;
+}
+
+export interface ArticlePage {
+  articles: ArticleWithProject[];
+  meta: { current_page: number; last_page: number; per_page: number; total: number };
+}
+
+/** Where a watch of an article starts: its current record, and the log position to follow from. */
+export interface WatchStart {
+  externalId: string;
+  current: Article;
+  from: { latestId: string } | { lastEventId: string };
+}
+
+export class ArticleOperations {
+  private readonly creation: ArticleCreation;
+
+  constructor(
+    private readonly gate: V1Gate,
+    private readonly remembered: ArticleMemory,
+    readonly events: ArticleEventHub,
+    logger: Logger,
+  ) {
+    this.creation = new ArticleCreation(gate, logger);
+  }
+
+  /** Creation from the public body (an idempotency key replays the first answer). */
+  create(caller: Caller, body: unknown, idempotencyKey: string | undefined): Promise<CreatedArticle> {
+    return this.creation.create(caller, body, idempotencyKey);
+  }
+
+  estimate(caller: Caller, body: unknown) {
+    return estimateArticle(this.gate, caller, body);
+  }
+
+  /** The article and its project, when the caller may reach it: 404 for another account's, 403 for a project out of reach. */
+  async get(caller: Caller, identifier: string, access: "view" | "update" = "view"): Promise<ArticleWithProject> {
+    if (!isArticleIdentifier(identifier)) throw notFoundError(ARTICLE_NOT_FOUND);
+    try {
+      const article = await this.remembered.get(identifier, async () => (await this.gate.clients.articles.getArticle({ identifier })).article!);
+      return { article, project: await this.gate.projects.authorize(caller.userId, article.projectId, access) };
+    } catch (error) {
+      if (error instanceof ConnectError && error.code === Code.NotFound) throw notFoundError(ARTICLE_NOT_FOUND);
+      throw error;
+    }
+  }
+
+  /** A page of the articles of every project the caller can view (or of one), newest first. */
+  async list(caller: Caller, { status, projectId, page, perPage }: ArticleListQuery): Promise<ArticlePage> {
+    const projects = projectId === undefined ? await this.gate.projects.viewable(caller.userId) : [await this.gate.projects.authorize(caller.userId, projectId, "view")];
+    const byId = new Map(projects.map((p) => [p.id, p]));
+    // The page's ids, then the records: those remembered from polling, the rest in one read.
+    const reply = await this.gate.clients.articles.listArticles({ projectIds: projects.map((p) => p.id), status, page, perPage, idsOnly: true });
+    const articles = await this.remembered.getMany(reply.articleIds, async (ids) => (await this.gate.clients.articles.batchGetArticles({ ids })).articles);
+    return {
+      articles: articles.map((article) => ({ article, project: byId.get(article.projectId)! })),
+      meta: { current_page: page, last_page: Math.max(1, Math.ceil(reply.total / perPage)), per_page: perPage, total: reply.total },
+    };
+  }
+
+  async cancel(caller: Caller, identifier: string): Promise<ArticleWithProject> {
+    const { article, project } = await this.get(caller, identifier, "update");
+    return { article: await cancelArticle(this.gate.clients.lifecycle, article), project };
+  }
+
+  async steps(caller: Caller, identifier: string) {
+    const { article } = await this.get(caller, identifier);
+    return stepBreakdown(this.gate.clients.costs, article);
+  }
+
+  /** Where a watch starts: the log's position first, then the record, so an event between the two is sent, not lost. */
+  async watch(caller: Caller, identifier: string, lastEventId: string | undefined): Promise<WatchStart> {
+    const { article } = await this.get(caller, identifier);
+    const latestId = lastEventId ?? (await this.events.latestEventId(article.externalId));
+    const current = (await this.gate.clients.articles.getArticle({ identifier: article.externalId })).article!;
+    return { externalId: article.externalId, current, from: lastEventId ? { lastEventId } : { latestId } };
+  }
+}

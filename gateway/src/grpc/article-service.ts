@@ -1,0 +1,137 @@
+// articles.api.v1.ArticleService: the public article API over gRPC for internal teams. Each method
+// passes the same gates as /v1 (API key in the `authorization` metadata, subscription, the
+// "articles" rate limit) and runs the same operation (articles/article-operations.ts); it only
+// translates between the proto messages and the public JSON shape, whose wire names the messages
+// share, so proto3's JSON mapping is the translation.
+import { fromJson, toJson, type JsonObject, type JsonValue, type MessageInitShape } from "@bufbuild/protobuf";
+import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
+import {
+  ArticleInputSchema,
+  ArticleSchema,
+  ArticleService,
+  type Article as ApiArticle,
+  type ArticleInput,
+  WatchArticleResponseSchema,
+} from "../../../proto/gen/articles/api/v1/articles_pb.ts";
+import type { Project } from "../../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
+import type { Article } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
+import { isStreamId } from "../../../services/kit/src/article-events.ts";
+import type { Logger } from "../../../services/kit/src/logger.ts";
+import { presentArticle } from "../../../services/kit/src/public-article.ts";
+import type { ArticleOperations } from "../articles/article-operations.ts";
+import { listQueryOf } from "../articles/reading.ts";
+import { validationError } from "../errors.ts";
+import { v1Caller, type V1Gate } from "../plugins/caller.ts";
+import { publicGrpcError } from "./public-errors.ts";
+
+const BUCKET = "articles";
+// Ids the public body takes as JSON numbers; proto3's JSON mapping writes int64 as strings.
+const ID_FIELDS = ["project_id", "brand_voice_id", "image_preset_id"] as const;
+
+/** The creation body /v1 takes, from the proto message. */
+export function creationBody(input: ArticleInput | undefined): JsonObject {
+  if (!input) return {};
+  const body = toJson(ArticleInputSchema, input, { useProtoFieldName: true }) as JsonObject;
+  for (const field of ID_FIELDS) if (typeof body[field] === "string") body[field] = Number(body[field]);
+  // The oneof's "no audience" is the body's explicit null; an exclusion list set empty excludes nothing.
+  if (input.audience.case === "noTargetAudience") {
+    delete body.no_target_audience;
+    if (input.audience.value) body.target_audience = null;
+  }
+  if (input.researchExcludeDomains) body.research_exclude_domains = [...input.researchExcludeDomains.domains];
+  return body;
+}
+
+/** The article as /v1 presents it, as the proto message. */
+export function apiArticle(article: Article, project: Pick<Project, "id" | "name">): ApiArticle {
+  return fromJson(ArticleSchema, presentArticle(article, project) as unknown as JsonValue, { ignoreUnknownFields: true });
+}
+
+/** A google.protobuf.Struct field (a plain JSON object in the generated code) holding the public JSON as /v1 answers it. */
+const struct = (value: unknown) => JSON.parse(JSON.stringify(value)) as JsonObject;
+
+export function articleService(router: ConnectRouter, gate: V1Gate, articles: ArticleOperations, logger: Logger): void {
+  /** The gates of /v1 for this call; their RateLimit headers go out as response metadata. */
+  async function callerOf(ctx: HandlerContext) {
+    const { caller, headers } = await v1Caller(gate, ctx.requestHeader.get("authorization"), BUCKET);
+    for (const [name, value] of Object.entries(headers)) ctx.responseHeader.set(name, value);
+    return caller;
+  }
+  const unexpected = (method: string) => (error: unknown) => logger.error("grpc call failed", { method, error: error instanceof Error ? error.message : String(error) });
+  /** Runs an operation, answering its refusals as gRPC codes with Google's error details. */
+  async function answer<T>(method: string, run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (error) {
+      throw publicGrpcError(error, unexpected(method));
+    }
+  }
+
+  router.service(ArticleService, {
+    createArticle: (req, ctx) =>
+      answer("CreateArticle", async () => {
+        const created = await articles.create(await callerOf(ctx), creationBody(req.article), req.idempotencyKey);
+        return { article: apiArticle(created.article, created.project), replayed: created.replayed };
+      }),
+    getArticle: (req, ctx) =>
+      answer("GetArticle", async () => {
+        const { article, project } = await articles.get(await callerOf(ctx), req.id);
+        return { article: apiArticle(article, project) };
+      }),
+    listArticles: (req, ctx) =>
+      answer("ListArticles", async () => {
+        const caller = await callerOf(ctx);
+        const text = (n: number | bigint | undefined) => (n === undefined ? undefined : String(n));
+        const query = listQueryOf({ status: req.status, project_id: text(req.projectId), page: text(req.page), per_page: text(req.perPage) });
+        const page = await articles.list(caller, query);
+        return { articles: page.articles.map((a) => apiArticle(a.article, a.project)), meta: { currentPage: page.meta.current_page, lastPage: page.meta.last_page, perPage: page.meta.per_page, total: BigInt(page.meta.total) } };
+      }),
+    cancelArticle: (req, ctx) =>
+      answer("CancelArticle", async () => {
+        const { article, project } = await articles.cancel(await callerOf(ctx), req.id);
+        return { article: apiArticle(article, project) };
+      }),
+    estimateArticle: (req, ctx) =>
+      answer("EstimateArticle", async () => ({ estimate: struct(await articles.estimate(await callerOf(ctx), creationBody(req.article))) })),
+    getArticleSteps: (req, ctx) => answer("GetArticleSteps", async () => ({ breakdown: struct(await articles.steps(await callerOf(ctx), req.id)) })),
+    async *watchArticle(req, ctx) {
+      const start = await answer("WatchArticle", async () => {
+        if (req.lastEventId !== undefined && !isStreamId(req.lastEventId)) {
+          throw validationError({ last_event_id: ['last_event_id must be the id of an event of this article, e.g. "1718000000000-0".'] });
+        }
+        return articles.watch(await callerOf(ctx), req.id, req.lastEventId);
+      });
+      yield* watchedEvents(articles, start, ctx.signal);
+    },
+  });
+}
+
+/** The article's events as a stream that ends after the final one, or when the client goes. */
+async function* watchedEvents(articles: ArticleOperations, start: Awaited<ReturnType<ArticleOperations["watch"]>>, signal: AbortSignal): AsyncGenerator<MessageInitShape<typeof WatchArticleResponseSchema>> {
+  const queue: MessageInitShape<typeof WatchArticleResponseSchema>[] = [];
+  let ended = false;
+  let wake: (() => void) | undefined;
+  const stop = articles.events.subscribe(start.externalId, start.current, start.from, {
+    event: (id, event, data) => {
+      queue.push({ id, event, data: struct(data) });
+      wake?.();
+    },
+    close: () => {
+      ended = true;
+      wake?.();
+    },
+  });
+  const onAbort = () => stop();
+  signal.addEventListener("abort", onAbort, { once: true });
+  try {
+    for (;;) {
+      while (queue.length > 0) yield queue.shift()!;
+      if (ended || signal.aborted) return;
+      await new Promise<void>((resolve) => (wake = resolve));
+      wake = undefined;
+    }
+  } finally {
+    signal.removeEventListener("abort", onAbort);
+    stop();
+  }
+}
