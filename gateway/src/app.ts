@@ -12,6 +12,7 @@ import { ArticleMemory } from "./articles/article-memory.ts";
 import { WorkflowMemory } from "./workflows/workflow-memory.ts";
 import { ArticleEventHub } from "./articles/event-stream.ts";
 import { ArticleOperations } from "./articles/article-operations.ts";
+import { WorkflowOperations } from "./workflows/workflow-operations.ts";
 import type { V1Gate } from "./plugins/caller.ts";
 import { userRoutes } from "./routes/user.ts";
 import { articleRoutes } from "./routes/articles.ts";
@@ -45,6 +46,7 @@ function jsonResponse(status: number, body: unknown, headers: Record<string, unk
 export interface GatewayCore {
   gate: V1Gate;
   articles: ArticleOperations;
+  workflows: WorkflowOperations;
 }
 
 export function gatewayCore(deps: GatewayDeps): GatewayCore {
@@ -56,7 +58,11 @@ export function gatewayCore(deps: GatewayDeps): GatewayCore {
     workflows: new WorkflowMemory(deps.redis, deps.subscriber, deps.redisPrefix, deps.logger),
   };
   const events = deps.events ?? new ArticleEventHub(deps.redis, deps.redisPrefix, deps.logger);
-  return { gate, articles: new ArticleOperations(gate, new ArticleMemory(deps.subscriber, deps.redisPrefix, deps.logger), events, deps.logger) };
+  return {
+    gate,
+    articles: new ArticleOperations(gate, new ArticleMemory(deps.subscriber, deps.redisPrefix, deps.logger), events, deps.logger),
+    workflows: new WorkflowOperations(gate),
+  };
 }
 
 export function buildApp(deps: GatewayDeps, core: GatewayCore = gatewayCore(deps)) {
@@ -90,7 +96,7 @@ export function buildApp(deps: GatewayDeps, core: GatewayCore = gatewayCore(deps
     .get("/livez", () => ({ status: "ok" }), { detail: { hide: true } })
     .use(userRoutes(gate.keys))
     .use(articleRoutes(gate, core.articles))
-    .use(workflowRoutes(gate))
+    .use(workflowRoutes(gate, core.workflows))
     .use(imageRoutes(deps.clients.images));
 }
 

@@ -21,12 +21,15 @@ const protoRoot = fileURLToPath(new URL("../../proto", import.meta.url));
 
 let stack: TestStack;
 let articles: any;
+let workflows: any;
 
 beforeAll(async () => {
   stack = await useStack();
   const definition = protoLoader.loadSync("articles/api/v1/articles.proto", { includeDirs: [protoRoot], keepCase: true, longs: String, enums: String, defaults: false, oneofs: true });
   const pkg: any = grpc.loadPackageDefinition(definition);
   articles = new pkg.articles.api.v1.ArticleService(new URL(stack.publicGrpcUrl).host, grpc.credentials.createInsecure());
+  const workflowDefinition = protoLoader.loadSync("articles/api/v1/workflows.proto", { includeDirs: [protoRoot], keepCase: true, longs: String, enums: String, defaults: false, oneofs: true });
+  workflows = new (grpc.loadPackageDefinition(workflowDefinition) as any).articles.api.v1.WorkflowService(new URL(stack.publicGrpcUrl).host, grpc.credentials.createInsecure());
 });
 
 const keyed = (token: string) => {
@@ -35,10 +38,14 @@ const keyed = (token: string) => {
   return metadata;
 };
 
-const call = (method: string, request: object, token: string) =>
-  new Promise<any>((resolve, reject) => articles[method](request, keyed(token), { deadline: Date.now() + 10_000 }, (error: grpc.ServiceError | null, reply: any) => (error ? reject(error) : resolve(reply))));
-
-const refusal = (method: string, request: object, token: string) => call(method, request, token).then(() => { throw new Error(`${method} was not refused`); }, (error: grpc.ServiceError) => error);
+const callOn = (client: () => any) => (method: string, request: object, token: string) =>
+  new Promise<any>((resolve, reject) => client()[method](request, keyed(token), { deadline: Date.now() + 10_000 }, (error: grpc.ServiceError | null, reply: any) => (error ? reject(error) : resolve(reply))));
+const refusalOn = (client: () => any) => (method: string, request: object, token: string) =>
+  callOn(client)(method, request, token).then(() => { throw new Error(`${method} was not refused`); }, (error: grpc.ServiceError) => error);
+const call = callOn(() => articles);
+const refusal = refusalOn(() => articles);
+const workflowCall = callOn(() => workflows);
+const workflowRefusal = refusalOn(() => workflows);
 
 /** The google.rpc.Status a refusal carries in its grpc-status-details-bin trailer, with its details unpacked. */
 function detailsOf(error: grpc.ServiceError) {
@@ -213,5 +220,64 @@ describe("ArticleService over a stock grpc-js client", () => {
     const created = await call("CreateArticle", { article: article(tenant) }, tenant.token);
     const steps = await call("GetArticleSteps", { id: created.article.external_id }, tenant.token);
     expect(steps.breakdown.fields.external_id.stringValue).toBe(created.article.external_id);
+  });
+});
+
+describe("WorkflowService over a stock grpc-js client", () => {
+  const step = (articleType: string, stepNumber: number, extra: object = {}) => ({
+    article_type: articleType,
+    step_number: stepNumber,
+    step_name: `Step ${stepNumber}`,
+    system: "You write articles.",
+    user: `[[sim:words=20]] Write step ${stepNumber} about {title}`,
+    output_format: "markdown",
+    ...extra,
+  });
+
+  test("creates, reads, lists, changes, reorders, duplicates and deletes steps as /v1 does, and an article runs on the workflow", async () => {
+    const tenant = await createTenant(stack);
+    const project = String(tenant.projectId);
+    const type = marker("flow").replace("-", "_");
+    const first = await workflowCall("CreateWorkflowStep", { project_id: project, step: step(type, 1, { step_description: "The outline" }) }, tenant.token);
+    expect(first.step).toMatchObject({ article_type: type, step_number: 1, step_name: "Step 1", step_description: "The outline", is_custom: true });
+    const second = await workflowCall("CreateWorkflowStep", { project_id: project, step: step(type, 2, { timeout_seconds: 60 }) }, tenant.token);
+    // The same step over HTTP.
+    const overHttp = (await apiClient(stack.baseUrl, tenant.token).get(`/v1/projects/${project}/workflows/${second.step.id}`)).body.data;
+    expect(overHttp).toMatchObject({ id: Number(second.step.id), timeout_seconds: 60 });
+
+    const changed = await workflowCall("UpdateWorkflowStep", { project_id: project, step_id: first.step.id, changes: { step_name: "Outline" }, clear_fields: ["step_description"] }, tenant.token);
+    expect(changed.step.step_name).toBe("Outline");
+    expect(changed.step.step_description).toBeUndefined();
+    await workflowCall("ReorderWorkflowSteps", { project_id: project, steps: [{ id: first.step.id, step_number: 3 }, { id: second.step.id, step_number: 1 }] }, tenant.token);
+    const listed = await workflowCall("ListWorkflows", { project_id: project, article_type: type }, tenant.token);
+    expect(listed.workflows[0].steps.map((s: any) => [s.step_name, s.step_number])).toEqual([["Step 2", 1], ["Outline", 3]]);
+    expect(listed.meta).toMatchObject({ total: "1" });
+
+    const copy = await workflowCall("DuplicateWorkflow", { project_id: project, source_article_type: type, new_article_type: `${type}_copy` }, tenant.token);
+    expect(copy.workflow.steps).toHaveLength(2);
+
+    const created = await call("CreateArticle", { article: article(tenant, { article_type: type }) }, tenant.token);
+    await eventually(() => call("GetArticle", { id: created.article.id }, tenant.token), (r) => r.article.status === "completed", 20_000, "the article on the custom workflow completed");
+
+    const removed = await workflowCall("DeleteWorkflowStep", { project_id: project, step_id: second.step.id }, tenant.token);
+    expect(removed).toMatchObject({ article_type: type });
+    const last = await workflowCall("DeleteWorkflowStep", { project_id: project, step_id: first.step.id }, tenant.token);
+    expect(last).toMatchObject({ workflow_deleted: true, article_type: type });
+  });
+
+  test("refuses as /v1 does: every field at once in a BadRequest, a view-only member's change, another account's project", async () => {
+    const tenant = await createTenant(stack);
+    const project = String(tenant.projectId);
+    const bad = await workflowRefusal("CreateWorkflowStep", { project_id: project, step: step("bad_type", 1, { output_format: "yaml", timeout_seconds: 5 }) }, tenant.token);
+    expect(bad.code).toBe(grpc.status.INVALID_ARGUMENT);
+    expect(detailsOf(bad).badRequest!.fieldViolations.map((v) => v.field).sort()).toEqual(["output_format", "timeout_seconds"]);
+    const clearing = await workflowRefusal("UpdateWorkflowStep", { project_id: project, step_id: "1", clear_fields: ["system"] }, tenant.token);
+    expect(detailsOf(clearing).badRequest!.fieldViolations.map((v) => v.field)).toEqual(["clear_fields"]);
+
+    const viewer = await addMemberWithKey(stack, tenant, "viewer");
+    expect((await workflowCall("ListWorkflows", { project_id: project }, viewer.token)).workflows ?? []).toEqual([]);
+    expect((await workflowRefusal("CreateWorkflowStep", { project_id: project, step: step("viewer_type", 1) }, viewer.token)).code).toBe(grpc.status.PERMISSION_DENIED);
+    const stranger = await createTenant(stack);
+    expect((await workflowRefusal("ListWorkflows", { project_id: project }, stranger.token)).code).toBe(grpc.status.NOT_FOUND);
   });
 });

@@ -4,7 +4,7 @@
 // translates between the proto messages and the public JSON shape, whose wire names the messages
 // share, so proto3's JSON mapping is the translation.
 import { fromJson, toJson, type JsonObject, type JsonValue, type MessageInitShape } from "@bufbuild/protobuf";
-import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
+import type { ConnectRouter } from "@connectrpc/connect";
 import {
   ArticleInputSchema,
   ArticleSchema,
@@ -16,13 +16,11 @@ import {
 import type { Project } from "../../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
 import type { Article } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import { isStreamId } from "../../../services/kit/src/article-events.ts";
-import type { Logger } from "../../../services/kit/src/logger.ts";
 import { presentArticle } from "../../../services/kit/src/public-article.ts";
 import type { ArticleOperations } from "../articles/article-operations.ts";
 import { listQueryOf } from "../articles/reading.ts";
 import { validationError } from "../errors.ts";
-import { v1Caller, type V1Gate } from "../plugins/caller.ts";
-import { publicGrpcError } from "./public-errors.ts";
+import type { PublicCalls } from "./public-calls.ts";
 
 const BUCKET = "articles";
 // Ids the public body takes as JSON numbers; proto3's JSON mapping writes int64 as strings.
@@ -50,22 +48,9 @@ export function apiArticle(article: Article, project: Pick<Project, "id" | "name
 /** A google.protobuf.Struct field (a plain JSON object in the generated code) holding the public JSON as /v1 answers it. */
 const struct = (value: unknown) => JSON.parse(JSON.stringify(value)) as JsonObject;
 
-export function articleService(router: ConnectRouter, gate: V1Gate, articles: ArticleOperations, logger: Logger): void {
-  /** The gates of /v1 for this call; their RateLimit headers go out as response metadata. */
-  async function callerOf(ctx: HandlerContext) {
-    const { caller, headers } = await v1Caller(gate, ctx.requestHeader.get("authorization"), BUCKET);
-    for (const [name, value] of Object.entries(headers)) ctx.responseHeader.set(name, value);
-    return caller;
-  }
-  const unexpected = (method: string) => (error: unknown) => logger.error("grpc call failed", { method, error: error instanceof Error ? error.message : String(error) });
-  /** Runs an operation, answering its refusals as gRPC codes with Google's error details. */
-  async function answer<T>(method: string, run: () => Promise<T>): Promise<T> {
-    try {
-      return await run();
-    } catch (error) {
-      throw publicGrpcError(error, unexpected(method));
-    }
-  }
+export function articleService(router: ConnectRouter, calls: PublicCalls, articles: ArticleOperations): void {
+  const { answer } = calls;
+  const callerOf = calls.callerOf(BUCKET);
 
   router.service(ArticleService, {
     createArticle: (req, ctx) =>

@@ -1,4 +1,5 @@
-// The gateway's gRPC listener (HTTP/2): the public API for internal teams (articles.api.v1),
+// The gateway's gRPC listener (HTTP/2): the public API for internal teams (articles.api.v1:
+// ArticleService and WorkflowService),
 // with the standard health protocol and server reflection, so grpcurl, grpcui and any gRPC
 // client can list, describe and call it without the .proto files. No service credential: each
 // call carries an API key, checked by the same gates as /v1.
@@ -11,6 +12,8 @@ import type { Logger } from "../../../services/kit/src/logger.ts";
 import { addReflection } from "../../../services/kit/src/reflection.ts";
 import type { GatewayCore } from "../app.ts";
 import { articleService } from "./article-service.ts";
+import { publicCalls } from "./public-calls.ts";
+import { workflowService } from "./workflow-service.ts";
 
 export interface PublicGrpcServer {
   port: number;
@@ -36,7 +39,9 @@ function health(router: ConnectRouter, served: () => Set<string>) {
 export async function startPublicGrpcServer(opts: { port: number; core: GatewayCore; logger: Logger; host?: string }): Promise<PublicGrpcServer> {
   const served = new Set<string>();
   const routes = (router: ConnectRouter) => {
-    articleService(router, opts.core.gate, opts.core.articles, opts.logger);
+    const calls = publicCalls(opts.core.gate, opts.logger);
+    articleService(router, calls, opts.core.articles);
+    workflowService(router, calls, opts.core.workflows);
     health(router, () => served);
     addReflection(router);
     for (const h of router.handlers) served.add(h.service.typeName);
