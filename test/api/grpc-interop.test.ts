@@ -36,6 +36,24 @@ describe("a stock grpc-js client", () => {
     expect(reply.status).toBe("SERVING");
   });
 
+  test("health as the protocol has it: Check of an unknown service is NOT_FOUND, Watch of one streams SERVICE_UNKNOWN; the gateway's public port alike", async () => {
+    for (const address of [new URL(stack.grpcUrls.accountsBilling).host, new URL(stack.publicGrpcUrl).host]) {
+      const probe = loadService("grpc/health/v1/health.proto", ["grpc", "health", "v1", "Health"], address);
+      const checked = await unary(probe, "Check", { service: "no.such.Service" }).catch((e) => e);
+      expect(checked.code).toBe(grpc.status.NOT_FOUND);
+      const first = await new Promise<any>((resolve, reject) => {
+        const stream = probe.Watch({ service: "no.such.Service" });
+        stream.on("data", (reply: any) => {
+          resolve(reply);
+          stream.cancel();
+        });
+        stream.on("error", (error: grpc.ServiceError) => (error.code === grpc.status.CANCELLED ? undefined : reject(error)));
+      });
+      expect(first.status).toBe("SERVICE_UNKNOWN");
+      expect((await unary(probe, "Check", { service: "" })).status).toBe("SERVING");
+    }
+  });
+
   test("calls AccountsService.GetUser with the service credential", async () => {
     const tenant = await createTenant(stack);
     const metadata = new grpc.Metadata();

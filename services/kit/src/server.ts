@@ -111,10 +111,13 @@ export async function startServiceServer(opts: ServiceServerOptions): Promise<Se
       if (service === "" || servedServices.has(service)) return status;
       throw new ConnectError(`unknown service ${service}`, Code.NotFound);
     };
+    // Watch answers an unknown service with SERVICE_UNKNOWN and keeps watching, as the health
+    // protocol has it (Check answers NOT_FOUND).
+    const watchedStatusOf = (service: string) => (service === LIVENESS_SERVICE || service === "" || servedServices.has(service) ? statusOf(service) : Serving.SERVICE_UNKNOWN);
     router.service(Health, {
       check: (req) => ({ status: statusOf(req.service) }),
       async *watch(req, ctx) {
-        let last = statusOf(req.service);
+        let last = watchedStatusOf(req.service);
         yield { status: last };
         while (!ctx.signal.aborted) {
           await new Promise<void>((resolve) => {
@@ -126,7 +129,7 @@ export async function startServiceServer(opts: ServiceServerOptions): Promise<Se
             statusWatchers.add(wake);
             ctx.signal.addEventListener("abort", wake);
           });
-          const now = statusOf(req.service);
+          const now = watchedStatusOf(req.service);
           if (now !== last && !ctx.signal.aborted) yield { status: (last = now) };
         }
       },
