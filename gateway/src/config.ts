@@ -1,5 +1,5 @@
 // Gateway configuration from the environment, validated at start.
-import { envPort, envString, envUrl, envOptional, ConfigError, GRPC_PORT_OFFSET, loadServiceUrls, metricsPort, type ServiceUrls } from "../../services/kit/src/config.ts";
+import { envPort, envString, envUrl, envServiceToken, ConfigError, GRPC_PORT_OFFSET, loadServiceUrls, metricsPort, type ServiceUrls } from "../../services/kit/src/config.ts";
 
 export interface GatewayConfig {
   port: number;
@@ -14,8 +14,7 @@ export interface GatewayConfig {
 }
 
 export function loadGatewayConfig(env: Record<string, string | undefined> = process.env): GatewayConfig {
-  const serviceToken = envOptional(env, "SERVICE_TOKEN");
-  if (!serviceToken || serviceToken.length < 16) throw new ConfigError("SERVICE_TOKEN", "required, at least 16 characters: the shared credential of calls between services");
+  const serviceToken = envServiceToken(env);
   const redisPrefix = envString(env, "REDIS_PREFIX", "articles");
   if (!/^[A-Za-z0-9._-]{1,64}$/.test(redisPrefix)) throw new ConfigError("REDIS_PREFIX", "use 1 to 64 letters, digits, dots, dashes or underscores");
   const port = envPort(env, "PORT", 8080);

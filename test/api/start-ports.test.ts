@@ -25,7 +25,7 @@ async function ownStackEnv(overrides: Record<string, string> = {}): Promise<Reco
     SIMULATOR_PORT: String(await freePort()),
     DATABASE_URL: stack.databaseUrl,
     REDIS_PREFIX: `test-start-${randomBytes(3).toString("hex")}`,
-    SERVICE_TOKEN: "a-test-service-token-value",
+    SERVICE_TOKEN: "SU5peYtm_X68s6Xoipgd6BsHerK3dsgk",
     LOG_LEVEL: "silent",
   };
   for (const variable of Object.values(SERVICE_URL_VARIABLES)) env[variable] = `http://127.0.0.1:${await freeServicePort()}`;

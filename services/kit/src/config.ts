@@ -1,5 +1,6 @@
 // Environment configuration with validated defaults. A bad value is one clear line naming the
 // variable and a non-zero exit (see failOnConfigError), never a stack trace.
+import { secretProblem } from "./secret-strength.ts";
 
 export class ConfigError extends Error {
   constructor(readonly variable: string, problem: string) {
@@ -129,14 +130,26 @@ export function loadServiceUrls(env: Env): ServiceUrls {
   return urls;
 }
 
+const GENERATE_SECRET = "e.g. `openssl rand -base64 32`";
+
+/**
+ * SERVICE_TOKEN, the shared credential of calls between services: required, and refused when it
+ * is a placeholder, short or guessable (see secretProblem). The error never shows the value.
+ */
+export function envServiceToken(env: Env): string {
+  const token = envOptional(env, "SERVICE_TOKEN");
+  if (token === undefined) throw new ConfigError("SERVICE_TOKEN", `required: the shared credential of calls between services (${GENERATE_SECRET})`);
+  const problem = secretProblem(token);
+  if (problem !== undefined) throw new ConfigError("SERVICE_TOKEN", `${problem}; use a long random value (${GENERATE_SECRET})`);
+  return token;
+}
+
 export function loadPlatformConfig(env: Env = process.env): PlatformConfig {
   const redisPrefix = envString(env, "REDIS_PREFIX", "articles");
   if (!/^[A-Za-z0-9._-]{1,64}$/.test(redisPrefix)) {
     throw new ConfigError("REDIS_PREFIX", "use 1 to 64 letters, digits, dots, dashes or underscores");
   }
-  const serviceToken = envOptional(env, "SERVICE_TOKEN");
-  if (serviceToken === undefined) throw new ConfigError("SERVICE_TOKEN", "required: the shared credential of calls between services");
-  if (serviceToken.length < 16) throw new ConfigError("SERVICE_TOKEN", "must be at least 16 characters");
+  const serviceToken = envServiceToken(env);
   return {
     databaseUrl: envUrl(env, "DATABASE_URL", "postgres://postgres@127.0.0.1:5432/articles", ["postgres:", "postgresql:"]),
     databasePoolSize: envInt(env, "DATABASE_POOL_SIZE", 10, { min: 1, max: 100 }),

@@ -3,6 +3,7 @@
 // configurable so tests and operators can shorten or lengthen the retry schedule.
 import { hkdfSync } from "node:crypto";
 import { ConfigError, envBool, envInt, envIntList, envOptional } from "../../kit/src/config.ts";
+import { placeholderIn, secretBytesProblem } from "../../kit/src/secret-strength.ts";
 
 type Env = Record<string, string | undefined>;
 
@@ -27,7 +28,8 @@ export interface DispatcherSettings {
 export const DELIVERY_TIMEOUT_MS = 30_000;
 
 /**
- * WEBHOOK_SECRET_KEY is the base64 of 32 random bytes (`openssl rand -base64 32`). Without it the
+ * WEBHOOK_SECRET_KEY is the base64 of 32 random bytes (`openssl rand -base64 32`); a placeholder
+ * or bytes that are plainly not random (all alike, a repeated pattern) are refused. Without it the
  * key is derived from SERVICE_TOKEN with HKDF-SHA256: convenient for local development, but then
  * rotating SERVICE_TOKEN makes the stored signing secrets unreadable, so deployments set it.
  */
@@ -37,8 +39,12 @@ export function signingSecretKey(env: Env, serviceToken: string): { key: Buffer;
     const key = Buffer.from(hkdfSync("sha256", serviceToken, "articles.webhook-dispatcher", "signing-secret-encryption-key", 32));
     return { key, derived: true };
   }
+  const placeholder = placeholderIn(given);
+  if (placeholder !== undefined) throw new ConfigError("WEBHOOK_SECRET_KEY", `a placeholder (it contains "${placeholder}"), not a key; use the base64 of 32 random bytes (e.g. \`openssl rand -base64 32\`)`);
   const key = /^[A-Za-z0-9+/_-]+={0,2}$/.test(given) ? Buffer.from(given, "base64") : Buffer.alloc(0);
   if (key.length !== 32) throw new ConfigError("WEBHOOK_SECRET_KEY", "expected the base64 of exactly 32 bytes (e.g. `openssl rand -base64 32`)");
+  const problem = secretBytesProblem(key);
+  if (problem !== undefined) throw new ConfigError("WEBHOOK_SECRET_KEY", `not a random key: ${problem}; use the base64 of 32 random bytes (e.g. \`openssl rand -base64 32\`)`);
   return { key, derived: false };
 }
 

@@ -1,0 +1,189 @@
+// No placeholder secret starts a process: SERVICE_TOKEN and WEBHOOK_SECRET_KEY are refused when
+// they are placeholders, short or guessable, with one line naming the variable (never the value),
+// while random values of every usual shape pass.
+import { describe, expect, test } from "bun:test";
+import { randomBytes, randomInt, randomUUID } from "node:crypto";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { renderKustomization } from "../../deploy/k8s/render.ts";
+import { loadGatewayConfig } from "../../gateway/src/config.ts";
+import { ConfigError, loadPlatformConfig } from "../../services/kit/src/config.ts";
+import { placeholderIn, secretBytesProblem, secretProblem } from "../../services/kit/src/secret-strength.ts";
+import { signingSecretKey } from "../../services/webhook-dispatcher/src/config.ts";
+
+const root = fileURLToPath(new URL("../../", import.meta.url));
+const K8S_PLACEHOLDER = "REPLACE-WITH-openssl-rand-base64-32";
+
+const fromAlphabet = (alphabet: string, length: number) => Array.from({ length }, () => alphabet[randomInt(alphabet.length)]).join("");
+const LOWER = "abcdefghijklmnopqrstuvwxyz";
+const ALNUM = LOWER + LOWER.toUpperCase() + "0123456789";
+const PRINTABLE = Array.from({ length: 94 }, (_, i) => String.fromCharCode(33 + i)).join("");
+
+// The shapes random secrets come in: what the project generates, `openssl rand`, UUIDs, password managers.
+const GENERATORS: Record<string, () => string> = {
+  "base64url of 18 bytes (24 characters)": () => randomBytes(18).toString("base64url"),
+  "base64url of 24 bytes (npm start, the test stack)": () => randomBytes(24).toString("base64url"),
+  "base64url of 48 bytes": () => randomBytes(48).toString("base64url"),
+  "base64 of 18 bytes": () => randomBytes(18).toString("base64"),
+  "base64 of 32 bytes (openssl rand -base64 32)": () => randomBytes(32).toString("base64"),
+  "hex of 12 bytes (24 characters)": () => randomBytes(12).toString("hex"),
+  "hex of 16 bytes (openssl rand -hex 16)": () => randomBytes(16).toString("hex"),
+  "hex of 32 bytes, upper case": () => randomBytes(32).toString("hex").toUpperCase(),
+  "a UUID": () => randomUUID(),
+  "letters and digits, 24": () => fromAlphabet(ALNUM, 24),
+  "lower-case letters, 24": () => fromAlphabet(LOWER, 24),
+  "lower-case letters and digits, 32": () => fromAlphabet(LOWER + "0123456789", 32),
+  "printable ASCII, 32": () => fromAlphabet(PRINTABLE, 32),
+};
+
+describe("secretProblem", () => {
+  for (const [shape, generate] of Object.entries(GENERATORS)) {
+    test(`200 random values pass: ${shape}`, () => {
+      const refused = Array.from({ length: 200 }, generate).map((value) => [value, secretProblem(value)]).filter(([, problem]) => problem !== undefined);
+      expect(refused).toEqual([]);
+    });
+  }
+
+  test.each([
+    K8S_PLACEHOLDER,
+    "change-me-to-a-long-random-value",
+    "change-me-to-32-random-bytes-base64",
+    "CHANGEME-CHANGEME-0123456789",
+    "password1234567890123456",
+    "Passw0rd-for-the-services-2024",
+    "placeholder-value-0123456789",
+    "an-example-token-0123456789",
+    "my-super-secret-token-0123456789",
+    "the-default-token-0123456789",
+    "insecure-token-for-local-0123456789",
+    "a-test-service-token-value",
+    "TEST_service_token_0123456789",
+    "todo-set-a-real-token-0123456789",
+    "dummy-service-token-0123456789",
+    "<your-service-token-goes-here>",
+    "your_token_here_0123456789",
+    "sk-xxxx-xxxx-xxxx-0123456789abc",
+    "$(openssl rand -base64 32)",
+  ])("the placeholder %p is refused", (value) => {
+    expect(secretProblem(value)).toMatch(/placeholder/);
+  });
+
+  test.each(["", "short", "q7Vn2xKp9LmR4tWz", "q7Vn2xKp9LmR4tWz8bY"])("the short value %p is refused", (value) => {
+    expect(secretProblem(value)).toMatch(/too short/);
+  });
+
+  test.each([
+    ["aaaaaaaaaaaaaaaaaaaaaaaaaaaa", /repetitive/],
+    ["abababababababababababababab", /repetitive/],
+    ["qwertyqwertyqwertyqwertyqwerty", /repetitive/],
+    ["deadbeefdeadbeefdeadbeefdeadbeef", /repetitive/],
+    ["123451234512345123451234", /repetitive/],
+    ["aaaaaaaaaaaaaabbbbbbbbbbbbbb", /variety/],
+    ["abcabcabcabcabcabcabcabcabd", /variety/],
+    ["ab12ab12ab12ab12ab12ab12ab13", /variety/],
+    ["aBa3acaDa5aeaFa7agaHa9ajaK", /predictable/],
+  ])("the guessable value %p is refused", (value, reason) => {
+    expect(secretProblem(value)).toMatch(reason);
+  });
+
+  test("placeholder words inside random text count only when they cannot be chance", () => {
+    // A short word is a placeholder only on its own; inside random letters it is chance.
+    expect(placeholderIn("Kq9testZr7Lm2Vx8Np4Wc6Hd")).toBeUndefined();
+    expect(placeholderIn("Kq9-test-Zr7Lm2Vx8Np4Wc6Hd")).toBe("test");
+    expect(placeholderIn("test")).toBe("test");
+    expect(placeholderIn("Kq9xxxxZr7Lm2Vx8Np4Wc6Hd")).toBeUndefined();
+    expect(secretProblem("Kq9testZr7Lm2Vx8Np4Wc6Hd")).toBeUndefined();
+  });
+
+  test("a reason never contains the value", () => {
+    for (const value of ["change-me-to-a-long-random-value", "tooshortvalue", "abababababababababababababab", "aBa3acaDa5aeaFa7agaHa9ajaK"]) {
+      expect(secretProblem(value)).not.toContain(value);
+    }
+  });
+});
+
+describe("SERVICE_TOKEN", () => {
+  const weak = ["change-me-to-a-long-random-value", K8S_PLACEHOLDER, "a-sixteen-chars!", "aaaaaaaaaaaaaaaaaaaaaaaaaaaa", "password1234567890123456"];
+
+  test.each(weak)("loadPlatformConfig and loadGatewayConfig refuse %p naming SERVICE_TOKEN, not showing it", (value) => {
+    for (const load of [loadPlatformConfig, loadGatewayConfig]) {
+      try {
+        load({ SERVICE_TOKEN: value });
+        throw new Error("expected a configuration error");
+      } catch (error) {
+        expect(error).toBeInstanceOf(ConfigError);
+        expect((error as ConfigError).variable).toBe("SERVICE_TOKEN");
+        expect((error as ConfigError).message).toStartWith("SERVICE_TOKEN: ");
+        expect((error as ConfigError).message).not.toContain(value);
+      }
+    }
+  });
+
+  test("a missing one is refused too; a random one is taken", () => {
+    expect(() => loadPlatformConfig({})).toThrow(/SERVICE_TOKEN: required/);
+    expect(() => loadGatewayConfig({})).toThrow(/SERVICE_TOKEN: required/);
+    const token = randomBytes(24).toString("base64url");
+    expect(loadPlatformConfig({ SERVICE_TOKEN: token }).serviceToken).toBe(token);
+    expect(loadGatewayConfig({ SERVICE_TOKEN: token }).serviceToken).toBe(token);
+  });
+
+  // The processes themselves: one line on stderr naming SERVICE_TOKEN, a non-zero exit, no value.
+  for (const entry of ["gateway/src/main.ts", "services/accounts-billing/src/main.ts"]) {
+    test(`${entry} does not start with the Kubernetes placeholder`, async () => {
+      const child = Bun.spawn([process.execPath, entry], {
+        cwd: root,
+        env: { ...process.env, SERVICE_TOKEN: K8S_PLACEHOLDER },
+        stdout: "ignore",
+        stderr: "pipe",
+      });
+      const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
+      const [code, stderr] = await Promise.all([child.exited, new Response(child.stderr).text()]);
+      clearTimeout(timer);
+      const lines = stderr.trim().split("\n").filter(Boolean);
+      expect(code).not.toBe(0);
+      expect(lines.length).toBe(1);
+      expect(lines[0]).toMatch(/SERVICE_TOKEN/);
+      expect(lines[0]).not.toContain(K8S_PLACEHOLDER);
+    }, 30_000);
+  }
+});
+
+describe("WEBHOOK_SECRET_KEY", () => {
+  const token = randomBytes(24).toString("base64url");
+
+  test("200 random keys pass", () => {
+    for (let i = 0; i < 200; i++) {
+      const key = randomBytes(32);
+      expect(secretBytesProblem(key)).toBeUndefined();
+      expect(signingSecretKey({ WEBHOOK_SECRET_KEY: key.toString("base64") }, token).key.equals(key)).toBe(true);
+    }
+  });
+
+  test.each([
+    ["all-zero bytes", Buffer.alloc(32).toString("base64")],
+    ["one byte repeated", Buffer.alloc(32, 0x41).toString("base64")],
+    ["a repeated pattern", Buffer.from("0123456789abcdef".repeat(2)).toString("base64")],
+    ["few distinct bytes", Buffer.from("aaaaaaaabbbbbbbbccccccccdddddddd").toString("base64")],
+    ["the Kubernetes placeholder", K8S_PLACEHOLDER],
+    ["a placeholder that decodes to 32 bytes", "changemeChangemeChangemeChangemeChangeme123="],
+  ])("%s is refused naming the variable", (_, value) => {
+    try {
+      signingSecretKey({ WEBHOOK_SECRET_KEY: value }, token);
+      throw new Error("expected a configuration error");
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as ConfigError).variable).toBe("WEBHOOK_SECRET_KEY");
+      expect((error as ConfigError).message).not.toContain(value);
+    }
+  });
+});
+
+describe("deploy/k8s", () => {
+  test.each(["base", "overlays/local", "overlays/production"])("%s: the Secret left as shipped stops every process", (dir) => {
+    const secret = renderKustomization(join(root, "deploy/k8s", dir)).find((o) => o.kind === "Secret" && o.metadata.name === "article-service-secrets");
+    const values = secret!.stringData as Record<string, string>;
+    expect(secretProblem(values.SERVICE_TOKEN)).toBeDefined();
+    expect(() => loadPlatformConfig({ SERVICE_TOKEN: values.SERVICE_TOKEN })).toThrow(/SERVICE_TOKEN/);
+    expect(() => signingSecretKey({ WEBHOOK_SECRET_KEY: values.WEBHOOK_SECRET_KEY }, randomBytes(24).toString("base64url"))).toThrow(/WEBHOOK_SECRET_KEY/);
+  });
+});
