@@ -4,6 +4,7 @@ import { ConnectError } from "@connectrpc/connect";
 import type IORedis from "ioredis";
 import { HttpError, fromServiceError } from "./errors.ts";
 import { jsonBody } from "./plugins/json-body.ts";
+import { requestIdOf } from "./plugins/request-ids.ts";
 import { requestLimits } from "./plugins/request-limits.ts";
 import { RateLimiter } from "./plugins/rate-limiter.ts";
 import { KeyResolver } from "./plugins/key-resolver.ts";
@@ -77,12 +78,12 @@ export function buildApp(deps: GatewayDeps, core: GatewayCore = gatewayCore(deps
       if (error instanceof HttpError) return jsonResponse(error.status, error.body, { ...headers, ...error.headers });
       if (error instanceof ConnectError) {
         const mapped = fromServiceError(error);
-        if (mapped.status >= 500) deps.logger.error("service call failed", { path: new URL(request.url).pathname, code: error.code, error: error.rawMessage });
+        if (mapped.status >= 500) deps.logger.error("service call failed", { request_id: requestIdOf(request), path: new URL(request.url).pathname, code: error.code, error: error.rawMessage });
         return jsonResponse(mapped.status, mapped.body, headers);
       }
       if (code === "NOT_FOUND") return jsonResponse(404, { message: "Not found." }, headers);
       if (code === "PARSE" || code === "VALIDATION") return jsonResponse(422, { message: "The given data was invalid.", errors: { body: ["The request body is not valid."] } }, headers);
-      deps.logger.error("unhandled error", { path: new URL(request.url).pathname, error: (error as Error).stack ?? String(error) });
+      deps.logger.error("unhandled error", { request_id: requestIdOf(request), path: new URL(request.url).pathname, error: (error as Error).stack ?? String(error) });
       return jsonResponse(500, { message: "Server Error" }, headers);
     })
     // The reference page and the OpenAPI document (gateway/src/openapi): no CDN, one source of shapes.

@@ -20,7 +20,7 @@ import { startAdminServer, type AdminServer } from "./plugins/admin-server.ts";
 // Before any client is made: the trace interceptors are installed only when traces are exported.
 await initTracing("gateway");
 initMetrics("gateway");
-const logger = createLogger("gateway");
+const logger = failOnConfigError(() => createLogger("gateway"));
 const config = failOnConfigError(() => loadGatewayConfig());
 // Commands issued in the same tick by concurrent requests go out in one write. While Redis is
 // away a command fails at once (or after a second) instead of waiting: the request answers 503.
@@ -49,7 +49,8 @@ const deps = { clients: connectServices(config), redis, subscriber, redisPrefix:
 // The HTTP app and the gRPC API share the gates and the operations behind them.
 const core = gatewayCore(deps);
 const app = buildApp(deps, core);
-observeRequests(app, { metrics: config.metricsPort !== 0 });
+// Metrics when their port is on; request ids and the access line (info) always.
+observeRequests(app, { metrics: config.metricsPort !== 0, logger });
 let admin: AdminServer | undefined;
 try {
   if (config.metricsPort !== 0) admin = await startAdminServer({ port: config.metricsPort, serviceToken: config.serviceToken, redis: () => connectRedis(config.redisUrl), redisPrefix: config.redisPrefix });

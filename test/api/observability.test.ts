@@ -164,6 +164,29 @@ describe("traces", () => {
     await dropTestData(databaseUrl, redisPrefix);
   }, 60_000);
 
+  test("every answer carries an X-Request-Id (the client's usable one, else a new one) and the gateway logs one access line with it", async () => {
+    const tenantHere = await webhookTenant({ ...stack, ...traced!, databaseUrl, redisPrefix } as TestStack);
+    const given = `support-${randomBytes(6).toString("hex")}`;
+    const echoed = await tenantHere.api.get("/v1/articles?per_page=1&status=queued", { headers: { "x-request-id": given } });
+    expect(echoed.status).toBe(200);
+    expect(echoed.headers.get("x-request-id")).toBe(given);
+    // An unusable id (spaces, too short) is replaced; a refusal carries one too.
+    const replaced = await tenantHere.api.get("/v1/articles/999999999", { headers: { "x-request-id": "bad id" } });
+    expect(replaced.status).toBe(404);
+    expect(replaced.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+    const line = await eventually(
+      async () => lines.find((l) => l.includes(`"request_id":"${given}"`)),
+      (found) => found !== undefined,
+      10_000,
+      "the access line of the request",
+    );
+    expect(JSON.parse(line!)).toMatchObject({ service: "gateway", message: "request", request_id: given, method: "GET", route: "/v1/articles", status: 200 });
+    // The route template, never the query (a client's data) nor an id.
+    expect(line).not.toContain("per_page");
+    const replacedId = replaced.headers.get("x-request-id");
+    await eventually(async () => lines.some((l) => l.includes(`"request_id":"${replacedId}"`) && l.includes('"route":"/v1/articles/:id"') && l.includes('"status":404')), Boolean, 10_000, "the refused request's access line");
+  });
+
   test("one article creation is one trace through the gateway, article-store and the runner, and its log lines carry the trace id", async () => {
     const traceparentTrace = randomBytes(16).toString("hex");
     const tenantHere = await webhookTenant({ ...stack, ...traced!, databaseUrl, redisPrefix } as TestStack);

@@ -1,11 +1,14 @@
-// Per-request metrics and traces of the gateway, as one wrapper around the app's fetch: no
-// lifecycle hook runs per request. The route label is the template the path matches (a trie of
-// the app's routes, built once), never the path itself, so ids never become labels.
+// Per-request metrics, traces, request ids and the access log of the gateway, as one wrapper
+// around the app's fetch: no lifecycle hook runs per request. The route label is the template the
+// path matches (a trie of the app's routes, built once), never the path itself, so ids never
+// become labels (nor does the access line carry a query, which may hold a client's data).
 import type { Elysia } from "elysia";
 import { SpanKind, SpanStatusCode, context } from "@opentelemetry/api";
 import { httpDuration, httpRequests } from "../../../services/kit/src/metrics.ts";
 import type { CounterCell, HistogramCell } from "../../../services/kit/src/metric-series.ts";
 import { openIncomingSpan, tracingEnabled } from "../../../services/kit/src/tracing.ts";
+import type { Logger } from "../../../services/kit/src/logger.ts";
+import { requestIdOf, withRequestId } from "./request-ids.ts";
 
 interface Node {
   statics: Map<string, Node>;
@@ -55,13 +58,14 @@ interface RouteSeries {
 }
 
 /**
- * Counts and times every request by route template, method and status and, when traces are
- * exported, answers it inside a server span that continues an incoming traceparent. Call after
- * every route is added and before listen.
+ * Counts and times every request by route template, method and status; when traces are
+ * exported, answers it inside a server span that continues an incoming traceparent; gives every
+ * answer its X-Request-Id and, with a logger, writes one access line per request (request id,
+ * method, route, status, milliseconds). Call after every route is added and before listen.
  */
-export function observeRequests(app: Elysia<any, any, any, any, any, any, any>, opts: { metrics: boolean }): void {
+export function observeRequests(app: Elysia<any, any, any, any, any, any, any>, opts: { metrics: boolean; logger?: Logger }): void {
   const tracing = tracingEnabled();
-  if (!opts.metrics && !tracing) return;
+  const access = opts.logger;
   let match: ((path: string) => string) | undefined;
   const series = new Map<string, RouteSeries>();
   const seriesOf = (route: string, method: string): RouteSeries => {
@@ -86,9 +90,11 @@ export function observeRequests(app: Elysia<any, any, any, any, any, any, any>, 
     const method = METHODS.has(request.method) ? request.method : "OTHER";
     const started = performance.now();
     const s = opts.metrics ? seriesOf(route, method) : undefined;
+    const id = requestIdOf(request);
     const answer = (response: Response) => {
       if (s) record(s, route, method, response.status, started);
-      return response;
+      access?.info("request", { request_id: id, method, route, status: response.status, ms: Math.round((performance.now() - started) * 10) / 10 });
+      return withRequestId(response, id);
     };
     // Sampling is decided before anything else: a request whose trace is left out runs exactly
     // as with tracing off (no span, no context; its calls carry flag 00 on their own).
