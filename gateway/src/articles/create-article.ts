@@ -1,7 +1,7 @@
 // POST /v1/articles orchestration (spec 4.1): body → project access → idempotent replay →
 // article type, model, brand voice and image preset of the project → cross-field rules (every
 // field failure reported at once) → idempotency claim → word reservation → article + outbox.
-// Once words are reserved, any failure gives them back.
+// Once words are reserved, any failure gives them back (at once, else the reconciler's sweep does).
 import { randomUUID } from "node:crypto";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { MessageInitShape } from "@bufbuild/protobuf";
@@ -162,9 +162,6 @@ function articleMessage(caller: Caller, project: Project, request: ArticleReques
   };
 }
 
-// Releases retried after 2, 4, … 60 s: about seven minutes in all.
-const RELEASE_ATTEMPTS = 12;
-
 const keyReused = () => validationError({ idempotency_key: [KEY_REUSED_MESSAGE] }, KEY_REUSED_MESSAGE);
 
 export class ArticleCreation {
@@ -233,12 +230,15 @@ export class ArticleCreation {
   }
 
   /**
-   * Gives the reservation back when no article holds it. An article that exists despite the
-   * failure (a lost reply) keeps its words; if the check itself fails the words are released,
-   * and completion settles them anyway. While accounts-billing cannot release (its database
-   * away), it is asked again later, for several minutes, rather than leaving the words held.
+   * Gives the reservation back when no article holds it: one immediate, best-effort attempt. An
+   * article that exists despite the failure (a lost reply) keeps its words; if the check itself
+   * fails the words are released, and completion settles them anyway. What this attempt cannot
+   * release (accounts-billing away), and what a gateway killed between reserving and creating
+   * never tries to, the reconciler's sweep in article-store releases once the reservation has
+   * been held RECONCILE_STALE_AFTER_MS with no article: no retry is kept in this process's memory,
+   * where a restart would lose it.
    */
-  private async releaseUnlessCreated(externalId: string, attempt = 1): Promise<void> {
+  private async releaseUnlessCreated(externalId: string): Promise<void> {
     try {
       await this.clients.articles.getArticle({ identifier: externalId });
       return;
@@ -249,13 +249,7 @@ export class ArticleCreation {
       await this.clients.quota.releaseWords({ reference: externalId });
     } catch (error) {
       if (isCode(error, Code.NotFound)) return;
-      if (attempt < RELEASE_ATTEMPTS && isCode(error, Code.Unavailable, Code.DeadlineExceeded)) {
-        const retryInMs = Math.min(60_000, 1000 * 2 ** attempt);
-        this.logger.warn("could not release reserved words yet; trying again later", { externalId, retryInMs, error: (error as Error).message });
-        setTimeout(() => void this.releaseUnlessCreated(externalId, attempt + 1), retryInMs).unref();
-        return;
-      }
-      this.logger.error("could not release reserved words", { externalId, error: (error as Error).message });
+      this.logger.warn("could not release reserved words; the reconciler's sweep releases them", { externalId, error: (error as Error).message });
     }
   }
 }

@@ -170,6 +170,9 @@ export function accountsBillingRoutes(db: Db) {
         const share = await getGenerationShare(db, Number(req.accountId));
         return { articlesInFlight: share.articlesInFlight ?? undefined };
       },
+      listHeldReservations: async (req) => ({
+        references: await quota.listHeldReservations(db, { heldLongerThanMs: Number(req.heldLongerThanMs), limit: req.limit, afterReference: req.afterReference }),
+      }),
     });
 
     router.service(OperatorService, {

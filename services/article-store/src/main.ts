@@ -1,8 +1,10 @@
 // article-store process: articles, their versions and records over gRPC, the outbox relay
 // that turns each created article into its generation job, the reconciler that hands an article
-// whose job was lost back to its worker, and the folding of article counts.
+// whose job was lost back to its worker (and releases the words of a creation that died between
+// reserving and creating), and the folding of article counts.
 import { fileURLToPath } from "node:url";
 import { AccountsService } from "../../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
+import { QuotaService } from "../../../proto/gen/articles/accounts_billing/v1/quota_pb.ts";
 import { serviceClient } from "../../kit/src/clients.ts";
 import { openQueue, type GenerationJob, type WebhookJob } from "../../kit/src/queues.ts";
 import { connectRedis } from "../../kit/src/redis.ts";
@@ -67,7 +69,8 @@ await runService({
     relay = startOutboxRelay({ db: database.db, generationQueue, logger });
     const folding = startChangeFolding({ what: "article count", fold: () => foldCountChanges(database.db), batch: FOLD_BATCH, logger });
     const webhookQueue = openQueue<WebhookJob>("webhooks", queues.of(config, logger), config.redisPrefix);
-    const reconciler = startReconciler({ db: database.db, redis: queues.of(config, logger), redisPrefix: config.redisPrefix, generationQueue, webhookQueue, logger, settings: reconcile });
+    const quota = serviceClient(QuotaService, { baseUrl: config.services.accountsBilling, serviceToken: config.serviceToken });
+    const reconciler = startReconciler({ db: database.db, redis: queues.of(config, logger), redisPrefix: config.redisPrefix, generationQueue, webhookQueue, quota, logger, settings: reconcile });
     return async () => {
       await reconciler.stop();
       await folding.stop();

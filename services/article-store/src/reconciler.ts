@@ -11,7 +11,21 @@
 // left alone, so nothing here starts a second run beside one that is under way. A run whose job
 // vanished while it was in flight keeps its article changing (the runner repeats its progress
 // report within a quarter of RECONCILE_STALE_AFTER_MS), so it is never taken for a stranded one.
+//
+// Each sweep also gives back the words of creations that died half-way: the gateway reserves an
+// article's words in accounts-billing (reference: the article's external_id) and then creates the
+// article here, so a gateway killed between the two leaves words held with no article to settle or
+// release them. The sweep asks accounts-billing for reservations held longer than
+// RECONCILE_STALE_AFTER_MS (QuotaService.ListHeldReservations, a page at a time, its own cursor
+// kept like the article walk's) and releases those whose external_id has no article here;
+// ReleaseWords is idempotent and leaves a settled reservation as it is. A reservation whose article
+// exists is left alone: its run settles or releases it. A creation still between its two calls
+// after that long (its calls have deadlines of seconds) would find its words released; if its
+// article is created after all, completion settles the words generated anyway (SettleWords counts
+// a released reservation). This is the one place such words come back: the gateway tries a single
+// immediate release when a creation fails, and keeps no retries in its own memory.
 import { randomUUID } from "node:crypto";
+import type { Client } from "@connectrpc/connect";
 import type { Job, Queue } from "bullmq";
 import type IORedis from "ioredis";
 import type { ReconcileSettings } from "../../kit/src/config.ts";
@@ -19,7 +33,9 @@ import type { Logger } from "../../kit/src/logger.ts";
 import type { GenerationJob, WebhookJob } from "../../kit/src/queues.ts";
 import { redisKey } from "../../kit/src/redis.ts";
 import { redisScript } from "../../kit/src/redis-scripts.ts";
+import { ReservationState, type QuotaService } from "../../../proto/gen/articles/accounts_billing/v1/quota_pb.ts";
 import type { Db } from "./db/client.ts";
+import { referencesWithoutArticle } from "./domain/held-reservations.ts";
 import { owedJob, unfinishedArticlesAfter, type OwedJob, type UnfinishedArticle } from "./domain/unfinished-work.ts";
 
 export interface ReconcilerOptions {
@@ -28,16 +44,23 @@ export interface ReconcilerOptions {
   redisPrefix: string;
   generationQueue: Queue<GenerationJob>;
   webhookQueue: Queue<WebhookJob>;
+  /** accounts-billing's word ledger: held reservations listed, orphaned ones released. */
+  quota: Client<typeof QuotaService>;
   logger: Logger;
   settings: ReconcileSettings;
   /** Articles read per batch, and batches per sweep; a longer walk goes on at the next sweep. */
   batchSize?: number;
   batchesPerSweep?: number;
+  /** Held reservations read per page, and pages per sweep; a longer walk goes on at the next sweep. */
+  reservationPageSize?: number;
+  reservationPagesPerSweep?: number;
 }
 
 export interface SweepSummary {
   examined: number;
   takenUp: number;
+  /** Reservations released because no article was created for them. */
+  reservationsReleased: number;
 }
 
 export interface Reconciler {
@@ -85,15 +108,19 @@ async function bounded<T>(work: Promise<T>, what: string, ms = REDIS_TIMEOUT_MS)
 }
 
 export function startReconciler(opts: ReconcilerOptions): Reconciler {
-  const { db, redis, generationQueue, webhookQueue, logger, settings } = opts;
+  const { db, redis, generationQueue, webhookQueue, quota, logger, settings } = opts;
   const batchSize = opts.batchSize ?? 200;
   const batchesPerSweep = opts.batchesPerSweep ?? 25;
+  const reservationPageSize = opts.reservationPageSize ?? 200;
+  const reservationPagesPerSweep = opts.reservationPagesPerSweep ?? 5;
   const leaderKey = redisKey(opts.redisPrefix, "reconciler", "leader");
   const token = randomUUID();
   // Held for two intervals: the leader renews it each sweep; another replica takes over after it stops.
   const leaseMs = String(2 * settings.intervalMs);
   // Where the walk goes on when the last sweep stopped at its batch limit (0: from the start).
   let cursor = 0;
+  // Where the walk of held reservations goes on ("": from the first reference).
+  let reservationCursor = "";
   let stopped = false;
 
   const takeLead = async () => (await bounded(leadScript.run(redis, [leaderKey], [token, leaseMs]), "taking the reconciler's lead")) === 1;
@@ -130,8 +157,58 @@ export function startReconciler(opts: ReconcilerOptions): Reconciler {
     return true;
   }
 
+  /** Releases one held reservation that has no article; whether it was still held. */
+  async function releaseOrphaned(reference: string): Promise<boolean> {
+    const { reservation } = await quota.releaseWords({ reference });
+    // Settled meanwhile (an article created after all, and already finished): left as it is.
+    if (reservation?.state !== ReservationState.RELEASED) return false;
+    logger.info("reserved words released: no article was created for them", {
+      reference,
+      accountId: Number(reservation.accountId),
+      words: Number(reservation.words),
+      heldLongerThanMs: settings.staleAfterMs,
+    });
+    return true;
+  }
+
+  /**
+   * The walk of reservations held longer than the stale age: each page's references that name
+   * no article are released. Its failures (accounts-billing away) are logged and the walk goes on
+   * at the next sweep, so they never stop the article walk.
+   */
+  async function releaseLeftReservations(): Promise<number> {
+    let released = 0;
+    try {
+      for (let page = 0; page < reservationPagesPerSweep && !stopped; page++) {
+        // The lead is checked before every page: the article walk may have lost it.
+        if (!(await takeLead())) break;
+        const { references } = await quota.listHeldReservations({
+          heldLongerThanMs: BigInt(settings.staleAfterMs),
+          limit: reservationPageSize,
+          afterReference: reservationCursor,
+        });
+        // Listed first, checked here after: an article created in between is seen and left alone.
+        const orphaned = await referencesWithoutArticle(db, references);
+        const outcomes = await Promise.all(
+          orphaned.map((reference) =>
+            releaseOrphaned(reference).catch((error) => {
+              logger.error("could not release a reservation left without an article", { reference, error: (error as Error).message });
+              return false;
+            }),
+          ),
+        );
+        released += outcomes.filter(Boolean).length;
+        reservationCursor = references.length === reservationPageSize ? references[references.length - 1]! : "";
+        if (reservationCursor === "") break;
+      }
+    } catch (error) {
+      logger.error("could not sweep held reservations", { error: (error as Error).message });
+    }
+    return released;
+  }
+
   async function sweep(): Promise<SweepSummary> {
-    const summary = { examined: 0, takenUp: 0 };
+    const summary = { examined: 0, takenUp: 0, reservationsReleased: 0 };
     if (!(await takeLead())) return summary;
     for (let batch = 0; batch < batchesPerSweep && !stopped; batch++) {
       if (batch > 0 && !(await takeLead())) break;
@@ -156,7 +233,8 @@ export function startReconciler(opts: ReconcilerOptions): Reconciler {
       summary.takenUp += outcomes.filter(Boolean).length;
       if (cursor === 0) break;
     }
-    if (summary.takenUp > 0) logger.info("reconcile sweep", summary);
+    if (!stopped) summary.reservationsReleased = await releaseLeftReservations();
+    if (summary.takenUp > 0 || summary.reservationsReleased > 0) logger.info("reconcile sweep", summary);
     return summary;
   }
 

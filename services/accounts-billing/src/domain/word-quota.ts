@@ -1,12 +1,12 @@
 // The monthly word ledger. A reservation holds words until the article settles (actual words)
 // or releases them (failure). Every change is keyed by the caller's reference, so retries of a
 // cross-service step never double-count.
-import { and, eq, getTableColumns, inArray, sql } from "drizzle-orm";
+import { and, asc, eq, getTableColumns, gt, inArray, lt, sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
-import { plans, subscriptions, wordReservations } from "../db/schema.ts";
+import { held, plans, subscriptions, wordReservations } from "../db/schema.ts";
 import { preparedPerDatabase } from "../../../kit/src/prepared-statements.ts";
 import { CallBatches } from "../../../kit/src/call-batches.ts";
-import { notFound, precondition } from "../../../kit/src/errors.ts";
+import { notFound, precondition, throwIfAny, type FieldErrors } from "../../../kit/src/errors.ts";
 import { currentPeriod } from "./quota-period.ts";
 
 export type Reservation = typeof wordReservations.$inferSelect;
@@ -100,6 +100,22 @@ const statements = preparedPerDatabase((db: Db) => ({
     .returning()
     .prepare("quota_release_words"),
   byReference: db.select().from(wordReservations).where(eq(wordReservations.reference, sql.placeholder("reference"))).prepare("quota_reservation_by_reference"),
+  // A page of held reservations from the word_reservations_held index. A held row's updated_at is
+  // when it was reserved: reserve_words sets it when it inserts or takes a released row again, and
+  // nothing else writes a row that stays held. Its age is read on the database's clock.
+  heldAfter: db
+    .select({ reference: wordReservations.reference })
+    .from(wordReservations)
+    .where(
+      and(
+        held(wordReservations),
+        gt(wordReservations.reference, sql.placeholder("afterReference")),
+        lt(wordReservations.updatedAt, sql`now() - ${sql.placeholder("heldLongerThanMs")}::float8 * interval '1 millisecond'`),
+      ),
+    )
+    .orderBy(asc(wordReservations.reference))
+    .limit(sql.placeholder("limit"))
+    .prepare("quota_held_reservations"),
 }));
 
 export async function getWordUsage(db: Db, accountId: number, now = new Date()): Promise<WordUsage> {
@@ -234,4 +250,37 @@ export const settleWords = (db: Db, reference: string, actualWords: number) => s
 export async function releaseWords(db: Db, reference: string): Promise<Reservation> {
   const [released] = await statements(db).release.execute({ reference, at: new Date().toISOString() });
   return released ?? asItIs(db, reference);
+}
+
+/** References per page of listHeldReservations: the default, and the most one call returns. */
+export const HELD_PAGE_DEFAULT = 100;
+export const HELD_PAGE_MAX = 1000;
+
+export interface HeldReservationsQuery {
+  /** Only reservations taken longer ago than this (0: every held one). */
+  heldLongerThanMs: number;
+  /** Page size; 0 for HELD_PAGE_DEFAULT. */
+  limit: number;
+  /** The last reference of the previous page; "" for the first. */
+  afterReference: string;
+}
+
+/**
+ * The references of reservations still held (neither settled nor released) and taken longer ago
+ * than `heldLongerThanMs`, in reference order, one page after `afterReference`. A page shorter
+ * than the limit is the last. Paged by reference rather than by age: the caller releases some of
+ * what it reads, and a release rewrites the row's updated_at, while a reference never changes, so
+ * the cursor stays where the walk left it.
+ */
+export async function listHeldReservations(db: Db, query: HeldReservationsQuery): Promise<string[]> {
+  const errors: FieldErrors = {};
+  if (!Number.isSafeInteger(query.heldLongerThanMs) || query.heldLongerThanMs < 0) errors.held_longer_than_ms = ["held_longer_than_ms must be 0 or more."];
+  if (!Number.isInteger(query.limit) || query.limit < 0 || query.limit > HELD_PAGE_MAX) errors.limit = [`limit must be from 1 to ${HELD_PAGE_MAX} (0 for ${HELD_PAGE_DEFAULT}).`];
+  throwIfAny(errors);
+  const rows = await statements(db).heldAfter.execute({
+    afterReference: query.afterReference,
+    heldLongerThanMs: query.heldLongerThanMs,
+    limit: query.limit || HELD_PAGE_DEFAULT,
+  });
+  return rows.map((row) => row.reference);
 }

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file articles/accounts_billing/v1/quota.proto.
  */
 export const file_articles_accounts_billing_v1_quota: GenFile = /*@__PURE__*/
-  fileDesc("CihhcnRpY2xlcy9hY2NvdW50c19iaWxsaW5nL3YxL3F1b3RhLnByb3RvEhxhcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxIpYBCg9Xb3JkUmVzZXJ2YXRpb24SEQoJcmVmZXJlbmNlGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAMSDQoFd29yZHMYAyABKAMSPQoFc3RhdGUYBCABKA4yLi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlJlc2VydmF0aW9uU3RhdGUSDgoGcGVyaW9kGAUgASgJIksKE1Jlc2VydmVXb3Jkc1JlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoAxIRCglyZWZlcmVuY2UYAiABKAkSDQoFd29yZHMYAyABKAMicwoUUmVzZXJ2ZVdvcmRzUmVzcG9uc2USQgoLcmVzZXJ2YXRpb24YASABKAsyLS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLldvcmRSZXNlcnZhdGlvbhIXCg9yZW1haW5pbmdfd29yZHMYAiABKAMiPQoSU2V0dGxlV29yZHNSZXF1ZXN0EhEKCXJlZmVyZW5jZRgBIAEoCRIUCgxhY3R1YWxfd29yZHMYAiABKAMiWQoTU2V0dGxlV29yZHNSZXNwb25zZRJCCgtyZXNlcnZhdGlvbhgBIAEoCzItLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuV29yZFJlc2VydmF0aW9uIigKE1JlbGVhc2VXb3Jkc1JlcXVlc3QSEQoJcmVmZXJlbmNlGAEgASgJIloKFFJlbGVhc2VXb3Jkc1Jlc3BvbnNlEkIKC3Jlc2VydmF0aW9uGAEgASgLMi0uYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5Xb3JkUmVzZXJ2YXRpb24iKQoTR2V0V29yZFVzYWdlUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgDIoIBChRHZXRXb3JkVXNhZ2VSZXNwb25zZRIOCgZwZXJpb2QYASABKAkSFQoNbW9udGhseV93b3JkcxgCIAEoAxISCgp1c2VkX3dvcmRzGAMgASgDEhYKDnJlc2VydmVkX3dvcmRzGAQgASgDEhcKD3JlbWFpbmluZ193b3JkcxgFIAEoAyIvChlHZXRHZW5lcmF0aW9uU2hhcmVSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAMiVAoaR2V0R2VuZXJhdGlvblNoYXJlUmVzcG9uc2USHwoSYXJ0aWNsZXNfaW5fZmxpZ2h0GAEgASgFSACIAQFCFQoTX2FydGljbGVzX2luX2ZsaWdodCqUAQoQUmVzZXJ2YXRpb25TdGF0ZRIhCh1SRVNFUlZBVElPTl9TVEFURV9VTlNQRUNJRklFRBAAEh4KGlJFU0VSVkFUSU9OX1NUQVRFX1JFU0VSVkVEEAESHQoZUkVTRVJWQVRJT05fU1RBVEVfU0VUVExFRBACEh4KGlJFU0VSVkFUSU9OX1NUQVRFX1JFTEVBU0VEEAMy8QQKDFF1b3RhU2VydmljZRJ1CgxSZXNlcnZlV29yZHMSMS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlJlc2VydmVXb3Jkc1JlcXVlc3QaMi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlJlc2VydmVXb3Jkc1Jlc3BvbnNlEnIKC1NldHRsZVdvcmRzEjAuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5TZXR0bGVXb3Jkc1JlcXVlc3QaMS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlNldHRsZVdvcmRzUmVzcG9uc2USdQoMUmVsZWFzZVdvcmRzEjEuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5SZWxlYXNlV29yZHNSZXF1ZXN0GjIuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5SZWxlYXNlV29yZHNSZXNwb25zZRJ1CgxHZXRXb3JkVXNhZ2USMS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkdldFdvcmRVc2FnZVJlcXVlc3QaMi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkdldFdvcmRVc2FnZVJlc3BvbnNlEocBChJHZXRHZW5lcmF0aW9uU2hhcmUSNy5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkdldEdlbmVyYXRpb25TaGFyZVJlcXVlc3QaOC5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkdldEdlbmVyYXRpb25TaGFyZVJlc3BvbnNlYgZwcm90bzM");
+  fileDesc("CihhcnRpY2xlcy9hY2NvdW50c19iaWxsaW5nL3YxL3F1b3RhLnByb3RvEhxhcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxIpYBCg9Xb3JkUmVzZXJ2YXRpb24SEQoJcmVmZXJlbmNlGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAMSDQoFd29yZHMYAyABKAMSPQoFc3RhdGUYBCABKA4yLi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlJlc2VydmF0aW9uU3RhdGUSDgoGcGVyaW9kGAUgASgJIksKE1Jlc2VydmVXb3Jkc1JlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoAxIRCglyZWZlcmVuY2UYAiABKAkSDQoFd29yZHMYAyABKAMicwoUUmVzZXJ2ZVdvcmRzUmVzcG9uc2USQgoLcmVzZXJ2YXRpb24YASABKAsyLS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLldvcmRSZXNlcnZhdGlvbhIXCg9yZW1haW5pbmdfd29yZHMYAiABKAMiPQoSU2V0dGxlV29yZHNSZXF1ZXN0EhEKCXJlZmVyZW5jZRgBIAEoCRIUCgxhY3R1YWxfd29yZHMYAiABKAMiWQoTU2V0dGxlV29yZHNSZXNwb25zZRJCCgtyZXNlcnZhdGlvbhgBIAEoCzItLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuV29yZFJlc2VydmF0aW9uIigKE1JlbGVhc2VXb3Jkc1JlcXVlc3QSEQoJcmVmZXJlbmNlGAEgASgJIloKFFJlbGVhc2VXb3Jkc1Jlc3BvbnNlEkIKC3Jlc2VydmF0aW9uGAEgASgLMi0uYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5Xb3JkUmVzZXJ2YXRpb24iKQoTR2V0V29yZFVzYWdlUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgDIoIBChRHZXRXb3JkVXNhZ2VSZXNwb25zZRIOCgZwZXJpb2QYASABKAkSFQoNbW9udGhseV93b3JkcxgCIAEoAxISCgp1c2VkX3dvcmRzGAMgASgDEhYKDnJlc2VydmVkX3dvcmRzGAQgASgDEhcKD3JlbWFpbmluZ193b3JkcxgFIAEoAyIvChlHZXRHZW5lcmF0aW9uU2hhcmVSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAMiVAoaR2V0R2VuZXJhdGlvblNoYXJlUmVzcG9uc2USHwoSYXJ0aWNsZXNfaW5fZmxpZ2h0GAEgASgFSACIAQFCFQoTX2FydGljbGVzX2luX2ZsaWdodCJiChtMaXN0SGVsZFJlc2VydmF0aW9uc1JlcXVlc3QSGwoTaGVsZF9sb25nZXJfdGhhbl9tcxgBIAEoAxINCgVsaW1pdBgCIAEoBRIXCg9hZnRlcl9yZWZlcmVuY2UYAyABKAkiMgocTGlzdEhlbGRSZXNlcnZhdGlvbnNSZXNwb25zZRISCgpyZWZlcmVuY2VzGAEgAygJKpQBChBSZXNlcnZhdGlvblN0YXRlEiEKHVJFU0VSVkFUSU9OX1NUQVRFX1VOU1BFQ0lGSUVEEAASHgoaUkVTRVJWQVRJT05fU1RBVEVfUkVTRVJWRUQQARIdChlSRVNFUlZBVElPTl9TVEFURV9TRVRUTEVEEAISHgoaUkVTRVJWQVRJT05fU1RBVEVfUkVMRUFTRUQQAzKBBgoMUXVvdGFTZXJ2aWNlEnUKDFJlc2VydmVXb3JkcxIxLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuUmVzZXJ2ZVdvcmRzUmVxdWVzdBoyLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuUmVzZXJ2ZVdvcmRzUmVzcG9uc2UScgoLU2V0dGxlV29yZHMSMC5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlNldHRsZVdvcmRzUmVxdWVzdBoxLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuU2V0dGxlV29yZHNSZXNwb25zZRJ1CgxSZWxlYXNlV29yZHMSMS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlJlbGVhc2VXb3Jkc1JlcXVlc3QaMi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlJlbGVhc2VXb3Jkc1Jlc3BvbnNlEnUKDEdldFdvcmRVc2FnZRIxLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuR2V0V29yZFVzYWdlUmVxdWVzdBoyLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuR2V0V29yZFVzYWdlUmVzcG9uc2UShwEKEkdldEdlbmVyYXRpb25TaGFyZRI3LmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuR2V0R2VuZXJhdGlvblNoYXJlUmVxdWVzdBo4LmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuR2V0R2VuZXJhdGlvblNoYXJlUmVzcG9uc2USjQEKFExpc3RIZWxkUmVzZXJ2YXRpb25zEjkuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5MaXN0SGVsZFJlc2VydmF0aW9uc1JlcXVlc3QaOi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkxpc3RIZWxkUmVzZXJ2YXRpb25zUmVzcG9uc2ViBnByb3RvMw");
 
 /**
  * Words held against an account's monthly allowance for one piece of work (one article).
@@ -332,6 +332,63 @@ export const GetGenerationShareResponseSchema: GenMessage<GetGenerationShareResp
   messageDesc(file_articles_accounts_billing_v1_quota, 10);
 
 /**
+ * Called by article-store's reconciler when it sweeps.
+ *
+ * @generated from message articles.accounts_billing.v1.ListHeldReservationsRequest
+ */
+export type ListHeldReservationsRequest = Message<"articles.accounts_billing.v1.ListHeldReservationsRequest"> & {
+  /**
+   * Only reservations held for longer than this many milliseconds, on the ledger's clock; 0 lists
+   * every held one. Must not be negative.
+   *
+   * @generated from field: int64 held_longer_than_ms = 1;
+   */
+  heldLongerThanMs: bigint;
+
+  /**
+   * At most this many references, 1 to 1000; 0 means 100.
+   *
+   * @generated from field: int32 limit = 2;
+   */
+  limit: number;
+
+  /**
+   * Only references after this one: the last reference of the previous page, empty for the first.
+   *
+   * @generated from field: string after_reference = 3;
+   */
+  afterReference: string;
+};
+
+/**
+ * Describes the message articles.accounts_billing.v1.ListHeldReservationsRequest.
+ * Use `create(ListHeldReservationsRequestSchema)` to create a new message.
+ */
+export const ListHeldReservationsRequestSchema: GenMessage<ListHeldReservationsRequest> = /*@__PURE__*/
+  messageDesc(file_articles_accounts_billing_v1_quota, 11);
+
+/**
+ * One page of held reservations.
+ *
+ * @generated from message articles.accounts_billing.v1.ListHeldReservationsResponse
+ */
+export type ListHeldReservationsResponse = Message<"articles.accounts_billing.v1.ListHeldReservationsResponse"> & {
+  /**
+   * The references, in ascending order; fewer than the limit when this is the last page.
+   *
+   * @generated from field: repeated string references = 1;
+   */
+  references: string[];
+};
+
+/**
+ * Describes the message articles.accounts_billing.v1.ListHeldReservationsResponse.
+ * Use `create(ListHeldReservationsResponseSchema)` to create a new message.
+ */
+export const ListHeldReservationsResponseSchema: GenMessage<ListHeldReservationsResponse> = /*@__PURE__*/
+  messageDesc(file_articles_accounts_billing_v1_quota, 12);
+
+/**
  * The state of a reservation.
  *
  * @generated from enum articles.accounts_billing.v1.ReservationState
@@ -436,6 +493,20 @@ export const QuotaService: GenService<{
     methodKind: "unary";
     input: typeof GetGenerationShareRequestSchema;
     output: typeof GetGenerationShareResponseSchema;
+  },
+  /**
+   * References of reservations still held (neither settled nor released) that were reserved
+   * longer ago than held_longer_than_ms, in reference order, a page at a time. Read by the
+   * reconciler in article-store, which releases those whose article was never created (a
+   * creation that died between reserving and creating). One read of an index of held
+   * reservations. INVALID_ARGUMENT for a negative age or a limit out of range.
+   *
+   * @generated from rpc articles.accounts_billing.v1.QuotaService.ListHeldReservations
+   */
+  listHeldReservations: {
+    methodKind: "unary";
+    input: typeof ListHeldReservationsRequestSchema;
+    output: typeof ListHeldReservationsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_articles_accounts_billing_v1_quota, 0);

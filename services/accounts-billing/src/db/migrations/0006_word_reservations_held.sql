@@ -1,0 +1,1 @@
+CREATE INDEX "word_reservations_held" ON "accounts_billing"."word_reservations" USING btree ("reference","updated_at") WHERE "accounts_billing"."word_reservations"."state" = 'reserved';
