@@ -12,6 +12,7 @@ import { Health, HealthCheckResponse_ServingStatus } from "../../proto/gen/grpc/
 import { ConfigError, GRPC_PORT_OFFSET, METRICS_PORT_OFFSET, SERVICE_URL_VARIABLES, loadPlatformConfig, redactUrl, type ServiceUrls } from "../../services/kit/src/config.ts";
 import { ensureDatabase } from "../../services/kit/src/db.ts";
 import { loadGatewayConfig } from "../../gateway/src/config.ts";
+import { logLevel } from "../../services/kit/src/logger.ts";
 import { bundleProcess } from "./process-bundles.ts";
 import { startLocalServers, type LocalServers } from "./local-servers.ts";
 import { freePort } from "./private-servers.ts";
@@ -146,6 +147,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   }
   // Validates every setting first: one clear line naming a bad variable.
   const gatewayConfig = loadGatewayConfig(env);
+  logLevel(env);
   const local: LocalServers | undefined = options.localServers ? await startLocalServers(env, options.notify ?? console.log, options.signal) : undefined;
   // A start that fails before any process runs still stops the private servers it started.
   const undo = async (error: unknown): Promise<never> => {

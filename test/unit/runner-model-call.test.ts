@@ -11,7 +11,7 @@ import { connectRedis } from "../../services/kit/src/redis.ts";
 import { dropTestData } from "../harness/stack.ts";
 import type { Logger } from "../../services/kit/src/logger.ts";
 
-const silentLogger: Logger = { info() {}, warn() {}, error() {} };
+const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 import type { CatalogModel } from "../../services/generation-runner/src/domain/model-catalog.ts";
 import { ModelClients, providersFromEnv, splitModelId } from "../../services/generation-runner/src/domain/providers.ts";
 import { costOfUsage, formatUsd } from "../../services/generation-runner/src/domain/usd.ts";

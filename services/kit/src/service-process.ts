@@ -39,7 +39,7 @@ export async function runService<S extends Record<string, unknown>>(def: Service
   // Before anything makes a client or a server: they install the trace interceptors only when it is on.
   await initTracing(def.name);
   initMetrics(def.name);
-  const logger = createLogger(def.name);
+  const logger = failOnConfigError(() => createLogger(def.name));
   const config = failOnConfigError(() => loadPlatformConfig());
   const ports = failOnConfigError(() => listenPorts(process.env, config.services[def.urlKey]));
   const ownMetricsPort = failOnConfigError(() => metricsPort(process.env, ports.port === 0 ? 0 : ports.port + METRICS_PORT_OFFSET, [ports.port, ports.grpcPort]));
