@@ -6,13 +6,7 @@ import { ConfigError } from "../../services/kit/src/config.ts";
 import { UsageError, parseFlags } from "./args.ts";
 import { adminClients } from "./clients.ts";
 import { localServiceToken } from "../local/service-token.ts";
-import type { AdminCommand } from "./command.ts";
-import { accountCommands } from "./commands/accounts.ts";
-import { webhookCommands } from "./commands/webhooks.ts";
-import { modelCommands } from "./commands/models.ts";
-import { articleCommands } from "./commands/articles.ts";
-
-const COMMANDS: AdminCommand[] = [...accountCommands, ...webhookCommands, ...modelCommands, ...articleCommands];
+import { COMMANDS } from "./commands/index.ts";
 
 function help(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
@@ -46,10 +40,10 @@ async function main(argv: string[]) {
   // Without SERVICE_TOKEN, the credential `npm start` keeps for this machine.
   const token = process.env.SERVICE_TOKEN || localServiceToken();
   try {
-    const result = await command.run(parseFlags(rest), adminClients(process.env, token));
+    const result = await command.run(parseFlags(rest, command.flags), adminClients(process.env, token));
     console.log(JSON.stringify(result, null, 2));
   } catch (error) {
-    if (error instanceof UsageError) fail(`${command.name}: ${error.message}\nusage: npm run admin -- ${command.name} ${command.usage}`, 2);
+    if (error instanceof UsageError) fail(`${command.name}: ${error.message}\nusage: npm run admin -- ${[command.name, command.usage].filter(Boolean).join(" ")}`, 2);
     if (error instanceof ConfigError) fail(error.message, 2);
     if (error instanceof ConnectError) {
       const fields = fieldErrorsOf(error);

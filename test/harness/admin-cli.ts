@@ -13,7 +13,8 @@ export interface AdminResult {
   json: any;
 }
 
-export async function runAdmin(stack: TestStack, ...args: string[]): Promise<AdminResult> {
+/** `stack` may be any environment to run it in: usage errors need no services. */
+export async function runAdmin(stack: Pick<TestStack, "env">, ...args: string[]): Promise<AdminResult> {
   const child = Bun.spawn([process.execPath, "deploy/admin/cli.ts", ...args], { cwd: root, env: { ...stack.env, LOG_LEVEL: "silent" }, stdout: "pipe", stderr: "pipe" });
   const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
   let json: any;

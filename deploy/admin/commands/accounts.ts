@@ -14,14 +14,14 @@ import {
   UpdatePlanResponseSchema,
 } from "../../../proto/gen/articles/accounts_billing/v1/operator_pb.ts";
 import { GetWordUsageResponseSchema } from "../../../proto/gen/articles/accounts_billing/v1/quota_pb.ts";
-import { UsageError, id, idList, int, required, requiredInt, timestamp, type Flags } from "../args.ts";
-import type { AdminCommand } from "../command.ts";
+import { UsageError, flag, id, idList, int, optionalFlag, required, requiredInt, timestamp, type Flags } from "../args.ts";
+import { command, type AdminCommand } from "../command.ts";
 import { asJson } from "../json-output.ts";
 
 const ARTICLES_IN_FLIGHT_RANGE = "a whole number from 1 to 100,000";
 
 /** --articles-in-flight N; "none" (where allowed) is null. accounts-billing checks the range; the CLI only refuses what is no number at all, or does not fit the field. */
-function articlesInFlight(flags: Flags, noneAllowed: boolean): number | null | undefined {
+function articlesInFlight(flags: Flags<"articles-in-flight">, noneAllowed: boolean): number | null | undefined {
   const value = flags["articles-in-flight"];
   if (value === undefined) return undefined;
   if (noneAllowed && value === "none") return null;
@@ -36,9 +36,9 @@ const planJson = (plan: Record<string, any>) => ({ ...plan, articles_in_flight: 
 const ROLES: Record<string, Role> = { owner: Role.OWNER, admin: Role.ADMIN, editor: Role.EDITOR, viewer: Role.VIEWER };
 
 export const accountCommands: AdminCommand[] = [
-  {
+  command({
     name: "plan create",
-    usage: "--name N --monthly-words W --per-minute M --per-hour H --per-day D [--articles-in-flight N]",
+    flags: [flag("name", "N"), flag("monthly-words", "W"), flag("per-minute", "M"), flag("per-hour", "H"), flag("per-day", "D"), optionalFlag("articles-in-flight", "N")],
     summary: "create a plan (word allowance, request caps; --articles-in-flight: an account's articles generating at once, 1-100000, else the runner's default)",
     run: async (f, c) =>
       planJson(
@@ -54,10 +54,10 @@ export const accountCommands: AdminCommand[] = [
           }),
         ).plan,
       ),
-  },
-  {
+  }),
+  command({
     name: "plan update",
-    usage: "--plan ID [--name N] [--monthly-words W] [--per-minute M] [--per-hour H] [--per-day D] [--articles-in-flight N|none]",
+    flags: [flag("plan", "ID"), optionalFlag("name", "N"), optionalFlag("monthly-words", "W"), optionalFlag("per-minute", "M"), optionalFlag("per-hour", "H"), optionalFlag("per-day", "D"), optionalFlag("articles-in-flight", "N|none")],
     summary: "change a plan's allowance or caps (--articles-in-flight none removes that cap; the runner's default applies)",
     run: async (f, c) => {
       const words = int(f, "monthly-words");
@@ -78,89 +78,89 @@ export const accountCommands: AdminCommand[] = [
         ).plan,
       );
     },
-  },
-  {
+  }),
+  command({
     name: "account create",
-    usage: "--name N [--plan ID]",
+    flags: [flag("name", "N"), optionalFlag("plan", "ID")],
     summary: "create an account, subscribed to a plan when given",
     run: async (f, c) => {
       const plan = int(f, "plan");
       return asJson(CreateAccountResponseSchema, await c.operator.createAccount({ name: required(f, "name"), planId: plan === undefined ? undefined : BigInt(plan) })).account;
     },
-  },
-  {
+  }),
+  command({
     name: "account subscribe",
-    usage: "--account ID --plan ID",
+    flags: [flag("account", "ID"), flag("plan", "ID")],
     summary: "start or switch the account's subscription",
     run: async (f, c) => asJson(SubscribeResponseSchema, await c.operator.subscribe({ accountId: id(f, "account"), planId: id(f, "plan") })).account,
-  },
-  {
+  }),
+  command({
     name: "account unsubscribe",
-    usage: "--account ID",
+    flags: [flag("account", "ID")],
     summary: "end the account's subscription (/v1 answers 402)",
     run: async (f, c) => asJson(UnsubscribeResponseSchema, await c.operator.unsubscribe({ accountId: id(f, "account") })).account,
-  },
-  {
+  }),
+  command({
     name: "account usage",
-    usage: "--account ID",
+    flags: [flag("account", "ID")],
     summary: "words allowed, used and reserved this month",
     run: async (f, c) => asJson(GetWordUsageResponseSchema, await c.quota.getWordUsage({ accountId: id(f, "account") })),
-  },
-  {
+  }),
+  command({
     name: "user create",
-    usage: "--name N --email E",
+    flags: [flag("name", "N"), flag("email", "E")],
     summary: "create a user",
     run: async (f, c) => asJson(CreateUserResponseSchema, await c.operator.createUser({ name: required(f, "name"), email: required(f, "email") })).user,
-  },
-  {
+  }),
+  command({
     name: "user disable",
-    usage: "--user ID",
+    flags: [flag("user", "ID")],
     summary: "disable a user everywhere (403)",
     run: async (f, c) => asJson(DisableUserResponseSchema, await c.operator.disableUser({ userId: id(f, "user") })).user,
-  },
-  {
+  }),
+  command({
     name: "member add",
-    usage: "--account ID --user ID --role owner|admin|editor|viewer [--projects 1,2]",
+    flags: [flag("account", "ID"), flag("user", "ID"), flag("role", "owner|admin|editor|viewer"), optionalFlag("projects", "1,2")],
     summary: "add a member (or change a member's role and project limit)",
     run: async (f, c) => {
       const role = ROLES[required(f, "role")];
       if (role === undefined) throw new UsageError("--role must be owner, admin, editor or viewer");
       return asJson(AddMemberResponseSchema, await c.operator.addMember({ accountId: id(f, "account"), userId: id(f, "user"), role, projectIds: idList(f, "projects") })).membership;
     },
-  },
-  {
+  }),
+  command({
     name: "member remove",
-    usage: "--account ID --user ID",
+    flags: [flag("account", "ID"), flag("user", "ID")],
     summary: "remove a member; their keys on the account stop working",
     run: async (f, c) => {
       await c.operator.removeMember({ accountId: id(f, "account"), userId: id(f, "user") });
       return { removed: true };
     },
-  },
-  {
+  }),
+  command({
     name: "project create",
-    usage: "--account ID --name N [--audience TEXT]",
+    flags: [flag("account", "ID"), flag("name", "N"), optionalFlag("audience", "TEXT")],
     summary: "create a project with an optional default target audience",
     run: async (f, c) => asJson(CreateProjectResponseSchema, await c.operator.createProject({ accountId: id(f, "account"), name: required(f, "name"), defaultAudience: f.audience })).project,
-  },
-  {
+  }),
+  command({
     name: "key create",
-    usage: "--account ID --user ID [--expires-at ISO8601]",
+    flags: [flag("account", "ID"), flag("user", "ID"), optionalFlag("expires-at", "ISO8601")],
     summary: "create an API key; the token is printed only this once",
     run: async (f, c) => {
       const reply = asJson(CreateApiKeyResponseSchema, await c.operator.createApiKey({ accountId: id(f, "account"), userId: id(f, "user"), expiresAt: timestamp(f, "expires-at") }));
       return { ...reply.key, token: reply.token };
     },
-  },
-  {
+  }),
+  command({
     name: "key revoke",
-    usage: "--id ID",
+    flags: [flag("id", "ID")],
     summary: "revoke an API key",
     run: async (f, c) => asJson(RevokeApiKeyResponseSchema, await c.operator.revokeApiKey({ keyId: id(f, "id") })).key,
-  },
-  {
+  }),
+  command({
     name: "demo",
-    usage: "",
+    flags: [],
     summary: "an account on a plan, a user, a project and a key in one go",
     run: async (_f, c) => {
       const t = await c.operator.createDemoTenant({});
@@ -173,5 +173,5 @@ export const accountCommands: AdminCommand[] = [
         token: t.token,
       };
     },
-  },
+  }),
 ];

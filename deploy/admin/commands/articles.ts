@@ -7,41 +7,41 @@ import {
   GetBrandVoiceResponseSchema,
   GetImagePresetResponseSchema,
 } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
-import { id, required } from "../args.ts";
-import type { AdminCommand } from "../command.ts";
+import { flag, id, required } from "../args.ts";
+import { command, type AdminCommand } from "../command.ts";
 import { asJson } from "../json-output.ts";
 
 export const articleCommands: AdminCommand[] = [
-  {
+  command({
     name: "brand-voice create",
-    usage: "--project ID --name N --description TEXT",
+    flags: [flag("project", "ID"), flag("name", "N"), flag("description", "TEXT")],
     summary: "create a brand voice in a project (articles of that project may use it as brand_voice_id)",
     run: async (f, c) =>
       asJson(CreateBrandVoiceResponseSchema, await c.articles.createBrandVoice({ projectId: id(f, "project"), name: required(f, "name"), description: required(f, "description") })).brand_voice,
-  },
-  {
+  }),
+  command({
     name: "brand-voice show",
-    usage: "--id ID",
+    flags: [flag("id", "ID")],
     summary: "show a brand voice",
     run: async (f, c) => asJson(GetBrandVoiceResponseSchema, await c.articles.getBrandVoice({ brandVoiceId: id(f, "id") })).brand_voice,
-  },
-  {
+  }),
+  command({
     name: "image-preset create",
-    usage: "--project ID --name N --style TEXT",
+    flags: [flag("project", "ID"), flag("name", "N"), flag("style", "TEXT")],
     summary: "create an image preset in a project (articles of that project may use it as image_preset_id)",
     run: async (f, c) =>
       asJson(CreateImagePresetResponseSchema, await c.articles.createImagePreset({ projectId: id(f, "project"), name: required(f, "name"), style: required(f, "style") })).image_preset,
-  },
-  {
+  }),
+  command({
     name: "image-preset show",
-    usage: "--id ID",
+    flags: [flag("id", "ID")],
     summary: "show an image preset",
     run: async (f, c) => asJson(GetImagePresetResponseSchema, await c.articles.getImagePreset({ imagePresetId: id(f, "id") })).image_preset,
-  },
-  {
+  }),
+  command({
     name: "article show",
-    usage: "--id ID|UUID",
+    flags: [flag("id", "ID|UUID")],
     summary: "show an article with its generation settings and failure or delivery records",
     run: async (f, c) => asJson(GetArticleResponseSchema, await c.articles.getArticle({ identifier: required(f, "id") })).article,
-  },
+  }),
 ];

@@ -5,28 +5,30 @@ import {
   ListModelsResponseSchema,
   UpdateModelResponseSchema,
 } from "../../../proto/gen/articles/generation_runner/v1/models_pb.ts";
-import { UsageError, bool, required } from "../args.ts";
-import type { AdminCommand } from "../command.ts";
+import { UsageError, bool, flag, optionalFlag, required, switchFlag, type Flags } from "../args.ts";
+import { command, type AdminCommand } from "../command.ts";
 import { asJson } from "../json-output.ts";
 
-// A bare flag (`--batch`) parses as "true"; `--batch false` is accepted too.
-const flag = (f: Record<string, string>, name: string) => bool(f, name) ?? false;
+// A switch given on its own (`--batch`) parses as "true"; `--batch false` is accepted too.
+const switchOn = <N extends string>(f: Flags<N>, name: NoInfer<N>) => bool(f, name) ?? false;
 
-function price(f: Record<string, string>, name: string): string | undefined {
+type PriceFlag = "input-price" | "output-price";
+
+function price(f: Flags<PriceFlag>, name: PriceFlag): string | undefined {
   const value = f[name];
   if (value === undefined) return undefined;
   if (!/^\d+(\.\d+)?$/.test(value)) throw new UsageError(`--${name} must be a decimal USD amount per million tokens, got "${value}"`);
   return value;
 }
 
-const requiredPrice = (f: Record<string, string>, name: string) => price(f, name) ?? required(f, name);
+const requiredPrice = (f: Flags<PriceFlag>, name: PriceFlag) => price(f, name) ?? required(f, name);
 
 // The provider rate limits a model may carry, with their bounds (the runner checks them too).
 const LIMITS = { "requests-per-minute": 10_000_000, "tokens-per-minute": 10_000_000_000, "max-concurrent-calls": 100_000 } as const;
 type LimitFlag = keyof typeof LIMITS;
 
 /** A limit's flag: a whole number within its bounds, or (where `none` is allowed) "none" for removing it. */
-function limit(f: Record<string, string>, name: LimitFlag, none: boolean): number | "none" | undefined {
+function limit(f: Flags<LimitFlag>, name: LimitFlag, none: boolean): number | "none" | undefined {
   const value = f[name];
   if (value === undefined) return undefined;
   if (none && value === "none") return "none";
@@ -37,27 +39,36 @@ function limit(f: Record<string, string>, name: LimitFlag, none: boolean): numbe
   return Number(value);
 }
 
-const setLimit = (f: Record<string, string>, name: LimitFlag) => limit(f, name, false) as number | undefined;
+const setLimit = (f: Flags<LimitFlag>, name: LimitFlag) => limit(f, name, false) as number | undefined;
 const int64 = (n: number | undefined) => (n === undefined ? undefined : BigInt(n));
 
 /** An update's limit: its value, or its clear_ flag for `none`. */
-function limitChange(f: Record<string, string>, name: LimitFlag): { value?: number; clear: boolean } {
+function limitChange(f: Flags<LimitFlag>, name: LimitFlag): { value?: number; clear: boolean } {
   const value = limit(f, name, true);
   return value === "none" ? { clear: true } : { value, clear: false };
 }
 
-const LIMIT_USAGE = "[--requests-per-minute N] [--tokens-per-minute N] [--max-concurrent-calls N]";
+/** The limit flags of model add (N) and model update (N|none). */
+const limitFlags = (value: string) => (Object.keys(LIMITS) as LimitFlag[]).map((name) => optionalFlag(name, value));
 
 export const modelCommands: AdminCommand[] = [
-  {
+  command({
     name: "model list",
-    usage: "",
+    flags: [],
     summary: "list the model catalog (prices in USD per million tokens; a rate limit is shown only when set)",
     run: async (_f, c) => asJson(ListModelsResponseSchema, await c.models.listModels({})).models,
-  },
-  {
+  }),
+  command({
     name: "model add",
-    usage: `--id provider:model --input-price P --output-price P [--batch] [--inactive] [--fallback ID] ${LIMIT_USAGE}`,
+    flags: [
+      flag("id", "provider:model"),
+      flag("input-price", "P"),
+      flag("output-price", "P"),
+      switchFlag("batch"),
+      switchFlag("inactive"),
+      optionalFlag("fallback", "ID"),
+      ...limitFlags("N"),
+    ],
     summary:
       "add a model (active unless --inactive); the provider must be configured on the runners. A rate limit left out is not configured: " +
       "the runner learns it from the provider's x-ratelimit headers",
@@ -67,8 +78,8 @@ export const modelCommands: AdminCommand[] = [
         await c.models.addModel({
           model: {
             id: required(f, "id"),
-            active: !flag(f, "inactive"),
-            supportsBatch: flag(f, "batch"),
+            active: !switchOn(f, "inactive"),
+            supportsBatch: switchOn(f, "batch"),
             inputPricePerMillion: requiredPrice(f, "input-price"),
             outputPricePerMillion: requiredPrice(f, "output-price"),
             fallbackModel: f.fallback,
@@ -78,12 +89,18 @@ export const modelCommands: AdminCommand[] = [
           },
         }),
       ).model,
-  },
-  {
+  }),
+  command({
     name: "model update",
-    usage:
-      '--id provider:model [--active true|false] [--batch true|false] [--input-price P] [--output-price P] [--fallback ID|""] ' +
-      "[--requests-per-minute N|none] [--tokens-per-minute N|none] [--max-concurrent-calls N|none]",
+    flags: [
+      flag("id", "provider:model"),
+      optionalFlag("active", "true|false"),
+      optionalFlag("batch", "true|false"),
+      optionalFlag("input-price", "P"),
+      optionalFlag("output-price", "P"),
+      optionalFlag("fallback", 'ID|""'),
+      ...limitFlags("N|none"),
+    ],
     summary: "change a model's status, prices, fallback or rate limits (an empty --fallback removes the fallback; none removes a limit)",
     run: async (f, c) => {
       const rpm = limitChange(f, "requests-per-minute");
@@ -97,7 +114,7 @@ export const modelCommands: AdminCommand[] = [
           supportsBatch: bool(f, "batch"),
           inputPricePerMillion: price(f, "input-price"),
           outputPricePerMillion: price(f, "output-price"),
-          fallbackModel: f.fallback === "true" ? undefined : f.fallback,
+          fallbackModel: f.fallback,
           requestsPerMinute: rpm.value,
           clearRequestsPerMinute: rpm.clear,
           tokensPerMinute: int64(tpm.value),
@@ -107,5 +124,5 @@ export const modelCommands: AdminCommand[] = [
         }),
       ).model;
     },
-  },
+  }),
 ];
