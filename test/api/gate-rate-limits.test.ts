@@ -6,6 +6,7 @@ import { useStack, type TestStack } from "../harness/stack.ts";
 import { apiClient } from "../harness/http.ts";
 import { createTenant } from "../harness/tenants.ts";
 import { buildApp } from "../../gateway/src/app.ts";
+import { RateLimiter } from "../../gateway/src/plugins/rate-limiter.ts";
 import { connectServices } from "../../gateway/src/services.ts";
 import { createLogger } from "../../services/kit/src/logger.ts";
 
@@ -39,9 +40,47 @@ describe("429 RATE_LIMIT_EXCEEDED", () => {
     expect(typeof refused.body.message).toBe("string");
     expect(Number.isInteger(refused.body.retry_after)).toBe(true);
     expect(refused.body.retry_after).toBeGreaterThan(0);
-    expect(refused.body.retry_after).toBeLessThanOrEqual(60);
+    // The window slides: three requests of this minute weigh on the next one until a third of it
+    // has passed (60 s + 60 / 3 at the most).
+    expect(refused.body.retry_after).toBeLessThanOrEqual(80);
     expect(refused.headers.get("retry-after")).toBe(String(refused.body.retry_after));
     expect(refused.headers.get("ratelimit-remaining")).toBe("0");
+  });
+
+  test("no burst around a window's edge: a plan of 10 a minute lets 10 in around it, not 20, and tells each refused client its own wait", async () => {
+    const redis = new IORedis(stack.env.REDIS_URL ?? "redis://127.0.0.1:6379");
+    try {
+      const limiter = new RateLimiter(redis, stack.redisPrefix);
+      // Account ids no real account has, so no real request shares these counters.
+      const unusedAccount = () => 9_000_000_000 + Math.floor(Math.random() * 1e9);
+      const account = unusedAccount();
+      const caps = { perMinute: 10, perHour: 10_000, perDay: 100_000 };
+      // A minute's edge an hour ago, so the real clock's windows are not these.
+      const edge = Math.floor(Date.now() / 60_000) * 60 - 3600;
+      const before = [];
+      for (let i = 0; i < 10; i++) before.push(await limiter.hit(account, "articles", caps, edge - 0.5 + i * 0.01));
+      expect(before.every((d) => d.allowed)).toBe(true);
+      const after = [];
+      for (let i = 0; i < 10; i++) after.push(await limiter.hit(account, "articles", caps, edge + 0.5 + i * 0.05));
+      expect(after.filter((d) => d.allowed)).toHaveLength(0);
+      // Over the next minute the plan's 10 come back gradually, not all at once.
+      const later = [];
+      for (let s = 1; s <= 60; s++) later.push((await limiter.hit(account, "articles", caps, edge + s)).allowed);
+      expect(later.filter(Boolean).length).toBeLessThanOrEqual(10);
+      expect(later.slice(0, 5).filter(Boolean).length).toBeLessThanOrEqual(1);
+      // A client is told when its own count lets it in again, not the window's end: one that used
+      // its 10 last minute may go again when a tenth of that minute has faded (about 6 s in);
+      // one that used 5 then and 5 now waits until a fifth has (12 s in).
+      expect(after[0]!.resetSeconds).toBe(6);
+      const other = unusedAccount();
+      for (let i = 0; i < 5; i++) await limiter.hit(other, "articles", caps, edge - 30 + i);
+      for (let i = 0; i < 5; i++) await limiter.hit(other, "articles", caps, edge + 0.1 + i * 0.05);
+      const refused = await limiter.hit(other, "articles", caps, edge + 0.5);
+      expect(refused.allowed).toBe(false);
+      expect(refused.resetSeconds).toBe(12);
+    } finally {
+      redis.disconnect();
+    }
   });
 
   test("the article endpoints share one limit", async () => {
@@ -76,7 +115,7 @@ describe("429 RATE_LIMIT_EXCEEDED", () => {
     const refused = await api.get("/v1/articles");
     expect(refused.status).toBe(429);
     expect(refused.body.retry_after).toBeGreaterThan(0);
-    expect(refused.body.retry_after).toBeLessThanOrEqual(3600);
+    expect(refused.body.retry_after).toBeLessThanOrEqual(3600 + 3600 / 2);
   });
 
   test("limits are shared by every gateway replica", async () => {
