@@ -45,7 +45,8 @@ const dependencies = watchDependencies({
   logger,
   onChange: () => {},
 });
-const deps = { clients: connectServices(config), redis, subscriber, redisPrefix: config.redisPrefix, logger, dependencies };
+let draining = false;
+const deps = { clients: connectServices(config), redis, subscriber, redisPrefix: config.redisPrefix, logger, dependencies, draining: () => draining };
 // The HTTP app and the gRPC API share the gates and the operations behind them.
 const core = gatewayCore(deps);
 const app = buildApp(deps, core);
@@ -85,6 +86,7 @@ logger.info("gateway listening", { port: app.server?.port, grpcPort: grpc.port, 
 collectGarbageWhenQuiet();
 
 onShutdown(logger, async () => {
+  draining = true;
   // Open article watches keep HTTP/2 sessions alive: the listener is given a moment, not more.
   await Promise.all([app.stop(), Promise.race([grpc.stop(), Bun.sleep(2000)])]);
   await admin?.stop();

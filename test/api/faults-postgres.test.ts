@@ -183,6 +183,8 @@ test("Postgres stopped for 30 s: 503 in the plain shape and NOT_SERVING meanwhil
     // Liveness stays good: an orchestrator takes them out of rotation without restarting them.
     expect(allServing(await healthOfServices("liveness"))).toBe(true);
     expect((await fetch(`${stack.baseUrl}/livez`)).status).toBe(200);
+    // The gateway stays ready for the load balancer: it answers the calls that need Postgres itself, in JSON.
+    expect((await fetch(`${stack.baseUrl}/readyz`)).status).toBe(200);
 
     const refused = await api.post("/v1/articles", articleBody(tenant.projectId, { article_type: type }));
     expect(refused.status).toBe(503);

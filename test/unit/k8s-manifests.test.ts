@@ -175,12 +175,26 @@ describe.each(SETUPS)("deploy/k8s/%s", (setup) => {
       expect(container.startupProbe.grpc).toEqual({ port: grpc, service: "liveness" });
     }
     const gateway = named(objects, "Deployment", "gateway").spec.template.spec.containers[0];
-    expect(gateway.readinessProbe.httpGet.path).toBe("/healthz");
+    // Readiness is the gateway's own (a dependency's outage keeps it serving JSON 503s); liveness asks whether it answers.
+    expect(gateway.readinessProbe.httpGet.path).toBe("/readyz");
     expect(gateway.livenessProbe.httpGet.path).toBe("/livez");
     // The probe paths exist in the gateway.
     const app = readFileSync(join(ROOT, "gateway/src/app.ts"), "utf8");
-    expect(app).toContain('.get("/healthz"');
+    expect(app).toContain('.get("/readyz"');
     expect(app).toContain('.get("/livez"');
+  });
+
+  test("every pod keeps serving a few seconds after it is told to stop (preStop), so a rolling update drops no request", () => {
+    for (const deployment of objects.filter((o: any) => o.kind === "Deployment") as any[]) {
+      expect({ name: deployment.metadata.name, preStop: deployment.spec.template.spec.containers[0].lifecycle?.preStop }).toEqual({ name: deployment.metadata.name, preStop: { sleep: { seconds: 5 } } });
+      expect(deployment.spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThan(5 + 20);
+    }
+  });
+
+  test("the Ingress routes the public paths only: the health endpoints stay inside the cluster", () => {
+    const ingress = named(objects, "Ingress", "gateway");
+    const paths = ingress.spec.rules.flatMap((r: any) => r.http.paths.map((p: any) => p.path));
+    expect(paths.sort()).toEqual(["/docs", "/images", "/user", "/v1"]);
   });
 
   test("every pod runs as the image's node user, read-only, with no privileges", () => {
