@@ -38,7 +38,7 @@ export const PROCESS_START_ENV: Partial<Record<keyof ServiceUrls, Record<string,
  * machine's cores, and FTL's compilations (on threads of their own, for the hottest code) cost
  * them more CPU than the faster code gives back within minutes, and hold memory while they run:
  * with it off the stack creates 555-570 articles a second instead of 483-522, p99 58-66 ms
- * instead of 67-74, and the P4 peak is about 20 MiB lower (README, Performance, item 35).
+ * instead of 67-74, and the P4 peak is about 20 MiB lower (docs/performance.md, item 35).
  */
 export const RUNTIME_START_ENV: Record<string, string> = { BUN_JSC_useFTLJIT: "0" };
 const SIMULATOR_ENTRY = "services/model-simulator/src/main.ts";

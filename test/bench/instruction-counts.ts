@@ -20,7 +20,7 @@
 // Under callgrind a second holds a few hundred polls instead of thousands, so that share would
 // weigh far more than in a real run; the sparse polls measure it (each pays the once-a-second
 // reads, as the dense load does once a second), and it is taken out of the dense phases by their
-// duration. One boot of a stack reads up to 10% apart from another (README, Observability):
+// duration. One boot of a stack reads up to 10% apart from another (docs/observability-costs.md):
 // INSTRUCTION_ROUNDS boots each variant again.
 //
 // Spans are exported in batches of 64 spans rather than every 500 ms: under callgrind a second of
