@@ -2,7 +2,7 @@
 
 import type { Client, ClientMeta, Options as Options2, RequestResult, ServerSentEventsResult, TDataShape } from './client';
 import { client } from './client.gen';
-import type { CancelArticleData, CancelArticleErrors, CancelArticleResponses, CreateArticleData, CreateArticleErrors, CreateArticleResponses, CreateWorkflowStepData, CreateWorkflowStepErrors, CreateWorkflowStepResponses, DeleteWorkflowStepData, DeleteWorkflowStepErrors, DeleteWorkflowStepResponses, DuplicateWorkflowData, DuplicateWorkflowErrors, DuplicateWorkflowResponses, EstimateArticleData, EstimateArticleErrors, EstimateArticleResponses, GetArticleData, GetArticleErrors, GetArticleResponses, GetArticleStepsData, GetArticleStepsErrors, GetArticleStepsResponses, GetImageData, GetImageErrors, GetImageResponses, GetUserData, GetUserErrors, GetUserResponses, GetWorkflowStepData, GetWorkflowStepErrors, GetWorkflowStepResponses, HeadImageData, HeadImageErrors, HeadImageResponses, ListArticlesData, ListArticlesErrors, ListArticlesResponses, ListWorkflowsData, ListWorkflowsErrors, ListWorkflowsResponses, LivenessData, LivenessResponses, ReadinessData, ReadinessErrors, ReadinessResponses, ReorderWorkflowStepsData, ReorderWorkflowStepsErrors, ReorderWorkflowStepsResponses, ReplaceWorkflowStepData, ReplaceWorkflowStepErrors, ReplaceWorkflowStepResponses, StreamArticleEventsData, StreamArticleEventsErrors, StreamArticleEventsResponse, StreamArticleEventsResponses, UpdateWorkflowStepData, UpdateWorkflowStepErrors, UpdateWorkflowStepResponses } from './types.gen';
+import type { CancelArticleData, CancelArticleErrors, CancelArticleResponses, CreateArticleData, CreateArticleErrors, CreateArticleResponses, CreateWorkflowStepData, CreateWorkflowStepErrors, CreateWorkflowStepResponses, DeleteWorkflowStepData, DeleteWorkflowStepErrors, DeleteWorkflowStepResponses, DuplicateWorkflowData, DuplicateWorkflowErrors, DuplicateWorkflowResponses, EstimateArticleData, EstimateArticleErrors, EstimateArticleResponses, GetArticleData, GetArticleErrors, GetArticleResponses, GetArticleStepsData, GetArticleStepsErrors, GetArticleStepsResponses, GetImageData, GetImageErrors, GetImageResponses, GetUserData, GetUserErrors, GetUserResponses, GetWorkflowStepData, GetWorkflowStepErrors, GetWorkflowStepResponses, HeadImageData, HeadImageErrors, HeadImageResponses, ListArticlesData, ListArticlesErrors, ListArticlesResponses, ListWorkflowsData, ListWorkflowsErrors, ListWorkflowsResponses, LivenessData, LivenessResponses, ReadinessData, ReadinessErrors, ReadinessResponses, ReorderWorkflowStepsData, ReorderWorkflowStepsErrors, ReorderWorkflowStepsResponses, ReplaceWorkflowStepData, ReplaceWorkflowStepErrors, ReplaceWorkflowStepResponses, ServingData, ServingErrors, ServingResponses, StreamArticleEventsData, StreamArticleEventsErrors, StreamArticleEventsResponse, StreamArticleEventsResponses, UpdateWorkflowStepData, UpdateWorkflowStepErrors, UpdateWorkflowStepResponses } from './types.gen';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -214,6 +214,11 @@ export const headImage = <ThrowOnError extends boolean = false>(options: Options
  * Readiness: 503 while Redis or a service does not answer
  */
 export const readiness = <ThrowOnError extends boolean = false>(options?: Options<ReadinessData, ThrowOnError>): RequestResult<ReadinessResponses, ReadinessErrors, ThrowOnError> => (options?.client ?? client).get<ReadinessResponses, ReadinessErrors, ThrowOnError>({ url: '/healthz', ...options });
+
+/**
+ * Serving (the load balancer's readiness): 200 while the gateway serves, whatever its dependencies do; 503 once it drains
+ */
+export const serving = <ThrowOnError extends boolean = false>(options?: Options<ServingData, ThrowOnError>): RequestResult<ServingResponses, ServingErrors, ThrowOnError> => (options?.client ?? client).get<ServingResponses, ServingErrors, ThrowOnError>({ url: '/readyz', ...options });
 
 /**
  * Liveness: the process answers, whatever its dependencies do

@@ -2016,6 +2016,33 @@ export type ReadinessResponses = {
 
 export type ReadinessResponse = ReadinessResponses[keyof ReadinessResponses];
 
+export type ServingData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/readyz';
+};
+
+export type ServingErrors = {
+    /**
+     * Draining: the process is stopping.
+     */
+    503: PlainError;
+};
+
+export type ServingError = ServingErrors[keyof ServingErrors];
+
+export type ServingResponses = {
+    /**
+     * Serving.
+     */
+    200: {
+        status: 'ok';
+    };
+};
+
+export type ServingResponse = ServingResponses[keyof ServingResponses];
+
 export type LivenessData = {
     body?: never;
     path?: never;

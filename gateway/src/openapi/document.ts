@@ -326,6 +326,18 @@ const PATHS: Record<string, Record<string, Operation>> = {
       },
     },
   },
+  "/readyz": {
+    get: {
+      operationId: "serving",
+      summary: "Serving (the load balancer's readiness): 200 while the gateway serves, whatever its dependencies do; 503 once it drains",
+      tags: ["Health"],
+      security: [],
+      responses: {
+        "200": { description: "Serving.", content: { "application/json": { schema: { type: "object", properties: { status: { type: "string", const: "ok" } }, required: ["status"] } } } },
+        "503": { description: "Draining: the process is stopping.", content: { "application/json": { schema: ref("PlainError") } } },
+      },
+    },
+  },
   "/livez": {
     get: {
       operationId: "liveness",
