@@ -20,7 +20,7 @@ import { presentArticle } from "../../../services/kit/src/public-article.ts";
 import type { ArticleOperations } from "../articles/article-operations.ts";
 import { listQueryOf } from "../articles/reading.ts";
 import { validationError } from "../errors.ts";
-import type { PublicCalls } from "./public-calls.ts";
+import { pageMetaOf, queryNumber, type PublicCalls } from "./public-calls.ts";
 
 const BUCKET = "articles";
 // Ids the public body takes as JSON numbers; proto3's JSON mapping writes int64 as strings.
@@ -66,10 +66,9 @@ export function articleService(router: ConnectRouter, calls: PublicCalls, articl
     listArticles: (req, ctx) =>
       answer("ListArticles", async () => {
         const caller = await callerOf(ctx);
-        const text = (n: number | bigint | undefined) => (n === undefined ? undefined : String(n));
-        const query = listQueryOf({ status: req.status, project_id: text(req.projectId), page: text(req.page), per_page: text(req.perPage) });
+        const query = listQueryOf({ status: req.status, project_id: queryNumber(req.projectId), page: queryNumber(req.page), per_page: queryNumber(req.perPage) });
         const page = await articles.list(caller, query);
-        return { articles: page.articles.map((a) => apiArticle(a.article, a.project)), meta: { currentPage: page.meta.current_page, lastPage: page.meta.last_page, perPage: page.meta.per_page, total: BigInt(page.meta.total) } };
+        return { articles: page.articles.map((a) => apiArticle(a.article, a.project)), meta: pageMetaOf(page.meta) };
       }),
     cancelArticle: (req, ctx) =>
       answer("CancelArticle", async () => {

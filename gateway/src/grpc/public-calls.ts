@@ -30,3 +30,14 @@ export function publicCalls(gate: V1Gate, logger: Logger): PublicCalls {
     },
   };
 }
+
+/** A number of a request as the public API's query takes it (absent stays absent). */
+export const queryNumber = (n: number | bigint | undefined) => (n === undefined ? undefined : String(n));
+
+/** The public API's page meta as the proto's PageMeta. */
+export const pageMetaOf = (meta: { current_page: number; last_page: number; per_page: number; total: number }) => ({
+  currentPage: meta.current_page,
+  lastPage: meta.last_page,
+  perPage: meta.per_page,
+  total: BigInt(meta.total),
+});

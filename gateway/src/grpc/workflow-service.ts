@@ -15,7 +15,7 @@ import {
 } from "../../../proto/gen/articles/api/v1/workflows_pb.ts";
 import { validationError } from "../errors.ts";
 import type { WorkflowOperations } from "../workflows/workflow-operations.ts";
-import type { PublicCalls } from "./public-calls.ts";
+import { pageMetaOf, queryNumber, type PublicCalls } from "./public-calls.ts";
 
 const BUCKET = "workflows";
 /** The step fields /v1 clears with null. */
@@ -47,9 +47,8 @@ export function workflowService(router: ConnectRouter, calls: PublicCalls, workf
   router.service(WorkflowService, {
     listWorkflows: (req, ctx) =>
       answer("ListWorkflows", async () => {
-        const text = (n: number | undefined) => (n === undefined ? undefined : String(n));
-        const page = await workflows.list(await caller(ctx), String(req.projectId), { article_type: req.articleType, page: text(req.page), per_page: text(req.perPage) });
-        return { workflows: page.workflows.map(workflowOf), meta: { currentPage: page.meta.current_page, lastPage: page.meta.last_page, perPage: page.meta.per_page, total: BigInt(page.meta.total) } };
+        const page = await workflows.list(await caller(ctx), String(req.projectId), { article_type: req.articleType, page: queryNumber(req.page), per_page: queryNumber(req.perPage) });
+        return { workflows: page.workflows.map(workflowOf), meta: pageMetaOf(page.meta) };
       }),
     createWorkflowStep: (req, ctx) =>
       answer("CreateWorkflowStep", async () => {

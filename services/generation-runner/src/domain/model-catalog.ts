@@ -8,6 +8,7 @@ import type { Db } from "../db/client.ts";
 import { preparedPerDatabase } from "../../../kit/src/prepared-statements.ts";
 import { models } from "../db/schema.ts";
 import { CatalogMemory } from "./catalog-memory.ts";
+import { NO_LIMITS } from "./provider-capacity.ts";
 import { formatUsd, isUsdDecimal, parseUsd } from "./usd.ts";
 
 export interface CatalogModel {
@@ -37,8 +38,6 @@ export type ProviderCheck = (modelId: string) => boolean;
 // provider:model; model names may carry dots, slashes or colons (e.g. "meta-llama/Llama-3.1-8B", "llama3:8b").
 const MODEL_ID = /^[a-z0-9][a-z0-9_-]{0,49}:[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,199}$/;
 
-const noRateLimits = { requestsPerMinute: null, tokensPerMinute: null, maxConcurrentCalls: null } as const;
-
 /**
  * Seeded on first start, each only when absent, so operator changes survive restarts. The
  * simulated models are active only when the simulator is configured; the real OpenAI model
@@ -52,7 +51,7 @@ export function seedModels(opts: { simulator: boolean; openai: boolean }): Catal
     inputPricePerMillion: input,
     outputPricePerMillion: output,
     fallbackModel: null,
-    ...noRateLimits,
+    ...NO_LIMITS,
     ...extra,
   });
   return [
@@ -67,7 +66,7 @@ export function seedModels(opts: { simulator: boolean; openai: boolean }): Catal
       inputPricePerMillion: "0.15",
       outputPricePerMillion: "0.60",
       fallbackModel: null,
-      ...noRateLimits,
+      ...NO_LIMITS,
     },
   ];
 }

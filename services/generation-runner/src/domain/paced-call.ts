@@ -202,15 +202,15 @@ export class Pacer {
       }
 
       if (calls.readLimits) await this.readLimitsOnce(chosen, calls.readLimits);
-      const admitted = (await this.capacity.isUnbounded(chosen.id, chosen.limits))
-        ? (this.capacity.countCall(chosen.id), { leaseId: undefined, waitedMs: 0 })
-        : await this.gate(chosen).enter({ ...ticket, onWait: () => waiting("capacity", chosen.id) });
+      // An unbounded budget (nothing configured, learned or paused) costs no Redis call, before or after.
+      const bounded = !(await this.capacity.isUnbounded(chosen.id, chosen.limits));
+      const admitted = bounded ? await this.gate(chosen).enter({ ...ticket, onWait: () => waiting("capacity", chosen.id) }) : (this.capacity.countCall(chosen.id), { leaseId: undefined, waitedMs: 0 });
       waitedMs += admitted.waitedMs;
       let answer: ProviderAnswer<T>;
       try {
         answer = await withTimeout(timeoutMs, ticket.signal, (signal) => call(chosen, signal));
       } catch (failure) {
-        await this.settle(chosen, ticket.tokens, 0, admitted.leaseId);
+        if (bounded) await this.settle(chosen, ticket.tokens, 0, admitted.leaseId);
         if (ticket.signal?.aborted) throw ticket.signal.reason;
         failures.set(chosen.id, failure);
         const kind = failureKind(failure);
@@ -243,7 +243,7 @@ export class Pacer {
       }
       providerAnswers.labels(chosen.id, "ok").inc();
       await Promise.all([
-        this.settle(chosen, ticket.tokens, answer.tokens ?? ticket.tokens, admitted.leaseId),
+        bounded ? this.settle(chosen, ticket.tokens, answer.tokens ?? ticket.tokens, admitted.leaseId) : undefined,
         this.learn(chosen, answer.headers),
         this.breakers.succeeded(chosen.id),
       ]);
@@ -288,8 +288,8 @@ export class Pacer {
     return true;
   }
 
+  /** Settles a bounded budget's reservation to the tokens used, and frees its concurrency slot. */
   private async settle(target: PacedTarget, estimated: number, used: number, leaseId: string | undefined): Promise<void> {
-    if (!leaseId && (await this.capacity.isUnbounded(target.id, target.limits))) return;
     await this.capacity.settle(target.id, target.limits, used - estimated, leaseId).catch((error) =>
       this.logger.warn("could not settle a provider budget", { budget: target.id, error: (error as Error).message }),
     );
