@@ -81,8 +81,10 @@ async function slowType(tenant: Tenant, sleepMs: number): Promise<string> {
 describe("ArticleService over a stock grpc-js client", () => {
   test("creates an article as /v1 does: reserved words, the same record over HTTP, a replay for the same idempotency key", async () => {
     const tenant = await createTenant(stack);
+    // A step that runs for a while, so the reservation is still held (not yet settled) when it is read.
+    const type = await slowType(tenant, 20_000);
     const key = crypto.randomUUID();
-    const created = await call("CreateArticle", { article: article(tenant, { keywords: ["grind size", "burr"] }), idempotency_key: key }, tenant.token);
+    const created = await call("CreateArticle", { article: article(tenant, { article_type: type, keywords: ["grind size", "burr"] }), idempotency_key: key }, tenant.token);
     // grpc-js leaves a false bool out of the reply object.
     expect(created.replayed ?? false).toBe(false);
     expect(created.article).toMatchObject({ title: "Choosing a coffee grinder", status: "queued", target_word_count: 150, keywords: ["grind size", "burr"], cost: "0.00" });
@@ -92,12 +94,12 @@ describe("ArticleService over a stock grpc-js client", () => {
     const overHttp = (await apiClient(stack.baseUrl, tenant.token).get(`/v1/articles/${created.article.external_id}`)).body.data;
     expect(overHttp.id).toBe(Number(created.article.id));
 
-    const again = await call("CreateArticle", { article: article(tenant, { keywords: ["grind size", "burr"] }), idempotency_key: key }, tenant.token);
+    const again = await call("CreateArticle", { article: article(tenant, { article_type: type, keywords: ["grind size", "burr"] }), idempotency_key: key }, tenant.token);
     expect(again.replayed).toBe(true);
     expect(again.article.id).toBe(created.article.id);
     expect(Number((await wordUsage(stack, tenant.accountId)).reservedWords)).toBe(180);
 
-    const other = await refusal("CreateArticle", { article: article(tenant, { title: "Another title" }), idempotency_key: key }, tenant.token);
+    const other = await refusal("CreateArticle", { article: article(tenant, { article_type: type, title: "Another title" }), idempotency_key: key }, tenant.token);
     expect(other.code).toBe(grpc.status.INVALID_ARGUMENT);
     expect(detailsOf(other).badRequest!.fieldViolations.map((v) => v.field)).toEqual(["idempotency_key"]);
 
