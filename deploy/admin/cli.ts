@@ -1,11 +1,10 @@
 // The operator CLI: `npm run admin -- <command> --flag value …`. JSON on stdout; errors on
-// stderr with a non-zero exit. Reaches the services over gRPC with SERVICE_TOKEN.
+// stderr with a non-zero exit. Reaches the services over gRPC with the operator's identity token.
 import { ConnectError } from "@connectrpc/connect";
 import { fieldErrorsOf } from "../../services/kit/src/errors.ts";
 import { ConfigError } from "../../services/kit/src/config.ts";
 import { UsageError, parseFlags } from "./args.ts";
-import { adminClients } from "./clients.ts";
-import { localServiceToken } from "../local/service-token.ts";
+import { adminClients, operatorCredential } from "./clients.ts";
 import { COMMANDS } from "./commands/index.ts";
 
 function help(): string {
@@ -14,7 +13,8 @@ function help(): string {
   return [
     "usage: npm run admin -- <command> [--flag value …]",
     "",
-    "Talks to the running services over gRPC. Environment: SERVICE_TOKEN (default: the one `npm start` keeps in .local/), and the",
+    "Talks to the running services over gRPC as the operator. Environment: OPERATOR_TOKEN_FILE, the operator's identity token",
+    "(default: the one `npm start` keeps in .local/identity; on Kubernetes: `kubectl -n article-service create token operator --audience article-service`), and the",
     "service addresses ACCOUNTS_BILLING_URL, WORKFLOW_CATALOG_URL, ARTICLE_STORE_URL,",
     "GENERATION_RUNNER_URL, WEBHOOK_DISPATCHER_URL (defaults: http://127.0.0.1:7101 … 7105).",
     "",
@@ -37,10 +37,8 @@ async function main(argv: string[]) {
   const command = COMMANDS.find((c) => c.name === name) ?? COMMANDS.find((c) => c.name === argv[0]);
   if (!command) fail(`unknown command "${argv.slice(0, 2).join(" ")}"; run with --help for the list`, 2);
   const rest = argv.slice(command.name.split(" ").length);
-  // Without SERVICE_TOKEN, the credential `npm start` keeps for this machine.
-  const token = process.env.SERVICE_TOKEN || localServiceToken();
   try {
-    const result = await command.run(parseFlags(rest, command.flags), adminClients(process.env, token));
+    const result = await command.run(parseFlags(rest, command.flags), adminClients(process.env, operatorCredential(process.env)));
     console.log(JSON.stringify(result, null, 2));
   } catch (error) {
     if (error instanceof UsageError) fail(`${command.name}: ${error.message}\nusage: npm run admin -- ${[command.name, command.usage].filter(Boolean).join(" ")}`, 2);

@@ -6,11 +6,12 @@ import { ArticleStoreService } from "../../proto/gen/articles/article_store/v1/a
 import { WebhookSigningService } from "../../proto/gen/articles/webhook_dispatcher/v1/signing_pb.ts";
 import { ModelCatalogService } from "../../proto/gen/articles/generation_runner/v1/models_pb.ts";
 import { serviceClient } from "../../services/kit/src/clients.ts";
-import { loadServiceUrls, type ServiceUrls } from "../../services/kit/src/config.ts";
+import { envOptional, loadServiceUrls, type ServiceUrls } from "../../services/kit/src/config.ts";
+import { OwnToken, type Credential } from "../../services/kit/src/workload-identity.ts";
+import { LOCAL_OPERATOR_TOKEN_FILE } from "../local/local-secrets.ts";
 
 export interface AdminClients {
   urls: ServiceUrls;
-  serviceToken: string;
   operator: Client<typeof OperatorService>;
   quota: Client<typeof QuotaService>;
   articles: Client<typeof ArticleStoreService>;
@@ -18,12 +19,20 @@ export interface AdminClients {
   models: Client<typeof ModelCatalogService>;
 }
 
-export function adminClients(env: Record<string, string | undefined>, serviceToken: string): AdminClients {
+/**
+ * The operator's identity: the token in OPERATOR_TOKEN_FILE (on Kubernetes, e.g. from
+ * `kubectl -n article-service create token operator --audience article-service`), else the one `npm start`
+ * keeps for this machine.
+ */
+export function operatorCredential(env: Record<string, string | undefined>): Credential {
+  return new OwnToken(envOptional(env, "OPERATOR_TOKEN_FILE") ?? LOCAL_OPERATOR_TOKEN_FILE, "OPERATOR_TOKEN_FILE");
+}
+
+export function adminClients(env: Record<string, string | undefined>, credential: Credential): AdminClients {
   const urls = loadServiceUrls(env);
-  const via = (baseUrl: string) => ({ baseUrl, serviceToken, timeoutMs: 10_000 });
+  const via = (baseUrl: string) => ({ baseUrl, credential, timeoutMs: 10_000 });
   return {
     urls,
-    serviceToken,
     operator: serviceClient(OperatorService, via(urls.accountsBilling)),
     quota: serviceClient(QuotaService, via(urls.accountsBilling)),
     articles: serviceClient(ArticleStoreService, via(urls.articleStore)),

@@ -90,7 +90,7 @@ async function main(): Promise<number> {
   say(`stack ready at ${stack.baseUrl}`);
 
   inbox = openWebhookInbox();
-  const admin = adminClients(stack.env, stack.env.SERVICE_TOKEN!);
+  const admin = adminClients(stack.env, await stack.identity.credential("operator"));
   const tenant = await createChaosTenant(admin, stack.baseUrl, runId);
   inbox.trust(tenant.signingSecret);
   say(`tenant ready: account ${tenant.accountId}, project ${tenant.projectId}, workflow ${tenant.articleType} (3 steps)`);

@@ -5,7 +5,7 @@
 import { connect, createServer } from "node:net";
 import { join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ConfigError, envString, loadPlatformConfig } from "../../services/kit/src/config.ts";
+import { ConfigError, envString, loadDataStores } from "../../services/kit/src/config.ts";
 import { findPostgresBinDir, findRedisServer, freePort, startPrivatePostgres, startPrivateRedis, type PrivatePostgres, type PrivateRedis } from "./private-servers.ts";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
@@ -57,7 +57,7 @@ export async function startLocalServers(env: Record<string, string>, notify: (li
   if (!MODES.includes(mode)) throw new ConfigError("LOCAL_SERVERS", `expected one of ${MODES.join(", ")}, got "${mode}"`);
   if (mode === "never") return { async stop() {} };
   const dataRoot = resolve(envString(env, "LOCAL_DATA_DIR", join(root, ".local")));
-  const defaults = loadPlatformConfig(env);
+  const defaults = loadDataStores(env);
   const pgDefault = new URL(defaults.databaseUrl);
   const redisDefault = new URL(defaults.redisUrl);
   const pgAddress = `${pgDefault.hostname}:${Number(pgDefault.port || 5432)}`;

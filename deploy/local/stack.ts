@@ -2,20 +2,24 @@
 // and (without OPENAI_API_KEY) the model simulator. Used by `npm start` and the test harness.
 import { randomBytes } from "node:crypto";
 import { createServer } from "node:net";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Subprocess } from "bun";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import IORedis from "ioredis";
 import { Health, HealthCheckResponse_ServingStatus } from "../../proto/gen/grpc/health/v1/health_pb.ts";
-import { ConfigError, GRPC_PORT_OFFSET, METRICS_PORT_OFFSET, SERVICE_URL_VARIABLES, loadPlatformConfig, redactUrl, type ServiceUrls } from "../../services/kit/src/config.ts";
+import { ConfigError, GRPC_PORT_OFFSET, METRICS_PORT_OFFSET, SERVICE_URL_VARIABLES, loadDataStores, redactUrl, type ServiceUrls } from "../../services/kit/src/config.ts";
 import { ensureDatabase } from "../../services/kit/src/db.ts";
 import { loadGatewayConfig } from "../../gateway/src/config.ts";
 import { logLevel } from "../../services/kit/src/logger.ts";
 import { bundleProcess } from "./process-bundles.ts";
 import { startLocalServers, type LocalServers } from "./local-servers.ts";
 import { freePort } from "./private-servers.ts";
+import { prepareWorkloadTokens, type WorkloadTokens } from "./workload-tokens.ts";
+import { CALLERS, type StackCaller } from "../../services/kit/src/access-policy.ts";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -46,6 +50,9 @@ const GATEWAY_ENTRY = "gateway/src/main.ts";
 
 export type ProcessName = keyof ServiceUrls | "gateway" | "simulator";
 
+/** Each process's own identity: the ServiceAccount it runs as on Kubernetes. */
+const CALLER_OF: Record<Exclude<ProcessName, "simulator">, StackCaller> = { ...CALLERS, gateway: CALLERS.gateway };
+
 export interface StackOptions {
   env?: Record<string, string | undefined>;
   /** Pick free ports instead of the defaults (tests). */
@@ -59,6 +66,12 @@ export interface StackOptions {
   localServers?: boolean;
   /** Where one-line notices go (the private servers started); console.log when unset. */
   notify?: (line: string) => void;
+  /**
+   * Where the launcher keeps the keys that sign the processes' identity tokens (workload-tokens.ts):
+   * npm start keeps them in .local/identity so the operator CLI's token outlives a restart; unset,
+   * a temporary directory removed when the stack stops.
+   */
+  identityDir?: string;
   /** A command a process runs under, before Bun's own (bench:instructions runs the gateway under valgrind). */
   runUnder?: Partial<Record<ProcessName, string[]>>;
 }
@@ -74,6 +87,10 @@ export interface Stack {
   /** Each process's metrics address (GET /metrics; the gateway's also serves /queues); absent when off. */
   metricsUrls: Partial<Record<Exclude<ProcessName, "simulator">, string>>;
   processes: Map<ProcessName, Subprocess>;
+  /** The launcher's workload identities: each process's token, and tokens for any other caller. */
+  identity: WorkloadTokens;
+  /** The operator's token file, for the operator CLI (OPERATOR_TOKEN_FILE); no process is given it. */
+  operatorTokenFile: string;
   /** Starts one process again (after kill) and waits until it is ready. */
   start(name: ProcessName): Promise<void>;
   /** Sends a signal to one process and waits for it to exit. */
@@ -99,7 +116,7 @@ async function checkPortsFree(ports: [variable: string, port: number][]): Promis
 
 /** Fails with one line naming the variable when Postgres or Redis cannot be reached. */
 async function checkDependencies(env: Record<string, string>): Promise<void> {
-  const config = loadPlatformConfig(env);
+  const config = loadDataStores(env);
   await ensureDatabase(config.databaseUrl);
   const redis = new IORedis(config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 3000, retryStrategy: () => null });
   let reason = "";
@@ -140,17 +157,36 @@ const httpReady = (url: string) => async () => (await fetch(url, { signal: Abort
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries({ ...process.env, ...options.env })) if (v !== undefined) env[k] = v;
-  env.SERVICE_TOKEN ??= randomBytes(24).toString("base64url");
+  // The key signing secrets are stored under: npm start keeps one in .local/; a test stack makes its own.
+  env.WEBHOOK_SECRET_KEY ??= randomBytes(32).toString("base64");
   if (options.randomPorts) {
     env.PORT = String(await freePort());
     for (const variable of Object.values(SERVICE_URL_VARIABLES)) env[variable] = `http://127.0.0.1:${await freePort()}`;
   }
-  // Validates every setting first: one clear line naming a bad variable.
-  const gatewayConfig = loadGatewayConfig(env);
-  logLevel(env);
+  // Every process's identity token, signed by the launcher's key (its files go when the stack stops).
+  const ownIdentityDir = options.identityDir ? undefined : mkdtempSync(join(tmpdir(), "article-identity-"));
+  const identity = await prepareWorkloadTokens(options.identityDir ?? ownIdentityDir!);
+  const forgetIdentity = () => {
+    identity.stop();
+    if (ownIdentityDir) rmSync(ownIdentityDir, { recursive: true, force: true });
+  };
+  Object.assign(env, identity.env);
+  const operatorTokenFile = await identity.tokenFile(CALLERS.operator);
+  // Settings are checked as a process will see them: each is given its own token file at its start.
+  const asProcess = () => ({ ...env, IDENTITY_TOKEN_FILE: operatorTokenFile });
+  let gatewayConfig: ReturnType<typeof loadGatewayConfig>;
+  try {
+    // Validates every setting first: one clear line naming a bad variable.
+    gatewayConfig = loadGatewayConfig(asProcess());
+    logLevel(env);
+  } catch (error) {
+    forgetIdentity();
+    throw error;
+  }
   const local: LocalServers | undefined = options.localServers ? await startLocalServers(env, options.notify ?? console.log, options.signal) : undefined;
   // A start that fails before any process runs still stops the private servers it started.
   const undo = async (error: unknown): Promise<never> => {
+    forgetIdentity();
     await local?.stop();
     throw error;
   };
@@ -191,7 +227,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     const grpcPort = options.randomPorts ? await freePort() : Number(url.port) + GRPC_PORT_OFFSET;
     grpcUrls[name] = `http://${url.hostname}:${grpcPort}`;
     const metricsPort = await metricsPortOf(name, Number(url.port) + METRICS_PORT_OFFSET);
-    entries.set(name, { file, ready: grpcReady(grpcUrls[name]), env: { CONNECT_PORT: url.port, GRPC_PORT: String(grpcPort), METRICS_PORT: metricsPort, ...startSettings(name) } });
+    entries.set(name, { file, ready: grpcReady(grpcUrls[name]), env: { IDENTITY_TOKEN_FILE: await identity.tokenFile(CALLER_OF[name]), CONNECT_PORT: url.port, GRPC_PORT: String(grpcPort), METRICS_PORT: metricsPort, ...startSettings(name) } });
     ports.push([SERVICE_URL_VARIABLES[name], Number(url.port)], [`${SERVICE_URL_VARIABLES[name]} (its gRPC port)`, grpcPort]);
   }
   const gatewayMetricsPort = await metricsPortOf("gateway", gatewayConfig.metricsPort);
@@ -203,7 +239,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const publicGrpcUrl = `http://127.0.0.1:${gatewayGrpcPort}`;
   // Ready once both listeners answer: the gRPC one starts after the HTTP one.
   const gatewayReady = async () => (await httpReady(`${baseUrl}/healthz`)()) && (await grpcReady(publicGrpcUrl)());
-  entries.set("gateway", { file: GATEWAY_ENTRY, ready: gatewayReady, env: { METRICS_PORT: gatewayMetricsPort, GRPC_PORT: String(gatewayGrpcPort) } });
+  entries.set("gateway", { file: GATEWAY_ENTRY, ready: gatewayReady, env: { IDENTITY_TOKEN_FILE: await identity.tokenFile(CALLER_OF.gateway), METRICS_PORT: gatewayMetricsPort, GRPC_PORT: String(gatewayGrpcPort) } });
 
   // PROFILE=<process> runs that process under Bun's sampling profiler; on exit it writes a
   // readable (markdown) profile into .local/profiles (README, Performance).
@@ -228,6 +264,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     for (const p of running) if (!hasExited(p)) p.kill("SIGKILL");
     // Last, once nothing uses them any more.
     await local?.stop();
+    forgetIdentity();
   };
 
   const timeout = options.readyTimeoutMs ?? 30_000;
@@ -252,6 +289,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     simulatorUrl,
     metricsUrls,
     processes,
+    identity,
+    operatorTokenFile,
     async start(name) {
       await waitUntil(entries.get(name)!.ready, spawn(name), name, timeout);
     },

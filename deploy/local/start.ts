@@ -3,7 +3,7 @@
 import { ConfigError } from "../../services/kit/src/config.ts";
 import { OperatorService } from "../../proto/gen/articles/accounts_billing/v1/operator_pb.ts";
 import { serviceClient } from "../../services/kit/src/clients.ts";
-import { localServiceToken } from "./service-token.ts";
+import { LOCAL_IDENTITY_DIR, localWebhookSecretKey } from "./local-secrets.ts";
 import { startStack, type Stack } from "./stack.ts";
 
 let stack: Stack | undefined;
@@ -24,7 +24,7 @@ process.on("SIGINT", onSignal);
 process.on("SIGTERM", onSignal);
 
 try {
-  stack = await startStack({ output: "inherit", env: { SERVICE_TOKEN: process.env.SERVICE_TOKEN || localServiceToken() }, signal: starting.signal, localServers: true });
+  stack = await startStack({ output: "inherit", env: { WEBHOOK_SECRET_KEY: process.env.WEBHOOK_SECRET_KEY || localWebhookSecretKey() }, identityDir: LOCAL_IDENTITY_DIR, signal: starting.signal, localServers: true });
 } catch (error) {
   if (starting.signal.aborted) {
     console.error("stopped before the system was ready; every process it started has stopped");
@@ -41,7 +41,7 @@ if (stack.simulatorUrl) {
   console.log(`OPENAI_API_KEY is unset: models run on the bundled simulator at ${stack.simulatorUrl} (simulated output, not a real provider)`);
 }
 
-const operator = serviceClient(OperatorService, { baseUrl: stack.env.ACCOUNTS_BILLING_URL ?? "http://127.0.0.1:7101", serviceToken: stack.env.SERVICE_TOKEN });
+const operator = serviceClient(OperatorService, { baseUrl: stack.env.ACCOUNTS_BILLING_URL ?? "http://127.0.0.1:7101", credential: await stack.identity.credential("operator") });
 try {
   const demo = await operator.ensureDemoTenant({});
   if (demo.created) {

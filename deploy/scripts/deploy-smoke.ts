@@ -1,12 +1,17 @@
 // `npm run deploy:smoke`: builds the container image and runs every process of the system from it,
 // each in its own container with the environment deploy/k8s/base gives it, against this machine's
 // Postgres and Redis; then creates a tenant and generates one article through the gateway
-// container. Everything it starts is removed at the end, also on failure and Ctrl-C: containers,
-// the database and the Redis keys. Kept: the images (the next run builds from their cache).
+// container. The cluster's part in workload identity is played here: a signing key, its JWKS and a
+// token per ServiceAccount (deploy/local/workload-tokens.ts), mounted read-only into each
+// container as its projected token would be. Everything it starts is removed at the end, also on
+// failure and Ctrl-C: containers, the database, the Redis keys and the keys and tokens. Kept: the
+// images (the next run builds from their cache).
 // Needs root, podman and runc (and debootstrap for the base image); minutes long, so it is not
 // part of the test suite. README, "Container image".
 import { randomBytes } from "node:crypto";
-import { existsSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Subprocess } from "bun";
 import { createClient } from "@connectrpc/connect";
@@ -18,6 +23,7 @@ import { OperatorService } from "../../proto/gen/articles/accounts_billing/v1/op
 import { serviceClient } from "../../services/kit/src/clients.ts";
 import { renderKustomization, type K8sObject } from "../k8s/render.ts";
 import { freePort } from "../local/private-servers.ts";
+import { prepareWorkloadTokens, type WorkloadTokens } from "../local/workload-tokens.ts";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const env = process.env;
@@ -37,6 +43,10 @@ const RUN_OPTIONS = ["--network", "host", "--ulimit", "nofile=1024:1024", "--uli
 const id = randomBytes(3).toString("hex");
 const database = `articles_smoke_${id}`;
 const redisPrefix = `smoke-${id}`;
+// The signing key and tokens (keys/, this user's only) and what the containers read (identity/).
+const identityDir = mkdtempSync(join(tmpdir(), `article-smoke-${id}-`));
+// Where the containers see identity/: the stand-in for each pod's projected identity volume.
+const IDENTITY_MOUNT = "/identity";
 const started = Date.now();
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)}s`;
@@ -72,6 +82,8 @@ interface Process {
   name: string;
   args: string[];
   env: Record<string, string>;
+  /** podman --volume arguments: the identity directory for the manifests' processes. */
+  volumes: string[];
   /** Resolves true once the process answers its health check. */
   ready: () => Promise<boolean>;
 }
@@ -82,18 +94,53 @@ const grpcReady = (url: string) => async () => {
 };
 const httpReady = (url: string, ok: (status: number) => boolean) => async () => ok((await fetch(url, { signal: AbortSignal.timeout(1000) })).status);
 
-type Container = { name: string; env?: { name: string; value?: string }[]; args?: string[]; ports?: { name: string; containerPort: number }[] };
-const containerOf = (deployment: K8sObject) => (deployment.spec as { template: { spec: { containers: Container[] } } }).template.spec.containers[0];
+type Container = {
+  name: string;
+  env?: { name: string; value?: string }[];
+  envFrom?: { configMapRef?: { name: string }; secretRef?: { name: string } }[];
+  args?: string[];
+  ports?: { name: string; containerPort: number }[];
+};
+type PodSpec = { serviceAccountName?: string; containers: Container[] };
+const podOf = (deployment: K8sObject) => (deployment.spec as { template: { spec: PodSpec } }).template.spec;
+const containerOf = (deployment: K8sObject) => podOf(deployment).containers[0];
 
 /**
- * Every process with the environment its manifest gives it: the ConfigMap and Secret (envFrom),
- * then the container's own env. Addresses become 127.0.0.1 ports (host networking, so each process
- * gets free ports of its own); the credentials are fresh random values; models run on the simulator.
+ * The keys and tokens a cluster would give the pods, in identityDir: the launcher's (kept in
+ * keys/, never mounted: it holds the private key) and a copy the containers read, as uid 1000,
+ * through a read-only mount: the JWKS and each ServiceAccount's token.
  */
-async function plan(): Promise<{ processes: Process[]; gatewayUrl: string; accountsBillingUrl: string; serviceToken: string }> {
+async function prepareIdentity(serviceAccounts: string[]): Promise<{ tokens: WorkloadTokens; env: Record<string, string>; tokenFile: (account: string) => string }> {
+  const tokens = await prepareWorkloadTokens(join(identityDir, "keys"));
+  const published = join(identityDir, "identity");
+  mkdirSync(join(published, "tokens"), { recursive: true });
+  const publish = (from: string, to: string) => {
+    copyFileSync(from, join(published, to));
+    chmodSync(join(published, to), 0o644);
+  };
+  publish(tokens.env.IDENTITY_JWKS, "jwks.json");
+  for (const account of serviceAccounts) publish(await tokens.tokenFile(account), `tokens/${account}.jwt`);
+  for (const dir of [published, join(published, "tokens")]) chmodSync(dir, 0o755);
+  // The processes read the key set from a file here (the cluster's is an https URL): no fetch token or CA.
+  const env = { ...tokens.env, IDENTITY_JWKS: `${IDENTITY_MOUNT}/jwks.json` };
+  return { tokens, env, tokenFile: (account) => `${IDENTITY_MOUNT}/tokens/${account}.jwt` };
+}
+
+/**
+ * Every process with the environment its manifest gives it: the ConfigMap and its Secrets
+ * (envFrom, in order), then the container's own env. Addresses become 127.0.0.1 ports (host
+ * networking, so each process gets free ports of its own); the Secrets' values are fresh (the
+ * smoke run's database, a random key), models run on the simulator; each process's identity token
+ * is its ServiceAccount's, the key set the launcher's.
+ */
+async function plan(): Promise<{ processes: Process[]; gatewayUrl: string; accountsBillingUrl: string; tokens: WorkloadTokens }> {
   const objects = renderKustomization(root + "deploy/k8s/base");
-  const config = objects.find((o) => o.kind === "ConfigMap" && o.metadata.name === "article-service-config")!.data as Record<string, string>;
-  const secret = objects.find((o) => o.kind === "Secret" && o.metadata.name === "article-service-secrets")!.stringData as Record<string, string>;
+  const dataOf = (kind: "ConfigMap" | "Secret", name: string) => {
+    const found = objects.find((o) => o.kind === kind && o.metadata.name === name);
+    if (!found) throw new Error(`deploy/k8s/base has no ${kind} ${name}, which a Deployment takes`);
+    return { ...(found.data as Record<string, string> | undefined), ...(found.stringData as Record<string, string> | undefined) };
+  };
+  const config = dataOf("ConfigMap", "article-service-config");
   const deployments = objects.filter((o) => o.kind === "Deployment");
 
   const ports = new Map<string, Record<string, number>>();
@@ -105,48 +152,70 @@ async function plan(): Promise<{ processes: Process[]; gatewayUrl: string; accou
   const simulatorPort = await freePort();
   const simulatorUrl = `http://127.0.0.1:${simulatorPort}`;
   const gatewayUrl = `http://127.0.0.1:${ports.get("gateway")!.http}`;
-  const serviceToken = randomBytes(24).toString("base64url");
-
-  const shared: Record<string, string> = { ...config, ...secret };
-  // The ConfigMap's service addresses (http://<service>:<connect port>) → this machine's ports.
-  for (const [key, value] of Object.entries(config)) {
-    const match = /^http:\/\/([a-z-]+):\d+$/.exec(value);
-    if (match && ports.has(match[1])) shared[key] = `http://127.0.0.1:${ports.get(match[1])!.connect}`;
-  }
-  Object.assign(shared, {
-    REDIS_URL,
-    REDIS_PREFIX: redisPrefix,
-    SERVICE_TOKEN: serviceToken,
-    WEBHOOK_SECRET_KEY: randomBytes(32).toString("base64"),
-    PUBLIC_BASE_URL: gatewayUrl,
-    // As `npm start` does without a provider key: the simulator serves the models and research.
-    OPENAI_API_KEY: "simulator",
-    OPENAI_BASE_URL: `${simulatorUrl}/v1`,
-    SIMULATOR_URL: simulatorUrl,
-  });
   const databaseUrl = new URL(ADMIN_DATABASE_URL);
   databaseUrl.pathname = `/${database}`;
-  shared.DATABASE_URL = databaseUrl.toString();
 
-  const processes: Process[] = deployments.map((deployment) => {
+  // What the smoke run puts in place of each Secret's placeholder; a key not listed here fails the run.
+  const secretValues: Record<string, string> = {
+    DATABASE_URL: databaseUrl.toString(),
+    WEBHOOK_SECRET_KEY: randomBytes(32).toString("base64"),
+    // As `npm start` does without a provider key: the simulator serves the models and research.
+    OPENAI_API_KEY: "simulator",
+  };
+  const secretValue = (secret: string, key: string, value: string) => {
+    if (key in secretValues) return secretValues[key]!;
+    if (value === "") return value;
+    throw new Error(`Secret ${secret} holds ${key}, for which the smoke run has no value`);
+  };
+
+  const serviceAccounts = deployments.map((deployment) => {
+    const account = podOf(deployment).serviceAccountName;
+    if (!account) throw new Error(`Deployment ${deployment.metadata.name} names no serviceAccountName`);
+    return account;
+  });
+  const identity = await prepareIdentity(serviceAccounts);
+
+  // The ConfigMap's service addresses (http://<service>:<connect port>) → this machine's ports.
+  const addresses: Record<string, string> = {};
+  for (const [key, value] of Object.entries(config)) {
+    const match = /^http:\/\/([a-z-]+):\d+$/.exec(value);
+    if (match && ports.has(match[1])) addresses[key] = `http://127.0.0.1:${ports.get(match[1])!.connect}`;
+  }
+
+  const processes: Process[] = deployments.map((deployment, index) => {
     const container = containerOf(deployment);
-    const own = ports.get(deployment.metadata.name)!;
-    const portOf = new Map((container.ports ?? []).map((p) => [String(p.containerPort), String(own[p.name])]));
-    const processEnv = { ...shared };
-    // CONNECT_PORT, GRPC_PORT and PORT name the container's ports: the free ones chosen for them.
-    for (const { name, value = "" } of container.env ?? []) processEnv[name] = portOf.get(value) ?? value;
     const name = deployment.metadata.name;
+    const own = ports.get(name)!;
+    const portOf = new Map((container.ports ?? []).map((p) => [String(p.containerPort), String(own[p.name])]));
+    const processEnv: Record<string, string> = {};
+    for (const from of container.envFrom ?? []) {
+      if (from.configMapRef) Object.assign(processEnv, dataOf("ConfigMap", from.configMapRef.name), addresses);
+      if (from.secretRef) for (const [key, value] of Object.entries(dataOf("Secret", from.secretRef.name))) processEnv[key] = secretValue(from.secretRef.name, key, value);
+    }
+    // CONNECT_PORT, GRPC_PORT and PORT name the container's ports: the free ones chosen for them.
+    for (const { name: variable, value = "" } of container.env ?? []) processEnv[variable] = portOf.get(value) ?? value;
+    if (!processEnv.IDENTITY_TOKEN_FILE) throw new Error(`Deployment ${name} sets no IDENTITY_TOKEN_FILE`);
+    delete processEnv.IDENTITY_JWKS_TOKEN_FILE;
+    delete processEnv.IDENTITY_JWKS_CA_FILE;
+    Object.assign(processEnv, identity.env, { IDENTITY_TOKEN_FILE: identity.tokenFile(serviceAccounts[index]!) }, {
+      REDIS_URL,
+      REDIS_PREFIX: redisPrefix,
+      PUBLIC_BASE_URL: gatewayUrl,
+    });
+    // The process that holds the provider key talks to the simulator instead.
+    if ("OPENAI_API_KEY" in processEnv) Object.assign(processEnv, { OPENAI_BASE_URL: `${simulatorUrl}/v1`, SIMULATOR_URL: simulatorUrl });
     const ready = name === "gateway" ? httpReady(`${gatewayUrl}/healthz`, (s) => s === 200) : grpcReady(`http://127.0.0.1:${own.grpc}`);
-    return { name, args: container.args ?? [], env: processEnv, ready };
+    return { name, args: container.args ?? [], env: processEnv, volumes: ["--volume", `${join(identityDir, "identity")}:${IDENTITY_MOUNT}:ro,Z`], ready };
   });
   processes.unshift({
     name: "model-simulator",
     args: ["services/model-simulator/src/main.bundle.js"],
     env: { SIMULATOR_PORT: String(simulatorPort), SIMULATOR_HOST: "127.0.0.1", BUN_RUNTIME_TRANSPILER_CACHE_PATH: "0" },
+    volumes: [],
     // Any answer below 500 means it is up (it wants a key on /v1).
     ready: httpReady(`${simulatorUrl}/v1/models`, (s) => s < 500),
   });
-  return { processes, gatewayUrl, accountsBillingUrl: shared.ACCOUNTS_BILLING_URL, serviceToken };
+  return { processes, gatewayUrl, accountsBillingUrl: addresses.ACCOUNTS_BILLING_URL!, tokens: identity.tokens };
 }
 
 /** Starts one process's container the way the manifests run its pod: uid 1000, read-only root, no capabilities, /tmp writable. */
@@ -157,7 +226,7 @@ async function startContainer(proc: Process): Promise<string> {
   const envArgs = Object.entries(proc.env).flatMap(([k, v]) => ["--env", `${k}=${v}`]);
   await run([...PODMAN, "run", "--detach", "--name", name, "--label", `article-smoke=${id}`, ...RUN_OPTIONS,
     "--user", "1000:1000", "--read-only", "--tmpfs", "/tmp:size=64m", "--cap-drop", "ALL", "--security-opt", "no-new-privileges",
-    ...envArgs, IMAGE, ...proc.args]);
+    ...proc.volumes, ...envArgs, IMAGE, ...proc.args]);
   return name;
 }
 
@@ -227,7 +296,9 @@ function cleanUp(): Promise<void> {
     } finally {
       redis.disconnect();
     }
-    say(`cleaned up: ${labelled.length} containers removed, database ${database} dropped, ${removed} Redis keys under ${redisPrefix}: removed, took ${seconds(Date.now() - begun)}`);
+    // Made by mkdtemp under the temporary directory: never anything else.
+    if (identityDir.startsWith(join(tmpdir(), "article-smoke-"))) rmSync(identityDir, { recursive: true, force: true });
+    say(`cleaned up: ${labelled.length} containers removed, database ${database} dropped, ${removed} Redis keys under ${redisPrefix}: removed, identity keys and tokens removed, took ${seconds(Date.now() - begun)}`);
   })();
   return cleaning;
 }
@@ -262,7 +333,7 @@ async function main(): Promise<void> {
   const size = await run([...PODMAN, "image", "inspect", "--format", "{{.Size}}", IMAGE]);
   say(`image ${IMAGE}: ${(Number(size) / 1e6).toFixed(0)} MB`);
 
-  const { processes, gatewayUrl, accountsBillingUrl, serviceToken } = await plan();
+  const { processes, gatewayUrl, accountsBillingUrl, tokens } = await plan();
   // The simulator and the services first, the gateway last: its health needs the services.
   const order = [...processes.filter((p) => p.name !== "gateway"), processes.find((p) => p.name === "gateway")!];
   await step("containers start", async () => {
@@ -283,7 +354,8 @@ async function main(): Promise<void> {
     await Promise.all(waits);
   }, () => `${order.length} containers healthy`);
 
-  const operator = serviceClient(OperatorService, { baseUrl: accountsBillingUrl, serviceToken });
+  // The operator's identity, as `kubectl create token operator --audience article-service` gives it.
+  const operator = serviceClient(OperatorService, { baseUrl: accountsBillingUrl, credential: await tokens.credential("operator") });
   const tenant = await step("demo tenant", async () => {
     const { created } = await operator.ensureDemoTenant({});
     if (!created) throw new Error("the fresh database already had a demo tenant");

@@ -1,5 +1,7 @@
 // Gateway configuration from the environment, validated at start.
-import { envPort, envString, envUrl, envServiceToken, ConfigError, GRPC_PORT_OFFSET, loadServiceUrls, metricsPort, type ServiceUrls } from "../../services/kit/src/config.ts";
+import { loadIdentitySettings, type IdentitySettings } from "../../services/kit/src/workload-identity.ts";
+import { loadActingWorkloads, type ActingWorkloads } from "./grpc/acting-workloads.ts";
+import { envPort, envString, envUrl, ConfigError, GRPC_PORT_OFFSET, loadServiceUrls, metricsPort, type ServiceUrls } from "../../services/kit/src/config.ts";
 
 export interface GatewayConfig {
   port: number;
@@ -9,12 +11,14 @@ export interface GatewayConfig {
   grpcPort: number;
   redisUrl: string;
   redisPrefix: string;
-  serviceToken: string;
+  /** How the gateway proves who it is to the services and checks workloads' tokens. */
+  identity: IdentitySettings;
+  /** Workloads that may act for an account on the public gRPC API without an API key (PUBLIC_GRPC_WORKLOADS). */
+  actingWorkloads: ActingWorkloads;
   services: ServiceUrls;
 }
 
 export function loadGatewayConfig(env: Record<string, string | undefined> = process.env): GatewayConfig {
-  const serviceToken = envServiceToken(env);
   const redisPrefix = envString(env, "REDIS_PREFIX", "articles");
   if (!/^[A-Za-z0-9._-]{1,64}$/.test(redisPrefix)) throw new ConfigError("REDIS_PREFIX", "use 1 to 64 letters, digits, dots, dashes or underscores");
   const port = envPort(env, "PORT", 8080);
@@ -26,7 +30,8 @@ export function loadGatewayConfig(env: Record<string, string | undefined> = proc
     metricsPort: metricsPort(env, port === 0 ? 0 : port + 1, [port, grpcPort]),
     redisUrl: envUrl(env, "REDIS_URL", "redis://127.0.0.1:6379", ["redis:", "rediss:"]),
     redisPrefix,
-    serviceToken,
+    identity: loadIdentitySettings(env),
+    actingWorkloads: loadActingWorkloads(env),
     services: loadServiceUrls(env),
   };
 }

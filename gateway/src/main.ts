@@ -9,6 +9,8 @@ import { onShutdown } from "../../services/kit/src/server.ts";
 import { buildApp, gatewayCore } from "./app.ts";
 import { startPublicGrpcServer, type PublicGrpcServer } from "./grpc/public-grpc-server.ts";
 import { loadGatewayConfig } from "./config.ts";
+import { CallerVerifier, OwnToken } from "../../services/kit/src/workload-identity.ts";
+import { loadListenerTls, trustServiceCa } from "../../services/kit/src/tls.ts";
 import { REQUEST_LIMITS } from "./plugins/request-limits.ts";
 import { connectServices } from "./services.ts";
 import { initMetrics } from "../../services/kit/src/metrics.ts";
@@ -22,6 +24,12 @@ await initTracing("gateway");
 initMetrics("gateway");
 const logger = failOnConfigError(() => createLogger("gateway"));
 const config = failOnConfigError(() => loadGatewayConfig());
+// The gateway's own identity for its calls, and the check of the workloads and operator calling it.
+const credential = failOnConfigError(() => new OwnToken(config.identity.tokenFile));
+const verifier = new CallerVerifier(config.identity);
+// TLS on the public gRPC listener from mounted files, and the authority of the services' https URLs.
+const tls = failOnConfigError(() => loadListenerTls());
+failOnConfigError(() => trustServiceCa());
 // Commands issued in the same tick by concurrent requests go out in one write. While Redis is
 // away a command fails at once (or after a second) instead of waiting: the request answers 503.
 const redis = connectRedis(config.redisUrl, { enableAutoPipelining: true, enableOfflineQueue: false, commandTimeout: 1000 });
@@ -39,14 +47,14 @@ const dependencies = watchDependencies({
     redisDependency(config.redisUrl),
     // The services the gateway calls (webhook-dispatcher is reached only through the queue).
     ...(["accountsBilling", "workflowCatalog", "articleStore", "generationRunner"] as const).map((name) =>
-      serviceDependency(name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`), config.services[name], config.serviceToken),
+      serviceDependency(name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`), config.services[name], credential),
     ),
   ],
   logger,
   onChange: () => {},
 });
 let draining = false;
-const deps = { clients: connectServices(config), redis, subscriber, redisPrefix: config.redisPrefix, logger, dependencies, draining: () => draining };
+const deps = { clients: connectServices(config, credential), redis, subscriber, redisPrefix: config.redisPrefix, logger, dependencies, draining: () => draining };
 // The HTTP app and the gRPC API share the gates and the operations behind them.
 const core = gatewayCore(deps);
 const app = buildApp(deps, core);
@@ -54,7 +62,7 @@ const app = buildApp(deps, core);
 observeRequests(app, { metrics: config.metricsPort !== 0, logger });
 let admin: AdminServer | undefined;
 try {
-  if (config.metricsPort !== 0) admin = await startAdminServer({ port: config.metricsPort, serviceToken: config.serviceToken, redis: () => connectRedis(config.redisUrl), redisPrefix: config.redisPrefix });
+  if (config.metricsPort !== 0) admin = await startAdminServer({ port: config.metricsPort, verifier, redis: () => connectRedis(config.redisUrl), redisPrefix: config.redisPrefix });
 } catch (error) {
   if (!isPortInUse(error)) throw error;
   console.error(`gateway: METRICS_PORT: ${portInUseMessage(error, [config.metricsPort])}`);
@@ -76,7 +84,7 @@ try {
 }
 let grpc: PublicGrpcServer;
 try {
-  grpc = await startPublicGrpcServer({ port: config.grpcPort, core, logger });
+  grpc = await startPublicGrpcServer({ port: config.grpcPort, core, logger, workloads: { verifier, acting: config.actingWorkloads }, tls });
 } catch (error) {
   if (!isPortInUse(error)) throw error;
   console.error(`gateway: GRPC_PORT: ${portInUseMessage(error, [config.grpcPort])}`);

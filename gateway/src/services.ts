@@ -9,6 +9,7 @@ import { ArticleImageService } from "../../proto/gen/articles/generation_runner/
 import { CostBreakdownService } from "../../proto/gen/articles/generation_runner/v1/cost_breakdown_pb.ts";
 import { WorkflowCatalogService } from "../../proto/gen/articles/workflow_catalog/v1/workflows_pb.ts";
 import { serviceClient } from "../../services/kit/src/clients.ts";
+import type { Credential } from "../../services/kit/src/workload-identity.ts";
 import type { GatewayConfig } from "./config.ts";
 
 export interface ServiceClients {
@@ -24,8 +25,8 @@ export interface ServiceClients {
   costs: Client<typeof CostBreakdownService>;
 }
 
-export function connectServices(config: Pick<GatewayConfig, "services" | "serviceToken">): ServiceClients {
-  const via = (baseUrl: string) => ({ baseUrl, serviceToken: config.serviceToken, timeoutMs: 5000 });
+export function connectServices(config: Pick<GatewayConfig, "services">, credential: Credential): ServiceClients {
+  const via = (baseUrl: string) => ({ baseUrl, credential, timeoutMs: 5000 });
   return {
     accounts: serviceClient(AccountsService, via(config.services.accountsBilling)),
     quota: serviceClient(QuotaService, via(config.services.accountsBilling)),

@@ -3,6 +3,9 @@
 // twice are usage errors (exit 2, the command's usage line on stderr), before any service is
 // called. No stack is needed: the service addresses point at a port nobody listens on.
 import { beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Code } from "@connectrpc/connect";
 import { runAdmin } from "../harness/admin-cli.ts";
 import { freePort } from "../harness/ports.ts";
@@ -14,7 +17,10 @@ let env: Record<string, string>;
 
 beforeAll(async () => {
   const closed = `http://127.0.0.1:${await freePort()}`;
-  env = { ...(process.env as Record<string, string>), SERVICE_TOKEN: "admin-cli-flags-test-token" };
+  // Any token: no service answers, so none is checked.
+  const tokenFile = join(mkdtempSync(join(tmpdir(), "admin-flags-")), "operator.jwt");
+  writeFileSync(tokenFile, "header.payload.signature\n");
+  env = { ...(process.env as Record<string, string>), OPERATOR_TOKEN_FILE: tokenFile };
   for (const variable of Object.values(SERVICE_URL_VARIABLES)) env[variable] = closed;
 });
 

@@ -70,7 +70,7 @@ async function imagePrompts(target: { simulatorUrl?: string }, m: string): Promi
 }
 
 async function imagePreset(style: string): Promise<number> {
-  const { imagePreset } = await storeClient(stack).createImagePreset({ projectId: BigInt(tenant.projectId), name: `Preset ${marker()}`, style });
+  const { imagePreset } = await storeClient(stack, "operator").createImagePreset({ projectId: BigInt(tenant.projectId), name: `Preset ${marker()}`, style });
   return Number(imagePreset!.id);
 }
 

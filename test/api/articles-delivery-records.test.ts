@@ -17,6 +17,9 @@ let hold: GenerationHold;
 let tenant: Tenant;
 let api: ApiClient;
 let lifecycle: ReturnType<typeof lifecycleClient>;
+/** As the webhook dispatcher records deliveries, and as the operator inspects records. */
+let delivery: ReturnType<typeof lifecycleClient>;
+let inspect: ReturnType<typeof lifecycleClient>;
 
 beforeAll(async () => {
   stack = await useStack();
@@ -24,6 +27,8 @@ beforeAll(async () => {
   tenant = await createTenant(stack);
   api = apiClient(stack.baseUrl, tenant.token);
   lifecycle = lifecycleClient(stack);
+  delivery = lifecycleClient(stack, "webhook-dispatcher");
+  inspect = lifecycleClient(stack, "operator");
 });
 
 afterAll(async () => {
@@ -45,13 +50,13 @@ function attempt(versionId: bigint, n: number, succeeded: boolean) {
   return { deliveryId: `msg_batch_${versionId}`, attempt: n, attemptedAt: timestampFromDate(new Date()), statusCode: succeeded ? 200 : 503, durationMs: 7, succeeded, versionId };
 }
 
-const log = async (externalId: string) => (await lifecycle.listDeliveryAttempts({ externalId })).attempts.map((a) => [a.attempt, a.statusCode, a.succeeded]);
+const log = async (externalId: string) => (await inspect.listDeliveryAttempts({ externalId })).attempts.map((a) => [a.attempt, a.statusCode, a.succeeded]);
 
 describe("RecordDeliveries", () => {
   test("attempts of several articles: logged, published or marked failed, each as the single calls would", async () => {
     const [a, b, c] = await Promise.all([completedArticle(), completedArticle(), completedArticle()]);
     await read(a.id); // the gateway now remembers a as completed
-    const { results } = await lifecycle.recordDeliveries({
+    const { results } = await delivery.recordDeliveries({
       records: [
         { externalId: a.externalId, attempt: attempt(a.versionId, 1, true), ending: { case: "published", value: true } },
         { externalId: b.externalId, attempt: attempt(b.versionId, 1, false) },
@@ -71,7 +76,7 @@ describe("RecordDeliveries", () => {
     expect(await log(c.externalId)).toEqual([[3, 503, false]]);
 
     // Repeated (a retried call): nothing is added, the first failure time stays.
-    await lifecycle.recordDeliveries({
+    await delivery.recordDeliveries({
       records: [
         { externalId: a.externalId, attempt: attempt(a.versionId, 1, true), ending: { case: "published", value: true } },
         { externalId: c.externalId, attempt: attempt(c.versionId, 3, false), ending: { case: "deliveryFailureReason", value: "all 3 attempts failed" } },
@@ -85,10 +90,10 @@ describe("RecordDeliveries", () => {
   test("a record that cannot be made is answered with its error and changes nothing; the others are made", async () => {
     const [good, other, cancelled] = await Promise.all([completedArticle(), completedArticle(), (async () => {
       const res = await api.post("/v1/articles", articleBody(tenant.projectId));
-      await lifecycle.cancelArticle({ externalId: res.body.data.external_id });
+      await lifecycleClient(stack, "gateway").cancelArticle({ externalId: res.body.data.external_id });
       return res.body.data.external_id as string;
     })()]);
-    const { results } = await lifecycle.recordDeliveries({
+    const { results } = await delivery.recordDeliveries({
       records: [
         { externalId: crypto.randomUUID(), attempt: attempt(1n, 1, true) },
         { externalId: good.externalId, attempt: { ...attempt(good.versionId, 0, false) } },
@@ -109,11 +114,11 @@ describe("RecordDeliveries", () => {
   test("an unfinished article cannot be published; more than 500 records is INVALID_ARGUMENT", async () => {
     const res = await api.post("/v1/articles", articleBody(tenant.projectId));
     const externalId: string = res.body.data.external_id;
-    const { results } = await lifecycle.recordDeliveries({ records: [{ externalId, attempt: attempt(1n, 1, true), ending: { case: "published", value: true } }] });
+    const { results } = await delivery.recordDeliveries({ records: [{ externalId, attempt: attempt(1n, 1, true), ending: { case: "published", value: true } }] });
     expect(results[0]!.error?.code).toBe("failed_precondition");
 
     const tooMany = Array.from({ length: 501 }, () => ({ externalId, attempt: attempt(1n, 1, false) }));
-    const error = await lifecycle.recordDeliveries({ records: tooMany }).then(() => undefined, (e: unknown) => e);
+    const error = await delivery.recordDeliveries({ records: tooMany }).then(() => undefined, (e: unknown) => e);
     expect((error as ConnectError).code).toBe(Code.InvalidArgument);
   });
 });
@@ -121,11 +126,11 @@ describe("RecordDeliveries", () => {
 describe("BatchGetArticlesByExternalId", () => {
   test("answers the articles that exist; unknown and malformed ids are left out", async () => {
     const [a, b] = await Promise.all([completedArticle(), completedArticle()]);
-    const { articles } = await storeClient(stack).batchGetArticlesByExternalId({ externalIds: [a.externalId, crypto.randomUUID(), "not-a-uuid", b.externalId.toUpperCase(), a.externalId] });
+    const { articles } = await storeClient(stack, "generation-runner").batchGetArticlesByExternalId({ externalIds: [a.externalId, crypto.randomUUID(), "not-a-uuid", b.externalId.toUpperCase(), a.externalId] });
     expect(articles.map((x) => x.externalId).sort()).toEqual([a.externalId, b.externalId].sort());
     expect(articles.find((x) => x.externalId === a.externalId)!.content).toBe("Body");
 
-    const error = await storeClient(stack)
+    const error = await storeClient(stack, "generation-runner")
       .batchGetArticlesByExternalId({ externalIds: Array.from({ length: 501 }, () => crypto.randomUUID()) })
       .then(() => undefined, (e: unknown) => e);
     expect((error as ConnectError).code).toBe(Code.InvalidArgument);

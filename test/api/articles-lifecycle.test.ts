@@ -16,6 +16,9 @@ let hold: GenerationHold;
 let tenant: Tenant;
 let api: ApiClient;
 let lifecycle: ReturnType<typeof lifecycleClient>;
+/** As the webhook dispatcher records deliveries, and as the operator inspects records. */
+let delivery: ReturnType<typeof lifecycleClient>;
+let inspect: ReturnType<typeof lifecycleClient>;
 
 beforeAll(async () => {
   stack = await useStack();
@@ -23,6 +26,8 @@ beforeAll(async () => {
   tenant = await createTenant(stack);
   api = apiClient(stack.baseUrl, tenant.token);
   lifecycle = lifecycleClient(stack);
+  delivery = lifecycleClient(stack, "webhook-dispatcher");
+  inspect = lifecycleClient(stack, "operator");
 });
 
 afterAll(async () => {
@@ -84,8 +89,8 @@ describe("ArticleLifecycleService", () => {
     await lifecycle.recordProgress({ externalId, status: "writing", currentStep: "Draft" });
     expect((await read(id)).status).toBe("completed");
 
-    await lifecycle.markPublished({ externalId, versionId: added.versionId });
-    await lifecycle.markPublished({ externalId, versionId: added.versionId });
+    await delivery.markPublished({ externalId, versionId: added.versionId });
+    await delivery.markPublished({ externalId, versionId: added.versionId });
     a = await read(id);
     expect(a).toMatchObject({ status: "published", published_version_id: Number(added.versionId) });
   });
@@ -105,7 +110,7 @@ describe("ArticleLifecycleService", () => {
     expect(await codeOf(lifecycle.recordProgress({ externalId, status: "writing" }))).toBe(Code.FailedPrecondition);
     expect(await codeOf(lifecycle.completeGeneration({ externalId, content: "x", actualWordCount: 1, aiModelUsed: "simulator:sim-fast", cost: "0" }))).toBe(Code.FailedPrecondition);
     expect(await codeOf(lifecycle.recordResearchSources({ externalId, sources: [] }))).toBe(Code.FailedPrecondition);
-    expect(await codeOf(lifecycle.markDeliveryFailed({ externalId, reason: "x" }))).toBe(Code.FailedPrecondition);
+    expect(await codeOf(delivery.markDeliveryFailed({ externalId, reason: "x" }))).toBe(Code.FailedPrecondition);
     expect(await read(id)).toMatchObject({ status: "failed", content: null, current_step: null });
     const { article } = await lifecycle.failArticle({ externalId, reason: "again" });
     expect(article!.failureReason).toBe("upstream model error");
@@ -113,7 +118,7 @@ describe("ArticleLifecycleService", () => {
 
   test("a completed article cannot fail, and an unfinished one cannot be published", async () => {
     const { externalId } = await newArticle();
-    expect(await codeOf(lifecycle.markPublished({ externalId, versionId: 1n }))).toBe(Code.FailedPrecondition);
+    expect(await codeOf(delivery.markPublished({ externalId, versionId: 1n }))).toBe(Code.FailedPrecondition);
     expect(await codeOf(lifecycle.addVersion({ externalId, content: "x", kind: "humanized", actualWordCount: 1, complete: true }))).toBe(Code.FailedPrecondition);
     await lifecycle.completeGeneration({ externalId, content: "Body", actualWordCount: 1, aiModelUsed: "simulator:sim-fast", cost: "0" });
     expect(await codeOf(lifecycle.failArticle({ externalId, reason: "late" }))).toBe(Code.FailedPrecondition);
@@ -124,7 +129,7 @@ describe("ArticleLifecycleService", () => {
     const source = (position: number, url: string) => ({ position, title: `Source ${position}`, url, wordCount: 500, fetchedAt: timestampFromDate(new Date()) });
     await lifecycle.recordResearchSources({ externalId, sources: [source(1, "https://a.example.com/"), source(2, "https://b.example.com/")] });
     await lifecycle.recordResearchSources({ externalId, sources: [source(1, "https://c.example.com/")] });
-    const { sources } = await lifecycle.listResearchSources({ externalId });
+    const { sources } = await inspect.listResearchSources({ externalId });
     expect(sources.map((s) => s.url)).toEqual(["https://c.example.com/"]);
   });
 
@@ -132,15 +137,15 @@ describe("ArticleLifecycleService", () => {
     const { externalId } = await newArticle({ webhook_url: "https://hooks.example.com/x" });
     const { article } = await lifecycle.completeGeneration({ externalId, content: "Body", actualWordCount: 1, aiModelUsed: "simulator:sim-fast", cost: "0" });
     const attempt = { deliveryId: "msg_1", attempt: 1, attemptedAt: timestampFromDate(new Date()), statusCode: 500, durationMs: 12, succeeded: false, versionId: article!.currentVersionId! };
-    await lifecycle.recordDeliveryAttempt({ externalId, attempt });
-    await lifecycle.recordDeliveryAttempt({ externalId, attempt });
-    await lifecycle.recordDeliveryAttempt({ externalId, attempt: { ...attempt, attempt: 2, statusCode: undefined, error: "timeout" } });
-    const { attempts } = await lifecycle.listDeliveryAttempts({ externalId });
+    await delivery.recordDeliveryAttempt({ externalId, attempt });
+    await delivery.recordDeliveryAttempt({ externalId, attempt });
+    await delivery.recordDeliveryAttempt({ externalId, attempt: { ...attempt, attempt: 2, statusCode: undefined, error: "timeout" } });
+    const { attempts } = await inspect.listDeliveryAttempts({ externalId });
     expect(attempts.map((a) => [a.attempt, a.statusCode ?? null, a.error ?? null])).toEqual([
       [1, 500, null],
       [2, null, "timeout"],
     ]);
-    const failed = await lifecycle.markDeliveryFailed({ externalId, reason: "3 attempts failed" });
+    const failed = await delivery.markDeliveryFailed({ externalId, reason: "3 attempts failed" });
     expect(failed.article!.status).toBe("completed");
     expect(failed.article!.deliveryFailedAt).toBeDefined();
     expect(failed.article!.deliveryFailureReason).toBe("3 attempts failed");

@@ -209,7 +209,7 @@ describe("POST /v1/articles validation", () => {
   });
 
   test("brand voices and image presets must belong to the article's project", async () => {
-    const store = storeClient(stack);
+    const store = storeClient(stack, "operator");
     const other = await createProject(stack, tenant.accountId, "Styles elsewhere");
     const { brandVoice: ownVoice } = await store.createBrandVoice({ projectId: BigInt(tenant.projectId), name: "Warm", description: "Warm and direct." });
     const { brandVoice: otherVoice } = await store.createBrandVoice({ projectId: BigInt(other), name: "Dry", description: "Dry wit." });

@@ -1,5 +1,6 @@
 // Rate limits per plan (spec 7, 8): minute, hour and day windows counted in Redis and shared by
 // every gateway replica; the article endpoints share one limit; a refused request consumes nothing.
+import { stackCredential } from "../harness/service-clients.ts";
 import { beforeAll, describe, expect, test } from "bun:test";
 import IORedis from "ioredis";
 import { useStack, type TestStack } from "../harness/stack.ts";
@@ -131,7 +132,7 @@ describe("429 RATE_LIMIT_EXCEEDED", () => {
         articleStore: stack.env.ARTICLE_STORE_URL,
         generationRunner: stack.env.GENERATION_RUNNER_URL,
         webhookDispatcher: stack.env.WEBHOOK_DISPATCHER_URL,
-      }, serviceToken: stack.env.SERVICE_TOKEN }),
+      } }, stackCredential(stack, "gateway")),
       redis,
       subscriber,
       redisPrefix: stack.redisPrefix,

@@ -13,10 +13,13 @@ import { articleBody } from "../harness/articles.ts";
 
 let stack: TestStack;
 let catalog: ReturnType<typeof modelCatalogClient>;
+/** As article creation (the gateway) resolves models. */
+let resolver: ReturnType<typeof modelCatalogClient>;
 
 beforeAll(async () => {
   stack = await useStack();
   catalog = modelCatalogClient(stack);
+  resolver = modelCatalogClient(stack, "gateway");
 });
 
 async function rejection(call: Promise<unknown>): Promise<ConnectError> {
@@ -43,20 +46,20 @@ describe("the seeded catalog", () => {
   });
 
   test("the default is the cheapest active model", async () => {
-    const { model } = await catalog.resolveModel({ model: "" });
+    const { model } = await resolver.resolveModel({ model: "" });
     expect(model?.id).toBe("simulator:sim-fast");
   });
 
   test("a requested active model resolves to itself", async () => {
-    const { model } = await catalog.resolveModel({ model: "simulator:sim-pro" });
+    const { model } = await resolver.resolveModel({ model: "simulator:sim-pro" });
     expect(model).toMatchObject({ id: "simulator:sim-pro", inputPricePerMillion: "2.50", outputPricePerMillion: "10.00" });
   });
 
   test("unknown and inactive models are rejected on the field model", async () => {
-    const unknown = await rejection(catalog.resolveModel({ model: "simulator:no-such-model" }));
+    const unknown = await rejection(resolver.resolveModel({ model: "simulator:no-such-model" }));
     expect(unknown.code).toBe(Code.InvalidArgument);
     expect(Object.keys(fieldErrorsOf(unknown))).toEqual(["model"]);
-    const inactive = await rejection(catalog.resolveModel({ model: "openai:gpt-4o-mini" }));
+    const inactive = await rejection(resolver.resolveModel({ model: "openai:gpt-4o-mini" }));
     expect(inactive.code).toBe(Code.InvalidArgument);
     expect(fieldErrorsOf(inactive).model?.[0]).toContain("not an active model");
   });
@@ -69,14 +72,14 @@ describe("operators change the catalog", () => {
     expect(model).toMatchObject({ id, active: true, supportsBatch: false, inputPricePerMillion: "0.70", outputPricePerMillion: "1.25", fallbackModel: "simulator:sim-fast" });
 
     // Resolved at once after each change, though the runner remembers the catalog it read.
-    expect((await catalog.resolveModel({ model: id })).model?.outputPricePerMillion).toBe("1.25");
+    expect((await resolver.resolveModel({ model: id })).model?.outputPricePerMillion).toBe("1.25");
     const updated = await catalog.updateModel({ id, outputPricePerMillion: "3.125", supportsBatch: true, fallbackModel: "" });
     expect(updated.model).toMatchObject({ outputPricePerMillion: "3.125", supportsBatch: true, inputPricePerMillion: "0.70" });
     expect(updated.model?.fallbackModel).toBeUndefined();
-    expect((await catalog.resolveModel({ model: id })).model).toMatchObject({ outputPricePerMillion: "3.125", supportsBatch: true });
+    expect((await resolver.resolveModel({ model: id })).model).toMatchObject({ outputPricePerMillion: "3.125", supportsBatch: true });
 
     await catalog.updateModel({ id, active: false });
-    const inactive = await rejection(catalog.resolveModel({ model: id }));
+    const inactive = await rejection(resolver.resolveModel({ model: id }));
     expect(inactive.code).toBe(Code.InvalidArgument);
   });
 
@@ -100,10 +103,10 @@ describe("operators change the catalog", () => {
   test("a model on a provider this runner has not configured cannot be selected", async () => {
     const id = uniqueId("nowhere");
     await catalog.addModel({ model: { id, active: true, inputPricePerMillion: "0", outputPricePerMillion: "0" } });
-    const error = await rejection(catalog.resolveModel({ model: id }));
+    const error = await rejection(resolver.resolveModel({ model: id }));
     expect(fieldErrorsOf(error).model?.[0]).toContain("provider is not configured");
     // Free as it is, it is never the default either.
-    expect((await catalog.resolveModel({ model: "" })).model?.id).toBe("simulator:sim-fast");
+    expect((await resolver.resolveModel({ model: "" })).model?.id).toBe("simulator:sim-fast");
   });
 
   test("rate limits: set on add, changed, removed with their clear_ fields", async () => {

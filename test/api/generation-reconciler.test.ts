@@ -100,7 +100,7 @@ test("articles whose generation jobs were wiped all complete, each step billed o
       expect(Number(done[i].cost)).toBeCloseTo(Number(run!.cost), 10);
       // One delivery, recorded on the article.
       expect(deliveriesOf(hook, a.id)).toBe(1);
-      const { attempts } = await lifecycleClient(stack).listDeliveryAttempts({ externalId: a.id });
+      const { attempts } = await lifecycleClient(stack, "operator").listDeliveryAttempts({ externalId: a.id });
       expect(attempts.filter((x) => x.succeeded)).toHaveLength(1);
     }
 
@@ -135,7 +135,7 @@ test("a completed article whose webhook job was wiped is still delivered, once",
     expect(published.content).toBe(`only ${title}`);
     expect(deliveriesOf(hook, id)).toBe(1);
     expect(hook.received[0]!.body.data.external_id).toBe(id);
-    const { attempts } = await lifecycleClient(stack).listDeliveryAttempts({ externalId: id });
+    const { attempts } = await lifecycleClient(stack, "operator").listDeliveryAttempts({ externalId: id });
     expect(attempts.map((a) => a.succeeded)).toEqual([true]);
     // Published, it is owed nothing more: a few more sweeps send nothing again.
     await Bun.sleep(4_000);

@@ -73,7 +73,7 @@ export async function wordUsage(stack: TestStack, accountId: number) {
 }
 
 export async function researchSources(stack: TestStack, externalId: string) {
-  return (await lifecycleClient(stack).listResearchSources({ externalId })).sources;
+  return (await lifecycleClient(stack, "operator").listResearchSources({ externalId })).sources;
 }
 
 export interface WebhookReceiver {

@@ -1,5 +1,6 @@
 // Internal teams call the contracts directly: a stock @grpc/grpc-js client that loads the .proto
 // files (no generated code) calls a running service, and needs the service credential to do so.
+import { stackCredential } from "../harness/service-clients.ts";
 import { beforeAll, describe, expect, test } from "bun:test";
 import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
@@ -54,23 +55,23 @@ describe("a stock grpc-js client", () => {
     }
   });
 
-  test("calls AccountsService.GetUser with the service credential", async () => {
+  test("calls AccountsService.GetUser with the operator's identity token", async () => {
     const tenant = await createTenant(stack);
     const metadata = new grpc.Metadata();
-    metadata.set("authorization", `Bearer ${stack.env.SERVICE_TOKEN}`);
+    metadata.set("authorization", stackCredential(stack, "operator").authorization());
     const reply = await unary(accounts, "GetUser", { user_id: String(tenant.userId) }, metadata);
     expect(reply.user.id).toBe(String(tenant.userId));
     expect(reply.user.email).toBe(tenant.email);
   });
 
-  test("is refused without the service credential", async () => {
+  test("is refused without an identity token", async () => {
     const error = await unary(accounts, "GetUser", { user_id: "1" }).catch((e) => e);
     expect(error.code).toBe(grpc.status.UNAUTHENTICATED);
   });
 
   test("gets NOT_FOUND for a missing record", async () => {
     const metadata = new grpc.Metadata();
-    metadata.set("authorization", `Bearer ${stack.env.SERVICE_TOKEN}`);
+    metadata.set("authorization", stackCredential(stack, "operator").authorization());
     const error = await unary(accounts, "GetUser", { user_id: "999999999" }, metadata).catch((e) => e);
     expect(error.code).toBe(grpc.status.NOT_FOUND);
   });

@@ -1,6 +1,7 @@
 // Internal teams explore the contracts with grpcurl or grpcui, which learn them from server
 // reflection. A stock @grpc/grpc-js client speaks the reflection protocol to every service, builds
 // its client from the descriptors it got back (no .proto files of the services), and calls them.
+import { stackCredential } from "../harness/service-clients.ts";
 import { beforeAll, describe, expect, test } from "bun:test";
 import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
@@ -36,7 +37,7 @@ function reflectionClient(address: string, version: "v1" | "v1alpha") {
 
 function credential(): grpc.Metadata {
   const metadata = new grpc.Metadata();
-  metadata.set("authorization", `Bearer ${stack.env.SERVICE_TOKEN}`);
+  metadata.set("authorization", stackCredential(stack, "operator").authorization());
   return metadata;
 }
 
@@ -127,7 +128,7 @@ describe("gRPC server reflection", () => {
     expect(answers[2].list_services_response.service.length).toBeGreaterThan(0);
   });
 
-  test("methods found by reflection answer calls carrying the service credential", async () => {
+  test("methods found by reflection answer calls carrying an identity token", async () => {
     const tenant = await createTenant(stack);
     const accountsAddress = addressOf("accountsBilling");
     const accounts = await clientFromReflection(accountsAddress, "articles.accounts_billing.v1.AccountsService");
@@ -142,7 +143,7 @@ describe("gRPC server reflection", () => {
     expect(listed.models[0].id).toContain(":");
   });
 
-  test("reflection needs the service credential, like every call but health", async () => {
+  test("reflection needs an identity token, like every call but health", async () => {
     const error = await reflect(addressOf("workflowCatalog"), [{ list_services: "" }], { metadata: new grpc.Metadata() }).catch((e) => e);
     expect(error.code).toBe(grpc.status.UNAUTHENTICATED);
   });

@@ -12,7 +12,7 @@ import { useStack, type TestStack } from "../harness/stack.ts";
 import { apiClient, type ApiClient, type ApiResponse } from "../harness/http.ts";
 import { createTenant, type Tenant } from "../harness/tenants.ts";
 import { articleBody } from "../harness/articles.ts";
-import { stackClient, storeClient } from "../harness/service-clients.ts";
+import { stackClient, stackCredential, storeClient } from "../harness/service-clients.ts";
 import { stepBody } from "./workflows-fixtures.ts";
 
 let stack: TestStack;
@@ -277,7 +277,7 @@ describe("oversized requests get a JSON error in the plain shape", () => {
 
 describe("the services refuse the same text from their own gRPC callers", () => {
   test("NUL in a request field is INVALID_ARGUMENT naming the field, also inside a nested message", async () => {
-    const catalog = stackClient(stack, WorkflowCatalogService, stack.env.WORKFLOW_CATALOG_URL);
+    const catalog = stackClient(stack, WorkflowCatalogService, stack.env.WORKFLOW_CATALOG_URL, "gateway");
     const projectId = BigInt(tenant.projectId);
     const refusals: [() => Promise<unknown>, string][] = [
       [() => catalog.listWorkflows({ projectId, articleType: "\u0000" }), "article_type"],
@@ -302,7 +302,7 @@ describe("the services refuse the same text from their own gRPC callers", () => 
     const url = `${stack.env.ARTICLE_STORE_URL}/${ArticleStoreService.typeName}/${ArticleStoreService.method.getArticle.name}`;
     const res = await fetch(url, {
       method: "POST",
-      headers: { "content-type": "application/json", authorization: `Bearer ${stack.env.SERVICE_TOKEN}` },
+      headers: { "content-type": "application/json", authorization: stackCredential(stack, "gateway").authorization() },
       body: '{"identifier":"\\ud800"}',
     });
     expect(res.status).toBe(400);

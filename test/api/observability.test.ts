@@ -92,20 +92,22 @@ describe("metrics", () => {
 });
 
 describe("queue dashboard", () => {
-  test("answers 401 without the service credential and lists the queues with it", async () => {
+  test("answers 401 without the operator's identity token (another caller's too) and lists the queues with it", async () => {
     const base = `${stack.metricsUrls.gateway}/queues`;
+    const operatorToken = stack.identity.currentToken("operator")!;
     expect((await fetch(base)).status).toBe(401);
     expect((await fetch(`${base}/api/queues`, { headers: { authorization: "Bearer not-the-token-at-all" } })).status).toBe(401);
-    const page = await fetch(base, { headers: { authorization: `Bearer ${stack.env.SERVICE_TOKEN}` } });
+    expect((await fetch(`${base}/api/queues`, { headers: { authorization: `Bearer ${stack.identity.currentToken("gateway")}` } })).status).toBe(401);
+    const page = await fetch(base, { headers: { authorization: `Bearer ${operatorToken}` } });
     expect(page.status).toBe(200);
     expect(await page.text()).toContain("<html");
-    const basic = `Basic ${Buffer.from(`operator:${stack.env.SERVICE_TOKEN}`).toString("base64")}`;
+    const basic = `Basic ${Buffer.from(`operator:${operatorToken}`).toString("base64")}`;
     const api = await fetch(`${base}/api/queues`, { headers: { authorization: basic } });
     expect(api.status).toBe(200);
     const names = ((await api.json()) as { queues: { name: string }[] }).queues.map((q) => q.name).sort();
     expect(names).toEqual(["generation", "webhooks"]);
     // Not on the public port.
-    expect((await fetch(`${stack.baseUrl}/queues`, { headers: { authorization: `Bearer ${stack.env.SERVICE_TOKEN}` } })).status).toBe(404);
+    expect((await fetch(`${stack.baseUrl}/queues`, { headers: { authorization: `Bearer ${operatorToken}` } })).status).toBe(404);
   });
 });
 
@@ -142,7 +144,6 @@ describe("traces", () => {
         REDIS_PREFIX: redisPrefix,
         OPENAI_API_KEY: undefined,
         OPENAI_BASE_URL: undefined,
-        SERVICE_TOKEN: undefined,
         OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${collector.port}`,
         OTEL_BSP_SCHEDULE_DELAY: "200",
         METRICS_PORT: "0",

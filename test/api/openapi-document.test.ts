@@ -1,5 +1,6 @@
 // The OpenAPI document (/docs/json): every route the gateway serves is in it, with the summary
 // the route declares, and real answers validate against the schemas it documents.
+import { fixedCredential } from "../../services/kit/src/workload-identity.ts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import IORedis from "ioredis";
 import Ajv2020 from "ajv/dist/2020.js";
@@ -52,7 +53,7 @@ describe("the OpenAPI document", () => {
   const subscriber = new IORedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379", { lazyConnect: true });
   beforeAll(() => {
     const none = "http://127.0.0.1:9";
-    const clients = connectServices({ serviceToken: "x".repeat(16), services: { accountsBilling: none, workflowCatalog: none, articleStore: none, generationRunner: none, webhookDispatcher: none } });
+    const clients = connectServices({ services: { accountsBilling: none, workflowCatalog: none, articleStore: none, generationRunner: none, webhookDispatcher: none } }, fixedCredential("none"));
     app = buildApp({ clients, redis, subscriber, redisPrefix: `openapi-doc-${process.pid}`, logger: silent });
   });
   afterAll(() => {

@@ -139,7 +139,7 @@ describe("QuotaService.GetGenerationShare", () => {
   test("answers the articles_in_flight of the account's plan, and follows changes to it", async () => {
     const plan = await createPlan("--articles-in-flight", "12");
     const accountId = await createAccount(plan.id);
-    const quota = quotaClient(stack);
+    const quota = quotaClient(stack, "generation-runner");
     expect((await quota.getGenerationShare({ accountId })).articlesInFlight).toBe(12);
 
     expect((await admin("plan", "update", "--plan", String(plan.id), "--articles-in-flight", "3")).code).toBe(0);
@@ -153,7 +153,7 @@ describe("QuotaService.GetGenerationShare", () => {
     const capped = await createPlan("--articles-in-flight", "9");
     const uncapped = await createPlan();
     const accountId = await createAccount(uncapped.id);
-    const quota = quotaClient(stack);
+    const quota = quotaClient(stack, "generation-runner");
     expect((await quota.getGenerationShare({ accountId })).articlesInFlight).toBeUndefined();
 
     expect((await admin("account", "subscribe", "--account", String(accountId), "--plan", String(capped.id))).code).toBe(0);
@@ -166,12 +166,12 @@ describe("QuotaService.GetGenerationShare", () => {
 
   test("an account that never had a plan answers unset", async () => {
     const accountId = await createAccount();
-    const answer = await quotaClient(stack).getGenerationShare({ accountId });
+    const answer = await quotaClient(stack, "generation-runner").getGenerationShare({ accountId });
     expect(answer.articlesInFlight).toBeUndefined();
   }, 30_000);
 
   test("NOT_FOUND for an unknown account", async () => {
-    const error = await errorOf(quotaClient(stack).getGenerationShare({ accountId: 9_000_000_000_000n }));
+    const error = await errorOf(quotaClient(stack, "generation-runner").getGenerationShare({ accountId: 9_000_000_000_000n }));
     expect(error.code).toBe(Code.NotFound);
     expect(error.rawMessage).toBe("No such account.");
   }, 30_000);

@@ -203,7 +203,7 @@ async function startSecondRunner(): Promise<{ process: Subprocess; metricsUrl: s
   const bundle = await bundleProcess(new URL(`../../${SERVICE_ENTRIES.generationRunner}`, import.meta.url).pathname);
   const [connectPort, grpcPort, metricsPort] = [await freePort(), await freePort(), await freePort()];
   const child = Bun.spawn([process.execPath, bundle], {
-    env: { ...RUNTIME_START_ENV, ...stack.env, CONNECT_PORT: String(connectPort), GRPC_PORT: String(grpcPort), METRICS_PORT: String(metricsPort), BUN_CONFIG_MAX_HTTP_REQUESTS: "4096" },
+    env: { ...RUNTIME_START_ENV, ...stack.env, IDENTITY_TOKEN_FILE: await stack.identity.tokenFile("generation-runner"), CONNECT_PORT: String(connectPort), GRPC_PORT: String(grpcPort), METRICS_PORT: String(metricsPort), BUN_CONFIG_MAX_HTTP_REQUESTS: "4096" },
     stdout: "ignore",
     stderr: "inherit",
   });

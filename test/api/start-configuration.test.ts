@@ -8,7 +8,7 @@ const root = fileURLToPath(new URL("../../", import.meta.url));
 async function start(env: Record<string, string>) {
   const child = Bun.spawn([process.execPath, "deploy/local/start.ts"], {
     cwd: root,
-    env: { ...process.env, SERVICE_TOKEN: "SU5peYtm_X68s6Xoipgd6BsHerK3dsgk", ...env },
+    env: { ...process.env, ...env },
     stdout: "pipe",
     stderr: "pipe",
   });

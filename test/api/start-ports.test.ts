@@ -25,7 +25,6 @@ async function ownStackEnv(overrides: Record<string, string> = {}): Promise<Reco
     SIMULATOR_PORT: String(await freePort()),
     DATABASE_URL: stack.databaseUrl,
     REDIS_PREFIX: `test-start-${randomBytes(3).toString("hex")}`,
-    SERVICE_TOKEN: "SU5peYtm_X68s6Xoipgd6BsHerK3dsgk",
     LOG_LEVEL: "silent",
   };
   for (const variable of Object.values(SERVICE_URL_VARIABLES)) env[variable] = `http://127.0.0.1:${await freeServicePort()}`;
@@ -51,7 +50,7 @@ async function stackServes(): Promise<void> {
 
 describe("a port already in use is never shared", () => {
   test("a second gateway on the stack's PORT stops with one line and a non-zero exit", async () => {
-    const { code, lines } = await run("gateway/src/main.ts", stack.env);
+    const { code, lines } = await run("gateway/src/main.ts", { ...stack.env, IDENTITY_TOKEN_FILE: await stack.identity.tokenFile("gateway") });
     expect(code).not.toBe(0);
     expect(lines.length).toBe(1);
     expect(lines[0]).toContain("PORT");
@@ -66,7 +65,7 @@ describe("a port already in use is never shared", () => {
       [{ CONNECT_PORT: connectPort, GRPC_PORT: String(await freePort()) }, connectPort],
       [{ CONNECT_PORT: String(await freePort()), GRPC_PORT: grpcPort }, grpcPort],
     ] as const) {
-      const { code, lines } = await run("services/workflow-catalog/src/main.ts", { ...stack.env, ...ports });
+      const { code, lines } = await run("services/workflow-catalog/src/main.ts", { ...stack.env, IDENTITY_TOKEN_FILE: await stack.identity.tokenFile("workflow-catalog"), ...ports });
       expect(code).not.toBe(0);
       expect(lines).toEqual([expect.stringContaining(`port ${taken} is already in use`)]);
     }

@@ -36,7 +36,6 @@ async function launcherEnv(dir: string, overrides: Record<string, string | undef
     OPENAI_BASE_URL: undefined,
     PORT: String(await freePort()),
     SIMULATOR_PORT: String(await freePort()),
-    SERVICE_TOKEN: "SU5peYtm_X68s6Xoipgd6BsHerK3dsgk",
     LOG_LEVEL: "silent",
     LOCAL_SERVERS: "always",
     LOCAL_DATA_DIR: dir,

@@ -52,7 +52,7 @@ export async function publicArticle(tenant: WebhookTenant, id: number | string):
 
 /** The delivery log of an article, oldest attempt first. */
 export async function deliveryLog(stack: TestStack, externalId: string) {
-  return (await lifecycleClient(stack).listDeliveryAttempts({ externalId })).attempts;
+  return (await lifecycleClient(stack, "operator").listDeliveryAttempts({ externalId })).attempts;
 }
 
 /** Waits until every attempt of the article's delivery failed and the article says so. */

@@ -22,7 +22,7 @@ beforeAll(async () => {
   await stack.kill("webhookDispatcher", "SIGTERM");
   guardedDispatcher = Bun.spawn([process.execPath, "services/webhook-dispatcher/src/main.ts"], {
     cwd: new URL("../../", import.meta.url).pathname,
-    env: { ...stack.env, ALLOW_PRIVATE_URLS: "false", CONNECT_PORT: new URL(stack.env.WEBHOOK_DISPATCHER_URL!).port, GRPC_PORT: new URL(stack.grpcUrls.webhookDispatcher).port },
+    env: { ...stack.env, IDENTITY_TOKEN_FILE: await stack.identity.tokenFile("webhook-dispatcher"), ALLOW_PRIVATE_URLS: "false", CONNECT_PORT: new URL(stack.env.WEBHOOK_DISPATCHER_URL!).port, GRPC_PORT: new URL(stack.grpcUrls.webhookDispatcher).port },
     stdout: process.env.STACK_LOGS ? "inherit" : "ignore",
     stderr: "inherit",
   });

@@ -41,7 +41,7 @@ describe("races", () => {
     expect(workflows[0].steps.map((s: any) => s.step_number)).toEqual(Array.from({ length: count }, (_, i) => i + 1));
 
     // Each revision's snapshot holds exactly one more step than the one before.
-    const snapshots = snapshotClient(stack);
+    const snapshots = snapshotClient(stack, "generation-runner");
     for (let revision = 1; revision <= count; revision++) {
       const { workflow } = await snapshots.getSnapshot({ workflowId: BigInt(workflows[0].id), revision });
       expect(workflow!.stepCount).toBe(revision);

@@ -11,9 +11,12 @@ import { stepBody, workflowTenant } from "./workflows-fixtures.ts";
 
 let stack: TestStack;
 let snapshots: ReturnType<typeof snapshotClient>;
+/** As the runner reads the snapshot it runs. */
+let pinned: ReturnType<typeof snapshotClient>;
 beforeAll(async () => {
   stack = await useStack();
   snapshots = snapshotClient(stack);
+  pinned = snapshotClient(stack, "generation-runner");
 });
 
 async function codeOf(call: Promise<unknown>): Promise<Code | undefined> {
@@ -41,7 +44,7 @@ describe("built-in types", () => {
 
   test("the snapshot carries the steps with roles and the schema as JSON text", async () => {
     const builtin = builtinWorkflow("blog_post")!;
-    const { workflow, steps } = await snapshots.getSnapshot({ workflowId: 0n, revision: builtin.revision, articleType: "blog_post" });
+    const { workflow, steps } = await pinned.getSnapshot({ workflowId: 0n, revision: builtin.revision, articleType: "blog_post" });
     expect(workflow!.stepCount).toBe(builtin.steps.length);
     expect(steps.map((s) => s.stepNumber)).toEqual(builtin.steps.map((s) => s.step_number));
     expect(steps.map((s) => s.role)).toEqual(builtin.steps.map((s) => s.role));
@@ -60,8 +63,8 @@ describe("built-in types", () => {
   test("unknown types and revisions are NOT_FOUND", async () => {
     expect(await codeOf(snapshots.resolveArticleType({ projectId: 1n, articleType: "no_such_type" }))).toBe(Code.NotFound);
     expect(await codeOf(snapshots.resolveArticleType({ projectId: 1n, articleType: "Blog_Post" }))).toBe(Code.NotFound);
-    expect(await codeOf(snapshots.getSnapshot({ workflowId: 0n, revision: 999, articleType: "blog_post" }))).toBe(Code.NotFound);
-    expect(await codeOf(snapshots.getSnapshot({ workflowId: 987654n, revision: 1 }))).toBe(Code.NotFound);
+    expect(await codeOf(pinned.getSnapshot({ workflowId: 0n, revision: 999, articleType: "blog_post" }))).toBe(Code.NotFound);
+    expect(await codeOf(pinned.getSnapshot({ workflowId: 987654n, revision: 1 }))).toBe(Code.NotFound);
   });
 });
 
@@ -85,17 +88,17 @@ describe("custom types", () => {
     await t.api.delete(`${t.base}/${research.id}`);
     expect(await codeOf(snapshots.resolveArticleType({ projectId, articleType: "pinned" }))).toBe(Code.NotFound);
 
-    const pinned = await snapshots.getSnapshot({ workflowId: first.workflowId, revision: 2 });
-    expect(pinned.workflow).toMatchObject({ revision: 2, stepCount: 2, hasResearchStep: true, builtin: false });
-    expect(pinned.steps.map((s) => [s.stepNumber, s.user, s.includeResearch, s.role])).toEqual([
+    const firstPin = await pinned.getSnapshot({ workflowId: first.workflowId, revision: 2 });
+    expect(firstPin.workflow).toMatchObject({ revision: 2, stepCount: 2, hasResearchStep: true, builtin: false });
+    expect(firstPin.steps.map((s) => [s.stepNumber, s.user, s.includeResearch, s.role])).toEqual([
       [1, "Notes on {title}: {research}", true, ""],
       [2, "Write {title} from {step_1_output}.", false, ""],
     ]);
-    const revised = await snapshots.getSnapshot({ workflowId: first.workflowId, revision: 3 });
+    const revised = await pinned.getSnapshot({ workflowId: first.workflowId, revision: 3 });
     expect(revised.steps[0]).toMatchObject({ user: "Notes on {title}.", includeResearch: false });
-    const one = await snapshots.getSnapshot({ workflowId: first.workflowId, revision: 1 });
+    const one = await pinned.getSnapshot({ workflowId: first.workflowId, revision: 1 });
     expect(one.workflow!.stepCount).toBe(1);
-    expect(await codeOf(snapshots.getSnapshot({ workflowId: first.workflowId, revision: 5 }))).toBe(Code.NotFound);
+    expect(await codeOf(pinned.getSnapshot({ workflowId: first.workflowId, revision: 5 }))).toBe(Code.NotFound);
   });
 
   test("a custom type is resolved only for its own project", async () => {
@@ -116,7 +119,7 @@ describe("custom types", () => {
     } finally {
       await sql.end();
     }
-    const { steps } = await snapshots.getSnapshot({ workflowId: BigInt(step.workflow_id), revision: 1 });
+    const { steps } = await pinned.getSnapshot({ workflowId: BigInt(step.workflow_id), revision: 1 });
     expect(steps).toHaveLength(1);
   });
 });

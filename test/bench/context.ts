@@ -1,6 +1,7 @@
 // What every benchmark section gets: the running stack, a tenant on a plan with no practical
 // rate caps, a public API client, and a direct Postgres connection to the stack's database for
 // baselines and seeding (never used by the product path being measured).
+import { stackCredential } from "../harness/service-clients.ts";
 import { randomBytes } from "node:crypto";
 import postgres from "postgres";
 import { startStack, type Stack, type StackOptions } from "../../deploy/local/stack.ts";
@@ -84,7 +85,7 @@ export async function openBenchStack(opts: { seconds: number; env?: Record<strin
   return {
     stack,
     async tenant() {
-      const operator = serviceClient(OperatorService, { baseUrl: stack.env.ACCOUNTS_BILLING_URL, serviceToken: stack.env.SERVICE_TOKEN });
+      const operator = serviceClient(OperatorService, { baseUrl: stack.env.ACCOUNTS_BILLING_URL, credential: stackCredential(stack, "operator") });
       const tenant = await operator.createDemoTenant({});
       // No practical caps: the benches measure the stack, not a plan (P4 keeps a thousand articles in flight).
       await operator.updatePlan({ planId: tenant.plan!.id, monthlyWords: 10_000_000_000n, requestsPerMinute: 2_000_000_000, requestsPerHour: 2_000_000_000, requestsPerDay: 2_000_000_000, articlesInFlight: 100_000 });

@@ -7,6 +7,7 @@
 // With PROFILE=<process> (e.g. articleStore) that process also writes a profile to
 // .local/profiles; with STRACE=<process>, strace counts that process's system calls during the
 // load alone and their calls per request are printed (strace must be installed).
+import { stackCredential } from "../harness/service-clients.ts";
 import { randomBytes } from "node:crypto";
 import postgres from "postgres";
 import { startStack } from "../../deploy/local/stack.ts";
@@ -25,7 +26,7 @@ const redisPrefix = `bench-${id}`;
 const stack = await startStack({ randomPorts: true, output: "ignore", env: { DATABASE_URL: databaseUrl, REDIS_PREFIX: redisPrefix, LOG_LEVEL: "silent", OPENAI_API_KEY: undefined, OPENAI_BASE_URL: undefined } });
 const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
 try {
-  const operator = serviceClient(OperatorService, { baseUrl: stack.env.ACCOUNTS_BILLING_URL, serviceToken: stack.env.SERVICE_TOKEN });
+  const operator = serviceClient(OperatorService, { baseUrl: stack.env.ACCOUNTS_BILLING_URL, credential: stackCredential(stack, "operator") });
   const tenant = await operator.createDemoTenant({});
   await operator.updatePlan({ planId: tenant.plan!.id, monthlyWords: 10_000_000_000n, requestsPerMinute: 2e9, requestsPerHour: 2e9, requestsPerDay: 2e9 });
   const api = apiClient(stack.baseUrl, tenant.token);

@@ -5,6 +5,7 @@
 // grows to 1,000,000 articles and the ledger to 1,000,000 reservations (BENCH_SCALE_ROWS) and they
 // are timed again against the 1,000 figures. GET by id and POST are timed at 1,000 once more after
 // the project and the month shrink back, their baselines the mean of the two.
+import { stackCredential } from "../harness/service-clients.ts";
 import { OperatorService } from "../../proto/gen/articles/accounts_billing/v1/operator_pb.ts";
 import { currentPeriod } from "../../services/accounts-billing/src/domain/quota-period.ts";
 import { WORD_USAGE_FOLD_BATCH } from "../../services/accounts-billing/src/domain/word-quota.ts";
@@ -218,7 +219,7 @@ async function measureAt(ctx: BenchContext, projectId: number, creations: Creati
 const percentiles = (r: LoadResult, prefix: string) => ({ [`${prefix}p50 ms`]: r.p50ms, [`${prefix}p99 ms`]: r.p99ms, [`${prefix}errors`]: r.errors });
 
 export async function measureDataScale(ctx: BenchContext): Promise<Figure[]> {
-  const operator = serviceClient(OperatorService, { baseUrl: ctx.stack.env.ACCOUNTS_BILLING_URL, serviceToken: ctx.stack.env.SERVICE_TOKEN });
+  const operator = serviceClient(OperatorService, { baseUrl: ctx.stack.env.ACCOUNTS_BILLING_URL, credential: stackCredential(ctx.stack, "operator") });
   const { project } = await operator.createProject({ accountId: BigInt(ctx.accountId), name: "Data scale" });
   const projectId = Number(project!.id);
   const creationsProject = Number((await operator.createProject({ accountId: BigInt(ctx.accountId), name: "Data scale creations" })).project!.id);

@@ -3,6 +3,7 @@
 // limit, so the runner learns it); N one-step articles are created at once and the makespan of
 // their calls at the provider is read beside the limit's ideal, the time the limit itself needs
 // for them (one second's burst, then the rest at the limit).
+import { stackCredential } from "../harness/service-clients.ts";
 import { ModelCatalogService } from "../../proto/gen/articles/generation_runner/v1/models_pb.ts";
 import { startSimulator, type RunningSimulator } from "../../services/model-simulator/src/simulator.ts";
 import { serviceClient } from "../../services/kit/src/clients.ts";
@@ -27,7 +28,7 @@ interface ProviderCounts {
 
 export async function measurePacing(ctx: BenchContext, provider: RunningSimulator, requestsPerMinute: number, articles: number): Promise<Figure[]> {
   const model = `${PACED_PROVIDER}:sim-fast`;
-  const catalog = serviceClient(ModelCatalogService, { baseUrl: ctx.stack.env.GENERATION_RUNNER_URL, serviceToken: ctx.stack.env.SERVICE_TOKEN });
+  const catalog = serviceClient(ModelCatalogService, { baseUrl: ctx.stack.env.GENERATION_RUNNER_URL, credential: stackCredential(ctx.stack, "operator") });
   await catalog.addModel({ model: { id: model, active: true, inputPricePerMillion: "1", outputPricePerMillion: "1" } });
   const articleType = await benchWorkflow(ctx, "paced", ["[[sim:words=100]] Write about {title}."]);
   await fetch(`${provider.url}/_sim/provider/counts`, { method: "DELETE" });

@@ -61,7 +61,7 @@ async function until(done: () => boolean | Promise<boolean>, timeoutMs: number, 
 }
 
 export async function measureWebhookDeliveries(ctx: BenchContext, count = 2000): Promise<Figure[]> {
-  const concurrency = loadDispatcherSettings(ctx.stack.env, ctx.stack.env.SERVICE_TOKEN!).concurrency;
+  const concurrency = loadDispatcherSettings(ctx.stack.env).concurrency;
   const articleType = await benchWorkflow(ctx, "webhook_quick", ["[[sim:words=300]] Write about {title}."]);
   const receiver = countingReceiver();
   try {

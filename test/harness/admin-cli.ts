@@ -13,9 +13,10 @@ export interface AdminResult {
   json: any;
 }
 
-/** `stack` may be any environment to run it in: usage errors need no services. */
-export async function runAdmin(stack: Pick<TestStack, "env">, ...args: string[]): Promise<AdminResult> {
-  const child = Bun.spawn([process.execPath, "deploy/admin/cli.ts", ...args], { cwd: root, env: { ...stack.env, LOG_LEVEL: "silent" }, stdout: "pipe", stderr: "pipe" });
+/** `stack` may be any environment to run it in: usage errors need no services. The CLI acts with the stack's operator token. */
+export async function runAdmin(stack: Pick<TestStack, "env"> & Partial<Pick<TestStack, "operatorTokenFile">>, ...args: string[]): Promise<AdminResult> {
+  const operator = stack.operatorTokenFile ? { OPERATOR_TOKEN_FILE: stack.operatorTokenFile } : {};
+  const child = Bun.spawn([process.execPath, "deploy/admin/cli.ts", ...args], { cwd: root, env: { ...stack.env, ...operator, LOG_LEVEL: "silent" }, stdout: "pipe", stderr: "pipe" });
   const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
   let json: any;
   try {

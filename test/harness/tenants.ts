@@ -5,7 +5,7 @@ import { OperatorService, Role } from "../../proto/gen/articles/accounts_billing
 import { stackClient } from "./service-clients.ts";
 import type { TestStack } from "./stack.ts";
 
-export const operatorClient = (stack: TestStack) => stackClient(stack, OperatorService, stack.env.ACCOUNTS_BILLING_URL);
+export const operatorClient = (stack: TestStack) => stackClient(stack, OperatorService, stack.env.ACCOUNTS_BILLING_URL, "operator");
 
 export interface TenantOptions {
   monthlyWords?: number;

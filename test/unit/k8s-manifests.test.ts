@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { Namespace } from "kubernetes-models/v1/Namespace";
 import { ConfigMap } from "kubernetes-models/v1/ConfigMap";
 import { Secret } from "kubernetes-models/v1/Secret";
+import { ServiceAccount } from "kubernetes-models/v1/ServiceAccount";
 import { Service } from "kubernetes-models/v1/Service";
 import { Deployment } from "kubernetes-models/apps/v1/Deployment";
 import { PodDisruptionBudget } from "kubernetes-models/policy/v1/PodDisruptionBudget";
@@ -32,6 +33,7 @@ const MODELS: Record<string, { prototype: { validate(): void } }> = {
   "v1/Namespace": Namespace,
   "v1/ConfigMap": ConfigMap,
   "v1/Secret": Secret,
+  "v1/ServiceAccount": ServiceAccount,
   "v1/Service": Service,
   "apps/v1/Deployment": Deployment,
   "policy/v1/PodDisruptionBudget": PodDisruptionBudget,
@@ -100,7 +102,7 @@ function callsInCode(p: Process): string[] {
   };
   walk(sourceDir(p));
   const called = new Set<string>();
-  for (const file of files) for (const m of readFileSync(file, "utf8").matchAll(/serviceClient\([^;]*?\.services\.(\w+)/g)) called.add(kebab(m[1]));
+  for (const file of files) for (const m of readFileSync(file, "utf8").matchAll(/serviceClient\([^;]*?(?:\.services|\burls)\.(\w+)/g)) called.add(kebab(m[1]));
   return [...called].sort();
 }
 

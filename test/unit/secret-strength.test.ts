@@ -1,4 +1,4 @@
-// No placeholder secret starts a process: SERVICE_TOKEN and WEBHOOK_SECRET_KEY are refused when
+// No placeholder secret starts a process: a database password and WEBHOOK_SECRET_KEY are refused when
 // they are placeholders, short or guessable, with one line naming the variable (never the value),
 // while random values of every usual shape pass.
 import { describe, expect, test } from "bun:test";
@@ -102,37 +102,44 @@ describe("secretProblem", () => {
   });
 });
 
-describe("SERVICE_TOKEN", () => {
-  const weak = ["change-me-to-a-long-random-value", K8S_PLACEHOLDER, "a-sixteen-chars!", "aaaaaaaaaaaaaaaaaaaaaaaaaaaa", "password1234567890123456"];
+describe("identity and database settings", () => {
+  const identity = { IDENTITY_TOKEN_FILE: "/run/token", IDENTITY_JWKS: "/run/jwks.json", IDENTITY_ISSUER: "https://issuer.example" };
 
-  test.each(weak)("loadPlatformConfig and loadGatewayConfig refuse %p naming SERVICE_TOKEN, not showing it", (value) => {
+  test.each(["IDENTITY_TOKEN_FILE", "IDENTITY_JWKS", "IDENTITY_ISSUER"])("loadPlatformConfig and loadGatewayConfig refuse a missing %s, naming it", (variable) => {
     for (const load of [loadPlatformConfig, loadGatewayConfig]) {
       try {
-        load({ SERVICE_TOKEN: value });
+        load({ ...identity, [variable]: undefined });
         throw new Error("expected a configuration error");
       } catch (error) {
         expect(error).toBeInstanceOf(ConfigError);
-        expect((error as ConfigError).variable).toBe("SERVICE_TOKEN");
-        expect((error as ConfigError).message).toStartWith("SERVICE_TOKEN: ");
-        expect((error as ConfigError).message).not.toContain(value);
+        expect((error as ConfigError).variable).toBe(variable);
       }
     }
   });
 
-  test("a missing one is refused too; a random one is taken", () => {
-    expect(() => loadPlatformConfig({})).toThrow(/SERVICE_TOKEN: required/);
-    expect(() => loadGatewayConfig({})).toThrow(/SERVICE_TOKEN: required/);
-    const token = randomBytes(24).toString("base64url");
-    expect(loadPlatformConfig({ SERVICE_TOKEN: token }).serviceToken).toBe(token);
-    expect(loadGatewayConfig({ SERVICE_TOKEN: token }).serviceToken).toBe(token);
+  test.each(["change-me", "REPLACE-ME", "changeit", "your-password"])("a DATABASE_URL whose password is the placeholder %p is refused without showing it", (password) => {
+    try {
+      loadPlatformConfig({ ...identity, DATABASE_URL: `postgres://articles:${password}@db:5432/articles` });
+      throw new Error("expected a configuration error");
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as ConfigError).variable).toBe("DATABASE_URL");
+      expect((error as ConfigError).message).not.toContain(password);
+    }
   });
 
-  // The processes themselves: one line on stderr naming SERVICE_TOKEN, a non-zero exit, no value.
+  test("a real password, or none (trust, peer), is taken", () => {
+    const password = randomBytes(18).toString("base64url");
+    expect(loadPlatformConfig({ ...identity, DATABASE_URL: `postgres://articles:${password}@db:5432/articles` }).databaseUrl).toContain(password);
+    expect(loadPlatformConfig({ ...identity, DATABASE_URL: "postgres://postgres@127.0.0.1:5432/articles" }).identity.tokenFile).toBe("/run/token");
+  });
+
+  // The processes themselves: one line on stderr naming the variable, a non-zero exit.
   for (const entry of ["gateway/src/main.ts", "services/accounts-billing/src/main.ts"]) {
-    test(`${entry} does not start with the Kubernetes placeholder`, async () => {
+    test(`${entry} does not start without its identity token`, async () => {
       const child = Bun.spawn([process.execPath, entry], {
         cwd: root,
-        env: { ...process.env, SERVICE_TOKEN: K8S_PLACEHOLDER },
+        env: { ...process.env, ...identity, IDENTITY_TOKEN_FILE: "/nonexistent/token", DATABASE_URL: "postgres://articles:change-me@127.0.0.1:9/articles" },
         stdout: "ignore",
         stderr: "pipe",
       });
@@ -142,20 +149,20 @@ describe("SERVICE_TOKEN", () => {
       const lines = stderr.trim().split("\n").filter(Boolean);
       expect(code).not.toBe(0);
       expect(lines.length).toBe(1);
-      expect(lines[0]).toMatch(/SERVICE_TOKEN/);
-      expect(lines[0]).not.toContain(K8S_PLACEHOLDER);
+      // The gateway reads no database; a service stops first on the placeholder password.
+      expect(lines[0]).toMatch(entry.startsWith("gateway") ? /IDENTITY_TOKEN_FILE: cannot read/ : /DATABASE_URL: its password is a placeholder/);
+      expect(lines[0]).not.toContain("change-me@");
     }, 30_000);
   }
 });
 
 describe("WEBHOOK_SECRET_KEY", () => {
-  const token = randomBytes(24).toString("base64url");
 
   test("200 random keys pass", () => {
     for (let i = 0; i < 200; i++) {
       const key = randomBytes(32);
       expect(secretBytesProblem(key)).toBeUndefined();
-      expect(signingSecretKey({ WEBHOOK_SECRET_KEY: key.toString("base64") }, token).key.equals(key)).toBe(true);
+      expect(signingSecretKey({ WEBHOOK_SECRET_KEY: key.toString("base64") }).equals(key)).toBe(true);
     }
   });
 
@@ -168,7 +175,7 @@ describe("WEBHOOK_SECRET_KEY", () => {
     ["a placeholder that decodes to 32 bytes", "changemeChangemeChangemeChangemeChangeme123="],
   ])("%s is refused naming the variable", (_, value) => {
     try {
-      signingSecretKey({ WEBHOOK_SECRET_KEY: value }, token);
+      signingSecretKey({ WEBHOOK_SECRET_KEY: value });
       throw new Error("expected a configuration error");
     } catch (error) {
       expect(error).toBeInstanceOf(ConfigError);
@@ -179,11 +186,16 @@ describe("WEBHOOK_SECRET_KEY", () => {
 });
 
 describe("deploy/k8s", () => {
-  test.each(["base", "overlays/local", "overlays/production"])("%s: the Secret left as shipped stops every process", (dir) => {
-    const secret = renderKustomization(join(root, "deploy/k8s", dir)).find((o) => o.kind === "Secret" && o.metadata.name === "article-service-secrets");
-    const values = secret!.stringData as Record<string, string>;
-    expect(secretProblem(values.SERVICE_TOKEN)).toBeDefined();
-    expect(() => loadPlatformConfig({ SERVICE_TOKEN: values.SERVICE_TOKEN })).toThrow(/SERVICE_TOKEN/);
-    expect(() => signingSecretKey({ WEBHOOK_SECRET_KEY: values.WEBHOOK_SECRET_KEY }, randomBytes(24).toString("base64url"))).toThrow(/WEBHOOK_SECRET_KEY/);
+  const identity = { IDENTITY_TOKEN_FILE: "/run/token", IDENTITY_JWKS: "/run/jwks.json", IDENTITY_ISSUER: "https://issuer.example" };
+  test.each(["base", "overlays/local", "overlays/production"])("%s: every Secret left as shipped stops the processes that read it", (dir) => {
+    const secrets = renderKustomization(join(root, "deploy/k8s", dir)).filter((o) => o.kind === "Secret");
+    expect(secrets.length).toBeGreaterThan(0);
+    for (const secret of secrets) {
+      for (const [key, value] of Object.entries((secret.stringData ?? {}) as Record<string, string>)) {
+        if (key === "DATABASE_URL") expect(() => loadPlatformConfig({ ...identity, DATABASE_URL: value })).toThrow(/DATABASE_URL/);
+        else if (key === "WEBHOOK_SECRET_KEY") expect(() => signingSecretKey({ WEBHOOK_SECRET_KEY: value })).toThrow(/WEBHOOK_SECRET_KEY/);
+        else expect(secretProblem(value)).toBeDefined();
+      }
+    }
   });
 });

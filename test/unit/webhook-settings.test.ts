@@ -4,16 +4,18 @@ import { describe, expect, test } from "bun:test";
 import { ConfigError } from "../../services/kit/src/config.ts";
 import { loadDispatcherSettings } from "../../services/webhook-dispatcher/src/config.ts";
 
-const token = "a-service-token-of-some-length";
+import { randomBytes } from "node:crypto";
+
+const key = { WEBHOOK_SECRET_KEY: randomBytes(32).toString("base64") };
 
 describe("dispatcher settings", () => {
   test("defaults: 3 attempts, 10 s / 20 s / 30 s, private addresses refused", () => {
-    const settings = loadDispatcherSettings({}, token);
-    expect(settings).toMatchObject({ attempts: 3, backoffMs: [10_000, 20_000, 30_000], allowPrivateUrls: false, secretKeyDerived: true });
+    const settings = loadDispatcherSettings(key);
+    expect(settings).toMatchObject({ attempts: 3, backoffMs: [10_000, 20_000, 30_000], allowPrivateUrls: false });
   });
 
   test("WEBHOOK_ATTEMPTS, WEBHOOK_BACKOFF_MS and ALLOW_PRIVATE_URLS are read", () => {
-    const settings = loadDispatcherSettings({ WEBHOOK_ATTEMPTS: "5", WEBHOOK_BACKOFF_MS: "300, 600", ALLOW_PRIVATE_URLS: "true" }, token);
+    const settings = loadDispatcherSettings({ WEBHOOK_ATTEMPTS: "5", WEBHOOK_BACKOFF_MS: "300, 600", ALLOW_PRIVATE_URLS: "true", ...key });
     expect(settings).toMatchObject({ attempts: 5, backoffMs: [300, 600], allowPrivateUrls: true });
   });
 
@@ -25,7 +27,7 @@ describe("dispatcher settings", () => {
     ["WEBHOOK_SECRET_KEY", "too-short"],
   ])("%s=%s is refused naming the variable", (variable, value) => {
     try {
-      loadDispatcherSettings({ [variable]: value }, token);
+      loadDispatcherSettings({ ...key, [variable]: value });
       throw new Error("expected a configuration error");
     } catch (error) {
       expect(error).toBeInstanceOf(ConfigError);

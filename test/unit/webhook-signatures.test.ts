@@ -74,18 +74,12 @@ describe("signing secrets at rest", () => {
     expect(sealSecret(key, secret, "ctx").ciphertext).not.toBe(sealSecret(key, secret, "ctx").ciphertext);
   });
 
-  test("WEBHOOK_SECRET_KEY is 32 bytes of base64; without it the key is derived from SERVICE_TOKEN", () => {
+  test("WEBHOOK_SECRET_KEY is required, 32 bytes of base64, and never derived from another credential", () => {
     const given = randomBytes(32).toString("base64");
-    expect(signingSecretKey({ WEBHOOK_SECRET_KEY: given }, "token-token-token-1")).toEqual({ key: Buffer.from(given, "base64"), derived: false });
-
-    const derived = signingSecretKey({}, "token-token-token-1");
-    expect(derived.derived).toBe(true);
-    expect(derived.key.length).toBe(32);
-    expect(signingSecretKey({}, "token-token-token-1").key.equals(derived.key)).toBe(true);
-    expect(signingSecretKey({}, "token-token-token-2").key.equals(derived.key)).toBe(false);
-
+    expect(signingSecretKey({ WEBHOOK_SECRET_KEY: given }).equals(Buffer.from(given, "base64"))).toBe(true);
+    expect(() => signingSecretKey({})).toThrow(/WEBHOOK_SECRET_KEY: required/);
     for (const bad of ["short", randomBytes(16).toString("base64"), "not base64 at all!!"]) {
-      expect(() => signingSecretKey({ WEBHOOK_SECRET_KEY: bad }, "token-token-token-1")).toThrow(ConfigError);
+      expect(() => signingSecretKey({ WEBHOOK_SECRET_KEY: bad })).toThrow(ConfigError);
     }
   });
 });

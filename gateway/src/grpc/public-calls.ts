@@ -1,11 +1,55 @@
 // What every method of the public gRPC API does around its operation: the /v1 gates for the
-// caller (API key in the `authorization` metadata, subscription, the method's rate-limit bucket,
-// whose RateLimit headers go out as response metadata), and refusals answered as gRPC codes with
-// Google's error details.
+// caller, subscription, the method's rate-limit bucket (whose RateLimit headers go out as
+// response metadata), and refusals answered as gRPC codes with Google's error details.
+//
+// Who acts is named one of two ways: an API key in the `authorization` metadata (`Bearer <key>`),
+// as /v1 takes it; or, for an internal team's workload granted it (PUBLIC_GRPC_WORKLOADS), the
+// workload's identity token in `authorization` with the account and user it acts for in
+// `x-account-id` and `x-user-id`. Either way the acting user's project access is checked by the
+// operation itself, exactly as for /v1.
 import type { HandlerContext } from "@connectrpc/connect";
 import type { Logger } from "../../../services/kit/src/logger.ts";
-import { v1Caller, type Caller, type V1Gate } from "../plugins/caller.ts";
+import { countRefusal } from "../../../services/kit/src/access-policy.ts";
+import type { CallerVerifier } from "../../../services/kit/src/workload-identity.ts";
+import { plainError, validationError } from "../errors.ts";
+import { v1Caller, v1MemberCaller, type Caller, type V1Gate } from "../plugins/caller.ts";
+import { mayActFor, type ActingWorkloads } from "./acting-workloads.ts";
 import { publicGrpcError } from "./public-errors.ts";
+
+/** Internal teams' workloads acting for accounts: their tokens' check and their grants. */
+export interface PublicWorkloads {
+  verifier: CallerVerifier;
+  acting: ActingWorkloads;
+}
+
+export const ACCOUNT_HEADER = "x-account-id";
+export const USER_HEADER = "x-user-id";
+
+/** A positive id of the metadata, or the field error naming it. */
+function idOf(ctx: HandlerContext, header: string): number {
+  const value = ctx.requestHeader.get(header)?.trim() ?? "";
+  if (!/^[1-9]\d{0,17}$/.test(value)) throw validationError({ [header]: [`The ${header} metadata must be a positive whole number.`] });
+  return Number(value);
+}
+
+/** The caller of a workload's call acting for an account: its token, its grant, then the gates. */
+async function actingCaller(gate: V1Gate, workloads: PublicWorkloads, ctx: HandlerContext, bucket: string, logger: Logger) {
+  const accountId = idOf(ctx, ACCOUNT_HEADER);
+  const userId = idOf(ctx, USER_HEADER);
+  let workload: string;
+  try {
+    workload = await workloads.verifier.callerOf(ctx.requestHeader.get("authorization"));
+  } catch (error) {
+    throw plainError(401, `Unauthenticated: ${(error as Error).message.replace(/^\[\w+\] /, "")}.`);
+  }
+  if (!mayActFor(workloads.acting, workload, accountId)) {
+    const method = `${ctx.service.typeName}/${ctx.method.name}`;
+    countRefusal(workload, method);
+    logger.warn("call refused", { caller: workload, method, accountId });
+    throw plainError(403, `Workload "${workload}" may not act for account ${accountId}.`);
+  }
+  return v1MemberCaller(gate, accountId, userId, bucket);
+}
 
 export interface PublicCalls {
   /** The caller of a call, through the gates of /v1 with `bucket`'s rate limit. */
@@ -14,10 +58,11 @@ export interface PublicCalls {
   answer<T>(method: string, run: () => Promise<T>): Promise<T>;
 }
 
-export function publicCalls(gate: V1Gate, logger: Logger): PublicCalls {
+export function publicCalls(gate: V1Gate, workloads: PublicWorkloads, logger: Logger): PublicCalls {
   return {
     callerOf: (bucket) => async (ctx) => {
-      const { caller, headers } = await v1Caller(gate, ctx.requestHeader.get("authorization"), bucket);
+      const acting = ctx.requestHeader.has(ACCOUNT_HEADER) || ctx.requestHeader.has(USER_HEADER);
+      const { caller, headers } = acting ? await actingCaller(gate, workloads, ctx, bucket, logger) : await v1Caller(gate, ctx.requestHeader.get("authorization"), bucket);
       for (const [name, value] of Object.entries(headers)) ctx.responseHeader.set(name, value);
       return caller;
     },

@@ -1,8 +1,8 @@
 // The gateway's gRPC listener (HTTP/2): the public API for internal teams (articles.api.v1:
 // ArticleService and WorkflowService),
 // with the standard health protocol and server reflection, so grpcurl, grpcui and any gRPC
-// client can list, describe and call it without the .proto files. No service credential: each
-// call carries an API key, checked by the same gates as /v1.
+// client can list, describe and call it without the .proto files. Each call names who acts: an
+// API key, or a granted workload's identity token with the account and user (public-calls.ts).
 import http2 from "node:http2";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { Code, ConnectError } from "@connectrpc/connect";
@@ -10,9 +10,11 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { Health, HealthCheckResponse_ServingStatus as Serving } from "../../../proto/gen/grpc/health/v1/health_pb.ts";
 import type { Logger } from "../../../services/kit/src/logger.ts";
 import { addReflection } from "../../../services/kit/src/reflection.ts";
+import { renewCertificates } from "../../../services/kit/src/server.ts";
+import type { ListenerTls } from "../../../services/kit/src/tls.ts";
 import type { GatewayCore } from "../app.ts";
 import { articleService } from "./article-service.ts";
-import { publicCalls } from "./public-calls.ts";
+import { publicCalls, type PublicWorkloads } from "./public-calls.ts";
 import { workflowService } from "./workflow-service.ts";
 
 export interface PublicGrpcServer {
@@ -36,17 +38,19 @@ function health(router: ConnectRouter, served: () => Set<string>) {
   });
 }
 
-export async function startPublicGrpcServer(opts: { port: number; core: GatewayCore; logger: Logger; host?: string }): Promise<PublicGrpcServer> {
+export async function startPublicGrpcServer(opts: { port: number; core: GatewayCore; logger: Logger; workloads: PublicWorkloads; tls?: ListenerTls; host?: string }): Promise<PublicGrpcServer> {
   const served = new Set<string>();
   const routes = (router: ConnectRouter) => {
-    const calls = publicCalls(opts.core.gate, opts.logger);
+    const calls = publicCalls(opts.core.gate, opts.workloads, opts.logger);
     articleService(router, calls, opts.core.articles);
     workflowService(router, calls, opts.core.workflows);
     health(router, () => served);
     addReflection(router);
     for (const h of router.handlers) served.add(h.service.typeName);
   };
-  const server = http2.createServer(connectNodeAdapter({ routes }));
+  const handler = connectNodeAdapter({ routes });
+  const server = opts.tls ? http2.createSecureServer({ cert: opts.tls.cert, key: opts.tls.key }, handler) : http2.createServer(handler);
+  const stopRenewals = opts.tls ? renewCertificates(opts.tls, server as http2.Http2SecureServer, opts.logger) : () => {};
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(opts.port, opts.host ?? "0.0.0.0", () => resolve());
@@ -54,6 +58,9 @@ export async function startPublicGrpcServer(opts: { port: number; core: GatewayC
   const address = server.address();
   return {
     port: typeof address === "object" && address ? address.port : opts.port,
-    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    stop: () => {
+      stopRenewals();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
   };
 }

@@ -1,8 +1,9 @@
 // The gateway's operator port (METRICS_PORT, by default PORT + 1): Prometheus metrics on
-// /metrics, and the BullMQ queue dashboard on /queues behind the service credential (Bearer
-// SERVICE_TOKEN, or basic auth with it as the password). Kept off the public API port so that
-// only the cluster network (a NetworkPolicy) reaches it.
-import { sameSecret } from "../../../services/kit/src/same-secret.ts";
+// /metrics, and the BullMQ queue dashboard on /queues for the operator only: the operator's
+// identity token as `Bearer <token>`, or as the password of basic auth (a browser's login prompt).
+// Kept off the public API port so that only the cluster network (a NetworkPolicy) reaches it.
+import { CALLERS } from "../../../services/kit/src/access-policy.ts";
+import type { CallerVerifier } from "../../../services/kit/src/workload-identity.ts";
 import { fileURLToPath } from "node:url";
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -24,15 +25,18 @@ function uiBasePath(): string {
   }
 }
 
-/** Bearer <token>, or basic auth whose password is the token (a browser's login prompt). */
-export function hasServiceCredential(header: string | null, token: string): boolean {
-  if (!header) return false;
-  if (header.startsWith("Bearer ")) return sameSecret(header.slice(7), token);
-  if (header.startsWith("Basic ")) {
+/** Whether the request carries the operator's token, as a bearer token or basic auth's password. */
+export async function isOperator(header: string | null, verifier: CallerVerifier): Promise<boolean> {
+  let authorization = header;
+  if (header?.startsWith("Basic ")) {
     const decoded = Buffer.from(header.slice(6), "base64").toString();
-    return sameSecret(decoded.slice(decoded.indexOf(":") + 1), token);
+    authorization = `Bearer ${decoded.slice(decoded.indexOf(":") + 1)}`;
   }
-  return false;
+  try {
+    return (await verifier.callerOf(authorization)) === CALLERS.operator;
+  } catch {
+    return false;
+  }
 }
 
 export interface AdminServer {
@@ -57,7 +61,7 @@ async function openDashboard(redis: IORedis, redisPrefix: string): Promise<{ han
   };
 }
 
-export async function startAdminServer(opts: { port: number; serviceToken: string; redis: () => IORedis; redisPrefix: string }): Promise<AdminServer> {
+export async function startAdminServer(opts: { port: number; verifier: CallerVerifier; redis: () => IORedis; redisPrefix: string }): Promise<AdminServer> {
   let dashboard: ReturnType<typeof openDashboard> | undefined;
   const server = Bun.serve({
     port: opts.port,
@@ -68,8 +72,8 @@ export async function startAdminServer(opts: { port: number; serviceToken: strin
       if (path === "/metrics") return new Response(await registry.metrics(), { headers: { "content-type": registry.contentType } });
       if (path !== DASHBOARD_PATH && !path.startsWith(DASHBOARD_PATH + "/")) return new Response("Not found", { status: 404 });
       // Every page, script and API call of the dashboard needs the credential.
-      if (!hasServiceCredential(request.headers.get("authorization"), opts.serviceToken)) {
-        return new Response("The queue dashboard needs the service credential.", { status: 401, headers: { "www-authenticate": 'Basic realm="queues"' } });
+      if (!(await isOperator(request.headers.get("authorization"), opts.verifier))) {
+        return new Response("The queue dashboard needs the operator's identity token.", { status: 401, headers: { "www-authenticate": 'Basic realm="queues"' } });
       }
       dashboard ??= openDashboard(opts.redis(), opts.redisPrefix);
       const response = await (await dashboard).handle(request);

@@ -56,7 +56,27 @@ export interface V1Gate {
  * share "articles"). Returns the caller and the RateLimit headers to put on the response.
  */
 export async function v1Caller(gate: V1Gate, authorization: string | null, bucket: string): Promise<{ caller: Caller; headers: Record<string, string> }> {
-  const resolved = await resolveKey(gate.keys, authorization, unauthenticatedGate);
+  return gateResolved(gate, await resolveKey(gate.keys, authorization, unauthenticatedGate), bucket);
+}
+
+/**
+ * A call of a granted workload acting for a member of an account (the public gRPC API): the
+ * same gates as a key's, for that user on that account. A user who is not a member is
+ * unauthenticated, as an unknown key is.
+ */
+export async function v1MemberCaller(gate: V1Gate, accountId: number, userId: number, bucket: string): Promise<{ caller: Caller; headers: Record<string, string> }> {
+  let resolved: AuthenticateKeyResponse | null;
+  try {
+    resolved = await gate.keys.resolveMember(accountId, userId);
+  } catch (error) {
+    throw error instanceof ConnectError ? fromServiceError(error) : error;
+  }
+  if (!resolved) throw unauthenticatedGate();
+  return gateResolved(gate, resolved, bucket);
+}
+
+/** The gates after authentication: disabled user (403), subscription (402), rate limits (429). */
+async function gateResolved(gate: V1Gate, resolved: AuthenticateKeyResponse, bucket: string): Promise<{ caller: Caller; headers: Record<string, string> }> {
   const user = resolved.user!;
   if (user.disabled) throw plainError(403, UNAVAILABLE_MESSAGE);
   const plan = resolved.plan;

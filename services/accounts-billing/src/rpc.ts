@@ -137,6 +137,10 @@ export function accountsBillingRoutes(db: Db) {
         const p = await identity.authenticateKey(db, req.token);
         return { keyId: BigInt(p.keyId), accountId: BigInt(p.accountId), user: userMessage(p.user), plan: p.plan ? planMessage(p.plan) : undefined };
       },
+      async resolveMember(req) {
+        const p = await identity.resolveMember(db, Number(req.accountId), Number(req.userId));
+        return { accountId: BigInt(p.accountId), user: userMessage(p.user), plan: p.plan ? planMessage(p.plan) : undefined };
+      },
       getUser: async (req) => ({ user: userMessage(await identity.getUser(db, Number(req.userId))) }),
       authorizeProject: async (req) => ({
         project: projectMessage(await identity.authorizeProject(db, Number(req.userId), Number(req.projectId), levelOf(req.level))),

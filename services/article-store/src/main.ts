@@ -9,6 +9,7 @@ import { serviceClient } from "../../kit/src/clients.ts";
 import { openQueue, type GenerationJob, type WebhookJob } from "../../kit/src/queues.ts";
 import { connectRedis } from "../../kit/src/redis.ts";
 import { runService } from "../../kit/src/service-process.ts";
+import { articleStoreAccess } from "./access.ts";
 import { schema } from "./db/client.ts";
 import { startOutboxRelay, type OutboxRelay } from "./outbox-relay.ts";
 import { startChangeFolding } from "../../kit/src/change-folding.ts";
@@ -54,22 +55,23 @@ await runService({
   schema,
   migrationsFolder: fileURLToPath(new URL("./db/migrations", import.meta.url)),
   usesRedis: true,
-  routes: ({ database, config }) =>
+  access: articleStoreAccess,
+  routes: ({ database, config, credential }) =>
     articleStoreRoutes({
       db: database.db,
-      accounts: serviceClient(AccountsService, { baseUrl: config.services.accountsBilling, serviceToken: config.serviceToken }),
+      accounts: serviceClient(AccountsService, { baseUrl: config.services.accountsBilling, credential }),
       onArticleCreated: (externalId) => relay?.wake(externalId),
     }),
   interceptors: ({ config, logger }) => [
     announceArticleChanges(announcements.of(config, logger), config.redisPrefix, logger),
     logArticleEnds(announcements.of(config, logger), config.redisPrefix, logger),
   ],
-  async background({ database, config, logger }) {
+  async background({ database, config, credential, logger }) {
     const generationQueue = openQueue<GenerationJob>("generation", queues.of(config, logger), config.redisPrefix);
     relay = startOutboxRelay({ db: database.db, generationQueue, logger });
     const folding = startChangeFolding({ what: "article count", fold: () => foldCountChanges(database.db), batch: FOLD_BATCH, logger });
     const webhookQueue = openQueue<WebhookJob>("webhooks", queues.of(config, logger), config.redisPrefix);
-    const quota = serviceClient(QuotaService, { baseUrl: config.services.accountsBilling, serviceToken: config.serviceToken });
+    const quota = serviceClient(QuotaService, { baseUrl: config.services.accountsBilling, credential });
     const reconciler = startReconciler({ db: database.db, redis: queues.of(config, logger), redisPrefix: config.redisPrefix, generationQueue, webhookQueue, quota, logger, settings: reconcile });
     return async () => {
       await reconciler.stop();

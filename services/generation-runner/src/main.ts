@@ -8,6 +8,7 @@ import { loadRunnerConfig } from "./config.ts";
 import { ImageStores } from "./domain/image-store.ts";
 import { ensureSeedModels, seedModels } from "./domain/model-catalog.ts";
 import { generationRunnerRoutes } from "./rpc.ts";
+import { generationRunnerAccess } from "./access.ts";
 import { startGenerationWorker } from "./worker.ts";
 
 const runner = failOnConfigError(() => loadRunnerConfig());
@@ -19,6 +20,7 @@ await runService({
   schema,
   migrationsFolder: fileURLToPath(new URL("./db/migrations", import.meta.url)),
   usesRedis: true,
+  access: generationRunnerAccess,
   routes: ({ database, logger }) => {
     // Seeded as the server comes up; catalog calls wait for it, so the first article never
     // finds an empty catalog.

@@ -52,9 +52,9 @@ function dependencyOutageOf(error: unknown): string | undefined {
 }
 
 export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, runner: RunnerConfig): Promise<() => Promise<void>> {
-  const { config, logger } = ctx;
+  const { config, credential, logger } = ctx;
   const prefix = queuePrefix(config.redisPrefix);
-  const via = (baseUrl: string) => ({ baseUrl, serviceToken: config.serviceToken, timeoutMs: 15_000 });
+  const via = (baseUrl: string) => ({ baseUrl, credential, timeoutMs: 15_000 });
   const connection = connectRedis(config.redisUrl);
   // The run events of every article in flight leave on a connection of their own that sends the
   // commands of one turn of the event loop in one write.

@@ -15,12 +15,14 @@ import { Code, ConnectError, appendHeaders, createClient, createContextValues, t
 import { createClientMethodSerializers, createFetchClient, getAbortSignalReason, validateReadWriteMaxBytes } from "@connectrpc/connect/protocol";
 import { createTransport, errorFromJsonBytes, requestHeader, trailerDemux, validateResponseWithCompression } from "@connectrpc/connect/protocol-connect";
 import { create, type DescMessage, type DescMethodUnary, type DescService } from "@bufbuild/protobuf";
-import { createHash } from "node:crypto";
 import { traceClientInterceptor, tracingEnabled } from "./tracing.ts";
+import type { Credential } from "./workload-identity.ts";
+import { serviceTlsOption } from "./tls.ts";
 
 export interface ServiceClientOptions {
   baseUrl: string;
-  serviceToken: string;
+  /** The calling process's identity token (workload-identity.ts). */
+  credential: Credential;
   /** Deadline of each call unless the caller sets its own. */
   timeoutMs?: number;
 }
@@ -32,7 +34,8 @@ export interface ServiceClientOptions {
  */
 async function reach(input: string | URL | Request, init?: RequestInit): Promise<Response> {
   try {
-    return await fetch(input, init);
+    // An https service URL is trusted through TLS_CA_FILE when it is set (tls.ts).
+    return await fetch(input, { ...init, ...serviceTlsOption() } as RequestInit);
   } catch (error) {
     if (init?.signal?.aborted || (input instanceof Request && input.signal.aborted)) throw error;
     throw new ConnectError((error as Error).message, Code.Unavailable, undefined, undefined, error);
@@ -109,17 +112,19 @@ function unaryCalls({ baseUrl, defaultTimeoutMs, interceptors }: UnaryCalls): Tr
   };
 }
 
-const transports = new Map<string, Transport>();
+// One transport per credential, address and deadline.
+const transports = new WeakMap<Credential, Map<string, Transport>>();
 
 function transportTo(address: ServiceClientOptions): Transport {
   const defaultTimeoutMs = address.timeoutMs ?? 5000;
-  // One transport per address, deadline and credential (a digest, never the token itself).
-  const key = `${address.baseUrl}|${defaultTimeoutMs}|${createHash("sha256").update(address.serviceToken).digest("base64url")}`;
-  let transport = transports.get(key);
+  const key = `${address.baseUrl}|${defaultTimeoutMs}`;
+  let ofCredential = transports.get(address.credential);
+  if (!ofCredential) transports.set(address.credential, (ofCredential = new Map()));
+  let transport = ofCredential.get(key);
   if (transport) return transport;
-  const authorization = `Bearer ${address.serviceToken}`;
+  // Asked on every call: a renewed token is sent as soon as the process has read it.
   const credential: Interceptor = (next) => (req) => {
-    req.header.set("authorization", authorization);
+    req.header.set("authorization", address.credential.authorization());
     return next(req);
   };
   // The traceparent header only when traces are exported: nothing extra on calls otherwise.
@@ -136,7 +141,7 @@ function transportTo(address: ServiceClientOptions): Transport {
     ...validateReadWriteMaxBytes(undefined, undefined, undefined),
   });
   transport = { unary: unaryCalls({ baseUrl: address.baseUrl, defaultTimeoutMs, interceptors }), stream: streaming.stream.bind(streaming) };
-  transports.set(key, transport);
+  ofCredential.set(key, transport);
   return transport;
 }
 

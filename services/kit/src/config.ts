@@ -1,6 +1,7 @@
 // Environment configuration with validated defaults. A bad value is one clear line naming the
 // variable and a non-zero exit (see failOnConfigError), never a stack trace.
-import { secretProblem } from "./secret-strength.ts";
+import { placeholderIn } from "./secret-strength.ts";
+import { loadIdentitySettings, type IdentitySettings } from "./workload-identity.ts";
 
 export class ConfigError extends Error {
   constructor(readonly variable: string, problem: string) {
@@ -8,7 +9,7 @@ export class ConfigError extends Error {
   }
 }
 
-type Env = Record<string, string | undefined>;
+export type Env = Record<string, string | undefined>;
 
 function raw(env: Env, name: string): string | undefined {
   const value = env[name];
@@ -94,7 +95,8 @@ export interface PlatformConfig {
   databasePoolSize: number;
   redisUrl: string;
   redisPrefix: string;
-  serviceToken: string;
+  /** How this process proves who it is and checks who calls it (workload-identity.ts). */
+  identity: IdentitySettings;
   services: ServiceUrls;
 }
 
@@ -130,32 +132,25 @@ export function loadServiceUrls(env: Env): ServiceUrls {
   return urls;
 }
 
-const GENERATE_SECRET = "e.g. `openssl rand -base64 32`";
-
-/**
- * SERVICE_TOKEN, the shared credential of calls between services: required, and refused when it
- * is a placeholder, short or guessable (see secretProblem). The error never shows the value.
- */
-export function envServiceToken(env: Env): string {
-  const token = envOptional(env, "SERVICE_TOKEN");
-  if (token === undefined) throw new ConfigError("SERVICE_TOKEN", `required: the shared credential of calls between services (${GENERATE_SECRET})`);
-  const problem = secretProblem(token);
-  if (problem !== undefined) throw new ConfigError("SERVICE_TOKEN", `${problem}; use a long random value (${GENERATE_SECRET})`);
-  return token;
-}
-
-export function loadPlatformConfig(env: Env = process.env): PlatformConfig {
+/** Where the stack's Postgres and Redis are (DATABASE_URL, REDIS_URL, REDIS_PREFIX). */
+export function loadDataStores(env: Env = process.env): Pick<PlatformConfig, "databaseUrl" | "redisUrl" | "redisPrefix"> {
   const redisPrefix = envString(env, "REDIS_PREFIX", "articles");
   if (!/^[A-Za-z0-9._-]{1,64}$/.test(redisPrefix)) {
     throw new ConfigError("REDIS_PREFIX", "use 1 to 64 letters, digits, dots, dashes or underscores");
   }
-  const serviceToken = envServiceToken(env);
+  const databaseUrl = envUrl(env, "DATABASE_URL", "postgres://postgres@127.0.0.1:5432/articles", ["postgres:", "postgresql:"]);
+  // The manifests' Secret ships a placeholder password: an unedited one must not start anything.
+  const password = decodeURIComponent(new URL(databaseUrl).password);
+  const placeholder = password ? placeholderIn(password) : undefined;
+  if (placeholder !== undefined) throw new ConfigError("DATABASE_URL", "its password is a placeholder; set the database's real password");
+  return { databaseUrl, redisUrl: envUrl(env, "REDIS_URL", "redis://127.0.0.1:6379", ["redis:", "rediss:"]), redisPrefix };
+}
+
+export function loadPlatformConfig(env: Env = process.env): PlatformConfig {
   return {
-    databaseUrl: envUrl(env, "DATABASE_URL", "postgres://postgres@127.0.0.1:5432/articles", ["postgres:", "postgresql:"]),
+    ...loadDataStores(env),
     databasePoolSize: envInt(env, "DATABASE_POOL_SIZE", 10, { min: 1, max: 100 }),
-    redisUrl: envUrl(env, "REDIS_URL", "redis://127.0.0.1:6379", ["redis:", "rediss:"]),
-    redisPrefix,
-    serviceToken,
+    identity: loadIdentitySettings(env),
     services: loadServiceUrls(env),
   };
 }

@@ -6,6 +6,7 @@ import postgres from "postgres";
 import { Health, HealthCheckResponse_ServingStatus as Serving } from "../../../proto/gen/grpc/health/v1/health_pb.ts";
 import type { Logger } from "./logger.ts";
 import { serviceClient } from "./clients.ts";
+import type { Credential } from "./workload-identity.ts";
 import { connectRedis } from "./redis.ts";
 
 export interface Dependency {
@@ -114,8 +115,8 @@ export function redisDependency(redisUrl: string): Dependency {
 }
 
 /** Another of the project's services, through its grpc.health.v1 check on its Connect address. */
-export function serviceDependency(name: string, baseUrl: string, serviceToken: string): Dependency {
-  const health = serviceClient(Health, { baseUrl, serviceToken, timeoutMs: 2000 });
+export function serviceDependency(name: string, baseUrl: string, credential: Credential): Dependency {
+  const health = serviceClient(Health, { baseUrl, credential, timeoutMs: 2000 });
   return {
     name,
     async ping() {

@@ -2,10 +2,9 @@
 // interceptors: gRPC (with gRPC-Web and Connect) on node:http2 for outside clients and probes,
 // and the Connect protocol over HTTP/1.1 on Bun.serve for the project's own processes, which
 // costs about a third of the CPU per call of Bun's node:http2 (README, Performance). Both carry
-// the standard grpc.health.v1 service, the internal credential check, domain-error mapping, and
-// a graceful drain on SIGTERM.
+// the standard grpc.health.v1 service, the caller check (workload identity and the service's
+// access table), domain-error mapping, and a graceful drain on SIGTERM.
 import http2 from "node:http2";
-import { sameSecret } from "./same-secret.ts";
 import { Code, ConnectError, createConnectRouter, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { createAsyncIterable, createFetchHandler, type UniversalHandler } from "@connectrpc/connect/protocol";
@@ -15,6 +14,9 @@ import { DomainError, toConnectError } from "./errors.ts";
 import type { Logger } from "./logger.ts";
 import { addReflection } from "./reflection.ts";
 import { rpcMetricsInterceptor } from "./metrics.ts";
+import { authorizeCallers, type ServiceAccess } from "./access-policy.ts";
+import type { CallerVerifier } from "./workload-identity.ts";
+import type { ListenerTls } from "./tls.ts";
 import { traceServerInterceptor, tracingEnabled } from "./tracing.ts";
 
 export interface ServiceServerOptions {
@@ -24,13 +26,20 @@ export interface ServiceServerOptions {
   /** gRPC over HTTP/2, for outside clients (grpcurl, grpc-js) and Kubernetes probes. */
   grpcPort: number;
   host?: string;
-  serviceToken: string;
+  /** Checks each caller's token. */
+  verifier: CallerVerifier;
+  /** Who may call each served method (access-policy.ts); anything else is refused. */
+  access: ServiceAccess[];
+  /** What an operator grants beyond the tables (CALLER_GRANTS). */
+  grants?: Map<string, Set<string>>;
   logger: Logger;
   routes: (router: ConnectRouter) => void;
   /** Run after the credential check and error mapping, closest to the handlers. */
   interceptors?: Interceptor[];
   /** Count and time every call for Prometheus (default true; false when METRICS_PORT is 0). */
   metrics?: boolean;
+  /** Serve both listeners over TLS (TLS_CERT_FILE, TLS_KEY_FILE). */
+  tls?: ListenerTls;
 }
 
 export interface ServiceServer {
@@ -39,18 +48,6 @@ export interface ServiceServer {
   setServing(serving: boolean): void;
   /** Stops taking calls, lets in-flight calls finish (up to graceMs), then closes. */
   drain(graceMs?: number): Promise<void>;
-}
-
-/** Every call but health needs `authorization: Bearer <SERVICE_TOKEN>`. */
-function requireServiceToken(token: string): Interceptor {
-  return (next) => async (req) => {
-    if (req.service.typeName !== Health.typeName) {
-      const header = req.header.get("authorization") ?? "";
-      const given = header.startsWith("Bearer ") ? header.slice(7) : "";
-      if (!sameSecret(given, token)) throw new ConnectError("missing or invalid service credential", Code.Unauthenticated);
-    }
-    return next(req);
-  };
 }
 
 /**
@@ -102,7 +99,7 @@ export async function startServiceServer(opts: ServiceServerOptions): Promise<Se
   // The span first (the caller's trace continues through everything below), then the metrics,
   // which see each call's final code, refused credentials included.
   const observe = [...(tracingEnabled() ? [traceServerInterceptor()] : []), ...(opts.metrics === false ? [] : [rpcMetricsInterceptor()])];
-  const interceptors = [...observe, trackCalls, requireServiceToken(opts.serviceToken), mapDomainErrors(opts.logger), ...(opts.interceptors ?? [])];
+  const interceptors = [...observe, trackCalls, authorizeCallers({ verifier: opts.verifier, access: opts.access, grants: opts.grants, logger: opts.logger }), mapDomainErrors(opts.logger), ...(opts.interceptors ?? [])];
   const routes = (router: ConnectRouter) => {
     // "" (the whole process) and each served service follow readiness; LIVENESS_SERVICE is
     // SERVING whenever the process answers, so a dependency outage never gets it restarted.
@@ -146,6 +143,7 @@ export async function startServiceServer(opts: ServiceServerOptions): Promise<Se
   const connect = Bun.serve({
     port: opts.port,
     hostname: host,
+    ...(opts.tls ? { tls: { cert: opts.tls.cert, key: opts.tls.key } } : {}),
     // Callers keep connections open between calls; an idle one is closed after two minutes.
     idleTimeout: 120,
     // A port held by another process is an error (EADDRINUSE), never a shared listener.
@@ -160,7 +158,9 @@ export async function startServiceServer(opts: ServiceServerOptions): Promise<Se
   });
   // gRPC last: Kubernetes probes it, so once it answers both listeners are up. Only it carries
   // reflection (grpcurl, grpcui): a bidirectional stream, which HTTP/1.1 cannot carry anyway.
-  const grpc = http2.createServer(connectNodeAdapter({ interceptors, routes: (router) => { routes(router); addReflection(router); } }));
+  const grpcHandler = connectNodeAdapter({ interceptors, routes: (router) => { routes(router); addReflection(router); } });
+  const grpc = opts.tls ? http2.createSecureServer({ cert: opts.tls.cert, key: opts.tls.key }, grpcHandler) : http2.createServer(grpcHandler);
+  const stopRenewals = opts.tls ? renewCertificates(opts.tls, grpc as http2.Http2SecureServer, opts.logger) : () => {};
   await new Promise<void>((resolve, reject) => {
     grpc.once("error", reject);
     grpc.listen(opts.grpcPort, host, () => resolve());
@@ -179,6 +179,7 @@ export async function startServiceServer(opts: ServiceServerOptions): Promise<Se
     },
     async drain(graceMs = 10_000) {
       draining = true;
+      stopRenewals();
       setStatus(Serving.NOT_SERVING);
       const grpcClosed = new Promise<void>((resolve) => grpc.close(() => resolve()));
       const connectClosed = connect.stop(false);
@@ -211,6 +212,22 @@ function unaryFetchHandler(handler: UniversalHandler): (request: Request) => Pro
     const body = chunks.length === 1 ? chunks[0] : chunks.length === 0 ? null : Buffer.concat(chunks);
     return new Response(body as Uint8Array<ArrayBuffer> | null, { status: answer.status, headers: answer.header });
   };
+}
+
+/**
+ * A renewed certificate (its files replaced, as cert-manager does well before expiry) is served
+ * by the gRPC listener from its next connection, without a restart. The Connect listener, which
+ * only the project's own processes reach, takes it at the process's next start.
+ */
+export function renewCertificates(tls: ListenerTls, server: http2.Http2SecureServer, logger: Logger): () => void {
+  const timer = setInterval(() => {
+    const renewed = tls.renewed();
+    if (!renewed) return;
+    server.setSecureContext(renewed);
+    logger.info("serving a renewed TLS certificate");
+  }, 60_000);
+  timer.unref?.();
+  return () => clearInterval(timer);
 }
 
 /** Runs `stop` once on SIGTERM or SIGINT, then exits: the common shutdown of every process. */

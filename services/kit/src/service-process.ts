@@ -12,9 +12,14 @@ import { isPortInUse, portInUseMessage } from "./port-in-use.ts";
 import { initMetrics, startMetricsServer, type MetricsServer } from "./metrics.ts";
 import { collectGarbageWhenQuiet } from "./quiet-collection.ts";
 import { flushTracing, initTracing } from "./tracing.ts";
+import { loadCallerGrants, type ServiceAccess } from "./access-policy.ts";
+import { loadListenerTls, trustServiceCa } from "./tls.ts";
+import { CallerVerifier, OwnToken, type Credential } from "./workload-identity.ts";
 
 export interface ServiceContext<S extends Record<string, unknown>> {
   config: PlatformConfig;
+  /** This process's identity token, attached to its calls to the other services. */
+  credential: Credential;
   database: ServiceDatabase<S>;
   logger: Logger;
 }
@@ -29,6 +34,8 @@ export interface ServiceDefinition<S extends Record<string, unknown>> {
   /** Its background work needs Redis: health is NOT_SERVING while Redis does not answer. */
   usesRedis?: boolean;
   routes(ctx: ServiceContext<S>): (router: ConnectRouter) => void;
+  /** Who may call each method it serves (access-policy.ts): declared beside the routes. */
+  access: ServiceAccess[];
   /** Interceptors of the service's own, closest to its handlers. */
   interceptors?(ctx: ServiceContext<S>): Interceptor[];
   /** Background work (queue workers, relays); returns its own stop function. */
@@ -42,6 +49,10 @@ export async function runService<S extends Record<string, unknown>>(def: Service
   const logger = failOnConfigError(() => createLogger(def.name));
   const config = failOnConfigError(() => loadPlatformConfig());
   const ports = failOnConfigError(() => listenPorts(process.env, config.services[def.urlKey]));
+  const credential = failOnConfigError(() => new OwnToken(config.identity.tokenFile));
+  const grants = failOnConfigError(() => loadCallerGrants(process.env));
+  const tls = failOnConfigError(() => loadListenerTls());
+  failOnConfigError(() => trustServiceCa());
   const ownMetricsPort = failOnConfigError(() => metricsPort(process.env, ports.port === 0 ? 0 : ports.port + METRICS_PORT_OFFSET, [ports.port, ports.grpcPort]));
   let database: ServiceDatabase<S>;
   try {
@@ -58,12 +69,12 @@ export async function runService<S extends Record<string, unknown>>(def: Service
     console.error(`${def.name}: ${(error as Error).message.split("\n")[0]}${cause}`);
     process.exit(1);
   }
-  const ctx = { config, database, logger };
+  const ctx = { config, credential, database, logger };
   // Text Postgres cannot store is refused before any handler of any service reads it.
   const interceptors = [refuseUnstorableText(), ...(def.interceptors?.(ctx) ?? [])];
   let server: ServiceServer;
   try {
-    server = await startServiceServer({ name: def.name, ...ports, serviceToken: config.serviceToken, logger, routes: def.routes(ctx), interceptors, metrics: ownMetricsPort !== 0 });
+    server = await startServiceServer({ name: def.name, ...ports, verifier: new CallerVerifier(config.identity), access: def.access, grants, logger, routes: def.routes(ctx), interceptors, tls, metrics: ownMetricsPort !== 0 });
   } catch (error) {
     if (!isPortInUse(error)) throw error;
     console.error(`${def.name}: ${portInUseMessage(error, [ports.port, ports.grpcPort])}`);

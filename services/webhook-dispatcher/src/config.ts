@@ -1,7 +1,6 @@
 // webhook-dispatcher settings from the environment, validated at start (one clear line naming a
 // bad variable). The delivery timeout is the spec's fixed 30 s; attempts and backoff are
 // configurable so tests and operators can shorten or lengthen the retry schedule.
-import { hkdfSync } from "node:crypto";
 import { ConfigError, envBool, envInt, envIntList, envOptional } from "../../kit/src/config.ts";
 import { placeholderIn, secretBytesProblem } from "../../kit/src/secret-strength.ts";
 
@@ -21,44 +20,37 @@ export interface DispatcherSettings {
   concurrency: number;
   /** AES-256-GCM key under which signing secrets are stored. */
   secretKey: Buffer;
-  /** True when WEBHOOK_SECRET_KEY was unset and the key was derived from SERVICE_TOKEN. */
-  secretKeyDerived: boolean;
 }
 
 export const DELIVERY_TIMEOUT_MS = 30_000;
 
 /**
  * WEBHOOK_SECRET_KEY is the base64 of 32 random bytes (`openssl rand -base64 32`); a placeholder
- * or bytes that are plainly not random (all alike, a repeated pattern) are refused. Without it the
- * key is derived from SERVICE_TOKEN with HKDF-SHA256: convenient for local development, but then
- * rotating SERVICE_TOKEN makes the stored signing secrets unreadable, so deployments set it.
+ * or bytes that are plainly not random (all alike, a repeated pattern) are refused. It is
+ * required: a key of its own, never derived from another credential, so that no other secret can
+ * open the stored signing secrets (`npm start` keeps one in .local/, made on first use).
  */
-export function signingSecretKey(env: Env, serviceToken: string): { key: Buffer; derived: boolean } {
+export function signingSecretKey(env: Env): Buffer {
   const given = envOptional(env, "WEBHOOK_SECRET_KEY");
-  if (given === undefined) {
-    const key = Buffer.from(hkdfSync("sha256", serviceToken, "articles.webhook-dispatcher", "signing-secret-encryption-key", 32));
-    return { key, derived: true };
-  }
+  if (given === undefined) throw new ConfigError("WEBHOOK_SECRET_KEY", "required: the key signing secrets are stored under, the base64 of 32 random bytes (e.g. `openssl rand -base64 32`)");
   const placeholder = placeholderIn(given);
   if (placeholder !== undefined) throw new ConfigError("WEBHOOK_SECRET_KEY", `a placeholder (it contains "${placeholder}"), not a key; use the base64 of 32 random bytes (e.g. \`openssl rand -base64 32\`)`);
   const key = /^[A-Za-z0-9+/_-]+={0,2}$/.test(given) ? Buffer.from(given, "base64") : Buffer.alloc(0);
   if (key.length !== 32) throw new ConfigError("WEBHOOK_SECRET_KEY", "expected the base64 of exactly 32 bytes (e.g. `openssl rand -base64 32`)");
   const problem = secretBytesProblem(key);
   if (problem !== undefined) throw new ConfigError("WEBHOOK_SECRET_KEY", `not a random key: ${problem}; use the base64 of 32 random bytes (e.g. \`openssl rand -base64 32\`)`);
-  return { key, derived: false };
+  return key;
 }
 
-export function loadDispatcherSettings(env: Env, serviceToken: string): DispatcherSettings {
+export function loadDispatcherSettings(env: Env): DispatcherSettings {
   const backoffMs = envIntList(env, "WEBHOOK_BACKOFF_MS", [10_000, 20_000, 30_000]);
   if (backoffMs.length === 0) throw new ConfigError("WEBHOOK_BACKOFF_MS", "needs at least one wait");
-  const { key, derived } = signingSecretKey(env, serviceToken);
   return {
     allowPrivateUrls: envBool(env, "ALLOW_PRIVATE_URLS", false),
     attempts: envInt(env, "WEBHOOK_ATTEMPTS", 3, { min: 1, max: 25 }),
     backoffMs,
     concurrency: envInt(env, "WEBHOOK_CONCURRENCY", 200, { min: 1, max: 1000 }),
-    secretKey: key,
-    secretKeyDerived: derived,
+    secretKey: signingSecretKey(env),
   };
 }
 

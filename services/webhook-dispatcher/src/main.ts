@@ -4,7 +4,8 @@ import { fileURLToPath } from "node:url";
 import { AccountsService } from "../../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
 import { ArticleLifecycleService, ArticleStoreService } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import { serviceClient } from "../../kit/src/clients.ts";
-import { failOnConfigError, loadPlatformConfig } from "../../kit/src/config.ts";
+import { failOnConfigError, type ServiceUrls } from "../../kit/src/config.ts";
+import type { Credential } from "../../kit/src/workload-identity.ts";
 import { runService } from "../../kit/src/service-process.ts";
 import { DELIVERY_TIMEOUT_MS, loadDispatcherSettings } from "./config.ts";
 import { schema } from "./db/client.ts";
@@ -12,15 +13,20 @@ import { startDeliveryWorker } from "./delivery-worker.ts";
 import { projectName } from "./domain/completion-delivery.ts";
 import { ProjectNames } from "./domain/project-names.ts";
 import { webhookDispatcherRoutes } from "./rpc.ts";
+import { webhookDispatcherAccess } from "./access.ts";
 
-const platform = failOnConfigError(() => loadPlatformConfig());
-const settings = failOnConfigError(() => loadDispatcherSettings(process.env, platform.serviceToken));
-const via = (baseUrl: string) => ({ baseUrl, serviceToken: platform.serviceToken, timeoutMs: 10_000 });
-const services = {
-  articles: serviceClient(ArticleStoreService, via(platform.services.articleStore)),
-  lifecycle: serviceClient(ArticleLifecycleService, via(platform.services.articleStore)),
-  accounts: serviceClient(AccountsService, via(platform.services.accountsBilling)),
-};
+const settings = failOnConfigError(() => loadDispatcherSettings(process.env));
+
+function connectServices(urls: ServiceUrls, credential: Credential) {
+  const via = (baseUrl: string) => ({ baseUrl, credential, timeoutMs: 10_000 });
+  return {
+    articles: serviceClient(ArticleStoreService, via(urls.articleStore)),
+    lifecycle: serviceClient(ArticleLifecycleService, via(urls.articleStore)),
+    accounts: serviceClient(AccountsService, via(urls.accountsBilling)),
+  };
+}
+// Made with the process's own credential when the service starts (routes come first).
+let services: ReturnType<typeof connectServices>;
 
 await runService({
   name: "webhook-dispatcher",
@@ -29,11 +35,12 @@ await runService({
   schema,
   migrationsFolder: fileURLToPath(new URL("./db/migrations", import.meta.url)),
   usesRedis: true,
-  routes: ({ database }) => webhookDispatcherRoutes(database.db, settings.secretKey, services.accounts),
+  access: webhookDispatcherAccess,
+  routes: ({ database, config, credential }) => {
+    services = connectServices(config.services, credential);
+    return webhookDispatcherRoutes(database.db, settings.secretKey, services.accounts);
+  },
   async background({ database, config, logger }) {
-    if (settings.secretKeyDerived) {
-      logger.warn("WEBHOOK_SECRET_KEY is unset: signing secrets are encrypted under a key derived from SERVICE_TOKEN (fine for local development; set WEBHOOK_SECRET_KEY in deployments)");
-    }
     if (settings.allowPrivateUrls) logger.warn("ALLOW_PRIVATE_URLS=true: webhooks may reach private and loopback addresses");
     return startDeliveryWorker({
       context: {

@@ -48,6 +48,20 @@ export async function authenticateKey(db: Db, token: string): Promise<Principal>
   return { keyId: row.key.id, accountId: row.key.accountId, user: row.user, plan: row.plan };
 }
 
+/** A member acting on an account without a key (a granted workload acting for it): keyId 0. */
+export async function resolveMember(db: Db, accountId: number, userId: number): Promise<Principal> {
+  const [row] = await db
+    .select({ user: users, plan: plans })
+    .from(memberships)
+    .innerJoin(users, eq(users.id, memberships.userId))
+    .leftJoin(subscriptions, and(eq(subscriptions.accountId, memberships.accountId), isNull(subscriptions.endedAt)))
+    .leftJoin(plans, eq(plans.id, subscriptions.planId))
+    .where(and(eq(memberships.accountId, accountId), eq(memberships.userId, userId)))
+    .limit(1);
+  if (!row) throw notFound("No such member of that account.");
+  return { keyId: 0, accountId, user: row.user, plan: row.plan };
+}
+
 export async function getUser(db: Db, userId: number): Promise<UserRow> {
   const [user] = await db.select().from(users).where(eq(users.id, userId));
   if (!user) throw notFound("No such user.");

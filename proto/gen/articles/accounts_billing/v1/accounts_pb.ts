@@ -5,11 +5,13 @@
 // Identity and access of the article generation service: users, accounts, memberships,
 // projects, plans, subscriptions and API keys.
 //
-// Every call must carry the internal service credential in the `authorization` header
-// (`Bearer <SERVICE_TOKEN>`); calls without it fail with UNAUTHENTICATED.
+// Every call must carry the caller's workload identity token in the `authorization` header
+// (`Bearer <token>`: its projected ServiceAccount token on Kubernetes); calls without a token
+// that verifies fail with UNAUTHENTICATED, and calls by a caller the method's access table does
+// not name fail with PERMISSION_DENIED.
 //
 // Error codes used by every method:
-// - UNAUTHENTICATED: missing service credential, or (AuthenticateKey) an API key that does not resolve.
+// - UNAUTHENTICATED: missing or invalid workload token, or (AuthenticateKey) an API key that does not resolve.
 // - NOT_FOUND: the record does not exist or is not visible to the given user.
 // - PERMISSION_DENIED: the record exists and is visible, but the access level is insufficient.
 // - INVALID_ARGUMENT: bad input; carries an articles.common.v1.FieldViolations detail.
@@ -24,7 +26,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file articles/accounts_billing/v1/accounts.proto.
  */
 export const file_articles_accounts_billing_v1_accounts: GenFile = /*@__PURE__*/
-  fileDesc("CithcnRpY2xlcy9hY2NvdW50c19iaWxsaW5nL3YxL2FjY291bnRzLnByb3RvEhxhcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxIuMCCgRVc2VyEgoKAmlkGAEgASgDEgwKBG5hbWUYAiABKAkSDQoFZW1haWwYAyABKAkSOgoRZW1haWxfdmVyaWZpZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSACIAQESHwoSY3VycmVudF9hY2NvdW50X2lkGAUgASgDSAGIAQESHwoSY3VycmVudF9wcm9qZWN0X2lkGAYgASgDSAKIAQESLgoKY3JlYXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIZGlzYWJsZWQYCSABKAhCFAoSX2VtYWlsX3ZlcmlmaWVkX2F0QhUKE19jdXJyZW50X2FjY291bnRfaWRCFQoTX2N1cnJlbnRfcHJvamVjdF9pZCLBAQoEUGxhbhIKCgJpZBgBIAEoAxIMCgRuYW1lGAIgASgJEhUKDW1vbnRobHlfd29yZHMYAyABKAMSGwoTcmVxdWVzdHNfcGVyX21pbnV0ZRgEIAEoBRIZChFyZXF1ZXN0c19wZXJfaG91chgFIAEoBRIYChByZXF1ZXN0c19wZXJfZGF5GAYgASgFEh8KEmFydGljbGVzX2luX2ZsaWdodBgHIAEoBUgAiAEBQhUKE19hcnRpY2xlc19pbl9mbGlnaHQimwEKB1Byb2plY3QSCgoCaWQYASABKAMSEgoKYWNjb3VudF9pZBgCIAEoAxIMCgRuYW1lGAMgASgJEh0KEGRlZmF1bHRfYXVkaWVuY2UYBCABKAlIAIgBARIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEITChFfZGVmYXVsdF9hdWRpZW5jZSInChZBdXRoZW50aWNhdGVLZXlSZXF1ZXN0Eg0KBXRva2VuGAEgASgJIq8BChdBdXRoZW50aWNhdGVLZXlSZXNwb25zZRIOCgZrZXlfaWQYASABKAMSEgoKYWNjb3VudF9pZBgCIAEoAxIwCgR1c2VyGAMgASgLMiIuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5Vc2VyEjUKBHBsYW4YBCABKAsyIi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlBsYW5IAIgBAUIHCgVfcGxhbiIhCg5HZXRVc2VyUmVxdWVzdBIPCgd1c2VyX2lkGAEgASgDIkMKD0dldFVzZXJSZXNwb25zZRIwCgR1c2VyGAEgASgLMiIuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5Vc2VyIngKF0F1dGhvcml6ZVByb2plY3RSZXF1ZXN0Eg8KB3VzZXJfaWQYASABKAMSEgoKcHJvamVjdF9pZBgCIAEoAxI4CgVsZXZlbBgDIAEoDjIpLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuQWNjZXNzTGV2ZWwiUgoYQXV0aG9yaXplUHJvamVjdFJlc3BvbnNlEjYKB3Byb2plY3QYASABKAsyJS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlByb2plY3QiLgobTGlzdFZpZXdhYmxlUHJvamVjdHNSZXF1ZXN0Eg8KB3VzZXJfaWQYASABKAMiVwocTGlzdFZpZXdhYmxlUHJvamVjdHNSZXNwb25zZRI3Cghwcm9qZWN0cxgBIAMoCzIlLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuUHJvamVjdCInChFHZXRQcm9qZWN0UmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgDIkwKEkdldFByb2plY3RSZXNwb25zZRI2Cgdwcm9qZWN0GAEgASgLMiUuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5Qcm9qZWN0KlsKC0FjY2Vzc0xldmVsEhwKGEFDQ0VTU19MRVZFTF9VTlNQRUNJRklFRBAAEhUKEUFDQ0VTU19MRVZFTF9WSUVXEAESFwoTQUNDRVNTX0xFVkVMX1VQREFURRACMv4ECg9BY2NvdW50c1NlcnZpY2USfgoPQXV0aGVudGljYXRlS2V5EjQuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5BdXRoZW50aWNhdGVLZXlSZXF1ZXN0GjUuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5BdXRoZW50aWNhdGVLZXlSZXNwb25zZRJmCgdHZXRVc2VyEiwuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5HZXRVc2VyUmVxdWVzdBotLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuR2V0VXNlclJlc3BvbnNlEoEBChBBdXRob3JpemVQcm9qZWN0EjUuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5BdXRob3JpemVQcm9qZWN0UmVxdWVzdBo2LmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuQXV0aG9yaXplUHJvamVjdFJlc3BvbnNlEo0BChRMaXN0Vmlld2FibGVQcm9qZWN0cxI5LmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuTGlzdFZpZXdhYmxlUHJvamVjdHNSZXF1ZXN0GjouYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5MaXN0Vmlld2FibGVQcm9qZWN0c1Jlc3BvbnNlEm8KCkdldFByb2plY3QSLy5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkdldFByb2plY3RSZXF1ZXN0GjAuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5HZXRQcm9qZWN0UmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("CithcnRpY2xlcy9hY2NvdW50c19iaWxsaW5nL3YxL2FjY291bnRzLnByb3RvEhxhcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxIuMCCgRVc2VyEgoKAmlkGAEgASgDEgwKBG5hbWUYAiABKAkSDQoFZW1haWwYAyABKAkSOgoRZW1haWxfdmVyaWZpZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSACIAQESHwoSY3VycmVudF9hY2NvdW50X2lkGAUgASgDSAGIAQESHwoSY3VycmVudF9wcm9qZWN0X2lkGAYgASgDSAKIAQESLgoKY3JlYXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIZGlzYWJsZWQYCSABKAhCFAoSX2VtYWlsX3ZlcmlmaWVkX2F0QhUKE19jdXJyZW50X2FjY291bnRfaWRCFQoTX2N1cnJlbnRfcHJvamVjdF9pZCLBAQoEUGxhbhIKCgJpZBgBIAEoAxIMCgRuYW1lGAIgASgJEhUKDW1vbnRobHlfd29yZHMYAyABKAMSGwoTcmVxdWVzdHNfcGVyX21pbnV0ZRgEIAEoBRIZChFyZXF1ZXN0c19wZXJfaG91chgFIAEoBRIYChByZXF1ZXN0c19wZXJfZGF5GAYgASgFEh8KEmFydGljbGVzX2luX2ZsaWdodBgHIAEoBUgAiAEBQhUKE19hcnRpY2xlc19pbl9mbGlnaHQimwEKB1Byb2plY3QSCgoCaWQYASABKAMSEgoKYWNjb3VudF9pZBgCIAEoAxIMCgRuYW1lGAMgASgJEh0KEGRlZmF1bHRfYXVkaWVuY2UYBCABKAlIAIgBARIuCgpjcmVhdGVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEITChFfZGVmYXVsdF9hdWRpZW5jZSInChZBdXRoZW50aWNhdGVLZXlSZXF1ZXN0Eg0KBXRva2VuGAEgASgJIq8BChdBdXRoZW50aWNhdGVLZXlSZXNwb25zZRIOCgZrZXlfaWQYASABKAMSEgoKYWNjb3VudF9pZBgCIAEoAxIwCgR1c2VyGAMgASgLMiIuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5Vc2VyEjUKBHBsYW4YBCABKAsyIi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlBsYW5IAIgBAUIHCgVfcGxhbiI7ChRSZXNvbHZlTWVtYmVyUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgDEg8KB3VzZXJfaWQYAiABKAMinQEKFVJlc29sdmVNZW1iZXJSZXNwb25zZRISCgphY2NvdW50X2lkGAEgASgDEjAKBHVzZXIYAiABKAsyIi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlVzZXISNQoEcGxhbhgDIAEoCzIiLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuUGxhbkgAiAEBQgcKBV9wbGFuIiEKDkdldFVzZXJSZXF1ZXN0Eg8KB3VzZXJfaWQYASABKAMiQwoPR2V0VXNlclJlc3BvbnNlEjAKBHVzZXIYASABKAsyIi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlVzZXIieAoXQXV0aG9yaXplUHJvamVjdFJlcXVlc3QSDwoHdXNlcl9pZBgBIAEoAxISCgpwcm9qZWN0X2lkGAIgASgDEjgKBWxldmVsGAMgASgOMikuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5BY2Nlc3NMZXZlbCJSChhBdXRob3JpemVQcm9qZWN0UmVzcG9uc2USNgoHcHJvamVjdBgBIAEoCzIlLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuUHJvamVjdCIuChtMaXN0Vmlld2FibGVQcm9qZWN0c1JlcXVlc3QSDwoHdXNlcl9pZBgBIAEoAyJXChxMaXN0Vmlld2FibGVQcm9qZWN0c1Jlc3BvbnNlEjcKCHByb2plY3RzGAEgAygLMiUuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5Qcm9qZWN0IicKEUdldFByb2plY3RSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAMiTAoSR2V0UHJvamVjdFJlc3BvbnNlEjYKB3Byb2plY3QYASABKAsyJS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlByb2plY3QqWwoLQWNjZXNzTGV2ZWwSHAoYQUNDRVNTX0xFVkVMX1VOU1BFQ0lGSUVEEAASFQoRQUNDRVNTX0xFVkVMX1ZJRVcQARIXChNBQ0NFU1NfTEVWRUxfVVBEQVRFEAIy+AUKD0FjY291bnRzU2VydmljZRJ+Cg9BdXRoZW50aWNhdGVLZXkSNC5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkF1dGhlbnRpY2F0ZUtleVJlcXVlc3QaNS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkF1dGhlbnRpY2F0ZUtleVJlc3BvbnNlEngKDVJlc29sdmVNZW1iZXISMi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlJlc29sdmVNZW1iZXJSZXF1ZXN0GjMuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5SZXNvbHZlTWVtYmVyUmVzcG9uc2USZgoHR2V0VXNlchIsLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuR2V0VXNlclJlcXVlc3QaLS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkdldFVzZXJSZXNwb25zZRKBAQoQQXV0aG9yaXplUHJvamVjdBI1LmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuQXV0aG9yaXplUHJvamVjdFJlcXVlc3QaNi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkF1dGhvcml6ZVByb2plY3RSZXNwb25zZRKNAQoUTGlzdFZpZXdhYmxlUHJvamVjdHMSOS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkxpc3RWaWV3YWJsZVByb2plY3RzUmVxdWVzdBo6LmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuTGlzdFZpZXdhYmxlUHJvamVjdHNSZXNwb25zZRJvCgpHZXRQcm9qZWN0Ei8uYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5HZXRQcm9qZWN0UmVxdWVzdBowLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuR2V0UHJvamVjdFJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp]);
 
 /**
  * A person. Credentials are never part of this message.
@@ -284,6 +286,69 @@ export const AuthenticateKeyResponseSchema: GenMessage<AuthenticateKeyResponse> 
   messageDesc(file_articles_accounts_billing_v1_accounts, 4);
 
 /**
+ * A user acting on an account.
+ *
+ * @generated from message articles.accounts_billing.v1.ResolveMemberRequest
+ */
+export type ResolveMemberRequest = Message<"articles.accounts_billing.v1.ResolveMemberRequest"> & {
+  /**
+   * The account acted for.
+   *
+   * @generated from field: int64 account_id = 1;
+   */
+  accountId: bigint;
+
+  /**
+   * The acting user; must be a member of the account.
+   *
+   * @generated from field: int64 user_id = 2;
+   */
+  userId: bigint;
+};
+
+/**
+ * Describes the message articles.accounts_billing.v1.ResolveMemberRequest.
+ * Use `create(ResolveMemberRequestSchema)` to create a new message.
+ */
+export const ResolveMemberRequestSchema: GenMessage<ResolveMemberRequest> = /*@__PURE__*/
+  messageDesc(file_articles_accounts_billing_v1_accounts, 5);
+
+/**
+ * Who acts, as AuthenticateKey answers it.
+ *
+ * @generated from message articles.accounts_billing.v1.ResolveMemberResponse
+ */
+export type ResolveMemberResponse = Message<"articles.accounts_billing.v1.ResolveMemberResponse"> & {
+  /**
+   * The account acted for.
+   *
+   * @generated from field: int64 account_id = 1;
+   */
+  accountId: bigint;
+
+  /**
+   * The acting user.
+   *
+   * @generated from field: articles.accounts_billing.v1.User user = 2;
+   */
+  user?: User | undefined;
+
+  /**
+   * Present only while the account has an active subscription.
+   *
+   * @generated from field: optional articles.accounts_billing.v1.Plan plan = 3;
+   */
+  plan?: Plan | undefined;
+};
+
+/**
+ * Describes the message articles.accounts_billing.v1.ResolveMemberResponse.
+ * Use `create(ResolveMemberResponseSchema)` to create a new message.
+ */
+export const ResolveMemberResponseSchema: GenMessage<ResolveMemberResponse> = /*@__PURE__*/
+  messageDesc(file_articles_accounts_billing_v1_accounts, 6);
+
+/**
  * A user by id.
  *
  * @generated from message articles.accounts_billing.v1.GetUserRequest
@@ -302,7 +367,7 @@ export type GetUserRequest = Message<"articles.accounts_billing.v1.GetUserReques
  * Use `create(GetUserRequestSchema)` to create a new message.
  */
 export const GetUserRequestSchema: GenMessage<GetUserRequest> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_accounts, 5);
+  messageDesc(file_articles_accounts_billing_v1_accounts, 7);
 
 /**
  * The user asked for.
@@ -323,7 +388,7 @@ export type GetUserResponse = Message<"articles.accounts_billing.v1.GetUserRespo
  * Use `create(GetUserResponseSchema)` to create a new message.
  */
 export const GetUserResponseSchema: GenMessage<GetUserResponse> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_accounts, 6);
+  messageDesc(file_articles_accounts_billing_v1_accounts, 8);
 
 /**
  * Called by the gateway before acting on a project's articles or workflows.
@@ -358,7 +423,7 @@ export type AuthorizeProjectRequest = Message<"articles.accounts_billing.v1.Auth
  * Use `create(AuthorizeProjectRequestSchema)` to create a new message.
  */
 export const AuthorizeProjectRequestSchema: GenMessage<AuthorizeProjectRequest> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_accounts, 7);
+  messageDesc(file_articles_accounts_billing_v1_accounts, 9);
 
 /**
  * The project, when access is granted.
@@ -379,7 +444,7 @@ export type AuthorizeProjectResponse = Message<"articles.accounts_billing.v1.Aut
  * Use `create(AuthorizeProjectResponseSchema)` to create a new message.
  */
 export const AuthorizeProjectResponseSchema: GenMessage<AuthorizeProjectResponse> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_accounts, 8);
+  messageDesc(file_articles_accounts_billing_v1_accounts, 10);
 
 /**
  * Called by the gateway to list a user's articles across projects.
@@ -400,7 +465,7 @@ export type ListViewableProjectsRequest = Message<"articles.accounts_billing.v1.
  * Use `create(ListViewableProjectsRequestSchema)` to create a new message.
  */
 export const ListViewableProjectsRequestSchema: GenMessage<ListViewableProjectsRequest> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_accounts, 9);
+  messageDesc(file_articles_accounts_billing_v1_accounts, 11);
 
 /**
  * The projects the user can view.
@@ -421,7 +486,7 @@ export type ListViewableProjectsResponse = Message<"articles.accounts_billing.v1
  * Use `create(ListViewableProjectsResponseSchema)` to create a new message.
  */
 export const ListViewableProjectsResponseSchema: GenMessage<ListViewableProjectsResponse> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_accounts, 10);
+  messageDesc(file_articles_accounts_billing_v1_accounts, 12);
 
 /**
  * A project by id, without an access check.
@@ -442,7 +507,7 @@ export type GetProjectRequest = Message<"articles.accounts_billing.v1.GetProject
  * Use `create(GetProjectRequestSchema)` to create a new message.
  */
 export const GetProjectRequestSchema: GenMessage<GetProjectRequest> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_accounts, 11);
+  messageDesc(file_articles_accounts_billing_v1_accounts, 13);
 
 /**
  * The project asked for.
@@ -463,7 +528,7 @@ export type GetProjectResponse = Message<"articles.accounts_billing.v1.GetProjec
  * Use `create(GetProjectResponseSchema)` to create a new message.
  */
 export const GetProjectResponseSchema: GenMessage<GetProjectResponse> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_accounts, 12);
+  messageDesc(file_articles_accounts_billing_v1_accounts, 14);
 
 /**
  * The level of access asked of a project.
@@ -517,6 +582,18 @@ export const AccountsService: GenService<{
     methodKind: "unary";
     input: typeof AuthenticateKeyRequestSchema;
     output: typeof AuthenticateKeyResponseSchema;
+  },
+  /**
+   * Resolves a user acting on an account without a key (a granted internal workload acting for
+   * the account): the same answer as AuthenticateKey, key_id 0. NOT_FOUND when the account does
+   * not exist or the user is not a member of it. A disabled user still resolves (user.disabled).
+   *
+   * @generated from rpc articles.accounts_billing.v1.AccountsService.ResolveMember
+   */
+  resolveMember: {
+    methodKind: "unary";
+    input: typeof ResolveMemberRequestSchema;
+    output: typeof ResolveMemberResponseSchema;
   },
   /**
    * The user record (never any credential).

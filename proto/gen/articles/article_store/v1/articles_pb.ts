@@ -4,7 +4,8 @@
 
 // Articles, their versions, and the records generation and delivery leave on them.
 //
-// Every call must carry the internal service credential (`authorization: Bearer <SERVICE_TOKEN>`).
+// Every call must carry the caller's workload identity token (`authorization: Bearer <token>`), and
+// the caller must be one the method's access table names (else PERMISSION_DENIED).
 // Error codes: NOT_FOUND (no such article/record), INVALID_ARGUMENT (bad input, with an
 // articles.common.v1.FieldViolations detail), FAILED_PRECONDITION (the article's state forbids
 // the change, e.g. a terminal article), ALREADY_EXISTS (an idempotency key reused with a

@@ -15,7 +15,8 @@
 // keyed with the base64 part of the secret (`whsec_<base64>`), so any Standard Webhooks library
 // verifies them.
 //
-// Every call must carry the internal service credential (`authorization: Bearer <SERVICE_TOKEN>`).
+// Every call must carry the caller's workload identity token (`authorization: Bearer <token>`), and
+// the caller must be one the method's access table names (else PERMISSION_DENIED).
 // Error codes: NOT_FOUND (no such project), INVALID_ARGUMENT (bad input, with an
 // articles.common.v1.FieldViolations detail).
 

@@ -1,0 +1,45 @@
+// Who may call accounts-billing (access-policy.ts). Keys, plans, accounts and users are the
+// operator's alone; the gateway resolves keys and members and reserves words; the runner settles
+// and releases what generation used; article-store's reconciler releases what an article that
+// never came to be holds; the dispatcher and article-store look up projects.
+import { AccountsService } from "../../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
+import { OperatorService } from "../../../proto/gen/articles/accounts_billing/v1/operator_pb.ts";
+import { QuotaService } from "../../../proto/gen/articles/accounts_billing/v1/quota_pb.ts";
+import { allow, CALLERS } from "../../kit/src/access-policy.ts";
+
+const { gateway, articleStore, generationRunner, webhookDispatcher, operator } = CALLERS;
+
+export const accountsBillingAccess = [
+  allow(AccountsService, {
+    authenticateKey: [gateway],
+    resolveMember: [gateway],
+    getUser: [gateway, operator],
+    authorizeProject: [gateway],
+    listViewableProjects: [gateway],
+    getProject: [gateway, articleStore, webhookDispatcher, operator],
+  }),
+  allow(QuotaService, {
+    reserveWords: [gateway],
+    settleWords: [generationRunner],
+    releaseWords: [gateway, generationRunner, articleStore],
+    getWordUsage: [gateway, operator],
+    getGenerationShare: [generationRunner],
+    listHeldReservations: [articleStore],
+  }),
+  allow(OperatorService, {
+    createPlan: [operator],
+    updatePlan: [operator],
+    createAccount: [operator],
+    subscribe: [operator],
+    unsubscribe: [operator],
+    createUser: [operator],
+    disableUser: [operator],
+    addMember: [operator],
+    removeMember: [operator],
+    createProject: [operator],
+    createApiKey: [operator],
+    revokeApiKey: [operator],
+    createDemoTenant: [operator],
+    ensureDemoTenant: [operator],
+  }),
+];

@@ -1,0 +1,39 @@
+// Who may call article-store (access-policy.ts). The gateway creates, reads and cancels for
+// clients; the generation runner records what generation did; the webhook dispatcher records
+// deliveries (and reads the articles it delivers); the operator creates brand voices and image
+// presets and inspects records.
+import { ArticleLifecycleService, ArticleStoreService } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
+import { allow, CALLERS } from "../../kit/src/access-policy.ts";
+
+const { gateway, generationRunner, webhookDispatcher, operator } = CALLERS;
+
+export const articleStoreAccess = [
+  allow(ArticleStoreService, {
+    createArticle: [gateway],
+    getArticle: [gateway, generationRunner, operator],
+    batchGetArticlesByExternalId: [generationRunner, webhookDispatcher],
+    listArticles: [gateway],
+    batchGetArticles: [gateway],
+    findIdempotentArticle: [gateway],
+    claimIdempotencyKey: [gateway],
+    createBrandVoice: [operator],
+    getBrandVoice: [gateway, generationRunner, operator],
+    createImagePreset: [operator],
+    getImagePreset: [gateway, generationRunner, operator],
+  }),
+  allow(ArticleLifecycleService, {
+    recordProgress: [generationRunner],
+    completeGeneration: [generationRunner],
+    addVersion: [generationRunner],
+    recordOriginality: [generationRunner],
+    failArticle: [generationRunner],
+    cancelArticle: [gateway],
+    recordResearchSources: [generationRunner],
+    listResearchSources: [operator],
+    recordDeliveryAttempt: [webhookDispatcher],
+    listDeliveryAttempts: [operator],
+    markPublished: [webhookDispatcher],
+    markDeliveryFailed: [webhookDispatcher],
+    recordDeliveries: [webhookDispatcher],
+  }),
+];

@@ -1,0 +1,224 @@
+// Who is calling: every process of the stack, the operator CLI and each internal team's workload
+// proves who it is with a signed token (a JWT), never with a shared secret. On Kubernetes the
+// token is the workload's projected ServiceAccount token, audience-bound, rotated by the kubelet,
+// and verified against the cluster's published keys (its OIDC discovery JWKS); outside Kubernetes
+// (`npm start`, the tests) the launcher makes the keys and tokens in the same shape
+// (deploy/local/workload-tokens.ts), so one verification path runs everywhere.
+//
+// A caller is named by its ServiceAccount: `gateway` for `system:serviceaccount:<stack>:gateway`
+// when <stack> is IDENTITY_NAMESPACE, `<namespace>/<name>` for a workload elsewhere (an internal
+// team's). What each caller may call is the services' access tables (access-policy.ts).
+import { readFileSync, statSync } from "node:fs";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from "jose";
+import { ConfigError, envOptional, envString, type Env } from "./config.ts";
+
+export interface IdentitySettings {
+  /** IDENTITY_TOKEN_FILE: this process's own token (on Kubernetes, its projected ServiceAccount token). */
+  tokenFile: string;
+  /** IDENTITY_JWKS: the keys callers' tokens are signed with: a file, or an http(s) URL such as https://kubernetes.default.svc/openid/v1/jwks. */
+  jwks: string;
+  /** IDENTITY_JWKS_TOKEN_FILE: a bearer token sent when fetching IDENTITY_JWKS (the cluster's JWKS endpoint wants one). */
+  jwksTokenFile?: string;
+  /** IDENTITY_JWKS_CA_FILE: the certificate authority of IDENTITY_JWKS's https server (the cluster's CA). */
+  jwksCaFile?: string;
+  /** IDENTITY_ISSUER: the `iss` every token must carry (the cluster's service-account issuer). */
+  issuer: string;
+  /** IDENTITY_AUDIENCE: the `aud` every token must carry, so a token made for another system is refused. */
+  audience: string;
+  /** IDENTITY_NAMESPACE: the stack's own namespace; its ServiceAccounts are named without it. */
+  namespace: string;
+}
+
+export const DEFAULT_AUDIENCE = "article-service";
+export const DEFAULT_NAMESPACE = "article-service";
+
+export function loadIdentitySettings(env: Env): IdentitySettings {
+  const required = (name: string, what: string) => {
+    const value = envOptional(env, name);
+    if (value === undefined) throw new ConfigError(name, `required: ${what} (npm start sets it; on Kubernetes the manifests do)`);
+    return value;
+  };
+  const jwks = required("IDENTITY_JWKS", "where the keys that sign callers' tokens are published (a file or an https URL)");
+  if (/^[a-z]+:\/\//i.test(jwks) && !/^https?:\/\//i.test(jwks)) throw new ConfigError("IDENTITY_JWKS", "expected a file or an http(s) URL");
+  return {
+    tokenFile: required("IDENTITY_TOKEN_FILE", "the file holding this process's own identity token"),
+    jwks,
+    jwksTokenFile: envOptional(env, "IDENTITY_JWKS_TOKEN_FILE"),
+    jwksCaFile: envOptional(env, "IDENTITY_JWKS_CA_FILE"),
+    issuer: required("IDENTITY_ISSUER", "the issuer every caller's token must name"),
+    audience: envString(env, "IDENTITY_AUDIENCE", DEFAULT_AUDIENCE),
+    namespace: envString(env, "IDENTITY_NAMESPACE", DEFAULT_NAMESPACE),
+  };
+}
+
+/** A caller's name from a token's subject, or undefined when it is not a ServiceAccount's. */
+export function callerOfSubject(subject: string, namespace: string): string | undefined {
+  const match = /^system:serviceaccount:([a-z0-9]([-a-z0-9]*[a-z0-9])?):([a-z0-9]([-.a-z0-9]*[a-z0-9])?)$/.exec(subject);
+  if (!match) return undefined;
+  return match[1] === namespace ? match[3] : `${match[1]}/${match[3]}`;
+}
+
+/** How often a token file is read again: the kubelet renews a projected token well before it expires. */
+const TOKEN_REREAD_MS = 30_000;
+
+/**
+ * This process's own token, read from its file at start (a missing or empty file is one line
+ * naming IDENTITY_TOKEN_FILE) and again whenever the file changes, so a renewed token is used
+ * without a restart.
+ */
+export class OwnToken {
+  private token: string;
+  private modified: number;
+  private readonly timer: ReturnType<typeof setInterval>;
+
+  constructor(private readonly file: string, variable = "IDENTITY_TOKEN_FILE") {
+    try {
+      this.modified = statSync(file).mtimeMs;
+      this.token = readFileSync(file, "utf8").trim();
+    } catch (error) {
+      throw new ConfigError(variable, `cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+    }
+    if (!this.token) throw new ConfigError(variable, `${file} is empty`);
+    this.timer = setInterval(() => this.reread(), TOKEN_REREAD_MS);
+    this.timer.unref?.();
+  }
+
+  /** The `authorization` header value of this process's calls. */
+  authorization(): string {
+    return `Bearer ${this.token}`;
+  }
+
+  reread(): void {
+    try {
+      const modified = statSync(this.file).mtimeMs;
+      if (modified === this.modified) return;
+      const token = readFileSync(this.file, "utf8").trim();
+      if (token) [this.token, this.modified] = [token, modified];
+    } catch {
+      // Being replaced (the kubelet swaps a symlink): the current token serves until the next look.
+    }
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+  }
+}
+
+/** A credential callers attach: this process's token, or a fixed one (tests, the operator CLI). */
+export interface Credential {
+  authorization(): string;
+}
+
+export const fixedCredential = (token: string): Credential => ({ authorization: () => `Bearer ${token}` });
+
+/**
+ * The key set is read again this often, and when a token names a key not in it (a rotation has
+ * begun), at most once a second: a call that comes sooner waits for that read rather than fail,
+ * and tokens naming made-up keys cost at most one read a second.
+ */
+const KEYS_REFRESH_MS = 5 * 60_000;
+const UNKNOWN_KEY_REFRESH_MS = 1000;
+/** Verified tokens remembered per process; a stack's callers hold a handful. */
+const REMEMBERED_TOKENS = 10_000;
+const ALGORITHMS = ["RS256", "RS384", "RS512", "ES256", "ES384", "PS256", "EdDSA"];
+
+interface Verified {
+  caller: string;
+  expiresAt: number;
+  kid: string | undefined;
+}
+
+/**
+ * Checks callers' tokens: signature against the published keys, issuer, audience, expiry, and a
+ * ServiceAccount subject. A token is verified once and then remembered until it expires, so a
+ * call costs one map look-up; a key that leaves the key set takes the tokens it signed with it at
+ * the next refresh, and a key added (rotation: two are published for a while) is fetched the
+ * first time a token names it.
+ */
+export class CallerVerifier {
+  private keys: ReturnType<typeof createLocalJWKSet> | undefined;
+  private kids = new Set<string | undefined>();
+  private loadedAt = 0;
+  private loading: Promise<void> | undefined;
+  private readonly verified = new Map<string, Verified>();
+
+  constructor(private readonly settings: Pick<IdentitySettings, "jwks" | "jwksTokenFile" | "jwksCaFile" | "issuer" | "audience" | "namespace">) {}
+
+  /** The caller a bearer token names; UNAUTHENTICATED when it does not verify. */
+  async callerOf(authorization: string | null): Promise<string> {
+    const token = authorization?.startsWith("Bearer ") ? authorization.slice(7).trim() : "";
+    if (!token) throw unauthenticated("missing workload credential");
+    const now = Date.now();
+    const known = this.verified.get(token);
+    if (known && known.expiresAt > now) return known.caller;
+    if (now - this.loadedAt > KEYS_REFRESH_MS) await this.loadKeys();
+    let kid: string | undefined;
+    try {
+      kid = decodeProtectedHeader(token).kid;
+    } catch {
+      throw unauthenticated("the workload credential is not a signed token");
+    }
+    if (!this.kids.has(kid)) {
+      const wait = this.loadedAt + UNKNOWN_KEY_REFRESH_MS - Date.now();
+      if (wait > 0) await Bun.sleep(wait);
+      if (!this.kids.has(kid) && Date.now() - this.loadedAt >= UNKNOWN_KEY_REFRESH_MS) await this.loadKeys();
+      else await this.loading;
+    }
+    let payload;
+    try {
+      ({ payload } = await jwtVerify(token, this.keys!, { issuer: this.settings.issuer, audience: this.settings.audience, algorithms: ALGORITHMS, clockTolerance: 30 }));
+    } catch (error) {
+      throw unauthenticated(`the workload credential does not verify (${(error as Error).message})`);
+    }
+    const caller = payload.sub ? callerOfSubject(payload.sub, this.settings.namespace) : undefined;
+    if (!caller) throw unauthenticated("the workload credential names no ServiceAccount");
+    if (this.verified.size >= REMEMBERED_TOKENS) this.forget((v) => v.expiresAt <= now);
+    if (this.verified.size >= REMEMBERED_TOKENS) this.verified.clear();
+    this.verified.set(token, { caller, expiresAt: payload.exp ? payload.exp * 1000 : now + KEYS_REFRESH_MS, kid });
+    return caller;
+  }
+
+  /** Reads the key set now (a test, or an operator's signal after retiring a key). */
+  refreshKeys(): Promise<void> {
+    return this.loadKeys();
+  }
+
+  private forget(drop: (v: Verified) => boolean) {
+    for (const [token, v] of this.verified) if (drop(v)) this.verified.delete(token);
+  }
+
+  private loadKeys(): Promise<void> {
+    this.loading ??= this.fetchKeys().finally(() => (this.loading = undefined));
+    return this.loading;
+  }
+
+  private async fetchKeys(): Promise<void> {
+    let set: JSONWebKeySet;
+    try {
+      set = await readKeySet(this.settings);
+    } catch (error) {
+      // Keys once loaded keep serving through a blip of the key endpoint; none at all refuses.
+      this.loadedAt = Date.now() - KEYS_REFRESH_MS + UNKNOWN_KEY_REFRESH_MS;
+      if (this.keys) return;
+      throw new ConnectError(`the workload keys cannot be read (${(error as Error).message})`, Code.Unavailable);
+    }
+    this.keys = createLocalJWKSet(set);
+    this.kids = new Set(set.keys.map((k) => k.kid));
+    this.loadedAt = Date.now();
+    // A key that left the set no longer vouches for the tokens it signed.
+    this.forget((v) => !this.kids.has(v.kid));
+  }
+}
+
+async function readKeySet(settings: Pick<IdentitySettings, "jwks" | "jwksTokenFile" | "jwksCaFile">): Promise<JSONWebKeySet> {
+  if (!/^https?:\/\//i.test(settings.jwks)) return JSON.parse(readFileSync(settings.jwks, "utf8"));
+  const headers: Record<string, string> = { accept: "application/json" };
+  if (settings.jwksTokenFile) headers.authorization = `Bearer ${readFileSync(settings.jwksTokenFile, "utf8").trim()}`;
+  const tls = settings.jwksCaFile ? { ca: readFileSync(settings.jwksCaFile, "utf8") } : undefined;
+  const response = await fetch(settings.jwks, { headers, tls, signal: AbortSignal.timeout(5000) } as RequestInit);
+  if (!response.ok) throw new Error(`${settings.jwks} answered ${response.status}`);
+  return (await response.json()) as JSONWebKeySet;
+}
+
+const unauthenticated = (message: string) => new ConnectError(message, Code.Unauthenticated);

@@ -1,0 +1,170 @@
+// Every (caller, method) pair of the stack's internal contracts, through the running services:
+// the expected table below is this test's own statement of least privilege, written by hand (it
+// never reads the services' access tables). Each call is made with the caller's real identity
+// token; an allowed call carries a NUL in a text field where the method has one, so that it stops
+// at the services' input check (INVALID_ARGUMENT) after authorization and changes nothing.
+import { beforeAll, describe, expect, test } from "bun:test";
+import type { DescMessage, DescService } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { AccountsService } from "../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
+import { OperatorService } from "../../proto/gen/articles/accounts_billing/v1/operator_pb.ts";
+import { QuotaService } from "../../proto/gen/articles/accounts_billing/v1/quota_pb.ts";
+import { ArticleLifecycleService, ArticleStoreService } from "../../proto/gen/articles/article_store/v1/articles_pb.ts";
+import { CostBreakdownService } from "../../proto/gen/articles/generation_runner/v1/cost_breakdown_pb.ts";
+import { ArticleImageService } from "../../proto/gen/articles/generation_runner/v1/images_pb.ts";
+import { ModelCatalogService } from "../../proto/gen/articles/generation_runner/v1/models_pb.ts";
+import { GenerationRunService } from "../../proto/gen/articles/generation_runner/v1/runs_pb.ts";
+import { WebhookSigningService } from "../../proto/gen/articles/webhook_dispatcher/v1/signing_pb.ts";
+import { WorkflowSnapshotService } from "../../proto/gen/articles/workflow_catalog/v1/snapshots_pb.ts";
+import { WorkflowCatalogService } from "../../proto/gen/articles/workflow_catalog/v1/workflows_pb.ts";
+import { serviceClient } from "../../services/kit/src/clients.ts";
+import { fixedCredential } from "../../services/kit/src/workload-identity.ts";
+import { useStack, type TestStack } from "../harness/stack.ts";
+
+const GATEWAY = "gateway";
+const ACCOUNTS = "accounts-billing";
+const CATALOG = "workflow-catalog";
+const STORE = "article-store";
+const RUNNER = "generation-runner";
+const DISPATCHER = "webhook-dispatcher";
+const OPERATOR = "operator";
+/** An internal team's workload: granted nothing on the internal contracts. */
+const TEAM = "reporting/exporter";
+const CALLERS = [GATEWAY, ACCOUNTS, CATALOG, STORE, RUNNER, DISPATCHER, OPERATOR, TEAM];
+
+// Who may call each method. Nothing that handles untrusted input (the runner, the dispatcher)
+// reaches operator or key methods; the gateway creates no keys; internal teams reach none of this.
+const EXPECTED: Record<string, Record<string, string[]>> = {
+  [AccountsService.typeName]: {
+    AuthenticateKey: [GATEWAY],
+    ResolveMember: [GATEWAY],
+    GetUser: [GATEWAY, OPERATOR],
+    AuthorizeProject: [GATEWAY],
+    ListViewableProjects: [GATEWAY],
+    GetProject: [GATEWAY, STORE, DISPATCHER, OPERATOR],
+  },
+  [QuotaService.typeName]: {
+    ReserveWords: [GATEWAY],
+    SettleWords: [RUNNER],
+    ReleaseWords: [GATEWAY, RUNNER, STORE],
+    GetWordUsage: [GATEWAY, OPERATOR],
+    GetGenerationShare: [RUNNER],
+    ListHeldReservations: [STORE],
+  },
+  [OperatorService.typeName]: Object.fromEntries(OperatorService.methods.map((m) => [m.name, [OPERATOR]])),
+  [ArticleStoreService.typeName]: {
+    CreateArticle: [GATEWAY],
+    GetArticle: [GATEWAY, RUNNER, OPERATOR],
+    BatchGetArticlesByExternalId: [RUNNER, DISPATCHER],
+    ListArticles: [GATEWAY],
+    BatchGetArticles: [GATEWAY],
+    FindIdempotentArticle: [GATEWAY],
+    ClaimIdempotencyKey: [GATEWAY],
+    CreateBrandVoice: [OPERATOR],
+    GetBrandVoice: [GATEWAY, RUNNER, OPERATOR],
+    CreateImagePreset: [OPERATOR],
+    GetImagePreset: [GATEWAY, RUNNER, OPERATOR],
+  },
+  [ArticleLifecycleService.typeName]: {
+    RecordProgress: [RUNNER],
+    CompleteGeneration: [RUNNER],
+    AddVersion: [RUNNER],
+    RecordOriginality: [RUNNER],
+    FailArticle: [RUNNER],
+    CancelArticle: [GATEWAY],
+    RecordResearchSources: [RUNNER],
+    ListResearchSources: [OPERATOR],
+    RecordDeliveryAttempt: [DISPATCHER],
+    ListDeliveryAttempts: [OPERATOR],
+    MarkPublished: [DISPATCHER],
+    MarkDeliveryFailed: [DISPATCHER],
+    RecordDeliveries: [DISPATCHER],
+  },
+  [ModelCatalogService.typeName]: { ResolveModel: [GATEWAY], ListModels: [GATEWAY, OPERATOR], AddModel: [OPERATOR], UpdateModel: [OPERATOR] },
+  [GenerationRunService.typeName]: { GetRun: [OPERATOR] },
+  [ArticleImageService.typeName]: { GetImage: [GATEWAY] },
+  [CostBreakdownService.typeName]: { GetCostBreakdown: [GATEWAY] },
+  [WebhookSigningService.typeName]: { SetSigningSecret: [OPERATOR], RemoveSigningSecret: [OPERATOR], GetSigningStatus: [OPERATOR] },
+  [WorkflowSnapshotService.typeName]: { ResolveArticleType: [GATEWAY], GetSnapshot: [RUNNER] },
+  [WorkflowCatalogService.typeName]: Object.fromEntries(WorkflowCatalogService.methods.map((m) => [m.name, [GATEWAY]])),
+};
+
+const SERVED: [DescService, string][] = [
+  [AccountsService, "ACCOUNTS_BILLING_URL"],
+  [QuotaService, "ACCOUNTS_BILLING_URL"],
+  [OperatorService, "ACCOUNTS_BILLING_URL"],
+  [ArticleStoreService, "ARTICLE_STORE_URL"],
+  [ArticleLifecycleService, "ARTICLE_STORE_URL"],
+  [ModelCatalogService, "GENERATION_RUNNER_URL"],
+  [GenerationRunService, "GENERATION_RUNNER_URL"],
+  [ArticleImageService, "GENERATION_RUNNER_URL"],
+  [CostBreakdownService, "GENERATION_RUNNER_URL"],
+  [WebhookSigningService, "WEBHOOK_DISPATCHER_URL"],
+  [WorkflowSnapshotService, "WORKFLOW_CATALOG_URL"],
+  [WorkflowCatalogService, "WORKFLOW_CATALOG_URL"],
+];
+
+/** A request that stops at the input check: a NUL in its first text field, at the top or one message down. */
+function harmlessRequest(input: DescMessage): Record<string, unknown> {
+  for (const field of input.fields) if (field.fieldKind === "scalar" && field.scalar === 9 /* string */) return { [field.localName]: "\u0000" };
+  for (const field of input.fields) {
+    if (field.fieldKind !== "message") continue;
+    for (const inner of field.message.fields) if (inner.fieldKind === "scalar" && inner.scalar === 9) return { [field.localName]: { [inner.localName]: "\u0000" } };
+  }
+  return {};
+}
+
+let stack: TestStack;
+const tokens = new Map<string, string>();
+
+beforeAll(async () => {
+  stack = await useStack();
+  for (const caller of CALLERS) tokens.set(caller, await stack.identity.mint(caller));
+});
+
+describe("every caller reaches exactly the methods its table allows", () => {
+  test("the expected table covers every served method", () => {
+    for (const [service] of SERVED) {
+      expect(Object.keys(EXPECTED[service.typeName] ?? {}).sort()).toEqual(service.methods.map((m) => m.name).sort());
+    }
+  });
+
+  for (const [service, urlVariable] of SERVED) {
+    test(`${service.name}: each (caller, method) is allowed or PERMISSION_DENIED as expected`, async () => {
+      const outcomes: string[] = [];
+      const expected: string[] = [];
+      for (const caller of CALLERS) {
+        const client = serviceClient(service, { baseUrl: stack.env[urlVariable], credential: fixedCredential(tokens.get(caller)!), timeoutMs: 10_000 }) as Record<string, (req: unknown) => Promise<unknown>>;
+        for (const method of service.methods) {
+          const code = await client[method.localName](harmlessRequest(method.input)).then(
+            () => "ok",
+            (error: ConnectError) => Code[error.code],
+          );
+          const allowed = EXPECTED[service.typeName][method.name]?.includes(caller) ?? false;
+          outcomes.push(`${caller} ${method.name}: ${code === "PermissionDenied" ? "denied" : code === "Unauthenticated" ? "unauthenticated" : "allowed"}`);
+          expected.push(`${caller} ${method.name}: ${allowed ? "allowed" : "denied"}`);
+        }
+      }
+      expect(outcomes).toEqual(expected);
+    }, 60_000);
+  }
+});
+
+describe("what the issue found is closed", () => {
+  test("the generation runner's own token cannot create an API key nor mark an article published", async () => {
+    // The very token the running runner holds, read from its file.
+    const runnerToken = (await Bun.file(await stack.identity.tokenFile(RUNNER)).text()).trim();
+    const asRunner = (service: DescService, url: string) => serviceClient(service, { baseUrl: url, credential: fixedCredential(runnerToken) }) as any;
+    const key = await asRunner(OperatorService, stack.env.ACCOUNTS_BILLING_URL).createApiKey({ accountId: 1n, userId: 1n, name: "stolen" }).catch((e: ConnectError) => e);
+    expect(key).toBeInstanceOf(ConnectError);
+    expect(key.code).toBe(Code.PermissionDenied);
+    expect(key.rawMessage).toBe(`caller "generation-runner" may not call ${OperatorService.typeName}/CreateApiKey`);
+    const published = await asRunner(ArticleLifecycleService, stack.env.ARTICLE_STORE_URL).markPublished({ externalId: crypto.randomUUID(), versionId: 1n }).catch((e: ConnectError) => e);
+    expect(published.code).toBe(Code.PermissionDenied);
+  });
+
+  test("refusals are counted by caller and method on the refusing service's metrics", async () => {
+    const text = await (await fetch(`${stack.metricsUrls.accountsBilling}/metrics`)).text();
+    expect(text).toMatch(/rpc_server_refused_total\{[^}]*caller="generation-runner"[^}]*rpc_method="articles\.accounts_billing\.v1\.OperatorService\/CreateApiKey"[^}]*\} [1-9]/);
+  });
+});
