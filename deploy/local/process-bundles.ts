@@ -1,6 +1,6 @@
 // Every process runs from one bundled file rather than from its hundreds of TypeScript modules:
 // a Bun process holds each loaded module's source and bytecode, and one bundle saves about
-// 9 MiB of RSS per process (README, Performance). The bundle is written beside its entry
+// 9 MiB of RSS per process (docs/performance-history.md, item 8). The bundle is written beside its entry
 // (`main.ts` → `main.bundle.js`) so paths the entry resolves from import.meta.url, such as its
 // migrations folder, stay the same. `npm start`, the tests and the container image all run bundles.
 import { mkdtemp, rename, rm } from "node:fs/promises";

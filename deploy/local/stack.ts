@@ -42,7 +42,7 @@ export const PROCESS_START_ENV: Partial<Record<keyof ServiceUrls, Record<string,
  * machine's cores, and FTL's compilations (on threads of their own, for the hottest code) cost
  * them more CPU than the faster code gives back within minutes, and hold memory while they run:
  * with it off the stack creates 555-570 articles a second instead of 483-522, p99 58-66 ms
- * instead of 67-74, and the P4 peak is about 20 MiB lower (docs/performance.md, item 35).
+ * instead of 67-74, and the P4 peak is about 20 MiB lower (docs/performance-history.md, item 35).
  */
 export const RUNTIME_START_ENV: Record<string, string> = { BUN_JSC_useFTLJIT: "0" };
 const SIMULATOR_ENTRY = "services/model-simulator/src/main.ts";
@@ -242,7 +242,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   entries.set("gateway", { file: GATEWAY_ENTRY, ready: gatewayReady, env: { IDENTITY_TOKEN_FILE: await identity.tokenFile(CALLER_OF.gateway), METRICS_PORT: gatewayMetricsPort, GRPC_PORT: String(gatewayGrpcPort) } });
 
   // PROFILE=<process> runs that process under Bun's sampling profiler; on exit it writes a
-  // readable (markdown) profile into .local/profiles (README, Performance).
+  // readable (markdown) profile into .local/profiles (docs/performance.md, "Finding the time").
   const profiled = (name: ProcessName) => (env.PROFILE?.split(",").includes(name) ? ["--cpu-prof-md", `--cpu-prof-dir=${root}.local/profiles`] : []);
   const bundles = new Map(await Promise.all([...entries].map(async ([name, entry]) => [name, await bundleProcess(root + entry.file)] as const)).catch(undo));
   const spawn = (name: ProcessName) => {

@@ -1,13 +1,17 @@
-// `npm run deploy:smoke`: builds the container image and runs every process of the system from it,
-// each in its own container with the environment deploy/k8s/base gives it, against this machine's
-// Postgres and Redis; then creates a tenant and generates one article through the gateway
-// container. The cluster's part in workload identity is played here: a signing key, its JWKS and a
-// token per ServiceAccount (deploy/local/workload-tokens.ts), mounted read-only into each
-// container as its projected token would be. Everything it starts is removed at the end, also on
-// failure and Ctrl-C: containers, the database, the Redis keys and the keys and tokens. Kept: the
-// images (the next run builds from their cache).
-// Needs root, podman and runc (and debootstrap for the base image); minutes long, so it is not
-// part of the test suite. README, "Container image".
+// `npm run deploy:smoke`: builds the container image (two stages: docs/container-image.md), fails
+// when it is larger than 250 MB, and runs every process of the system from it, each in its own
+// container with the environment deploy/k8s/base gives it, against this machine's Postgres and
+// Redis; then creates a tenant and generates one article through the gateway container. The
+// cluster's part in workload identity is played here: a signing key, its JWKS and a token per
+// ServiceAccount (deploy/local/workload-tokens.ts), mounted read-only into each container as its
+// projected token would be. Last, it asks for what the runtime stage keeps besides the bundles:
+// the API reference's script, the queue dashboard's page and scripts, and the production overlay's
+// TLS health probe at the path its manifests name. Everything it starts is removed at the end, also
+// on failure and Ctrl-C: containers, the database, the Redis keys and the keys and tokens. Kept:
+// the image and its build stage, tagged <image>-build (the next run builds from their cache; the
+// ones a build replaces are removed).
+// Needs root, podman and runc (and debootstrap for the base images); minutes long, so it is not
+// part of the test suite. docs/container-image.md.
 import { randomBytes } from "node:crypto";
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -28,8 +32,14 @@ import { prepareWorkloadTokens, type WorkloadTokens } from "../local/workload-to
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const env = process.env;
 const IMAGE = env.SMOKE_IMAGE || "localhost/article-service:local";
-// Unset: a Debian base built here by build-base.sh (no registry needed). Set it to use another, e.g. node:20-bookworm-slim.
+// The Dockerfile's build stage, tagged so that the next build starts from it and the one it replaces goes.
+const BUILD_STAGE_IMAGE = IMAGE.replace(/(:[\w.-]+)?$/, (tag) => `${tag || ":latest"}-build`);
+// Unset: Debian bases built here by build-base.sh (no registry needed). Set them to use others,
+// e.g. node:20-bookworm-slim (the build stage's) and debian:bookworm-slim (the runtime stage's).
 const BASE_IMAGE = env.BASE_IMAGE || "localhost/debian-base:bookworm";
+const RUNTIME_IMAGE = env.RUNTIME_IMAGE || "localhost/debian-runtime:bookworm";
+// Issue 33: a lean image. Bytes as podman counts them (and as the line printed shows, in MB).
+const MAX_IMAGE_BYTES = Number(env.SMOKE_MAX_IMAGE_MB || 250) * 1e6;
 const ADMIN_DATABASE_URL = env.SMOKE_DATABASE_ADMIN_URL || "postgres://postgres@127.0.0.1:5432/postgres";
 const REDIS_URL = env.SMOKE_REDIS_URL || "redis://127.0.0.1:6379";
 const READY_TIMEOUT_MS = Number(env.SMOKE_READY_TIMEOUT_MS || 180_000);
@@ -86,6 +96,8 @@ interface Process {
   volumes: string[];
   /** Resolves true once the process answers its health check. */
   ready: () => Promise<boolean>;
+  /** A service's gRPC port on this machine (its health service). */
+  grpcPort?: number;
 }
 
 const grpcReady = (url: string) => async () => {
@@ -133,7 +145,7 @@ async function prepareIdentity(serviceAccounts: string[]): Promise<{ tokens: Wor
  * smoke run's database, a random key), models run on the simulator; each process's identity token
  * is its ServiceAccount's, the key set the launcher's.
  */
-async function plan(): Promise<{ processes: Process[]; gatewayUrl: string; accountsBillingUrl: string; tokens: WorkloadTokens }> {
+async function plan(): Promise<{ migrations: Migration[]; processes: Process[]; gatewayUrl: string; gatewayAdminUrl: string; accountsBillingUrl: string; tokens: WorkloadTokens }> {
   const objects = renderKustomization(root + "deploy/k8s/base");
   const dataOf = (kind: "ConfigMap" | "Secret", name: string) => {
     const found = objects.find((o) => o.kind === kind && o.metadata.name === name);
@@ -205,8 +217,11 @@ async function plan(): Promise<{ processes: Process[]; gatewayUrl: string; accou
     // The process that holds the provider key talks to the simulator instead.
     if ("OPENAI_API_KEY" in processEnv) Object.assign(processEnv, { OPENAI_BASE_URL: `${simulatorUrl}/v1`, SIMULATOR_URL: simulatorUrl });
     const ready = name === "gateway" ? httpReady(`${gatewayUrl}/healthz`, (s) => s === 200) : grpcReady(`http://127.0.0.1:${own.grpc}`);
-    return { name, args: container.args ?? [], env: processEnv, volumes: ["--volume", `${join(identityDir, "identity")}:${IDENTITY_MOUNT}:ro,Z`], ready };
+    return { name, args: container.args ?? [], env: processEnv, volumes: ["--volume", `${join(identityDir, "identity")}:${IDENTITY_MOUNT}:ro,Z`], ready, grpcPort: name === "gateway" ? undefined : own.grpc };
   });
+  // The gateway's operator port (the queue dashboard): METRICS_PORT, by default PORT + 1, as the manifest's ports say.
+  const gatewayEnv = processes.find((p) => p.name === "gateway")!.env;
+  const gatewayAdminUrl = `http://127.0.0.1:${gatewayEnv.METRICS_PORT || Number(gatewayEnv.PORT) + 1}`;
   processes.unshift({
     name: "model-simulator",
     args: ["services/model-simulator/src/main.bundle.js"],
@@ -215,7 +230,35 @@ async function plan(): Promise<{ processes: Process[]; gatewayUrl: string; accou
     // Any answer below 500 means it is up (it wants a key on /v1).
     ready: httpReady(`${simulatorUrl}/v1/models`, (s) => s < 500),
   });
-  return { processes, gatewayUrl, accountsBillingUrl: addresses.ACCOUNTS_BILLING_URL!, tokens: identity.tokens };
+  // The release's migration Job: its containers in order (init containers, then its own), each run to its end.
+  const job = objects.find((o) => o.kind === "Job" && o.metadata.name === "migrate");
+  if (!job) throw new Error("deploy/k8s/base has no migration Job (migrate)");
+  const jobPod = podOf(job) as PodSpec & { initContainers?: Container[] };
+  const migrations = [...(jobPod.initContainers ?? []), ...jobPod.containers].map((container) => {
+    const env: Record<string, string> = {};
+    for (const from of container.envFrom ?? []) {
+      if (from.configMapRef) Object.assign(env, dataOf("ConfigMap", from.configMapRef.name));
+      if (from.secretRef) for (const [key, value] of Object.entries(dataOf("Secret", from.secretRef.name))) env[key] = secretValue(from.secretRef.name, key, value);
+    }
+    for (const { name: variable, value = "" } of container.env ?? []) env[variable] = value;
+    return { name: container.name, args: container.args ?? [], env };
+  });
+  return { migrations, processes, gatewayUrl, gatewayAdminUrl, accountsBillingUrl: addresses.ACCOUNTS_BILLING_URL!, tokens: identity.tokens };
+}
+
+interface Migration {
+  name: string;
+  args: string[];
+  env: Record<string, string>;
+}
+
+/** Runs one container of the migration Job to its end, as the Job's pod runs it; its exit code must be 0. */
+async function runMigration(migration: Migration): Promise<void> {
+  if (interrupted) throw new Error("interrupted");
+  const envArgs = Object.entries(migration.env).flatMap(([k, v]) => ["--env", `${k}=${v}`]);
+  await run([...PODMAN, "run", "--rm", "--name", `article-smoke-${id}-migrate-${migration.name}`, "--label", `article-smoke=${id}`, ...RUN_OPTIONS,
+    "--user", "1000:1000", "--read-only", "--tmpfs", "/tmp:size=64m", "--cap-drop", "ALL", "--security-opt", "no-new-privileges",
+    ...envArgs, IMAGE, ...migration.args]);
 }
 
 /** Starts one process's container the way the manifests run its pod: uid 1000, read-only root, no capabilities, /tmp writable. */
@@ -314,34 +357,49 @@ process.on("SIGINT", () => onSignal("SIGINT"));
 process.on("SIGTERM", () => onSignal("SIGTERM"));
 
 async function main(): Promise<void> {
-  say(`smoke run ${id}: image ${IMAGE} on base ${BASE_IMAGE}, database ${database}, Redis prefix ${redisPrefix}:`);
-  if (!env.BASE_IMAGE) await step("base image", () => run(["bash", "deploy/container/build-base.sh", BASE_IMAGE], { show: true }));
+  say(`smoke run ${id}: image ${IMAGE} built on ${BASE_IMAGE}, running on ${RUNTIME_IMAGE}, database ${database}, Redis prefix ${redisPrefix}:`);
+  if (!env.BASE_IMAGE) await step("build stage's base image", () => run(["bash", "deploy/container/build-base.sh", BASE_IMAGE], { show: true }));
+  if (!env.RUNTIME_IMAGE) await step("runtime stage's base image", () => run(["bash", "deploy/container/build-base.sh", "--runtime", RUNTIME_IMAGE], { show: true }));
+  const inspect = async (image: string) => (await run([...PODMAN, "image", "inspect", "--format", "{{.Id}} {{.Size}}", image], { allowFail: true })).split(" ");
+  const [previous, previousSize] = await inspect(IMAGE);
+  const [previousBuildStage] = await inspect(BUILD_STAGE_IMAGE);
   // The CA bundle this machine trusts (a TLS-inspecting proxy's) goes to npm inside the build only.
-  const previous = await run([...PODMAN, "image", "inspect", "--format", "{{.Id}}", IMAGE], { allowFail: true });
   const ca = env.NODE_EXTRA_CA_CERTS && existsSync(env.NODE_EXTRA_CA_CERTS)
     ? ["--volume", `${env.NODE_EXTRA_CA_CERTS}:/run/build-ca.crt:ro`, "--build-arg", "NODE_EXTRA_CA_CERTS=/run/build-ca.crt"]
     : [];
-  await step(
-    "image build",
-    // --force-rm: a failed or interrupted build leaves no working container behind either.
-    () => run([...PODMAN, "build", "--force-rm", ...RUN_OPTIONS, "--file", "deploy/container/Dockerfile", "--ignorefile", "deploy/container/Dockerfile.dockerignore",
-      "--build-arg", `BASE_IMAGE=${BASE_IMAGE}`, ...ca, "--tag", IMAGE, "."], { show: !!env.SMOKE_BUILD_LOG }),
-    () => "built",
-  );
-  // The image this build replaced would stay behind untagged: its layers are the cache, not it.
-  if (previous && previous !== (await run([...PODMAN, "image", "inspect", "--format", "{{.Id}}", IMAGE]))) await run([...PODMAN, "rmi", previous], { allowFail: true });
-  const size = await run([...PODMAN, "image", "inspect", "--format", "{{.Size}}", IMAGE]);
-  say(`image ${IMAGE}: ${(Number(size) / 1e6).toFixed(0)} MB`);
+  // --force-rm: a failed or interrupted build leaves no working container behind either.
+  const build = (...args: string[]) => run([...PODMAN, "build", "--force-rm", ...RUN_OPTIONS, "--file", "deploy/container/Dockerfile", "--ignorefile", "deploy/container/Dockerfile.dockerignore",
+    "--build-arg", `BASE_IMAGE=${BASE_IMAGE}`, "--build-arg", `RUNTIME_IMAGE=${RUNTIME_IMAGE}`, ...ca, ...args, "."], { show: !!env.SMOKE_BUILD_LOG });
+  await step("image build", async () => {
+    // The build stage first, under its own tag; the image's build then finds every step of it cached.
+    await build("--target", "build", "--tag", BUILD_STAGE_IMAGE);
+    await build("--tag", IMAGE);
+  }, () => `built, its build stage kept as ${BUILD_STAGE_IMAGE}`);
+  const [built, size] = await inspect(IMAGE);
+  const [builtBuildStage] = await inspect(BUILD_STAGE_IMAGE);
+  const megabytes = (bytes: number) => `${(bytes / 1e6).toFixed(0)} MB`;
+  // Images these builds replaced would stay behind untagged (with the build stage's npm install): their layers are no cache any more.
+  const replaced = previous && previous !== built;
+  if (replaced) await run([...PODMAN, "rmi", previous], { allowFail: true });
+  if (previousBuildStage && previousBuildStage !== builtBuildStage) await run([...PODMAN, "rmi", previousBuildStage], { allowFail: true });
+  say(`image ${IMAGE}: ${megabytes(Number(size))}, at most ${megabytes(MAX_IMAGE_BYTES)}${replaced ? ` (the image it replaced: ${megabytes(Number(previousSize))})` : ""}`);
+  if (Number(size) > MAX_IMAGE_BYTES) throw new Error(`the image is ${megabytes(Number(size))}, more than ${megabytes(MAX_IMAGE_BYTES)}: docs/container-image.md says what belongs in it`);
 
-  const { processes, gatewayUrl, accountsBillingUrl, tokens } = await plan();
+  const { migrations, processes, gatewayUrl, gatewayAdminUrl, accountsBillingUrl, tokens } = await plan();
+  // As a release is rolled out: the migration Job first; the Deployments only verify their schema.
+  await step("migration Job", async () => {
+    for (const migration of migrations) await runMigration(migration);
+  }, () => `${migrations.length} schemas migrated (${migrations.map((m) => m.name).join(", ")})`);
   // The simulator and the services first, the gateway last: its health needs the services.
   const order = [...processes.filter((p) => p.name !== "gateway"), processes.find((p) => p.name === "gateway")!];
+  const containers = new Map<string, string>();
   await step("containers start", async () => {
     // Each container is waited for from its own start; the gateway starts once the others run.
     const waits: Promise<void>[] = [];
     for (const proc of order) {
       const begun = Date.now();
       const name = await startContainer(proc);
+      containers.set(proc.name, name);
       say(`  ${proc.name.padEnd(18)} started (${name})`);
       const ready = waitReady(proc, name).then(() => {
         const probe = proc.name === "gateway" ? "GET /healthz" : proc.name === "model-simulator" ? "HTTP" : "gRPC health";
@@ -388,6 +446,34 @@ async function main(): Promise<void> {
     }
     throw new Error(`the article was still ${last} after ${seconds(ARTICLE_TIMEOUT_MS)}`);
   }, (a) => `${a.actual_word_count} words by ${a.ai_model_used}`);
+
+  await step("run-time files", () => checkRunTimeFiles(gatewayUrl, gatewayAdminUrl, tokens.currentToken("operator")!, processes, containers), (checked) => checked);
+}
+
+/**
+ * What the runtime stage keeps beside the bundles (deploy/container/runtime-files.sh), asked for
+ * the way users and the cluster ask: the API reference's script, the queue dashboard's page and a
+ * script of it, and each service's health through the TLS overlay's exec probe command.
+ */
+async function checkRunTimeFiles(gatewayUrl: string, adminUrl: string, operatorToken: string, processes: Process[], containers: Map<string, string>): Promise<string> {
+  const get = async (url: string, headers: Record<string, string> = {}) => {
+    const response = await fetch(url, { headers, signal: AbortSignal.timeout(10_000) });
+    const body = await response.text();
+    if (response.status !== 200 || !body.length) throw new Error(`GET ${url} answered ${response.status} with ${body.length} characters: ${body.slice(0, 200)}`);
+    return body;
+  };
+  const reference = await get(`${gatewayUrl}/docs/assets/redoc.standalone.js`);
+  const operator = { authorization: `Bearer ${operatorToken}` };
+  const page = await get(`${adminUrl}/queues`, operator);
+  const script = /src="(static\/js\/[^"]+\.js)"/.exec(page)?.[1];
+  if (!script) throw new Error(`the queue dashboard's page names no script: ${page.slice(0, 300)}`);
+  await get(`${adminUrl}/queues/${script}`, operator);
+  // The command of deploy/k8s/overlays/production/grpc-tls.yaml's probes (cleartext here: no TLS_CERT_FILE).
+  const probed = await Promise.all(processes.filter((p) => p.grpcPort).map(async (p) => {
+    await run([...PODMAN, "exec", containers.get(p.name)!, "/app/node_modules/.bin/bun", "deploy/k8s/grpc-health-probe.ts", String(p.grpcPort), "liveness"]);
+    return p.name;
+  }));
+  return `/docs/assets/redoc.standalone.js (${(reference.length / 1e6).toFixed(1)} MB), /queues and its ${script}, the TLS probe command healthy on ${probed.length} services`;
 }
 
 let failed = false;

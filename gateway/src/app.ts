@@ -75,18 +75,20 @@ export function buildApp(deps: GatewayDeps, core: GatewayCore = gatewayCore(deps
     .use(jsonBody)
     .onError({ as: "global" }, ({ code, error: raised, set, request }) => {
       const headers = set.headers as Record<string, unknown>;
+      // Every error body names its request (additive to the spec's shapes): what a client quotes to support.
+      const answer = (status: number, body: object, extra: Record<string, unknown> = headers) => jsonResponse(status, { ...body, request_id: requestIdOf(request) }, extra);
       // The body parser's own answers (413) arrive wrapped in the framework's parse error.
       const error = code === "PARSE" && (raised as Error).cause instanceof HttpError ? (raised as Error).cause : raised;
-      if (error instanceof HttpError) return jsonResponse(error.status, error.body, { ...headers, ...error.headers });
+      if (error instanceof HttpError) return answer(error.status, error.body as object, { ...headers, ...error.headers });
       if (error instanceof ConnectError) {
         const mapped = fromServiceError(error);
         if (mapped.status >= 500) deps.logger.error("service call failed", { request_id: requestIdOf(request), path: new URL(request.url).pathname, code: error.code, error: error.rawMessage });
-        return jsonResponse(mapped.status, mapped.body, headers);
+        return answer(mapped.status, mapped.body as object);
       }
-      if (code === "NOT_FOUND") return jsonResponse(404, { message: "Not found." }, headers);
-      if (code === "PARSE" || code === "VALIDATION") return jsonResponse(422, { message: "The given data was invalid.", errors: { body: ["The request body is not valid."] } }, headers);
+      if (code === "NOT_FOUND") return answer(404, { message: "Not found." });
+      if (code === "PARSE" || code === "VALIDATION") return answer(422, { message: "The given data was invalid.", errors: { body: ["The request body is not valid."] } });
       deps.logger.error("unhandled error", { request_id: requestIdOf(request), path: new URL(request.url).pathname, error: (error as Error).stack ?? String(error) });
-      return jsonResponse(500, { message: "Server Error" }, headers);
+      return answer(500, { message: "Server Error" });
     })
     // The reference page and the OpenAPI document (gateway/src/openapi): no CDN, one source of shapes.
     .use(docsRoutes())

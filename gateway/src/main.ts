@@ -11,6 +11,7 @@ import { startPublicGrpcServer, type PublicGrpcServer } from "./grpc/public-grpc
 import { loadGatewayConfig } from "./config.ts";
 import { CallerVerifier, OwnToken } from "../../services/kit/src/workload-identity.ts";
 import { loadListenerTls, trustServiceCa } from "../../services/kit/src/tls.ts";
+import { accessLogSample } from "../../services/kit/src/call-log.ts";
 import { REQUEST_LIMITS } from "./plugins/request-limits.ts";
 import { connectServices } from "./services.ts";
 import { initMetrics } from "../../services/kit/src/metrics.ts";
@@ -59,7 +60,7 @@ const deps = { clients: connectServices(config, credential), redis, subscriber, 
 const core = gatewayCore(deps);
 const app = buildApp(deps, core);
 // Metrics when their port is on; request ids and the access line (info) always.
-observeRequests(app, { metrics: config.metricsPort !== 0, logger });
+observeRequests(app, { metrics: config.metricsPort !== 0, logger, accessLogSample: failOnConfigError(() => accessLogSample()) });
 let admin: AdminServer | undefined;
 try {
   if (config.metricsPort !== 0) admin = await startAdminServer({ port: config.metricsPort, verifier, redis: () => connectRedis(config.redisUrl), redisPrefix: config.redisPrefix });

@@ -1,4 +1,4 @@
-// Creation, progress and completion each run as one statement (README, Performance): the record
+// Creation, progress and completion each run as one statement (docs/performance-history.md, item 17): the record
 // they answer with is the one a read gives, column for column; what the locked transaction
 // decided before is still decided on the row (a repeat, a late report, a failed article, two
 // completions or a completion and a cancel at once).

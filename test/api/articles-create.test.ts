@@ -39,9 +39,9 @@ const ARTICLE_FIELDS = [
   "project",
   "created_at",
   "updated_at",
-  // Additive (README, Behaviour: Images): the article's images, empty until it completes.
+  // Additive (docs/api.md, Behaviour: Images): the article's images, empty until it completes.
   "images",
-  // Additive (README, Live progress and cancellation): why a failed article failed, else null.
+  // Additive (docs/api.md, Live progress and cancellation): why a failed article failed, else null.
   "failure_reason",
 ].sort();
 
@@ -123,7 +123,7 @@ describe("POST /v1/articles", () => {
   });
 
   test("queues the generation job under the article's external_id", async () => {
-    const res = await api.post("/v1/articles", articleBody(tenant.projectId));
+    const res = await api.post("/v1/articles", articleBody(tenant.projectId), { headers: { "x-request-id": "creation-job-check-1" } });
     expect(res.status).toBe(201);
     const { queue: q, close } = queue();
     try {
@@ -132,7 +132,9 @@ describe("POST /v1/articles", () => {
         (j) => j !== undefined,
       );
       expect(job!.id).toBe(res.body.data.external_id);
-      expect(job!.data).toEqual({ externalId: res.body.data.external_id });
+      // With the creating request's id, which the run's log lines carry (unless a relay of another
+      // replica sent the row, which knows no request: then the id is absent, never another one).
+      expect(job!.data).toEqual({ externalId: res.body.data.external_id, ...(job!.data.requestId === undefined ? {} : { requestId: "creation-job-check-1" }) });
     } finally {
       await close();
     }

@@ -34,7 +34,7 @@ async function create(client: ApiClient, projectId: number, overrides: Record<st
 
 function expectPlainNotFound(res: { status: number; body: unknown }) {
   expect(res.status).toBe(404);
-  expect(Object.keys(res.body as object)).toEqual(["message"]);
+  expect(Object.keys(res.body as object)).toEqual(["message", "request_id"]);
 }
 
 describe("GET /v1/articles/{id}", () => {
@@ -73,7 +73,7 @@ describe("GET /v1/articles/{id}", () => {
     const limited = await addMemberWithKey(stack, tenant, "viewer", [elsewhere]);
     const res = await apiClient(stack.baseUrl, limited.token).get(`/v1/articles/${article.id}`);
     expect(res.status).toBe(403);
-    expect(Object.keys(res.body)).toEqual(["message"]);
+    expect(Object.keys(res.body)).toEqual(["message", "request_id"]);
     const viewer = await addMemberWithKey(stack, tenant, "viewer");
     expect((await apiClient(stack.baseUrl, viewer.token).get(`/v1/articles/${article.id}`)).status).toBe(200);
   });

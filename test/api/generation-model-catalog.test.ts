@@ -163,7 +163,7 @@ describe("operators change the catalog", () => {
 });
 
 describe("creation through the gateway", () => {
-  // The gateway remembers the catalog's answer for half a second (README, Performance): a model
+  // The gateway remembers the catalog's answer for half a second (docs/performance-history.md, item 24): a model
   // switched off is refused to creations within a second.
   test("a model switched off is refused to new articles within a second", async () => {
     const tenant = await createTenant(stack);

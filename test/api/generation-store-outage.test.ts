@@ -7,7 +7,8 @@ import { useStack, type TestStack } from "../harness/stack.ts";
 import { createTenant, type Tenant } from "../harness/tenants.ts";
 import { createArticle } from "../harness/articles.ts";
 import { eventually } from "../harness/eventually.ts";
-import { articleBody, createWorkflow, marker, waitForArticle, webhookReceiver, wordUsage } from "./generation-support.ts";
+import { storeClient } from "../harness/service-clients.ts";
+import { articleBody, createWorkflow, marker, runOf, waitForArticle, webhookReceiver, wordUsage } from "./generation-support.ts";
 
 let stack: TestStack;
 let api: ApiClient;
@@ -34,9 +35,19 @@ test("an article that cannot reach article-store for longer than its attempts wo
   await waitForArticle(api, created.external_id, (a) => a.current_step === "Slow", 10_000);
 
   await stack.kill("articleStore");
-  // Five attempts 200 ms apart and doubling would be spent in about 3 s: the outage lasts longer.
-  await Bun.sleep(11_000);
-  await stack.start("articleStore");
+  try {
+    // The run meets the outage once its step ends and it next needs article-store: it records why
+    // it stopped (the runner's own record, read from the runner while article-store is away).
+    const met = await eventually(() => runOf(stack, created.external_id), (run) => run?.lastError !== undefined, 15_000, "the run to meet article-store's outage");
+    expect(met!.lastError).toMatch(/unavailable/i);
+    expect(met!.finishedAt).toBeUndefined();
+    // Five attempts 200 ms apart and doubling would be spent in about 3 s: from the moment the run
+    // met the outage, it lasts well past that.
+    await Bun.sleep(8_000);
+    expect((await runOf(stack, created.external_id))!.finishedAt).toBeUndefined();
+  } finally {
+    await stack.start("articleStore");
+  }
 
   const ended = await waitForArticle(api, created.external_id, (a) => ["completed", "published", "failed"].includes(a.status), 45_000);
   expect(ended.status).toBe("completed");
@@ -56,12 +67,30 @@ test("a completed article whose last attempt cannot settle its words still settl
     const created = await createArticle(ownApi, articleBody(own.projectId, { article_type: type, webhook_url: hook.url }));
     await waitForArticle(ownApi, created.external_id, (a) => a.current_step === "Slow", 10_000);
 
-    // The article completes, but settling its words fails on every attempt (about 3 s).
     await stack.kill("accountsBilling");
-    await Bun.sleep(6_000);
-    await stack.start("accountsBilling");
+    let restartedAt: number;
+    try {
+      // The article completes (article-store records it), then settling its words meets the
+      // outage, and the run records why it stopped. Both read without accounts-billing.
+      const met = await eventually(
+        async () => ({ run: await runOf(stack, created.external_id), article: (await storeClient(stack).getArticle({ identifier: created.external_id })).article }),
+        ({ run, article }) => article?.status === "completed" && run?.lastError !== undefined,
+        15_000,
+        "the article to complete and its settlement to meet accounts-billing's outage",
+      );
+      expect(met.run!.lastError).toMatch(/unavailable/i);
+      // Settling would fail on every attempt (about 3 s): from the moment it first failed, the
+      // outage lasts well past that. Meanwhile no webhook goes out: it follows the settlement.
+      await Bun.sleep(6_000);
+      expect(hook.received).toEqual([]);
+      expect(await wordUsage(stack, own.accountId).then(() => "answered", () => "away")).toBe("away");
+    } finally {
+      restartedAt = Date.now();
+      await stack.start("accountsBilling");
+    }
 
     await eventually(async () => hook.received.length, (n) => n > 0, 30_000, "the completion webhook");
+    expect(hook.received[0]!.at).toBeGreaterThanOrEqual(restartedAt);
     expect(hook.received.map((r) => r.body.data.external_id)).toEqual([created.external_id]);
     const done = await waitForArticle(ownApi, created.external_id, (a) => a.status === "published", 10_000);
     expect(done.content).toBe(`only ${m}`);

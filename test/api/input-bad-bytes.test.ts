@@ -66,7 +66,7 @@ function expectNotFound(res: ApiResponse): void {
 /** A plain `{message}` error with this status. */
 function expectPlainError(res: ApiResponse, status: number): void {
   if (res.status !== status) throw new Error(`expected ${status}, got ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
-  expect(Object.keys(res.body)).toEqual(["message"]);
+  expect(Object.keys(res.body)).toEqual(["message", "request_id"]);
   expect(typeof res.body.message).toBe("string");
 }
 

@@ -1,5 +1,5 @@
 // The generated TypeScript client (clients/typescript) against the whole stack: create an article
-// and poll it until it is completed, as the README shows.
+// and poll it until it is completed, as docs/api.md shows.
 import { beforeAll, expect, test } from "bun:test";
 import { createClient } from "../../clients/typescript/src/client";
 import { createArticle, getArticle, type Article } from "../../clients/typescript/src";
@@ -38,5 +38,5 @@ test("creates an article and polls it to completion", async () => {
   // Errors come back typed too: a 404 is the plain error shape.
   const missing = await getArticle({ client, path: { id: "999999999" } });
   expect(missing.response?.status).toBe(404);
-  expect(missing.error).toEqual({ message: "Article not found." });
+  expect(missing.error).toEqual({ message: "Article not found.", request_id: expect.any(String) });
 }, 60_000);

@@ -117,7 +117,7 @@ describe("GET /v1/projects/{project}/workflows/{workflow}", () => {
     const t = await workflowTenant(stack);
     const res = await t.api.get(`${t.base}/999999999`);
     expect(res.status).toBe(404);
-    expect(Object.keys(res.body)).toEqual(["message"]);
+    expect(Object.keys(res.body)).toEqual(["message", "request_id"]);
   });
 });
 

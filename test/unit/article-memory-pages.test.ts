@@ -10,6 +10,7 @@ import { ArticleSchema, type Article } from "../../proto/gen/articles/article_st
 import { ArticleMemory } from "../../gateway/src/articles/article-memory.ts";
 import { announceArticleChange } from "../../services/kit/src/article-changes.ts";
 import { createLogger } from "../../services/kit/src/logger.ts";
+import { eventually } from "../harness/eventually.ts";
 
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 const prefix = `memory-test-${randomBytes(3).toString("hex")}`;
@@ -31,13 +32,37 @@ function lookupOf(store: Map<bigint, Article>, delayMs = 0) {
   return { lookup, calls };
 }
 
+/**
+ * Announces a change and resolves once the memory has heard it: the memory's handler is the
+ * subscriber's first "message" listener, so when a listener added after it hears the message,
+ * the memory already has.
+ */
+async function announceAndWaitHeard(change: { id: bigint; externalId: string }): Promise<void> {
+  const message = `${change.id} ${change.externalId}`;
+  let onMessage!: (channel: string, heard: string) => void;
+  const heard = new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the announcement ${message} was not heard within 5 s`)), 5_000);
+    onMessage = (_channel, got) => {
+      if (got !== message) return;
+      clearTimeout(timer);
+      resolve();
+    };
+    subscriber.on("message", onMessage);
+  });
+  try {
+    await announceArticleChange(publisher, prefix, change);
+    await heard;
+  } finally {
+    subscriber.off("message", onMessage);
+  }
+}
+
 beforeAll(async () => {
   subscriber = new IORedis(REDIS_URL);
   publisher = new IORedis(REDIS_URL);
   memory = new ArticleMemory(subscriber, prefix, createLogger("test"));
   // Listening once the subscription is confirmed.
-  const deadline = Date.now() + 5000;
-  while (!memory.listening && Date.now() < deadline) await Bun.sleep(10);
+  await eventually(async () => memory.listening, Boolean, 5_000, "the memory to listen to announcements");
 });
 
 afterAll(() => {
@@ -64,17 +89,27 @@ describe("ArticleMemory.getMany", () => {
 
   test("a reader after a change never gets a read that started before it", async () => {
     const store = new Map([[21n, article(21, "writing")]]);
-    const { lookup, calls } = lookupOf(store, 100);
+    // The first read answers what the store held when it started, and is held until the test lets
+    // it end: it is surely still under way when the change is heard.
+    let endEarlyRead!: () => void;
+    const earlyReadHeld = new Promise<void>((resolve) => (endEarlyRead = resolve));
+    const calls: bigint[][] = [];
+    const lookup = async (ids: bigint[]) => {
+      const n = calls.push(ids);
+      const answer = ids.flatMap((id) => store.get(id) ?? []);
+      if (n === 1) await earlyReadHeld;
+      return answer;
+    };
     const early = memory.getMany([21n], lookup);
-    await Bun.sleep(20);
+    expect(calls).toHaveLength(1);
     store.set(21n, article(21, "completed"));
-    await announceArticleChange(publisher, prefix, { id: 21n, externalId: store.get(21n)!.externalId });
-    await Bun.sleep(20); // the announcement reaches the gateway
+    await announceAndWaitHeard({ id: 21n, externalId: store.get(21n)!.externalId });
     const late = await memory.getMany([21n], lookup);
     expect(late[0]!.status).toBe("completed");
+    endEarlyRead();
     expect((await early)[0]!.status).toBe("writing");
     expect(calls).toHaveLength(2);
-    // The early read overlapped the change, so it was not remembered: the next reader reads again.
+    // The early read overlapped the change, so it was not remembered over the late one, though it ended last.
     expect((await memory.getMany([21n], lookup))[0]!.status).toBe("completed");
   });
 

@@ -10,6 +10,7 @@ import { Namespace } from "kubernetes-models/v1/Namespace";
 import { ConfigMap } from "kubernetes-models/v1/ConfigMap";
 import { Secret } from "kubernetes-models/v1/Secret";
 import { ServiceAccount } from "kubernetes-models/v1/ServiceAccount";
+import { Job } from "kubernetes-models/batch/v1/Job";
 import { Service } from "kubernetes-models/v1/Service";
 import { Deployment } from "kubernetes-models/apps/v1/Deployment";
 import { PodDisruptionBudget } from "kubernetes-models/policy/v1/PodDisruptionBudget";
@@ -34,6 +35,7 @@ const MODELS: Record<string, { prototype: { validate(): void } }> = {
   "v1/ConfigMap": ConfigMap,
   "v1/Secret": Secret,
   "v1/ServiceAccount": ServiceAccount,
+  "batch/v1/Job": Job,
   "v1/Service": Service,
   "apps/v1/Deployment": Deployment,
   "policy/v1/PodDisruptionBudget": PodDisruptionBudget,
@@ -421,7 +423,7 @@ describe("autoscaling (production)", () => {
     expect(hpa.spec.metrics).toEqual([{ type: "Resource", resource: { name: "cpu", target: { type: "Utilization", averageUtilization: 70 } } }]);
     for (const name of ["gateway", "generation-runner", "webhook-dispatcher"]) expect(named(objects, "Deployment", name).spec.replicas).toBeUndefined();
     for (const name of ["accounts-billing", "workflow-catalog", "article-store"]) expect(named(objects, "Deployment", name).spec.replicas).toBeGreaterThanOrEqual(2);
-    expect(named(objects, "Deployment", "gateway").spec.template.spec.containers[0].image).toMatch(/^registry\.example\.com\/article-service:\d/);
+    expect(named(objects, "Deployment", "gateway").spec.template.spec.containers[0].image).toMatch(/^registry\.example\.com\/article-service@sha256:\S+$/);
   });
 
   test("the local overlay needs no KEDA or metrics-server and runs one replica of each", () => {
@@ -441,5 +443,22 @@ describe("the strict validation itself", () => {
     const scaled = structuredClone(named(rendered["overlays/production"], "ScaledObject", "generation-runner"));
     delete scaled.spec.scaleTargetRef;
     expect(() => validateStrictly(scaled)).toThrow(/scaleTargetRef/);
+  });
+});
+
+describe("migrations once per release", () => {
+  test.each(SETUPS)("%s: the migration Job migrates every service's schema with the database Secret alone, and the services only verify theirs", (setup) => {
+    const objects = rendered[setup];
+    const job = objects.find((o) => o.kind === "Job" && o.metadata.name === "migrate")!;
+    const pod = (job.spec as any).template.spec;
+    const containers = [...pod.initContainers, ...pod.containers];
+    expect(containers.map((c: any) => c.args)).toEqual(SERVICES.map((s) => [`services/${s}/src/main.bundle.js`, "--migrate"]));
+    for (const c of containers) expect(c.envFrom.map((f: any) => f.secretRef?.name).filter(Boolean)).toEqual(["article-service-database"]);
+    expect(pod.automountServiceAccountToken).toBe(false);
+    const config = objects.find((o) => o.kind === "ConfigMap" && o.metadata.name === "article-service-config")!.data as Record<string, string>;
+    expect(config.MIGRATIONS).toBe("verify");
+    // Its pod may reach Postgres (default-deny egress otherwise).
+    const postgres = objects.find((o) => o.kind === "NetworkPolicy" && o.metadata.name === "allow-postgres")!;
+    expect((postgres.spec as any).podSelector.matchExpressions[0].values).toContain("migrate");
   });
 });

@@ -211,7 +211,7 @@ describe("alerts", () => {
     }
   });
 
-  test("each runbook hint names sections that exist in the READMEs it names", () => {
+  test("each runbook hint names sections that exist in the pages it names", () => {
     const headings = (file: string) => new Set([...readFileSync(join(ROOT, file), "utf8").matchAll(/^#{2,4} (.+)$/gm)].map((m) => m[1]!.trim()));
     for (const a of alerts) {
       let file: string | undefined;
@@ -314,8 +314,8 @@ describe("every alert expression and dashboard query", () => {
     expect(codes.has("ok") && codes.has("invalid_argument") && codes.has("unavailable")).toBe(true);
     const queues = new Set(Object.values(QUEUES).map((q) => q.name));
     const states = new Set([...METRICS_SOURCE.match(/QUEUE_STATES = \[([^\]]*)\]/)![1]!.matchAll(/"(\w+)"/g)].map((m) => m[1]!));
-    // Outcomes, reasons, kinds and modes are listed in metrics.ts's help texts or README.md's metrics table.
-    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+    // Outcomes, reasons, kinds and modes are listed in metrics.ts's help texts or docs/operations.md's metrics table.
+    const readme = readFileSync(join(ROOT, "docs/operations.md"), "utf8");
     const observability = readme.slice(readme.indexOf("## Observability"), readme.indexOf("\n## ", readme.indexOf("## Observability") + 1));
     const words = new Set([...(METRICS_SOURCE + observability).matchAll(/\w+/g)].map((m) => m[0]));
     const wrong: string[] = [];

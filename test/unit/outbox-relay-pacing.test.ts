@@ -53,7 +53,7 @@ describe("outbox relay", () => {
           for (let i = 0; i < 10; i++) {
             const { article } = await createArticle(database.db, storedArticle(tenant, { externalId: randomUUID() }));
             created.push(article.externalId);
-            relay.wake(article.externalId);
+            relay.wake();
           }
         }),
       );

@@ -4,32 +4,76 @@
 // its latest report (a failed repeat is not the run's failure) until completion supersedes it.
 import { describe, expect, test } from "bun:test";
 import { ProgressReports, type ProgressReport } from "../../services/generation-runner/src/domain/progress-reports.ts";
+import { eventually } from "../harness/eventually.ts";
 
 const at = (currentStep: string): ProgressReport => ({ status: "writing", currentStep, cost: "0.00" });
 
-function recorder(delayMs = 5) {
+/** Resolves when `reached()` holds, checked each time `changed` is called; fails after 5 s. */
+function signal() {
+  const waiters = new Set<() => void>();
+  return {
+    changed: () => waiters.forEach((check) => check()),
+    until(reached: () => boolean, what: string): Promise<void> {
+      if (reached()) return Promise.resolve();
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => (waiters.delete(check), reject(new Error(`timed out waiting for ${what}`))), 5_000);
+        const check = () => {
+          if (!reached()) return;
+          clearTimeout(timer);
+          waiters.delete(check);
+          resolve();
+        };
+        waiters.add(check);
+      });
+    },
+  };
+}
+
+/**
+ * A sender that records the reports it was handed. Each send takes `delayMs`; with `held`, it
+ * also waits until the test calls release(), so a report stays under way as long as a test needs.
+ */
+function recorder(delayMs = 5, { held = false } = {}) {
   const sent: string[] = [];
+  let started = 0;
   let inFlight = 0;
   let maxInFlight = 0;
+  let release!: () => void;
+  const released = held ? new Promise<void>((resolve) => (release = resolve)) : Promise.resolve();
+  const progress = signal();
   const send = async (report: ProgressReport) => {
+    started++;
     inFlight++;
     maxInFlight = Math.max(maxInFlight, inFlight);
+    progress.changed();
     await Bun.sleep(delayMs);
+    await released;
     sent.push(report.currentStep);
     inFlight--;
+    progress.changed();
   };
-  return { sent, send, maxInFlight: () => maxInFlight };
+  return {
+    sent,
+    send,
+    maxInFlight: () => maxInFlight,
+    release: () => release?.(),
+    /** Resolves once `n` reports have been handed to the sender (under way or sent). */
+    started: (n: number) => progress.until(() => started >= n, `${n} report(s) under way`),
+    /** Resolves once `n` reports are in. */
+    sentCount: (n: number) => progress.until(() => sent.length >= n, `${n} report(s) sent`),
+  };
 }
 
 describe("ProgressReports", () => {
   test("reports made while one is under way collapse into the latest", async () => {
-    const r = recorder();
+    const r = recorder(5, { held: true });
     const reports = new ProgressReports(r.send, 0);
     reports.report(at("Step 1"));
-    await Bun.sleep(1);
+    await r.started(1);
     reports.report(at("Step 2"));
     reports.report(at("Step 3"));
     reports.report(at("Step 4"));
+    r.release();
     await reports.flush();
     expect(r.sent).toEqual(["Step 1", "Step 4"]);
     expect(r.maxInFlight()).toBe(1);
@@ -79,6 +123,7 @@ describe("ProgressReports", () => {
     const r = recorder(1);
     const reports = new ProgressReports(r.send, 60_000);
     reports.report(at("Draft"));
+    // Not sent on its own within 10 ms of an interval of a minute.
     await Bun.sleep(10);
     expect(r.sent).toEqual([]);
     reports.report(at("Humanizing"));
@@ -87,12 +132,14 @@ describe("ProgressReports", () => {
   });
 
   test("supersede drops the unsent report and waits for the one under way", async () => {
-    const r = recorder(20);
+    const r = recorder(5, { held: true });
     const reports = new ProgressReports(r.send, 0);
     reports.report(at("Step 1"));
-    await Bun.sleep(1);
+    await r.started(1);
     reports.report(at("Step 2"));
-    await reports.supersede();
+    const superseded = reports.supersede();
+    r.release();
+    await superseded;
     expect(r.sent).toEqual(["Step 1"]);
   });
 
@@ -101,16 +148,17 @@ describe("ProgressReports", () => {
       throw new Error("article-store is unavailable");
     }, 0);
     reports.report(at("Step 1"));
-    await Bun.sleep(5);
+    // flush waits for the report under way, so the failure is in once it throws.
+    await expect(reports.flush()).rejects.toThrow("article-store is unavailable");
     expect(() => reports.report(at("Step 2"))).toThrow("article-store is unavailable");
-    expect(reports.flush()).rejects.toThrow("article-store is unavailable");
+    await expect(reports.flush()).rejects.toThrow("article-store is unavailable");
   });
 
   test("a run silent for the keep-alive repeats its latest report", async () => {
     const r = recorder(1);
     const reports = new ProgressReports(r.send, 0, 40);
     reports.report(at("Slow step"));
-    await Bun.sleep(150);
+    await r.sentCount(2);
     reports.stop();
     expect(r.sent.length).toBeGreaterThanOrEqual(2);
     expect(new Set(r.sent)).toEqual(new Set(["Slow step"]));
@@ -119,6 +167,7 @@ describe("ProgressReports", () => {
   test("nothing is repeated before the run's first report", async () => {
     const r = recorder(1);
     const reports = new ProgressReports(r.send, 0, 20);
+    // Nothing goes out over four keep-alive periods.
     await Bun.sleep(80);
     reports.stop();
     expect(r.sent).toEqual([]);
@@ -130,8 +179,8 @@ describe("ProgressReports", () => {
       if (++calls > 1) throw new Error("article-store is unavailable");
     }, 0, 20);
     reports.report(at("Step 1"));
-    await Bun.sleep(100);
-    expect(calls).toBeGreaterThan(1);
+    // A third call is a keep-alive sent after the failed one was dealt with.
+    await eventually(async () => calls, (n) => n >= 3, 5_000, "a keep-alive after a failed one");
     expect(() => reports.report(at("Step 2"))).not.toThrow();
     reports.stop();
   });
@@ -142,6 +191,7 @@ describe("ProgressReports", () => {
     reports.report(at("Step 1"));
     await reports.supersede();
     const sent = r.sent.length;
+    // Nothing goes out over four keep-alive periods.
     await Bun.sleep(80);
     expect(r.sent.length).toBe(sent);
   });
@@ -150,9 +200,10 @@ describe("ProgressReports", () => {
     const r = recorder(1);
     const reports = new ProgressReports(r.send, 30);
     reports.report(at("Step 1"));
-    await Bun.sleep(50);
+    await r.sentCount(1);
     reports.report(at("Step 2"));
     reports.stop();
+    // Step 2 would have gone out 30 ms after Step 1: nothing does over 80 ms.
     await Bun.sleep(80);
     expect(r.sent).toEqual(["Step 1"]);
   });

@@ -520,6 +520,10 @@ export type GateError = {
      * Seconds to wait (429).
      */
     retry_after?: number;
+    /**
+     * The request's id, as in its X-Request-Id header: what to quote to support.
+     */
+    request_id?: string;
 };
 
 /**
@@ -527,6 +531,10 @@ export type GateError = {
  */
 export type PlainError = {
     message: string;
+    /**
+     * The request's id, as in its X-Request-Id header: what to quote to support.
+     */
+    request_id?: string;
 };
 
 /**
@@ -543,6 +551,10 @@ export type ValidationError = {
     errors: {
         [key: string]: unknown | Array<string>;
     };
+    /**
+     * The request's id, as in its X-Request-Id header: what to quote to support.
+     */
+    request_id?: string;
 };
 
 /**
@@ -551,6 +563,10 @@ export type ValidationError = {
 export type ReorderRejection = {
     success: false;
     message: string;
+    /**
+     * The request's id, as in its X-Request-Id header: what to quote to support.
+     */
+    request_id?: string;
 };
 
 /**

@@ -1,7 +1,7 @@
 // The cost range an estimate answers: what generating the article should cost at the model
 // catalog's prices, from the words to generate and the workflow's steps. Prompts are not known
 // here (built-in prompts never leave the catalog), so each step is given a fixed allowance for
-// its instructions. The README's "Estimating before creating" states the same rules.
+// its instructions. docs/api.md, "Cost breakdown and estimates", states the same rules.
 import { formatUsd, parseUsd, type Picodollars } from "../../../services/generation-runner/src/domain/usd.ts";
 
 /** Instruction tokens per step: built-in steps run 140–420 words of instructions (about 190–560 tokens). */

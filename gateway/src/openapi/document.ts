@@ -429,7 +429,7 @@ export function openApiDocument(): Json {
       title: "Article Generation Service",
       version: "1.0.0",
       description: "Generates long-form articles through multi-step AI pipelines. Create an article, then poll it (or follow its events) until it is completed or failed.",
-      license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
+      license: { name: "Apache 2.0", identifier: "Apache-2.0" },
     },
     // Relative: the document is served by the gateway it describes (npm start: http://localhost:8080).
     servers: [{ url: "/", description: "The gateway serving this document" }],

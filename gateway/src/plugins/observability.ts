@@ -8,7 +8,9 @@ import { httpDuration, httpRequests } from "../../../services/kit/src/metrics.ts
 import type { CounterCell, HistogramCell } from "../../../services/kit/src/metric-series.ts";
 import { openIncomingSpan, tracingEnabled } from "../../../services/kit/src/tracing.ts";
 import type { Logger } from "../../../services/kit/src/logger.ts";
-import { requestIdOf, withRequestId } from "./request-ids.ts";
+import { requestIdOf, withRequestId as answerWithRequestId } from "./request-ids.ts";
+import { withRequestId } from "../../../services/kit/src/request-context.ts";
+import { sampled } from "../../../services/kit/src/call-log.ts";
 
 interface Node {
   statics: Map<string, Node>;
@@ -63,7 +65,8 @@ interface RouteSeries {
  * answer its X-Request-Id and, with a logger, writes one access line per request (request id,
  * method, route, status, milliseconds). Call after every route is added and before listen.
  */
-export function observeRequests(app: Elysia<any, any, any, any, any, any, any>, opts: { metrics: boolean; logger?: Logger }): void {
+export function observeRequests(app: Elysia<any, any, any, any, any, any, any>, opts: { metrics: boolean; logger?: Logger; accessLogSample?: number }): void {
+  const share = opts.accessLogSample ?? 1;
   const tracing = tracingEnabled();
   const access = opts.logger;
   let match: ((path: string) => string) | undefined;
@@ -93,8 +96,9 @@ export function observeRequests(app: Elysia<any, any, any, any, any, any, any>, 
     const id = requestIdOf(request);
     const answer = (response: Response) => {
       if (s) record(s, route, method, response.status, started);
-      access?.info("request", { request_id: id, method, route, status: response.status, ms: Math.round((performance.now() - started) * 10) / 10 });
-      return withRequestId(response, id);
+      // Every refusal and failure has its line; successes at the rate of ACCESS_LOG_SAMPLE.
+      if (response.status >= 400 || sampled(share)) access?.info("request", { request_id: id, method, route, status: response.status, ms: Math.round((performance.now() - started) * 10) / 10 });
+      return answerWithRequestId(response, id);
     };
     // Sampling is decided before anything else: a request whose trace is left out runs exactly
     // as with tracing off (no span, no context; its calls carry flag 00 on their own).
@@ -102,7 +106,8 @@ export function observeRequests(app: Elysia<any, any, any, any, any, any, any>, 
       ? openIncomingSpan(request.headers, () => ({ name: `${method} ${route}`, attributes: { "http.request.method": method, "http.route": route } }), SpanKind.SERVER)
       : undefined;
     if (!opened) {
-      const result = fetch(request);
+      // Everything the request does (its calls, its log lines) carries its id.
+      const result = withRequestId(id, () => fetch(request));
       return result instanceof Promise ? result.then(answer) : answer(result as Response);
     }
     const { span } = opened;
@@ -118,8 +123,9 @@ export function observeRequests(app: Elysia<any, any, any, any, any, any, any>, 
     };
     // The kept span stays current for everything the request starts, so its calls join the trace.
     return context.with(opened.context, () => {
+      span.setAttribute("request.id", id);
       try {
-        const result = fetch(request);
+        const result = withRequestId(id, () => fetch(request));
         return result instanceof Promise ? result.then(settle, fail) : settle(result as Response);
       } catch (error) {
         fail(error);

@@ -3,8 +3,9 @@
 // support, and it stands on the gateway's access line and on every error line of that request, so
 // a 500 is found in the logs whether or not its trace was kept.
 
-const CLIENT_ID = /^[A-Za-z0-9._:-]{8,128}$/;
-export const REQUEST_ID_HEADER = "x-request-id";
+import { REQUEST_ID_HEADER, usableRequestId } from "../../../services/kit/src/request-context.ts";
+
+export { REQUEST_ID_HEADER };
 
 const ids = new WeakMap<Request, string>();
 
@@ -12,8 +13,7 @@ const ids = new WeakMap<Request, string>();
 export function requestIdOf(request: Request): string {
   let id = ids.get(request);
   if (id === undefined) {
-    const given = request.headers.get(REQUEST_ID_HEADER);
-    id = given !== null && CLIENT_ID.test(given) ? given : crypto.randomUUID();
+    id = usableRequestId(request.headers.get(REQUEST_ID_HEADER)) ?? crypto.randomUUID();
     ids.set(request, id);
   }
   return id;

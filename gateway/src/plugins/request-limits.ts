@@ -1,4 +1,4 @@
-// Size limits of a request (README, Behaviour): checked before routing and authentication (a
+// Size limits of a request (docs/api.md, Behaviour): checked before routing and authentication (a
 // request hook applies to the whole app), so an oversized request costs nothing further and is
 // answered in the spec's plain error shape.
 import { Elysia } from "elysia";

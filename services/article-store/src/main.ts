@@ -60,7 +60,7 @@ await runService({
     articleStoreRoutes({
       db: database.db,
       accounts: serviceClient(AccountsService, { baseUrl: config.services.accountsBilling, credential }),
-      onArticleCreated: (externalId) => relay?.wake(externalId),
+      relay: () => relay,
     }),
   interceptors: ({ config, logger }) => [
     announceArticleChanges(announcements.of(config, logger), config.redisPrefix, logger),

@@ -8,10 +8,18 @@ import type { Db } from "./db/client.ts";
 import { relayPendingEntries, type OutboxEntry } from "./domain/outbox.ts";
 import { purgeExpiredKeys } from "./domain/idempotency.ts";
 import { currentTraceparent } from "../../kit/src/tracing.ts";
+import { currentRequestId } from "../../kit/src/request-context.ts";
 
 export interface OutboxRelay {
-  /** Relay now instead of at the next poll; the creating call's trace goes with its job. */
-  wake(externalId?: string): void;
+  /**
+   * Before a creation commits: the creating call's trace and request id go with its job (noted
+   * first, so a pass that finds the row before the wake still sends them).
+   */
+  note(externalId: string): void;
+  /** A noted creation that did not happen (a replay, a refusal): nothing to send with it. */
+  forget(externalId: string): void;
+  /** Relay now instead of at the next poll. */
+  wake(): void;
   stop(): Promise<void>;
 }
 
@@ -35,9 +43,9 @@ export function startOutboxRelay(opts: { db: Db; generationQueue: Queue<Generati
   let woken = false;
   let passStartedAt = -Infinity;
   let lastPurge = 0;
-  // Traceparents of creations not relayed yet (only while traces are exported), bounded so rows
-  // relayed by another replica cannot make it grow.
-  const traces = new Map<string, string>();
+  // The traceparents (while traces are exported) and request ids of creations not relayed yet,
+  // which go with their jobs; bounded so rows relayed by another replica cannot make it grow.
+  const origins = new Map<string, { trace?: string; requestId?: string }>();
 
   // Bounded, so an unreachable Redis cannot hold the pass's row locks (or shutdown) open; the
   // rows stay unsent and the next pass sends them again.
@@ -54,10 +62,10 @@ export function startOutboxRelay(opts: { db: Db; generationQueue: Queue<Generati
   };
 
   const jobData = (externalId: string): GenerationJob => {
-    const trace = traces.get(externalId);
-    if (trace === undefined) return { externalId };
-    traces.delete(externalId);
-    return { externalId, trace };
+    const origin = origins.get(externalId);
+    if (origin === undefined) return { externalId };
+    origins.delete(externalId);
+    return { externalId, ...origin };
   };
 
   const sleep = () =>
@@ -100,9 +108,16 @@ export function startOutboxRelay(opts: { db: Db; generationQueue: Queue<Generati
   })();
 
   return {
-    wake(externalId) {
-      const trace = externalId === undefined ? undefined : currentTraceparent();
-      if (trace !== undefined && traces.size < 10_000) traces.set(externalId!, trace);
+    note(externalId) {
+      if (origins.size >= 10_000) return;
+      const trace = currentTraceparent();
+      const requestId = currentRequestId();
+      if (trace !== undefined || requestId !== undefined) origins.set(externalId, { ...(trace ? { trace } : {}), ...(requestId ? { requestId } : {}) });
+    },
+    forget(externalId) {
+      origins.delete(externalId);
+    },
+    wake() {
       woken = true;
       wakeUp?.();
     },

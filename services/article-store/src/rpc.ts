@@ -1,4 +1,5 @@
 // gRPC handlers of article-store: thin translations between proto messages and the domain.
+import type { OutboxRelay } from "./outbox-relay.ts";
 import { Code, ConnectError, type Client, type ConnectRouter } from "@connectrpc/connect";
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
@@ -198,17 +199,27 @@ async function requireProject(accounts: Client<typeof AccountsService>, projectI
 export interface ArticleStoreDeps {
   db: Db;
   accounts: Client<typeof AccountsService>;
-  /** Called after a creation commits, so its outbox row is relayed at once. */
-  onArticleCreated(externalId: string): void;
+  /** The relay of created articles to their generation jobs (outbox-relay.ts); absent until it starts. */
+  relay(): Pick<OutboxRelay, "note" | "forget" | "wake"> | undefined;
 }
 
-export function articleStoreRoutes({ db, accounts, onArticleCreated }: ArticleStoreDeps) {
+export function articleStoreRoutes({ db, accounts, relay }: ArticleStoreDeps) {
   const article = (a: store.ArticleRecord) => ({ article: articleMessage(a) });
   return (router: ConnectRouter) => {
     router.service(ArticleStoreService, {
       async createArticle(req) {
-        const created = await store.createArticle(db, newArticleOf(req.article), idempotencyOf(req.idempotencyKey, req.requestHash));
-        if (!created.replayed) onArticleCreated(created.article.externalId);
+        const externalId = req.article?.externalId ?? "";
+        relay()?.note(externalId);
+        let created;
+        try {
+          created = await store.createArticle(db, newArticleOf(req.article), idempotencyOf(req.idempotencyKey, req.requestHash));
+        } catch (error) {
+          relay()?.forget(externalId);
+          throw error;
+        }
+        // Its outbox row is relayed at once rather than at the next poll.
+        if (created.replayed) relay()?.forget(externalId);
+        else relay()?.wake();
         return { article: articleMessage(created.article), replayed: created.replayed };
       },
       getArticle: async (req) => article(await store.getArticle(db, req.identifier)),

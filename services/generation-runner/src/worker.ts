@@ -2,6 +2,7 @@
 // (QUEUES.generation.defaults); only the last failed attempt marks the article failed and gives
 // its reserved words back. A worker that dies loses its job lock, and BullMQ hands the job to
 // another worker (or this one restarted), which resumes from the checkpoints.
+import { currentRequestId, withRequestId } from "../../kit/src/request-context.ts";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { DelayedError, UnrecoverableError, Worker, type Job } from "bullmq";
 import { ArticleLifecycleService, ArticleStoreService } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
@@ -80,7 +81,8 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
     async enqueueWebhook(job) {
       // One completion webhook per article: the job id is its external_id (BullMQ ids may not contain ":").
       const trace = currentTraceparent();
-      await webhooks.add("deliver", trace ? { ...job, trace } : job, { jobId: job.externalId });
+      const requestId = currentRequestId();
+      await webhooks.add("deliver", { ...job, ...(trace ? { trace } : {}), ...(requestId ? { requestId } : {}) }, { jobId: job.externalId });
     },
     detector: runner.detector,
     research: runner.research && { ...runner.research, provider: pacedSearch(runner.research.provider, pacer, runner.searchRequestsPerMinute) },
@@ -133,7 +135,10 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
     const started = performance.now();
     let outcome = "error";
     try {
-      outcome = await inJobSpan("generation run", job.data.trace, { "messaging.destination.name": QUEUES.generation.name }, () => runJobInSpan(job, token));
+      // The run's log lines, calls and webhook carry the id of the request that created the article.
+      outcome = await withRequestId(job.data.requestId, () =>
+        inJobSpan("generation run", job.data.trace, { "messaging.destination.name": QUEUES.generation.name, ...(job.data.requestId ? { "request.id": job.data.requestId } : {}) }, () => runJobInSpan(job, token)),
+      );
       return outcome;
     } catch (error) {
       outcome = error instanceof DelayedError ? "parked" : "error";

@@ -10,7 +10,7 @@
 // method; the gateway cannot create keys; operator methods need the operator's credential. An
 // operator grants an internal team's workload more with CALLER_GRANTS on the service.
 import type { DescService } from "@bufbuild/protobuf";
-import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { Code, ConnectError, createContextKey, type Interceptor } from "@connectrpc/connect";
 import { Health } from "../../../proto/gen/grpc/health/v1/health_pb.ts";
 import { ConfigError, envOptional, type Env } from "./config.ts";
 import type { Logger } from "./logger.ts";
@@ -68,6 +68,9 @@ export function loadCallerGrants(env: Env): Map<string, Set<string>> {
   return grants;
 }
 
+/** The verified caller of a call, for what runs after the check (the access line). */
+export const CALLER_KEY = createContextKey<string | undefined>(undefined, { description: "the verified caller" });
+
 const refusals = new CounterSeries("rpc_server_refused_total", "Calls refused because the caller may not call the method, by caller and method.");
 const refusalCells = new Map<string, CounterCell>();
 const REFLECTION_PREFIX = "grpc.reflection.";
@@ -94,6 +97,7 @@ export function authorizeCallers(opts: { verifier: CallerVerifier; access: Servi
     const service = req.service.typeName;
     if (service === Health.typeName) return next(req);
     const caller = await opts.verifier.callerOf(req.header.get("authorization"));
+    req.contextValues.set(CALLER_KEY, caller);
     const path = `${service}/${req.method.name}`;
     if (!service.startsWith(REFLECTION_PREFIX) && !allowed(caller, path, service)) {
       countRefusal(caller, path);

@@ -18,6 +18,7 @@ import { create, type DescMessage, type DescMethodUnary, type DescService } from
 import { traceClientInterceptor, tracingEnabled } from "./tracing.ts";
 import type { Credential } from "./workload-identity.ts";
 import { serviceTlsOption } from "./tls.ts";
+import { currentRequestId, REQUEST_ID_HEADER } from "./request-context.ts";
 
 export interface ServiceClientOptions {
   baseUrl: string;
@@ -122,9 +123,12 @@ function transportTo(address: ServiceClientOptions): Transport {
   if (!ofCredential) transports.set(address.credential, (ofCredential = new Map()));
   let transport = ofCredential.get(key);
   if (transport) return transport;
-  // Asked on every call: a renewed token is sent as soon as the process has read it.
+  // Asked on every call: a renewed token is sent as soon as the process has read it. The request
+  // id of the work in progress goes along (request-context.ts).
   const credential: Interceptor = (next) => (req) => {
     req.header.set("authorization", address.credential.authorization());
+    const requestId = currentRequestId();
+    if (requestId !== undefined) req.header.set(REQUEST_ID_HEADER, requestId);
     return next(req);
   };
   // The traceparent header only when traces are exported: nothing extra on calls otherwise.

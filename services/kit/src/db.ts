@@ -3,6 +3,7 @@
 import postgres from "postgres";
 import { drizzle } from "drizzle-orm/postgres-js";
 import { migrate } from "drizzle-orm/postgres-js/migrator";
+import { readMigrationFiles } from "drizzle-orm/migrator";
 import { existsSync } from "node:fs";
 import { redactUrl } from "./config.ts";
 
@@ -31,7 +32,7 @@ export async function ensureDatabase(databaseUrl: string): Promise<void> {
 /**
  * The client drizzle runs on, with every parameterised statement prepared once per connection.
  * drizzle sends its queries unprepared, so Postgres parsed and planned each one again: about half
- * of its CPU per statement on the hot paths (README, Performance). Statement texts come from the
+ * of its CPU per statement on the hot paths (docs/performance-history.md, item 2). Statement texts come from the
  * code's query shapes (values always travel as parameters), so the per-connection statement
  * cache stays small. Transactions and savepoints get a client that prepares the same way.
  */
@@ -91,22 +92,43 @@ export interface ServiceDatabase<S extends Record<string, unknown>> {
   close(): Promise<void>;
 }
 
+/**
+ * What a process does with its schema at start (MIGRATIONS): `apply` its migrations (the default:
+ * `npm start`, a single replica), or `verify` that a migration Job of this release already applied
+ * them and refuse to start on an older schema (Kubernetes: many replicas of a new release start
+ * while the old one still serves, and none of them should change the schema under it).
+ */
+export type MigrationMode = "apply" | "verify";
+
+/** Thrown at start when the schema lacks migrations this release needs (MIGRATIONS=verify). */
+export class SchemaBehindError extends Error {}
+
 export async function openServiceDatabase<S extends Record<string, unknown>>(opts: {
   databaseUrl: string;
   schemaName: string;
   schema: S;
   migrationsFolder: string;
   poolSize?: number;
+  migrations?: MigrationMode;
 }): Promise<ServiceDatabase<S>> {
-  await ensureDatabase(opts.databaseUrl);
+  if (opts.migrations !== "verify") await ensureDatabase(opts.databaseUrl);
   const sql = postgres(opts.databaseUrl, { max: opts.poolSize ?? 10, onnotice: () => {}, ...CONNECTION_OPTIONS });
   const db = drizzle(preparingClient(sql), { schema: opts.schema });
-  if (existsSync(opts.migrationsFolder)) {
-    // Replicas starting together migrate one at a time: the lock is held on a reserved connection.
-    const lock = await sql.reserve();
+  if (opts.migrations === "verify") {
+    try {
+      await verifySchema(sql, opts.schemaName, opts.migrationsFolder);
+    } catch (error) {
+      await sql.end({ timeout: 1 });
+      throw error;
+    }
+  } else if (existsSync(opts.migrationsFolder)) {
+    // Replicas starting together migrate one at a time: the lock is held on a reserved connection
+    // of a client of its own, beside the one migrating (whatever DATABASE_POOL_SIZE is).
+    const migrating = postgres(opts.databaseUrl, { max: 2, onnotice: () => {}, ...CONNECTION_OPTIONS });
+    const lock = await migrating.reserve();
     try {
       await lock`select pg_advisory_lock(hashtext(${"migrate:" + opts.schemaName}))`;
-      await migrate(db, {
+      await migrate(drizzle(migrating), {
         migrationsFolder: opts.migrationsFolder,
         // Kept beside (not inside) the service schema, whose first migration creates it.
         migrationsSchema: `${opts.schemaName}_migrations`,
@@ -115,7 +137,22 @@ export async function openServiceDatabase<S extends Record<string, unknown>>(opt
     } finally {
       await lock`select pg_advisory_unlock(hashtext(${"migrate:" + opts.schemaName}))`;
       lock.release();
+      await migrating.end({ timeout: 5 });
     }
   }
   return { db, sql, close: () => sql.end({ timeout: 5 }) };
+}
+
+/** Fails with SchemaBehindError naming the newest missing migration when the schema is older than the folder's. */
+async function verifySchema(sql: postgres.Sql, schemaName: string, migrationsFolder: string): Promise<void> {
+  const needed = readMigrationFiles({ migrationsFolder });
+  if (needed.length === 0) return;
+  const newest = Math.max(...needed.map((m) => m.folderMillis));
+  const [{ applied } = { applied: null }] = await sql<{ applied: string | null }[]>`
+    select (select max(created_at) from ${sql(`${schemaName}_migrations`)}.applied)::text as applied
+    where to_regclass(${`${schemaName}_migrations.applied`}) is not null`.catch(() => [{ applied: null }]);
+  if (applied === null || Number(applied) < newest) {
+    const missing = needed.filter((m) => applied === null || m.folderMillis > Number(applied)).length;
+    throw new SchemaBehindError(`the ${schemaName} schema lacks ${missing} migration(s) this release needs; run the release's migration Job first (or start with MIGRATIONS=apply)`);
+  }
 }

@@ -7,6 +7,7 @@
 
 import { ConfigError, envOptional } from "./config.ts";
 import { activeTraceId } from "./tracing.ts";
+import { currentRequestId } from "./request-context.ts";
 
 type Fields = Record<string, unknown>;
 
@@ -95,7 +96,17 @@ export function createLogger(service: string): Logger {
   const write = (level: string, message: string, fields?: Fields) => {
     // The request's trace id, when a span is recording, ties the line to the trace of its request.
     const traceId = activeTraceId();
-    const line = JSON.stringify({ time: new Date().toISOString(), level, service, message, ...(traceId ? { trace_id: traceId } : {}), ...(fields && maskSecrets(fields)) });
+    // The request id of the work in progress (request-context.ts), unless the line names one itself.
+    const requestId = currentRequestId();
+    const line = JSON.stringify({
+      time: new Date().toISOString(),
+      level,
+      service,
+      message,
+      ...(requestId ? { request_id: requestId } : {}),
+      ...(traceId ? { trace_id: traceId } : {}),
+      ...(fields && maskSecrets(fields)),
+    });
     (level === "error" ? process.stderr : process.stdout).write(line + "\n");
   };
   return {

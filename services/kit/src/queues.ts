@@ -13,6 +13,8 @@ export interface GenerationJob {
   externalId: string;
   /** The W3C traceparent of the request that created the article, when traces are exported. */
   trace?: string;
+  /** The id of the request that created the article: its run's log lines carry it. */
+  requestId?: string;
 }
 
 /** Deliver one article's completion webhook: produced by generation-runner, consumed by webhook-dispatcher. */
@@ -22,6 +24,8 @@ export interface WebhookJob {
   versionId: number;
   /** The W3C traceparent of the run that enqueued it, when traces are exported. */
   trace?: string;
+  /** The id of the request that created the article. */
+  requestId?: string;
   /** Dispatcher bookkeeping: activations cut short by its own dependencies, which are not attempts. */
   interruptions?: number;
 }

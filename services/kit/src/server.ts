@@ -1,7 +1,7 @@
 // The two listeners every service runs, both serving the same handlers behind the same
 // interceptors: gRPC (with gRPC-Web and Connect) on node:http2 for outside clients and probes,
 // and the Connect protocol over HTTP/1.1 on Bun.serve for the project's own processes, which
-// costs about a third of the CPU per call of Bun's node:http2 (README, Performance). Both carry
+// costs about a third of the CPU per call of Bun's node:http2 (docs/performance-history.md, item 1). Both carry
 // the standard grpc.health.v1 service, the caller check (workload identity and the service's
 // access table), domain-error mapping, and a graceful drain on SIGTERM.
 import http2 from "node:http2";
@@ -17,6 +17,7 @@ import { rpcMetricsInterceptor } from "./metrics.ts";
 import { authorizeCallers, type ServiceAccess } from "./access-policy.ts";
 import type { CallerVerifier } from "./workload-identity.ts";
 import type { ListenerTls } from "./tls.ts";
+import { callLog } from "./call-log.ts";
 import { traceServerInterceptor, tracingEnabled } from "./tracing.ts";
 
 export interface ServiceServerOptions {
@@ -38,6 +39,8 @@ export interface ServiceServerOptions {
   interceptors?: Interceptor[];
   /** Count and time every call for Prometheus (default true; false when METRICS_PORT is 0). */
   metrics?: boolean;
+  /** The share of successful calls given an access line (ACCESS_LOG_SAMPLE). */
+  accessLogSample?: number;
   /** Serve both listeners over TLS (TLS_CERT_FILE, TLS_KEY_FILE). */
   tls?: ListenerTls;
 }
@@ -99,7 +102,7 @@ export async function startServiceServer(opts: ServiceServerOptions): Promise<Se
   // The span first (the caller's trace continues through everything below), then the metrics,
   // which see each call's final code, refused credentials included.
   const observe = [...(tracingEnabled() ? [traceServerInterceptor()] : []), ...(opts.metrics === false ? [] : [rpcMetricsInterceptor()])];
-  const interceptors = [...observe, trackCalls, authorizeCallers({ verifier: opts.verifier, access: opts.access, grants: opts.grants, logger: opts.logger }), mapDomainErrors(opts.logger), ...(opts.interceptors ?? [])];
+  const interceptors = [...observe, trackCalls, callLog(opts.logger, opts.accessLogSample ?? 1), authorizeCallers({ verifier: opts.verifier, access: opts.access, grants: opts.grants, logger: opts.logger }), mapDomainErrors(opts.logger), ...(opts.interceptors ?? [])];
   const routes = (router: ConnectRouter) => {
     // "" (the whole process) and each served service follow readiness; LIVENESS_SERVICE is
     // SERVING whenever the process answers, so a dependency outage never gets it restarted.

@@ -2,8 +2,8 @@
 // the gRPC server up, optional background work, health that follows its Postgres (and Redis),
 // and a graceful drain on SIGTERM.
 import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
-import { failOnConfigError, listenPorts, loadPlatformConfig, metricsPort, METRICS_PORT_OFFSET, type PlatformConfig, type ServiceUrls } from "./config.ts";
-import { openServiceDatabase, type ServiceDatabase } from "./db.ts";
+import { ConfigError, envString, failOnConfigError, listenPorts, loadDataStores, loadPlatformConfig, metricsPort, METRICS_PORT_OFFSET, type PlatformConfig, type ServiceUrls } from "./config.ts";
+import { openServiceDatabase, type MigrationMode, type ServiceDatabase } from "./db.ts";
 import { postgresDependency, redisDependency, watchDependencies } from "./dependency-watch.ts";
 import { createLogger, type Logger } from "./logger.ts";
 import { onShutdown, startServiceServer, type ServiceServer } from "./server.ts";
@@ -14,6 +14,7 @@ import { collectGarbageWhenQuiet } from "./quiet-collection.ts";
 import { flushTracing, initTracing } from "./tracing.ts";
 import { loadCallerGrants, type ServiceAccess } from "./access-policy.ts";
 import { loadListenerTls, trustServiceCa } from "./tls.ts";
+import { accessLogSample } from "./call-log.ts";
 import { CallerVerifier, OwnToken, type Credential } from "./workload-identity.ts";
 
 export interface ServiceContext<S extends Record<string, unknown>> {
@@ -42,16 +43,41 @@ export interface ServiceDefinition<S extends Record<string, unknown>> {
   background?(ctx: ServiceContext<S>): Promise<() => Promise<void>>;
 }
 
+/** MIGRATIONS: `apply` (default) or `verify` (see MigrationMode). */
+function migrationMode(env: Record<string, string | undefined> = process.env): MigrationMode {
+  const value = envString(env, "MIGRATIONS", "apply");
+  if (value !== "apply" && value !== "verify") throw new ConfigError("MIGRATIONS", `expected apply or verify, got "${value}"`);
+  return value;
+}
+
+/** Applies the service's migrations (one replica at a time: they take a lock) and exits; only DATABASE_URL is needed. */
+async function migrateAndExit<S extends Record<string, unknown>>(def: ServiceDefinition<S>, logger: Logger): Promise<never> {
+  const { databaseUrl } = failOnConfigError(() => loadDataStores());
+  try {
+    const database = await openServiceDatabase({ databaseUrl, schemaName: def.schemaName, schema: def.schema, migrationsFolder: def.migrationsFolder, poolSize: 1, migrations: "apply" });
+    await database.close();
+  } catch (error) {
+    console.error(`${def.name}: migrations failed: ${(error as Error).message.split("\n")[0]}`);
+    process.exit(1);
+  }
+  logger.info("schema migrated", { schema: def.schemaName });
+  process.exit(0);
+}
+
 export async function runService<S extends Record<string, unknown>>(def: ServiceDefinition<S>): Promise<void> {
   // Before anything makes a client or a server: they install the trace interceptors only when it is on.
   await initTracing(def.name);
   initMetrics(def.name);
   const logger = failOnConfigError(() => createLogger(def.name));
+  // `<service> --migrate`: the release's migration Job applies this service's migrations and exits.
+  if (process.argv.includes("--migrate")) return migrateAndExit(def, logger);
+  const migrations = failOnConfigError(() => migrationMode());
   const config = failOnConfigError(() => loadPlatformConfig());
   const ports = failOnConfigError(() => listenPorts(process.env, config.services[def.urlKey]));
   const credential = failOnConfigError(() => new OwnToken(config.identity.tokenFile));
   const grants = failOnConfigError(() => loadCallerGrants(process.env));
   const tls = failOnConfigError(() => loadListenerTls());
+  const accessLogShare = failOnConfigError(() => accessLogSample());
   failOnConfigError(() => trustServiceCa());
   const ownMetricsPort = failOnConfigError(() => metricsPort(process.env, ports.port === 0 ? 0 : ports.port + METRICS_PORT_OFFSET, [ports.port, ports.grpcPort]));
   let database: ServiceDatabase<S>;
@@ -62,6 +88,7 @@ export async function runService<S extends Record<string, unknown>>(def: Service
       schema: def.schema,
       migrationsFolder: def.migrationsFolder,
       poolSize: config.databasePoolSize,
+      migrations,
     });
   } catch (error) {
     // drizzle's "Failed query: …" says what was sent; its cause says why it failed (e.g. too many clients).
@@ -74,7 +101,7 @@ export async function runService<S extends Record<string, unknown>>(def: Service
   const interceptors = [refuseUnstorableText(), ...(def.interceptors?.(ctx) ?? [])];
   let server: ServiceServer;
   try {
-    server = await startServiceServer({ name: def.name, ...ports, verifier: new CallerVerifier(config.identity), access: def.access, grants, logger, routes: def.routes(ctx), interceptors, tls, metrics: ownMetricsPort !== 0 });
+    server = await startServiceServer({ name: def.name, ...ports, verifier: new CallerVerifier(config.identity), access: def.access, grants, logger, routes: def.routes(ctx), interceptors, tls, accessLogSample: accessLogShare, metrics: ownMetricsPort !== 0 });
   } catch (error) {
     if (!isPortInUse(error)) throw error;
     console.error(`${def.name}: ${portInUseMessage(error, [ports.port, ports.grpcPort])}`);

@@ -2,6 +2,7 @@
 // into queue moves. The dispatcher owns the retry policy (WEBHOOK_ATTEMPTS, WEBHOOK_BACKOFF_MS)
 // whatever options the producer enqueued with: a failed attempt moves the same job to the delayed
 // set for the scheduled wait, and BullMQ's count of activations numbers the attempts.
+import { withRequestId } from "../../kit/src/request-context.ts";
 import { DelayedError, UnrecoverableError, Worker, type Job } from "bullmq";
 import { openQueue, QUEUES, type WebhookJob } from "../../kit/src/queues.ts";
 import { countWorkerJobs, watchQueueDepth, webhookAttempts } from "../../kit/src/metrics.ts";
@@ -84,7 +85,9 @@ export function startDeliveryWorker(opts: DeliveryWorkerOptions): () => Promise<
     }
   }
 
-  const worker = new Worker<WebhookJob, DeliveryOutcome>(QUEUES.webhooks.name, deliver, {
+  // A delivery's lines and calls carry the id of the request that created its article.
+  const deliverFor = (job: Job<WebhookJob>, token?: string) => withRequestId(job.data.requestId, () => deliver(job, token));
+  const worker = new Worker<WebhookJob, DeliveryOutcome>(QUEUES.webhooks.name, deliverFor, {
     connection,
     prefix: queuePrefix(opts.redisPrefix),
     concurrency: opts.concurrency,

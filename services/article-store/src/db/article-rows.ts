@@ -1,5 +1,5 @@
 // Articles changed by hand-written statements: creation and the generation calls each run as one
-// statement instead of a transaction of several (README, Performance). Their SQL text is fixed,
+// statement instead of a transaction of several (docs/performance-history.md, item 17). Their SQL text is fixed,
 // so drizzle builds nothing per call and postgres.js prepares the text once per connection; the
 // rows it returns are decoded here exactly as drizzle decodes a select of the table.
 import { getTableColumns } from "drizzle-orm";
