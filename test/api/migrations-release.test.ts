@@ -63,6 +63,20 @@ describe("migrations once per release", () => {
     }
   }, 60_000);
 
+  test("every service migrates with DATABASE_URL alone, as the Job's containers run", async () => {
+    for (const service of ["accounts-billing", "workflow-catalog", "article-store", "generation-runner", "webhook-dispatcher"]) {
+      const child = Bun.spawn([process.execPath, `services/${service}/src/main.ts`, "--migrate"], {
+        cwd: root,
+        // Nothing of the stack's: no identity, no webhook key, no provider.
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: databaseUrl, LOG_LEVEL: "silent" },
+        stdout: "ignore",
+        stderr: "pipe",
+      });
+      const [code, stderr] = await Promise.all([child.exited, new Response(child.stderr).text()]);
+      expect({ service, code, stderr }).toEqual({ service, code: 0, stderr: "" });
+    }
+  }, 60_000);
+
   test("MIGRATIONS takes apply or verify only", async () => {
     const { code, lines } = await run([], { ...stack.env, MIGRATIONS: "skip", IDENTITY_TOKEN_FILE: await stack.identity.tokenFile("workflow-catalog") });
     expect(code).not.toBe(0);

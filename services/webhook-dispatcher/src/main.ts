@@ -7,7 +7,7 @@ import { serviceClient } from "../../kit/src/clients.ts";
 import { failOnConfigError, type ServiceUrls } from "../../kit/src/config.ts";
 import type { Credential } from "../../kit/src/workload-identity.ts";
 import { runService } from "../../kit/src/service-process.ts";
-import { DELIVERY_TIMEOUT_MS, loadDispatcherSettings } from "./config.ts";
+import { DELIVERY_TIMEOUT_MS, loadDispatcherSettings, type DispatcherSettings } from "./config.ts";
 import { schema } from "./db/client.ts";
 import { startDeliveryWorker } from "./delivery-worker.ts";
 import { projectName } from "./domain/completion-delivery.ts";
@@ -15,7 +15,9 @@ import { ProjectNames } from "./domain/project-names.ts";
 import { webhookDispatcherRoutes } from "./rpc.ts";
 import { webhookDispatcherAccess } from "./access.ts";
 
-const settings = failOnConfigError(() => loadDispatcherSettings(process.env));
+// Read when the service starts (routes come first), not when the module loads: the release's
+// migration Job runs this file with `--migrate` and nothing but DATABASE_URL.
+let settings: DispatcherSettings;
 
 function connectServices(urls: ServiceUrls, credential: Credential) {
   const via = (baseUrl: string) => ({ baseUrl, credential, timeoutMs: 10_000 });
@@ -37,6 +39,7 @@ await runService({
   usesRedis: true,
   access: webhookDispatcherAccess,
   routes: ({ database, config, credential }) => {
+    settings = failOnConfigError(() => loadDispatcherSettings(process.env));
     services = connectServices(config.services, credential);
     return webhookDispatcherRoutes(database.db, settings.secretKey, services.accounts);
   },
