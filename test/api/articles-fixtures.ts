@@ -82,7 +82,7 @@ export function generationQueue(stack: TestStack) {
   };
 }
 
-const PENDING = ["paused", "wait", "waiting", "prioritized", "delayed"] as const;
+const PENDING = ["wait", "waiting", "prioritized", "delayed"] as const;
 
 async function pendingJobIds(queue: Queue): Promise<Set<string>> {
   return new Set((await queue.getJobs([...PENDING])).map((j) => j.id!));

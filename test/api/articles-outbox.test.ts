@@ -81,8 +81,8 @@ describe("generation outbox", () => {
       );
       const job = await queue.getJob(article.externalId);
       expect(job!.timestamp).toBe(before.timestamp);
-      const counts = await queue.getJobCounts("waiting", "paused", "prioritized", "delayed", "active");
-      const jobs = await queue.getJobs(["waiting", "paused", "prioritized", "delayed", "active"], 0, Object.values(counts).reduce((a, b) => a + b, 0));
+      const counts = await queue.getJobCounts("waiting", "prioritized", "delayed", "active");
+      const jobs = await queue.getJobs(["waiting", "prioritized", "delayed", "active"], 0, Object.values(counts).reduce((a, b) => a + b, 0));
       expect(jobs.filter((j) => j.data.externalId === article.externalId).length).toBe(1);
     } finally {
       await close();
