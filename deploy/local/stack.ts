@@ -50,8 +50,8 @@ const GATEWAY_ENTRY = "gateway/src/main.ts";
 
 export type ProcessName = keyof ServiceUrls | "gateway" | "simulator";
 
-/** Each process's own identity: the ServiceAccount it runs as on Kubernetes. */
-const CALLER_OF: Record<Exclude<ProcessName, "simulator">, StackCaller> = { ...CALLERS, gateway: CALLERS.gateway };
+/** Each process's own identity: the ServiceAccount it runs as on Kubernetes (CALLERS is keyed by process). */
+const CALLER_OF: Record<Exclude<ProcessName, "simulator">, StackCaller> = CALLERS;
 
 export interface StackOptions {
   env?: Record<string, string | undefined>;

@@ -7,7 +7,7 @@
 // workload's identity token in `authorization` with the account and user it acts for in
 // `x-account-id` and `x-user-id`. Either way the acting user's project access is checked by the
 // operation itself, exactly as for /v1.
-import type { HandlerContext } from "@connectrpc/connect";
+import { ConnectError, type HandlerContext } from "@connectrpc/connect";
 import type { Logger } from "../../../services/kit/src/logger.ts";
 import { countRefusal } from "../../../services/kit/src/access-policy.ts";
 import type { CallerVerifier } from "../../../services/kit/src/workload-identity.ts";
@@ -40,7 +40,7 @@ async function actingCaller(gate: V1Gate, workloads: PublicWorkloads, ctx: Handl
   try {
     workload = await workloads.verifier.callerOf(ctx.requestHeader.get("authorization"));
   } catch (error) {
-    throw plainError(401, `Unauthenticated: ${(error as Error).message.replace(/^\[\w+\] /, "")}.`);
+    throw plainError(401, `Unauthenticated: ${error instanceof ConnectError ? error.rawMessage : (error as Error).message}.`);
   }
   if (!mayActFor(workloads.acting, workload, accountId)) {
     const method = `${ctx.service.typeName}/${ctx.method.name}`;

@@ -1,10 +1,9 @@
 // webhook-dispatcher settings from the environment, validated at start (one clear line naming a
 // bad variable). The delivery timeout is the spec's fixed 30 s; attempts and backoff are
 // configurable so tests and operators can shorten or lengthen the retry schedule.
-import { ConfigError, envBool, envInt, envIntList, envOptional } from "../../kit/src/config.ts";
+import { ConfigError, envBool, envInt, envIntList, envOptional, type Env } from "../../kit/src/config.ts";
 import { placeholderIn, secretBytesProblem } from "../../kit/src/secret-strength.ts";
 
-type Env = Record<string, string | undefined>;
 
 export interface DispatcherSettings {
   /** ALLOW_PRIVATE_URLS: lets deliveries reach private and loopback addresses (local dev, tests). */
