@@ -14,10 +14,12 @@ import { WorkflowMemory } from "./workflows/workflow-memory.ts";
 import { ArticleEventHub } from "./articles/event-stream.ts";
 import { ArticleOperations } from "./articles/article-operations.ts";
 import { WorkflowOperations } from "./workflows/workflow-operations.ts";
+import { PublishingOperations } from "./publishing/publishing-operations.ts";
 import type { V1Gate } from "./plugins/caller.ts";
 import { userRoutes } from "./routes/user.ts";
 import { articleRoutes } from "./routes/articles.ts";
 import { workflowRoutes } from "./routes/workflows.ts";
+import { publishingRoutes } from "./routes/publishing.ts";
 import { imageRoutes } from "./routes/images.ts";
 import { docsRoutes } from "./openapi/docs-routes.ts";
 import type { ServiceClients } from "./services.ts";
@@ -50,6 +52,7 @@ export interface GatewayCore {
   gate: V1Gate;
   articles: ArticleOperations;
   workflows: WorkflowOperations;
+  publishing: PublishingOperations;
 }
 
 export function gatewayCore(deps: GatewayDeps): GatewayCore {
@@ -61,11 +64,8 @@ export function gatewayCore(deps: GatewayDeps): GatewayCore {
     workflows: new WorkflowMemory(deps.redis, deps.subscriber, deps.redisPrefix, deps.logger),
   };
   const events = deps.events ?? new ArticleEventHub(deps.redis, deps.redisPrefix, deps.logger);
-  return {
-    gate,
-    articles: new ArticleOperations(gate, new ArticleMemory(deps.subscriber, deps.redisPrefix, deps.logger), events, deps.logger),
-    workflows: new WorkflowOperations(gate),
-  };
+  const articles = new ArticleOperations(gate, new ArticleMemory(deps.subscriber, deps.redisPrefix, deps.logger), events, deps.logger);
+  return { gate, articles, workflows: new WorkflowOperations(gate), publishing: new PublishingOperations(gate, articles) };
 }
 
 export function buildApp(deps: GatewayDeps, core: GatewayCore = gatewayCore(deps)) {
@@ -105,6 +105,7 @@ export function buildApp(deps: GatewayDeps, core: GatewayCore = gatewayCore(deps
     .use(userRoutes(gate.keys))
     .use(articleRoutes(gate, core.articles))
     .use(workflowRoutes(gate, core.workflows))
+    .use(publishingRoutes(gate, core.publishing))
     .use(imageRoutes(deps.clients.images));
 }
 

@@ -8,6 +8,7 @@ import { ModelCatalogService } from "../../proto/gen/articles/generation_runner/
 import { ArticleImageService } from "../../proto/gen/articles/generation_runner/v1/images_pb.ts";
 import { CostBreakdownService } from "../../proto/gen/articles/generation_runner/v1/cost_breakdown_pb.ts";
 import { WorkflowCatalogService } from "../../proto/gen/articles/workflow_catalog/v1/workflows_pb.ts";
+import { PublishingService } from "../../proto/gen/articles/webhook_dispatcher/v1/publishing_pb.ts";
 import { serviceClient } from "../../services/kit/src/clients.ts";
 import type { Credential } from "../../services/kit/src/workload-identity.ts";
 import type { GatewayConfig } from "./config.ts";
@@ -23,6 +24,8 @@ export interface ServiceClients {
   workflows: Client<typeof WorkflowCatalogService>;
   images: Client<typeof ArticleImageService>;
   costs: Client<typeof CostBreakdownService>;
+  /** Publishing destinations and publish requests (webhook-dispatcher). */
+  publishing: Client<typeof PublishingService>;
 }
 
 export function connectServices(config: Pick<GatewayConfig, "services">, credential: Credential): ServiceClients {
@@ -38,5 +41,7 @@ export function connectServices(config: Pick<GatewayConfig, "services">, credent
     // Image bytes are larger than the other answers: a longer deadline of their own.
     images: serviceClient(ArticleImageService, { ...via(config.services.generationRunner), timeoutMs: 15_000 }),
     costs: serviceClient(CostBreakdownService, via(config.services.generationRunner)),
+    // A connection check waits on the customer's site (up to 30 s a request).
+    publishing: serviceClient(PublishingService, { ...via(config.services.webhookDispatcher), timeoutMs: 65_000 }),
   };
 }

@@ -22,6 +22,7 @@ export const TEST_STACK_ENV: Record<string, string> = {
   ALLOW_PRIVATE_URLS: "true",
   WEBHOOK_ATTEMPTS: "3",
   WEBHOOK_BACKOFF_MS: "300,600",
+  PUBLISH_BACKOFF_MS: "300,600",
   SIMULATOR_BATCH_DELAY_MS: "500",
   // Failed generations retry after 0.2, 0.4, 0.8, 1.6 s; a dead runner's job is taken over after 5 s.
   GENERATION_RETRY_DELAY_MS: "200",

@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { Project } from "../../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
-import type { Article, ArticleSchema } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
+import type { Article, ArticleSchema, AutoPublishSchema } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import type { PinnedWorkflow } from "../../../proto/gen/articles/workflow_catalog/v1/snapshots_pb.ts";
 import type { Model } from "../../../proto/gen/articles/generation_runner/v1/models_pb.ts";
 import { fieldErrorsOf } from "../../../services/kit/src/errors.ts";
@@ -19,6 +19,7 @@ import type { ServiceClients } from "../services.ts";
 import { Validator } from "../validation.ts";
 import { readArticleRequest, type ArticleRequest } from "./creation-request.ts";
 import { KEY_REUSED_MESSAGE, requestHashOf } from "./idempotency.ts";
+import { checkAutoPublish } from "../publishing/publishing-operations.ts";
 
 /** Creation reserves 120% of the target (spec 4.1 rule 1); settled later to the words generated. */
 export const reservedWordsFor = (targetWordCount: number) => Math.ceil(targetWordCount * 1.2);
@@ -33,6 +34,8 @@ export interface CreatedArticle {
 interface Resolved {
   workflow?: PinnedWorkflow;
   model?: Model;
+  /** Where the article is published when it completes (`publish`), checked against the project's destinations. */
+  publish?: MessageInitShape<typeof AutoPublishSchema>;
 }
 
 const isCode = (error: unknown, ...codes: Code[]): error is ConnectError => error instanceof ConnectError && codes.includes(error.code);
@@ -73,7 +76,7 @@ function resolveModel(clients: ServiceClients, requested: string): Promise<Model
 export async function resolveAgainstProject(gate: V1Gate, v: Validator, request: ArticleRequest, project: Project | undefined): Promise<Resolved> {
   const { clients } = gate;
   const projectId = project?.id;
-  const [workflow, model] = await Promise.all([
+  const [workflow, model, , , publish] = await Promise.all([
     projectId !== undefined && !v.errors.article_type
       ? lookup(v, "article_type", "The selected article type is invalid: it is neither a built-in type nor a custom workflow of this project.", async () =>
           gate.workflows.resolve(projectId, request.articleType, async () => (await clients.snapshots.resolveArticleType({ projectId, articleType: request.articleType })).workflow!),
@@ -101,6 +104,12 @@ export async function resolveAgainstProject(gate: V1Gate, v: Validator, request:
           if (imagePreset!.projectId !== projectId) v.fail("image_preset_id", "The selected image preset is invalid.");
         })
       : undefined,
+    projectId !== undefined && request.publish
+      ? checkAutoPublish(clients.publishing, projectId, request.publish).then(({ publish, errors }) => {
+          for (const [field, messages] of Object.entries(errors)) for (const m of messages) v.fail(field, m);
+          return publish;
+        })
+      : undefined,
   ]);
 
   if (workflow && request.researchEnabled && !workflow.hasResearchStep) {
@@ -112,10 +121,10 @@ export async function resolveAgainstProject(gate: V1Gate, v: Validator, request:
   if (request.useBatchApi && model && !model.supportsBatch) {
     v.fail("use_batch_api", `The batch API is not available for the model ${model.id}.`);
   }
-  return { workflow, model };
+  return { workflow, model, publish };
 }
 
-function articleMessage(caller: Caller, project: Project, request: ArticleRequest, resolved: Required<Resolved>, externalId: string): MessageInitShape<typeof ArticleSchema> {
+function articleMessage(caller: Caller, project: Project, request: ArticleRequest, resolved: Resolved & Required<Pick<Resolved, "workflow" | "model">>, externalId: string): MessageInitShape<typeof ArticleSchema> {
   const { workflow, model } = resolved;
   // Omitted inherits the project's default audience; an explicit null means none.
   const audience = request.targetAudience === undefined ? project.defaultAudience : (request.targetAudience ?? undefined);
@@ -158,6 +167,7 @@ function articleMessage(caller: Caller, project: Project, request: ArticleReques
       imageAspectRatio: request.imageAspectRatio ?? undefined,
       imagePresetId: request.imagePresetId === null ? undefined : BigInt(request.imagePresetId),
       reservedWords: BigInt(reservedWordsFor(request.targetWordCount)),
+      publish: resolved.publish,
     },
   };
 }
@@ -191,7 +201,7 @@ export class ArticleCreation {
 
     const resolved = await resolveAgainstProject(this.gate, v, request, project);
     v.check();
-    const { workflow, model } = resolved;
+    const { workflow, model, publish } = resolved;
     if (!project || !workflow || !model) throw new Error("creation passed validation without its project, workflow or model");
 
     let externalId: string = randomUUID();
@@ -217,7 +227,7 @@ export class ArticleCreation {
 
     try {
       const created = await this.clients.articles.createArticle({
-        article: articleMessage(caller, project, request, { workflow, model }, externalId),
+        article: articleMessage(caller, project, request, { workflow, model, publish }, externalId),
         idempotencyKey: idempotency?.key,
         requestHash: idempotency?.hash,
       });

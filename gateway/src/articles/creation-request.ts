@@ -84,6 +84,11 @@ export const ARTICLE_FIELDS = {
   image_count: { type: "integer", ...LIMITS.imageCount, description: "Images generated into the article.", default: 0 },
   image_aspect_ratio: { type: "string", enum: IMAGE_ASPECT_RATIOS, description: "Aspect ratio of the images." },
   image_preset_id: { ...ID, description: "An image preset (consistent visual style) of the project." },
+  publish: {
+    type: "object",
+    description: "Publish the article to a destination of the project when it completes: destination_id, and optionally status, publish_at, categories, tags, slug (as POST /v1/articles/{id}/publish).",
+    example: { destination_id: 3, status: "publish", tags: ["espresso"] },
+  },
 } as const satisfies FieldTable;
 const F = ARTICLE_FIELDS;
 
@@ -122,6 +127,8 @@ export interface ArticleRequest {
   imageCount: number;
   imageAspectRatio: string | null;
   imagePresetId: number | null;
+  /** `publish` as sent (an object), checked against the project's destinations later; null when absent. */
+  publish: Record<string, unknown> | null;
 }
 
 const domainProblem = (value: string) => (isValidDomain(value.trim().toLowerCase()) ? null : `"${value}" is not a domain name (like example.com).`);
@@ -192,6 +199,7 @@ export function readArticleRequest(v: Validator): ArticleRequest {
     imageCount: v.integer("image_count", F.image_count) ?? F.image_count.default,
     imageAspectRatio: v.oneOf("image_aspect_ratio", F.image_aspect_ratio.enum, F.image_aspect_ratio) ?? null,
     imagePresetId: v.integer("image_preset_id", F.image_preset_id) ?? null,
+    publish: v.object("publish", F.publish) ?? null,
   };
 
   // Compared only when both are individually valid, so one mistake gives one message.

@@ -10,7 +10,7 @@ const { gateway, generationRunner, webhookDispatcher, operator } = CALLERS;
 export const articleStoreAccess = [
   allow(ArticleStoreService, {
     createArticle: [gateway],
-    getArticle: [gateway, generationRunner, operator],
+    getArticle: [gateway, generationRunner, webhookDispatcher, operator],
     batchGetArticlesByExternalId: [generationRunner, webhookDispatcher],
     listArticles: [gateway],
     batchGetArticles: [gateway],
@@ -35,5 +35,6 @@ export const articleStoreAccess = [
     markPublished: [webhookDispatcher],
     markDeliveryFailed: [webhookDispatcher],
     recordDeliveries: [webhookDispatcher],
+    recordPublication: [webhookDispatcher],
   }),
 ];

@@ -1,18 +1,19 @@
 // Writes the ends of an article's run to its event log (services/kit/src/article-events.ts):
-// completed, published and failed, once each, after the lifecycle call committed them; and tells
+// completed, published and failed, once each, after the lifecycle call committed them, and each
+// recorded publication (a `publication` event, before the published it may bring); and tells
 // the runners when a client cancelled an article so the one working on it stops at once. Like
 // the change announcements, a failure here is logged and never fails the committed change.
 import type { Interceptor } from "@connectrpc/connect";
 import type IORedis from "ioredis";
-import { ArticleLifecycleService, type Article } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
-import { appendFinalArticleEvent, articleCancelsChannel, isCancelledArticle, type ArticleEvent } from "../../kit/src/article-events.ts";
+import { ArticleLifecycleService, type Article, type RecordPublicationRequest } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
+import { appendArticleEvents, appendFinalArticleEvent, articleCancelsChannel, isCancelledArticle, type ArticleEvent } from "../../kit/src/article-events.ts";
 import type { Logger } from "../../kit/src/logger.ts";
-import { presentCost } from "../../kit/src/public-article.ts";
+import { presentCost, presentPublication } from "../../kit/src/public-article.ts";
 import { endedArticles } from "./changed-articles.ts";
 
 const WRITE_TIMEOUT_MS = 500;
 // The calls that can end an article; progress and the other records never do.
-const ENDING_METHODS = new Set(["CompleteGeneration", "AddVersion", "MarkPublished", "FailArticle", "CancelArticle", "RecordDeliveries"]);
+const ENDING_METHODS = new Set(["CompleteGeneration", "AddVersion", "MarkPublished", "FailArticle", "CancelArticle", "RecordDeliveries", "RecordPublication"]);
 
 /** The final event an article's record stands for, if it has ended. */
 export function finalEventOf(article: Article): ArticleEvent | undefined {
@@ -33,11 +34,26 @@ export function logArticleEnds(redis: IORedis, redisPrefix: string, logger: Logg
     if (req.service.typeName !== ArticleLifecycleService.typeName || res.stream || !ENDING_METHODS.has(req.method.name)) return res;
     const articles = endedArticles(res.message, req.contextValues);
     const writes: Promise<unknown>[] = [];
-    for (const article of articles) {
-      const ended = finalEventOf(article);
-      if (!ended) continue;
-      writes.push(appendFinalArticleEvent(redis, redisPrefix, article.externalId, ended));
-      if (req.method.name === "CancelArticle") writes.push(redis.publish(articleCancelsChannel(redisPrefix), article.externalId));
+    if (req.method.name === "RecordPublication") {
+      const asked = req.message as unknown as RecordPublicationRequest;
+      const article = articles[0];
+      const recorded = article?.publications.find((p) => p.destinationId === asked.publication?.destinationId);
+      const ended = asked.markPublished && article ? finalEventOf(article) : undefined;
+      // In order: the publication, then the published it brought.
+      if (recorded && article) {
+        writes.push(
+          appendArticleEvents(redis, redisPrefix, article.externalId, [{ event: "publication", data: presentPublication(recorded) }]).then(() =>
+            ended ? appendFinalArticleEvent(redis, redisPrefix, article.externalId, ended) : undefined,
+          ),
+        );
+      }
+    } else {
+      for (const article of articles) {
+        const ended = finalEventOf(article);
+        if (!ended) continue;
+        writes.push(appendFinalArticleEvent(redis, redisPrefix, article.externalId, ended));
+        if (req.method.name === "CancelArticle") writes.push(redis.publish(articleCancelsChannel(redisPrefix), article.externalId));
+      }
     }
     if (writes.length > 0) {
       let timer: ReturnType<typeof setTimeout> | undefined;

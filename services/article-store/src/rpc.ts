@@ -28,6 +28,8 @@ import * as delivery from "./domain/delivery-attempts.ts";
 import * as deliveries from "./domain/delivery-records.ts";
 import { markedByDeliveries } from "./changed-articles.ts";
 import * as styles from "./domain/project-styles.ts";
+import { recordPublication } from "./domain/publications.ts";
+import { attemptOf as publicationAttemptOf, autoPublishMessage, autoPublishOf, publicationMessage, publicationOf } from "./publication-messages.ts";
 
 const ts = (d: Date) => timestampFromDate(d);
 const tsOpt = (d: Date | null) => (d ? timestampFromDate(d) : undefined);
@@ -59,6 +61,7 @@ const settingsMessage = (s: GenerationSettings): MessageInitShape<typeof Generat
   imageAspectRatio: opt(s.imageAspectRatio),
   imagePresetId: bigOpt(s.imagePresetId),
   reservedWords: big(s.reservedWords),
+  publish: autoPublishMessage(s.publish),
 });
 
 const settingsOf = (s: SettingsMessage | undefined): GenerationSettings => {
@@ -85,6 +88,7 @@ const settingsOf = (s: SettingsMessage | undefined): GenerationSettings => {
     imageAspectRatio: nullable(s.imageAspectRatio),
     imagePresetId: numOpt(s.imagePresetId),
     reservedWords: Number(s.reservedWords),
+    publish: autoPublishOf(s.publish),
   };
 };
 
@@ -125,6 +129,7 @@ const articleMessage = (a: store.ArticleRecord): MessageInitShape<typeof Article
   deliveryFailureReason: opt(a.deliveryFailureReason),
   // A first response stored before images existed has none.
   images: a.images ?? [],
+  publications: (a.publications ?? []).map(publicationMessage),
 });
 
 /**
@@ -337,6 +342,14 @@ export function articleStoreRoutes({ db, accounts, relay }: ArticleStoreDeps) {
         ctx.values.set(markedByDeliveries, { published: recorded.published.map(deliveredArticleMessage), deliveryFailed: recorded.deliveryFailed.map(deliveredArticleMessage) });
         return { results: recorded.errors.map((e) => ({ error: e && { code: codeToString(toConnectError(e).code), message: e.message } })) };
       },
+      recordPublication: async (req) =>
+        article(
+          await recordPublication(db, req.externalId, {
+            publication: publicationOf(req.publication),
+            attempt: req.attempt && publicationAttemptOf(req.attempt),
+            markPublished: req.markPublished,
+          }),
+        ),
     });
   };
 }

@@ -6,7 +6,7 @@ import { ModelCatalogService } from "../../../proto/gen/articles/generation_runn
 import { GenerationRunService } from "../../../proto/gen/articles/generation_runner/v1/runs_pb.ts";
 import { allow, CALLERS } from "../../kit/src/access-policy.ts";
 
-const { gateway, operator } = CALLERS;
+const { gateway, webhookDispatcher, operator } = CALLERS;
 
 export const generationRunnerAccess = [
   allow(ModelCatalogService, {
@@ -19,7 +19,8 @@ export const generationRunnerAccess = [
     getRun: [operator],
   }),
   allow(ArticleImageService, {
-    getImage: [gateway],
+    // The dispatcher uploads an article's images to the sites it publishes to.
+    getImage: [gateway, webhookDispatcher],
   }),
   allow(CostBreakdownService, {
     getCostBreakdown: [gateway],

@@ -9,7 +9,7 @@ import { ArticleLifecycleService, ArticleStoreService } from "../../../proto/gen
 import { QuotaService } from "../../../proto/gen/articles/accounts_billing/v1/quota_pb.ts";
 import { WorkflowSnapshotService } from "../../../proto/gen/articles/workflow_catalog/v1/snapshots_pb.ts";
 import { serviceClient } from "../../kit/src/clients.ts";
-import { openQueue, QUEUES, type GenerationJob, type WebhookJob } from "../../kit/src/queues.ts";
+import { openQueue, publishingJobId, QUEUES, type GenerationJob, type PublishingJob, type WebhookJob } from "../../kit/src/queues.ts";
 import { connectRedis, queuePrefix } from "../../kit/src/redis.ts";
 import type { ServiceContext } from "../../kit/src/service-process.ts";
 import type { RunnerConfig } from "./config.ts";
@@ -61,6 +61,7 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
   // commands of one turn of the event loop in one write.
   const eventLogConnection = connectRedis(config.redisUrl, { enableAutoPipelining: true });
   const webhooks = openQueue<WebhookJob>("webhooks", connection, config.redisPrefix);
+  const publications = openQueue<PublishingJob>("publishing", connection, config.redisPrefix);
   const snapshots = serviceClient(WorkflowSnapshotService, via(config.services.workflowCatalog));
 
   const articles = serviceClient(ArticleStoreService, via(config.services.articleStore));
@@ -83,6 +84,11 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
       const trace = currentTraceparent();
       const requestId = currentRequestId();
       await webhooks.add("deliver", { ...job, ...(trace ? { trace } : {}), ...(requestId ? { requestId } : {}) }, { jobId: job.externalId });
+    },
+    async enqueuePublication(job) {
+      const trace = currentTraceparent();
+      const requestId = currentRequestId();
+      await publications.add("publish", { ...job, ...(trace ? { trace } : {}), ...(requestId ? { requestId } : {}) }, { jobId: publishingJobId(job) });
     },
     detector: runner.detector,
     research: runner.research && { ...runner.research, provider: pacedSearch(runner.research.provider, pacer, runner.searchRequestsPerMinute) },
@@ -256,6 +262,7 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
     const drained = await Promise.race([closed.then(() => true), Bun.sleep(DRAIN_MS).then(() => false)]);
     if (!drained) await worker.close(true);
     await webhooks.close();
+    await publications.close();
     await generationQueue.close();
     for (const c of [connection, eventLogConnection, workerConnection, cancelsConnection, pacingConnection]) c.disconnect();
   };

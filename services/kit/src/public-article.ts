@@ -2,7 +2,7 @@
 // Shared by the gateway's responses and the completion webhook's `data`, so they cannot drift.
 import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import type { Project } from "../../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
-import type { Article, ArticleImage } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
+import type { Article, ArticleImage, Publication } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
 
 export const iso = (t: Timestamp | undefined) => (t ? timestampDate(t).toISOString() : null);
 export const optionalNumber = (n: bigint | undefined) => (n === undefined ? null : Number(n));
@@ -24,6 +24,29 @@ export const presentImage = (image: ArticleImage) => ({
   height: image.height,
   aspect_ratio: image.aspectRatio,
   position: image.position,
+});
+
+/** The article's publication to one destination: where the post is and how each attempt went. */
+export const presentPublication = (p: Publication) => ({
+  destination_id: Number(p.destinationId),
+  destination_kind: p.destinationKind,
+  state: p.state,
+  remote_id: p.remoteId ?? null,
+  remote_url: p.remoteUrl ?? null,
+  remote_status: p.remoteStatus ?? null,
+  version_id: optionalNumber(p.versionId),
+  error: p.error ?? null,
+  requested_at: iso(p.requestedAt),
+  updated_at: iso(p.updatedAt),
+  attempts: p.attempts.map((a) => ({
+    attempt: a.attempt,
+    attempted_at: iso(a.attemptedAt),
+    outcome: a.outcome,
+    status_code: a.statusCode ?? null,
+    error: a.error ?? null,
+    duration_ms: a.durationMs,
+    version_id: Number(a.versionId),
+  })),
 });
 
 export function presentArticle(article: Article, project: ProjectRef) {
@@ -57,6 +80,8 @@ export function presentArticle(article: Article, project: ProjectRef) {
     originality_checked_at: iso(article.originalityCheckedAt),
     additional_context: article.additionalContext ?? null,
     webhook_url: article.webhookUrl ?? null,
+    // Additive: its posts on the project's publishing destinations (POST /v1/articles/{id}/publish).
+    publications: article.publications.map(presentPublication),
     project: { id: Number(project.id), name: project.name },
     created_at: iso(article.createdAt),
     updated_at: iso(article.updatedAt),

@@ -30,6 +30,38 @@ export interface WebhookJob {
   interruptions?: number;
 }
 
+/** How an article is to be published (article_store.v1 PublishOptions as the article keeps it); null takes the destination's default. */
+export interface PublishOptionsRecord {
+  status: string | null;
+  /** ISO 8601. */
+  publishAt: string | null;
+  categories: string[] | null;
+  tags: string[] | null;
+  slug: string | null;
+}
+
+/**
+ * Publish one article's current version to one destination: produced by webhook-dispatcher for a
+ * publish request and by generation-runner when an article created with `publish` completes,
+ * consumed by webhook-dispatcher. The job id is unique per request; the worker runs one job per
+ * article and destination at a time, and finds the post an earlier one made, so none duplicates.
+ */
+export interface PublishingJob {
+  externalId: string;
+  projectId: number;
+  destinationId: number;
+  options: PublishOptionsRecord;
+  /** ISO 8601: when it was asked for. */
+  requestedAt: string;
+  trace?: string;
+  requestId?: string;
+  /** Activations cut short by our own services or by another job holding the same post: not attempts. */
+  interruptions?: number;
+}
+
+/** The id of one publish request's job (BullMQ ids may not contain ":"). */
+export const publishingJobId = (job: Pick<PublishingJob, "externalId" | "destinationId" | "requestedAt">) => `${job.externalId}.${job.destinationId}.${Date.parse(job.requestedAt)}`;
+
 export const QUEUES = {
   generation: {
     name: "generation",
@@ -43,6 +75,15 @@ export const QUEUES = {
   webhooks: {
     name: "webhooks",
     // Attempts and backoff come from WEBHOOK_ATTEMPTS / WEBHOOK_BACKOFF_MS (webhook-dispatcher).
+    defaults: {
+      removeOnComplete: { age: 86_400, count: 10_000 },
+      removeOnFail: { age: 7 * 86_400 },
+    } satisfies JobsOptions,
+  },
+  publishing: {
+    name: "publishing",
+    // Attempts and backoff come from PUBLISH_ATTEMPTS / PUBLISH_BACKOFF_MS (webhook-dispatcher);
+    // each attempt's outcome is recorded on the article.
     defaults: {
       removeOnComplete: { age: 86_400, count: 10_000 },
       removeOnFail: { age: 7 * 86_400 },

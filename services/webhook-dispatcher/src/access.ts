@@ -1,13 +1,24 @@
-// Who may call webhook-dispatcher (access-policy.ts): signing secrets are the operator's alone.
+// Who may call webhook-dispatcher (access-policy.ts): signing secrets are the operator's alone;
+// publishing destinations and publish requests come from the gateway (for /v1 clients and
+// articles.api.v1, after it checked the acting user's project access) and the operator.
+import { PublishingService } from "../../../proto/gen/articles/webhook_dispatcher/v1/publishing_pb.ts";
 import { WebhookSigningService } from "../../../proto/gen/articles/webhook_dispatcher/v1/signing_pb.ts";
 import { allow, CALLERS } from "../../kit/src/access-policy.ts";
 
-const { operator } = CALLERS;
+const { gateway, operator } = CALLERS;
 
 export const webhookDispatcherAccess = [
   allow(WebhookSigningService, {
     setSigningSecret: [operator],
     removeSigningSecret: [operator],
     getSigningStatus: [operator],
+  }),
+  allow(PublishingService, {
+    createDestination: [gateway, operator],
+    listDestinations: [gateway, operator],
+    getDestination: [gateway, operator],
+    checkDestination: [gateway, operator],
+    deleteDestination: [gateway, operator],
+    publishArticle: [gateway, operator],
   }),
 ];

@@ -17,8 +17,14 @@ export interface DispatcherSettings {
    * article-store and the database go in batches, so more in flight makes each delivery cheaper.
    */
   concurrency: number;
-  /** AES-256-GCM key under which signing secrets are stored. */
+  /** AES-256-GCM key under which signing secrets and destination credentials are stored. */
   secretKey: Buffer;
+  /** PUBLISH_ATTEMPTS: attempts of one publish request at a site that fails or is busy. */
+  publishAttempts: number;
+  /** PUBLISH_BACKOFF_MS: the wait before attempt k+1 (a longer Retry-After wins); the last repeats. */
+  publishBackoffMs: number[];
+  /** PUBLISH_CONCURRENCY: publications one process runs at once (each uploads images and a post). */
+  publishConcurrency: number;
 }
 
 export const DELIVERY_TIMEOUT_MS = 30_000;
@@ -44,12 +50,17 @@ export function signingSecretKey(env: Env): Buffer {
 export function loadDispatcherSettings(env: Env): DispatcherSettings {
   const backoffMs = envIntList(env, "WEBHOOK_BACKOFF_MS", [10_000, 20_000, 30_000]);
   if (backoffMs.length === 0) throw new ConfigError("WEBHOOK_BACKOFF_MS", "needs at least one wait");
+  const publishBackoffMs = envIntList(env, "PUBLISH_BACKOFF_MS", [30_000, 120_000, 600_000, 1_800_000]);
+  if (publishBackoffMs.length === 0) throw new ConfigError("PUBLISH_BACKOFF_MS", "needs at least one wait");
   return {
     allowPrivateUrls: envBool(env, "ALLOW_PRIVATE_URLS", false),
     attempts: envInt(env, "WEBHOOK_ATTEMPTS", 3, { min: 1, max: 25 }),
     backoffMs,
     concurrency: envInt(env, "WEBHOOK_CONCURRENCY", 200, { min: 1, max: 1000 }),
     secretKey: signingSecretKey(env),
+    publishAttempts: envInt(env, "PUBLISH_ATTEMPTS", 6, { min: 1, max: 25 }),
+    publishBackoffMs,
+    publishConcurrency: envInt(env, "PUBLISH_CONCURRENCY", 20, { min: 1, max: 200 }),
   };
 }
 

@@ -1,9 +1,14 @@
 // webhook-dispatcher process: completion webhooks off the `webhooks` queue (deliveries, retries,
-// the delivery log, published status), and per-project signing secrets over gRPC.
+// the delivery log, published status), publications to WordPress and Ghost off the `publishing`
+// queue, per-project signing secrets and publishing destinations over gRPC.
 import { fileURLToPath } from "node:url";
 import { AccountsService } from "../../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
 import { ArticleLifecycleService, ArticleStoreService } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
+import { ArticleImageService } from "../../../proto/gen/articles/generation_runner/v1/images_pb.ts";
 import { serviceClient } from "../../kit/src/clients.ts";
+import { openQueue, type PublishingJob } from "../../kit/src/queues.ts";
+import { connectRedis } from "../../kit/src/redis.ts";
+import type { Queue } from "bullmq";
 import { failOnConfigError, type ServiceUrls } from "../../kit/src/config.ts";
 import type { Credential } from "../../kit/src/workload-identity.ts";
 import { runService } from "../../kit/src/service-process.ts";
@@ -13,6 +18,9 @@ import { startDeliveryWorker } from "./delivery-worker.ts";
 import { projectName } from "./domain/completion-delivery.ts";
 import { ProjectNames } from "./domain/project-names.ts";
 import { webhookDispatcherRoutes } from "./rpc.ts";
+import { publishingRoutes } from "./publishing-rpc.ts";
+import { startPublishingWorker } from "./publishing-worker.ts";
+import { guardedFetch } from "./publishing/guarded-fetch.ts";
 import { webhookDispatcherAccess } from "./access.ts";
 
 // Read when the service starts (routes come first), not when the module loads: the release's
@@ -25,10 +33,14 @@ function connectServices(urls: ServiceUrls, credential: Credential) {
     articles: serviceClient(ArticleStoreService, via(urls.articleStore)),
     lifecycle: serviceClient(ArticleLifecycleService, via(urls.articleStore)),
     accounts: serviceClient(AccountsService, via(urls.accountsBilling)),
+    // Image bytes are larger than the other answers: a longer deadline of their own.
+    images: serviceClient(ArticleImageService, { ...via(urls.generationRunner), timeoutMs: 30_000 }),
   };
 }
 // Made with the process's own credential when the service starts (routes come first).
 let services: ReturnType<typeof connectServices>;
+// Publish requests are queued from the RPC handlers; the queue opens with the background work.
+let publishingQueue: Queue<PublishingJob> | undefined;
 
 await runService({
   name: "webhook-dispatcher",
@@ -41,11 +53,38 @@ await runService({
   routes: ({ database, config, credential }) => {
     settings = failOnConfigError(() => loadDispatcherSettings(process.env));
     services = connectServices(config.services, credential);
-    return webhookDispatcherRoutes(database.db, settings.secretKey, services.accounts);
+    const signing = webhookDispatcherRoutes(database.db, settings.secretKey, services.accounts);
+    const publishing = publishingRoutes({
+      db: database.db,
+      secretKey: settings.secretKey,
+      accounts: services.accounts,
+      articles: services.articles,
+      lifecycle: services.lifecycle,
+      queue: () => (publishingQueue ??= openQueue<PublishingJob>("publishing", connectRedis(config.redisUrl), config.redisPrefix)),
+      fetch: guardedFetch({ allowPrivate: settings.allowPrivateUrls }),
+    });
+    return (router) => {
+      signing(router);
+      publishing(router);
+    };
   },
   async background({ database, config, logger }) {
-    if (settings.allowPrivateUrls) logger.warn("ALLOW_PRIVATE_URLS=true: webhooks may reach private and loopback addresses");
-    return startDeliveryWorker({
+    if (settings.allowPrivateUrls) logger.warn("ALLOW_PRIVATE_URLS=true: webhooks and publications may reach private and loopback addresses");
+    const stopPublishing = startPublishingWorker({
+      context: {
+        db: database.db,
+        services,
+        secretKey: settings.secretKey,
+        attempts: settings.publishAttempts,
+        backoffMs: settings.publishBackoffMs,
+        fetch: guardedFetch({ allowPrivate: settings.allowPrivateUrls }),
+      },
+      redisUrl: config.redisUrl,
+      redisPrefix: config.redisPrefix,
+      concurrency: settings.publishConcurrency,
+      logger,
+    });
+    const stopDeliveries = startDeliveryWorker({
       context: {
         db: database.db,
         services,
@@ -63,5 +102,9 @@ await runService({
       concurrency: settings.concurrency,
       logger,
     });
+    return async () => {
+      await Promise.all([stopPublishing(), stopDeliveries()]);
+      await publishingQueue?.close();
+    };
   },
 });

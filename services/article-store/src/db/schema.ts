@@ -38,6 +38,53 @@ export interface GenerationSettings {
   imageAspectRatio: string | null;
   imagePresetId: number | null;
   reservedWords: number;
+  /** Where the article is published when it completes (proto AutoPublish); absent when not asked for. */
+  publish?: AutoPublish | null;
+}
+
+/** How an article is published (proto PublishOptions); null takes the destination's default. */
+export interface PublishOptions {
+  status: string | null;
+  /** ISO 8601. */
+  publishAt: string | null;
+  categories: string[] | null;
+  tags: string[] | null;
+  slug: string | null;
+}
+
+export interface AutoPublish {
+  destinationId: number;
+  options: PublishOptions;
+}
+
+/** One attempt of a publishing job (proto PublicationAttempt). */
+export interface PublicationAttempt {
+  attempt: number;
+  /** ISO 8601. */
+  attemptedAt: string;
+  outcome: "published" | "retry" | "failed";
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+  versionId: number;
+}
+
+export const PUBLICATION_STATES = ["queued", "publishing", "published", "failed"] as const;
+
+/** The article's publication to one destination (proto Publication). */
+export interface Publication {
+  destinationId: number;
+  destinationKind: string;
+  state: (typeof PUBLICATION_STATES)[number];
+  remoteId: string | null;
+  remoteUrl: string | null;
+  remoteStatus: string | null;
+  versionId: number | null;
+  error: string | null;
+  attempts: PublicationAttempt[];
+  /** ISO 8601. */
+  requestedAt: string;
+  updatedAt: string;
 }
 
 /** One image of an article's content (proto ArticleImage). */
@@ -90,6 +137,8 @@ export const articles = articleStoreSchema.table(
     deliveryFailureReason: text("delivery_failure_reason"),
     // The images its content shows, set with the generated version (metadata only: the bytes are generation-runner's).
     images: jsonb("images").$type<ArticleImage[]>().notNull().default([]),
+    // Its publications to the project's destinations, one per destination (webhook-dispatcher records them).
+    publications: jsonb("publications").$type<Publication[]>().notNull().default([]),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },

@@ -259,13 +259,16 @@ export async function failArticle(db: Db, externalId: string, reason: string, co
 }
 
 export async function markPublished(db: Db, externalId: string, versionId: number): Promise<ArticleRecord> {
-  return onArticle(db, externalId, async (tx, article) => {
-    refuseFailed(article);
-    if (!DONE.includes(article.status)) throw precondition(`The article is ${article.status}; it can be published once completed.`);
-    const version = await versionOf(tx, article, versionId);
-    if (article.status === "published" && article.publishedVersionId === version.id) return article;
-    return updateArticle(tx, article.id, { status: "published", publishedVersionId: version.id });
-  });
+  return onArticle(db, externalId, (tx, article) => markPublishedIn(tx, article, versionId));
+}
+
+/** markPublished on an article already locked in `tx`. */
+export async function markPublishedIn(tx: Db, article: ArticleRecord, versionId: number): Promise<ArticleRecord> {
+  refuseFailed(article);
+  if (!DONE.includes(article.status)) throw precondition(`The article is ${article.status}; it can be published once completed.`);
+  const version = await versionOf(tx, article, versionId);
+  if (article.status === "published" && article.publishedVersionId === version.id) return article;
+  return updateArticle(tx, article.id, { status: "published", publishedVersionId: version.id });
 }
 
 export async function markDeliveryFailed(db: Db, externalId: string, reason: string): Promise<ArticleRecord> {

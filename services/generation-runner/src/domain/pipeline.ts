@@ -9,7 +9,9 @@ import type { QuotaService } from "../../../../proto/gen/articles/accounts_billi
 import type { GetSnapshotResponse, SnapshotStep } from "../../../../proto/gen/articles/workflow_catalog/v1/snapshots_pb.ts";
 import { renderTemplate, temperatureForTone, type StepFlags } from "../../../kit/src/prompt-template.ts";
 import type { Logger } from "../../../kit/src/logger.ts";
-import type { WebhookJob } from "../../../kit/src/queues.ts";
+import { publishOptionsRecord } from "../../../kit/src/publish-options.ts";
+import type { PublishingJob, WebhookJob } from "../../../kit/src/queues.ts";
+import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { Db } from "../db/client.ts";
 import { articleResearch, researchText, type ResearchTools } from "../research/article-research.ts";
 import { advanceBatch } from "./batch-mode.ts";
@@ -48,6 +50,8 @@ export interface PipelineDeps {
   snapshots: PinnedSnapshotMemory<GetSnapshotResponse>;
   quota: Client<typeof QuotaService>;
   enqueueWebhook(job: WebhookJob): Promise<void>;
+  /** Queues the publication an article asked for at creation (`publish`) once it completes. */
+  enqueuePublication(job: PublishingJob): Promise<void>;
   detector: OriginalityDetector;
   research?: ResearchTools;
   imageModel: string;
@@ -347,6 +351,12 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
   // The webhook goes out after the score is recorded, so its payload carries it.
   const webhookEnqueued = Boolean(article.webhookUrl) && !run.webhookEnqueuedAt;
   if (webhookEnqueued) await deps.enqueueWebhook({ externalId, versionId: Number(versionId) });
+  const publish = article.settings?.publish;
+  if (publish) {
+    // Asked for at creation: the request's time makes its job id, so a repeated hand-off queues nothing new.
+    const requestedAt = article.createdAt ? timestampDate(article.createdAt).toISOString() : new Date(0).toISOString();
+    await deps.enqueuePublication({ externalId, projectId: Number(article.projectId), destinationId: Number(publish.destinationId), options: publishOptionsRecord(publish.options), requestedAt });
+  }
   // The job id makes a repeated enqueue harmless, so one write records both.
   await finishRun(db, externalId, webhookEnqueued);
   deps.logger.info("article completed", { externalId, steps: steps.length, humanized: article.humanize });

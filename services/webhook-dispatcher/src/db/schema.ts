@@ -1,5 +1,5 @@
 // Tables of the webhook-dispatcher context, in its own Postgres schema.
-import { bigint, index, pgSchema, text, timestamp } from "drizzle-orm/pg-core";
+import { bigint, bigserial, index, jsonb, pgSchema, text, timestamp } from "drizzle-orm/pg-core";
 
 export const webhookDispatcherSchema = pgSchema("webhook_dispatcher");
 
@@ -31,4 +31,35 @@ export const messages = webhookDispatcherSchema.table(
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [index("messages_external_id").on(t.externalId)],
+);
+
+/** What a destination posts with unless a publish says otherwise. */
+export interface DestinationDefaults {
+  status: string;
+  categories: string[];
+  tags: string[];
+  /** WordPress user id to publish as; the connected user when null. */
+  authorId: number | null;
+}
+
+/**
+ * A project's publishing destination: a WordPress or Ghost site and the credential that writes to
+ * it, kept encrypted like signing secrets (AES-256-GCM, bound to the destination's project), so a
+ * database dump alone publishes nowhere.
+ */
+export const destinations = webhookDispatcherSchema.table(
+  "destinations",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    projectId: bigint("project_id", { mode: "number" }).notNull(),
+    kind: text("kind", { enum: ["wordpress", "ghost"] }).notNull(),
+    name: text("name").notNull(),
+    siteUrl: text("site_url").notNull(),
+    username: text("username"),
+    defaults: jsonb("defaults").$type<DestinationDefaults>().notNull(),
+    credentialNonce: text("credential_nonce").notNull(),
+    credentialCiphertext: text("credential_ciphertext").notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index("destinations_project").on(t.projectId, t.id)],
 );

@@ -68,7 +68,10 @@ const STATUS_MEANING: Record<number, string> = {
 export function errorOfResponse(response: Response, body: unknown, request: string, secrets: readonly string[]): WordPressError {
   const wp = typeof body === "object" && body !== null ? (body as { code?: unknown; message?: unknown }) : {};
   const code = typeof wp.code === "string" ? wp.code : `http_${response.status}`;
-  const said = typeof wp.message === "string" ? stripTags(wp.message) : (STATUS_MEANING[response.status] ?? (response.statusText || "request failed"));
+  const told = typeof wp.message === "string" ? stripTags(wp.message) : undefined;
+  // WordPress's own words for a refused login ("You are not currently logged in.") do not say what to fix.
+  const meaning = STATUS_MEANING[response.status];
+  const said = meaning ? (told ? `${meaning} (${told})` : meaning) : (told ?? (response.statusText || "request failed"));
   return new WordPressError({
     retryable: isRetryableStatus(response.status),
     status: response.status,
@@ -79,8 +82,12 @@ export function errorOfResponse(response: Response, body: unknown, request: stri
   });
 }
 
-/** The error of a request that got no answer: a timeout or a failed connection, both worth another try. */
+/** The error of a request that got no answer: a timeout or a failed connection, both worth another try (a refused address is not). */
 export function errorOfFailure(error: unknown, request: string, secrets: readonly string[]): WordPressError {
+  // The address guard refused the site (guarded-fetch.ts): asking again changes nothing.
+  if (error instanceof Error && error.name === "RefusedRequest") {
+    return new WordPressError({ retryable: false, code: "refused_address", message: redact(`${request}: the site's address is not allowed (${error.message})`, secrets), request });
+  }
   const timedOut = error instanceof Error && (error.name === "TimeoutError" || error.name === "AbortError");
   const why = error instanceof Error ? error.message : String(error);
   return new WordPressError({

@@ -1,0 +1,142 @@
+// The publishing operations of the public API, once: a project's destinations
+// (/v1/projects/{project}/destinations) and publishing an article (POST /v1/articles/{id}/publish,
+// and `publish` at creation). Order of checks as for workflows: path ids (404), project access
+// (404/403, update access for every change and for a connection check, which uses the stored
+// credential), body (422), then webhook-dispatcher, which owns the destinations.
+import { Code, ConnectError } from "@connectrpc/connect";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { AutoPublishSchema } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
+import type { CheckDestinationResponse, Destination } from "../../../proto/gen/articles/webhook_dispatcher/v1/publishing_pb.ts";
+import { fieldErrorsOf, type FieldErrors } from "../../../services/kit/src/errors.ts";
+import { iso } from "../../../services/kit/src/public-article.ts";
+import type { ArticleOperations, ArticleWithProject } from "../articles/article-operations.ts";
+import { notFoundError, validationError } from "../errors.ts";
+import type { Caller, V1Gate } from "../plugins/caller.ts";
+import type { ProjectAccess } from "../plugins/project-authorizer.ts";
+import { pathId } from "../workflows/step-input.ts";
+import { destinationInput, publishInput } from "./publish-input.ts";
+
+export const presentDestination = (d: Destination) => ({
+  id: Number(d.id),
+  project_id: Number(d.projectId),
+  kind: d.kind,
+  name: d.name,
+  site_url: d.siteUrl,
+  username: d.username ?? null,
+  default_status: d.defaultStatus,
+  default_categories: [...d.defaultCategories],
+  default_tags: [...d.defaultTags],
+  author_id: d.authorId === undefined ? null : Number(d.authorId),
+  created_at: iso(d.createdAt),
+});
+
+export const presentCheck = (c: CheckDestinationResponse) => ({
+  ok: c.ok,
+  problems: [...c.problems],
+  user_name: c.userName ?? null,
+  can_create_posts: c.canCreatePosts,
+  can_publish_posts: c.canPublishPosts,
+  can_upload_media: c.canUploadMedia,
+});
+
+export type PresentedDestination = ReturnType<typeof presentDestination>;
+
+/** The dispatcher's refusal of a request's fields, under `prefix`: its NOT_FOUND for the destination is a field error of destination_id. */
+function fieldErrorsOfRefusal(prefix: string, error: unknown): FieldErrors | undefined {
+  if (!(error instanceof ConnectError)) return undefined;
+  if (error.code === Code.NotFound && /destination/i.test(error.rawMessage)) return { [`${prefix}destination_id`]: ["No such destination in the article's project."] };
+  if (error.code !== Code.InvalidArgument && error.code !== Code.FailedPrecondition) return undefined;
+  const errors: FieldErrors = {};
+  for (const [field, messages] of Object.entries(fieldErrorsOf(error))) errors[`${prefix}${field}`] = messages;
+  return Object.keys(errors).length ? errors : { [`${prefix}destination_id`]: [error.rawMessage] };
+}
+
+async function asFieldErrors<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    const errors = fieldErrorsOfRefusal("", error);
+    throw errors ? validationError(errors) : error;
+  }
+}
+
+export class PublishingOperations {
+  constructor(
+    private readonly gate: V1Gate,
+    private readonly articles: ArticleOperations,
+  ) {}
+
+  private get dispatcher() {
+    return this.gate.clients.publishing;
+  }
+
+  /** The project id of the path, after the caller's access to it is confirmed. */
+  private async project(caller: Caller, raw: string, access: ProjectAccess): Promise<bigint> {
+    const id = pathId(raw);
+    if (id === null) throw notFoundError("Project not found.");
+    await this.gate.projects.authorize(caller.userId, id, access);
+    return BigInt(id);
+  }
+
+  private destinationId(raw: string): bigint {
+    const id = pathId(raw);
+    if (id === null) throw notFoundError("Destination not found.");
+    return BigInt(id);
+  }
+
+  async list(caller: Caller, project: string): Promise<PresentedDestination[]> {
+    const projectId = await this.project(caller, project, "view");
+    return (await this.dispatcher.listDestinations({ projectId })).destinations.map(presentDestination);
+  }
+
+  async create(caller: Caller, project: string, body: unknown): Promise<PresentedDestination> {
+    const projectId = await this.project(caller, project, "update");
+    const input = destinationInput(body);
+    return presentDestination((await asFieldErrors(() => this.dispatcher.createDestination({ projectId, ...input }))).destination!);
+  }
+
+  async get(caller: Caller, project: string, destination: string): Promise<PresentedDestination> {
+    const destinationId = this.destinationId(destination);
+    const projectId = await this.project(caller, project, "view");
+    return presentDestination((await this.dispatcher.getDestination({ projectId, destinationId })).destination!);
+  }
+
+  async check(caller: Caller, project: string, destination: string) {
+    const destinationId = this.destinationId(destination);
+    const projectId = await this.project(caller, project, "update");
+    return presentCheck(await this.dispatcher.checkDestination({ projectId, destinationId }));
+  }
+
+  async delete(caller: Caller, project: string, destination: string): Promise<boolean> {
+    const destinationId = this.destinationId(destination);
+    const projectId = await this.project(caller, project, "update");
+    return (await this.dispatcher.deleteDestination({ projectId, destinationId })).deleted;
+  }
+
+  /** Queues the article's publication; the article comes back with it recorded as queued. */
+  async publish(caller: Caller, identifier: string, body: unknown): Promise<ArticleWithProject> {
+    const { article, project } = await this.articles.get(caller, identifier, "update");
+    const { destinationId, options, errors } = publishInput(body);
+    if (Object.keys(errors).length > 0) throw validationError(errors);
+    await asFieldErrors(() => this.dispatcher.publishArticle({ projectId: article.projectId, externalId: article.externalId, destinationId: BigInt(destinationId!), options }));
+    const { article: queued } = await this.gate.clients.articles.getArticle({ identifier: article.externalId });
+    return { article: queued!, project };
+  }
+}
+
+/**
+ * `publish` of a creation request, checked against the project's destination (validate_only):
+ * what the article keeps, or its field errors under `publish.` to join the request's others.
+ */
+export async function checkAutoPublish(dispatcher: V1Gate["clients"]["publishing"], projectId: bigint, body: unknown): Promise<{ publish?: MessageInitShape<typeof AutoPublishSchema>; errors: FieldErrors }> {
+  const { destinationId, options, errors } = publishInput(body, "publish.");
+  if (Object.keys(errors).length > 0) return { errors };
+  try {
+    await dispatcher.publishArticle({ projectId, externalId: "-", destinationId: BigInt(destinationId!), options, validateOnly: true });
+  } catch (error) {
+    const refused = fieldErrorsOfRefusal("publish.", error);
+    if (!refused) throw error;
+    return { errors: refused };
+  }
+  return { publish: { destinationId: BigInt(destinationId!), options }, errors: {} };
+}

@@ -1,0 +1,79 @@
+// One face for every kind of destination: check the connection, publish an article as a post.
+// Each kind's client does the site's own work (wordpress.ts; Ghost to come); errors they throw
+// carry `retryable`, so the job knows whether to try again.
+import type { Destination } from "../domain/destinations.ts";
+import type { PostSettings } from "./post-settings.ts";
+import { wordPressClient, type ArticleImageFile } from "./wordpress.ts";
+
+export interface ArticleToPost {
+  /** The article's external_id: the marker that finds its post again. */
+  articleKey: string;
+  title: string;
+  /** Clean HTML (article-html.ts), images still at the article's URLs. */
+  html: string;
+  excerpt?: string;
+  images: ArticleImageFile[];
+  settings: PostSettings;
+  /** The post an earlier publication made, when the article recorded it. */
+  remoteId?: string;
+}
+
+export interface PostedArticle {
+  remoteId: string;
+  url: string;
+  status: string;
+  created: boolean;
+}
+
+export interface DestinationCheck {
+  ok: boolean;
+  problems: string[];
+  userName?: string;
+  canCreatePosts: boolean;
+  canPublishPosts: boolean;
+  canUploadMedia: boolean;
+}
+
+export interface Publisher {
+  check(): Promise<DestinationCheck>;
+  publish(post: ArticleToPost): Promise<PostedArticle>;
+}
+
+/** What a publishing client throws: whether to try again, and what the site said. */
+export interface PublishFailure extends Error {
+  retryable: boolean;
+  status?: number;
+  retryAfterMs?: number;
+}
+
+export const isPublishFailure = (error: unknown): error is PublishFailure => error instanceof Error && typeof (error as { retryable?: unknown }).retryable === "boolean";
+
+export function publisherFor(destination: Destination, credential: string, fetchFn: typeof fetch): Publisher {
+  if (destination.kind !== "wordpress") throw new Error(`no publisher for ${destination.kind} destinations`);
+  const client = wordPressClient({ siteUrl: destination.siteUrl, username: destination.username ?? "", applicationPassword: credential, fetch: fetchFn });
+  return {
+    async check() {
+      const c = await client.checkConnection();
+      return { ok: c.ok, problems: c.problems, userName: c.user?.name, canCreatePosts: c.can.createPosts, canPublishPosts: c.can.publishPosts, canUploadMedia: c.can.uploadFiles };
+    },
+    async publish(post) {
+      const { settings } = post;
+      const postId = post.remoteId && /^\d+$/.test(post.remoteId) ? Number(post.remoteId) : undefined;
+      const published = await client.publishPost({
+        articleKey: post.articleKey,
+        title: post.title,
+        html: post.html,
+        excerpt: post.excerpt,
+        slug: settings.slug,
+        status: settings.status as "draft",
+        date: settings.publishAt,
+        categories: settings.categories,
+        tags: settings.tags,
+        author: settings.authorId,
+        images: post.images,
+        postId,
+      });
+      return { remoteId: String(published.id), url: published.link, status: published.status, created: published.created };
+    },
+  };
+}

@@ -1,0 +1,228 @@
+// Publishing to a real WordPress (Debian's, served by php -S on a MariaDB database of its own)
+// through the public API: destinations under a project, an article created with `publish`, a
+// re-publish, racing publish requests, and wrong credentials. What landed is checked through
+// WordPress's own REST API, as the site's administrator would look at it.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Queue } from "bullmq";
+import postgres from "postgres";
+import { publishingJobId, type PublishingJob } from "../../services/kit/src/queues.ts";
+import { queuePrefix } from "../../services/kit/src/redis.ts";
+import { articleMarker } from "../../services/webhook-dispatcher/src/publishing/wordpress.ts";
+import { createArticle } from "../harness/articles.ts";
+import { apiClient, type ApiClient } from "../harness/http.ts";
+import { useStack, type TestStack } from "../harness/stack.ts";
+import { createTenant, type Tenant } from "../harness/tenants.ts";
+import { startWordPress, type WordPressSite } from "../harness/wordpress.ts";
+import { articleBody, waitForArticle } from "./generation-support.ts";
+
+let stack: TestStack;
+let tenant: Tenant;
+let api: ApiClient;
+let site: WordPressSite;
+let destinationId: number;
+
+const destinationBody = (s: WordPressSite, extra: Record<string, unknown> = {}) => ({
+  kind: "wordpress",
+  name: "Coffee blog",
+  site_url: s.url,
+  username: s.username,
+  application_password: s.applicationPassword,
+  default_categories: ["Guides"],
+  default_tags: ["coffee"],
+  ...extra,
+});
+
+beforeAll(async () => {
+  [stack, site] = await Promise.all([useStack(), startWordPress()]);
+  tenant = await createTenant(stack);
+  api = apiClient(stack.baseUrl, tenant.token);
+  const created = await api.post(`/v1/projects/${tenant.projectId}/destinations`, destinationBody(site));
+  expect(created.status).toBe(201);
+  destinationId = created.body.data.id;
+}, 90_000);
+
+afterAll(async () => {
+  await site?.stop();
+});
+
+/** WordPress's own REST API, as the site's administrator. */
+async function wp(route: string, query: Record<string, string | number> = {}): Promise<any> {
+  const url = new URL(site.restRoot);
+  if (url.searchParams.has("rest_route")) url.searchParams.set("rest_route", `/${route}`);
+  else url.pathname += route;
+  for (const [k, v] of Object.entries(query)) url.searchParams.set(k, String(v));
+  const response = await fetch(url, { headers: { authorization: `Basic ${btoa(`${site.username}:${site.applicationPassword}`)}` } });
+  expect(response.status).toBe(200);
+  return response.json();
+}
+
+/** The posts (any status but trash) that carry the article's marker. */
+const postsOf = async (externalId: string) => (await wp("wp/v2/posts", { status: "any", context: "edit", per_page: 100 })).filter((p: any) => p.content.raw.includes(articleMarker(externalId)));
+
+const publicationTo = (article: any, id = destinationId) => article.publications.find((p: any) => p.destination_id === id);
+const publicationIs = (state: string, id = destinationId) => (article: any) => publicationTo(article, id)?.state === state;
+
+describe("destinations", () => {
+  test("created, listed and read without their credential, which is stored encrypted; the connection check names the user", async () => {
+    const list = await api.get(`/v1/projects/${tenant.projectId}/destinations`);
+    expect(list.status).toBe(200);
+    const [listed] = list.body.data;
+    expect(listed).toMatchObject({ id: destinationId, kind: "wordpress", name: "Coffee blog", site_url: site.url, username: site.username, default_status: "draft", default_categories: ["Guides"], default_tags: ["coffee"] });
+    expect(JSON.stringify(list.body)).not.toContain(site.applicationPassword);
+    expect(Object.keys(listed)).not.toContain("application_password");
+
+    const sql = postgres(stack.env.DATABASE_URL!, { max: 1 });
+    try {
+      const [row] = await sql`select * from webhook_dispatcher.destinations where id = ${destinationId}`;
+      expect(JSON.stringify(row)).not.toContain(site.applicationPassword);
+      expect(JSON.stringify(row)).not.toContain(site.applicationPassword.replace(/\s+/g, ""));
+    } finally {
+      await sql.end();
+    }
+
+    const check = await api.post(`/v1/projects/${tenant.projectId}/destinations/${destinationId}/check`, {});
+    expect(check.status).toBe(200);
+    expect(check.body.data).toMatchObject({ ok: true, problems: [], user_name: expect.any(String), can_create_posts: true, can_publish_posts: true, can_upload_media: true });
+  });
+
+  test("a wrong application password fails the check with a sentence saying so", async () => {
+    const wrong = await api.post(`/v1/projects/${tenant.projectId}/destinations`, destinationBody(site, { name: "Wrong password", application_password: "aaaa bbbb cccc dddd eeee ffff" }));
+    expect(wrong.status).toBe(201);
+    const check = await api.post(`/v1/projects/${tenant.projectId}/destinations/${wrong.body.data.id}/check`, {});
+    expect(check.status).toBe(200);
+    expect(check.body.data.ok).toBe(false);
+    expect(check.body.data.problems.join(" ")).toContain("rejected the username or application password");
+  });
+
+  test("bad input is a 422 naming each field; another project's destination is 404", async () => {
+    const bad = await api.post(`/v1/projects/${tenant.projectId}/destinations`, { kind: "wordpress", name: "", site_url: "ftp://example.com", username: "x", application_password: "p", default_status: "live" });
+    expect(bad.status).toBe(422);
+    expect(Object.keys(bad.body.errors).sort()).toEqual(["default_status", "name", "site_url"]);
+    const ghostKey = await api.post(`/v1/projects/${tenant.projectId}/destinations`, { kind: "ghost", name: "Ghost", site_url: "https://ghost.example", admin_api_key: "not-a-key" });
+    expect(ghostKey.status).toBe(422);
+    expect(Object.keys(ghostKey.body.errors)).toEqual(["credential"]);
+
+    const other = await createTenant(stack);
+    const otherApi = apiClient(stack.baseUrl, other.token);
+    expect((await otherApi.get(`/v1/projects/${tenant.projectId}/destinations/${destinationId}`)).status).toBe(404);
+    expect((await otherApi.get(`/v1/projects/${other.projectId}/destinations/${destinationId}`)).status).toBe(404);
+  });
+});
+
+describe("publishing an article", () => {
+  let article: any;
+
+  test("created with publish: posted when it completes, with its images in the media library, the first as featured image, terms, excerpt and slug", async () => {
+    const created = await createArticle(
+      api,
+      articleBody(tenant.projectId, { title: "Espresso at home", target_word_count: 300, image_count: 2, publish: { destination_id: destinationId, status: "publish", tags: ["espresso"], slug: "espresso-at-home" } }),
+    );
+    article = await waitForArticle(api, created.external_id, publicationIs("published"), 120_000);
+    const publication = publicationTo(article);
+    expect(article.status).toBe("published"); // no webhook: the publication is the handover
+    expect(publication).toMatchObject({ destination_kind: "wordpress", remote_status: "publish", version_id: article.current_version_id, error: null });
+    expect(publication.attempts.map((a: any) => a.outcome)).toEqual(["published"]);
+
+    const [post, ...more] = await postsOf(article.external_id);
+    expect(more).toHaveLength(0);
+    expect(String(post.id)).toBe(publication.remote_id);
+    expect(post.link).toBe(publication.remote_url);
+    expect(post.status).toBe("publish");
+    expect(post.slug).toBe("espresso-at-home");
+    expect(post.excerpt.raw).toBe(article.description);
+    const [categories, tags] = await Promise.all([wp("wp/v2/categories", { include: post.categories.join(",") }), wp("wp/v2/tags", { include: post.tags.join(",") })]);
+    expect(categories.map((c: any) => c.name)).toEqual(["Guides"]);
+    expect(tags.map((t: any) => t.name)).toEqual(["espresso"]);
+
+    // Uploaded, not hotlinked: the body shows the library's copies, and none of this service's URLs.
+    const media = await wp("wp/v2/media", { parent: post.id, context: "edit" });
+    expect(media).toHaveLength(2);
+    expect(media.map((m: any) => m.alt_text).sort()).toEqual(article.images.map((i: any) => i.alt).sort());
+    expect(post.featured_media).toBe(media.find((m: any) => m.alt_text === article.images[0].alt).id);
+    for (const image of article.images) expect(post.content.raw).not.toContain(image.url);
+    for (const m of media) expect(post.content.raw).toContain(m.source_url);
+    expect(post.content.raw).toContain("<h2");
+    expect(post.content.raw).not.toMatch(/^#+ /m); // HTML, not markdown
+  });
+
+  test("publishing again updates the same post, never a second one, and records the new attempt", async () => {
+    expect(article).toBeDefined();
+    const again = await api.post(`/v1/articles/${article.id}/publish`, { destination_id: destinationId, status: "draft" });
+    expect(again.status).toBe(202);
+    expect(publicationTo(again.body.data).state).toBe("queued");
+    const republished = await waitForArticle(api, article.id, (a) => publicationIs("published")(a) && publicationTo(a).remote_status === "draft", 60_000);
+    expect(publicationTo(republished).remote_id).toBe(publicationTo(article).remote_id);
+    const posts = await postsOf(article.external_id);
+    expect(posts).toHaveLength(1);
+    expect(posts[0].status).toBe("draft");
+  });
+
+  test("publish requests racing for one article make one post", async () => {
+    const created = await createArticle(api, articleBody(tenant.projectId, { title: "Grinding for pour-over" }));
+    const done = await waitForArticle(api, created.external_id, (a) => a.status === "completed" && a.ai_detection_score !== null, 60_000);
+    const answers = await Promise.all(Array.from({ length: 4 }, () => api.post(`/v1/articles/${done.id}/publish`, { destination_id: destinationId })));
+    expect(answers.map((a) => a.status)).toEqual([202, 202, 202, 202]);
+    // And the same job twice more, as a queue would hand out a job retried after the site accepted it.
+    const queue = new Queue<PublishingJob>("publishing", { connection: { url: stack.env.REDIS_URL }, prefix: queuePrefix(stack.env.REDIS_PREFIX!) });
+    try {
+      const job: PublishingJob = { externalId: done.external_id, projectId: tenant.projectId, destinationId, options: { status: null, publishAt: null, categories: null, tags: null, slug: null }, requestedAt: new Date().toISOString() };
+      await Promise.all([queue.add("publish", job, { jobId: publishingJobId(job) }), queue.add("publish", job, { jobId: `${publishingJobId(job)}-copy` })]);
+      await waitForArticle(api, done.id, (a) => publicationIs("published")(a) && publicationTo(a).requested_at === job.requestedAt, 60_000);
+    } finally {
+      await queue.close();
+    }
+    expect(await postsOf(done.external_id)).toHaveLength(1);
+  });
+
+  test("wrong credentials end in a recorded failure and a publication event, the article's content and status untouched", async () => {
+    const wrong = await api.post(`/v1/projects/${tenant.projectId}/destinations`, destinationBody(site, { name: "Revoked", application_password: "zzzz yyyy xxxx wwww vvvv uuuu" }));
+    const wrongId = wrong.body.data.id;
+    const created = await createArticle(api, articleBody(tenant.projectId, { title: "Cleaning a burr grinder" }));
+    const done = await waitForArticle(api, created.external_id, (a) => a.status === "completed" && a.ai_detection_score !== null, 60_000);
+    expect((await api.post(`/v1/articles/${done.id}/publish`, { destination_id: wrongId })).status).toBe(202);
+    const failed = await waitForArticle(api, done.id, publicationIs("failed", wrongId), 60_000);
+    const publication = publicationTo(failed, wrongId);
+    expect(publication.error).toContain("rejected the username or application password");
+    expect(publication.attempts.map((a: any) => [a.outcome, a.status_code])).toEqual([["failed", 401]]);
+    expect(failed.status).toBe("completed");
+    expect(failed.content).toBe(done.content);
+    expect(failed.current_version_id).toBe(done.current_version_id);
+    expect(await postsOf(done.external_id)).toHaveLength(0);
+
+    // The run's stream ends at completed; publication events follow it, read by resuming after it.
+    const readUntil = async (lastEventId: string, until: string) => {
+      const stream = await fetch(`${stack.baseUrl}/v1/articles/${done.id}/events`, { headers: { authorization: `Bearer ${tenant.token}`, "last-event-id": lastEventId } });
+      const reader = stream.body!.getReader();
+      let text = "";
+      while (!text.includes(until)) {
+        const { value, done: ended } = await reader.read();
+        if (ended) break;
+        text += new TextDecoder().decode(value);
+      }
+      await reader.cancel();
+      return text;
+    };
+    const run = await readUntil("0-0", "event: completed");
+    const completedId = /id: (\S+)\nevent: completed/.exec(run)![1]!;
+    const text = await readUntil(completedId, '"state":"failed"');
+    expect(text).toContain("event: publication");
+    expect(text).toContain('"state":"failed"');
+  });
+
+  test("a publish request names what is wrong: an unfinished article, a destination of another project, a past schedule", async () => {
+    const other = await createTenant(stack);
+    const otherApi = apiClient(stack.baseUrl, other.token);
+    const foreign = await otherApi.post(`/v1/projects/${other.projectId}/destinations`, destinationBody(site));
+    const created = await createArticle(api, articleBody(tenant.projectId, { title: "Water for coffee" }));
+    const done = await waitForArticle(api, created.external_id, (a) => a.status === "completed", 60_000);
+    const refusals = await Promise.all([
+      api.post(`/v1/articles/${done.id}/publish`, { destination_id: foreign.body.data.id }),
+      api.post(`/v1/articles/${done.id}/publish`, { destination_id: destinationId, publish_at: "2001-01-01T00:00:00Z" }),
+      api.post(`/v1/articles/${done.id}/publish`, { destination_id: destinationId, slug: "Not A Slug" }),
+      api.post(`/v1/articles/${done.id}/publish`, {}),
+      api.post("/v1/articles", articleBody(tenant.projectId, { publish: { destination_id: foreign.body.data.id } })),
+    ]);
+    expect(refusals.map((r) => r.status)).toEqual([422, 422, 422, 422, 422]);
+    expect(refusals.map((r) => Object.keys(r.body.errors))).toEqual([["destination_id"], ["publish_at"], ["slug"], ["destination_id"], ["publish.destination_id"]]);
+  });
+});
