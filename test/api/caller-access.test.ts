@@ -15,6 +15,7 @@ import { ArticleImageService } from "../../proto/gen/articles/generation_runner/
 import { ModelCatalogService } from "../../proto/gen/articles/generation_runner/v1/models_pb.ts";
 import { GenerationRunService } from "../../proto/gen/articles/generation_runner/v1/runs_pb.ts";
 import { WebhookSigningService } from "../../proto/gen/articles/webhook_dispatcher/v1/signing_pb.ts";
+import { PublishingService } from "../../proto/gen/articles/webhook_dispatcher/v1/publishing_pb.ts";
 import { WorkflowSnapshotService } from "../../proto/gen/articles/workflow_catalog/v1/snapshots_pb.ts";
 import { WorkflowCatalogService } from "../../proto/gen/articles/workflow_catalog/v1/workflows_pb.ts";
 import { serviceClient } from "../../services/kit/src/clients.ts";
@@ -54,7 +55,7 @@ const EXPECTED: Record<string, Record<string, string[]>> = {
   [OperatorService.typeName]: Object.fromEntries(OperatorService.methods.map((m) => [m.name, [OPERATOR]])),
   [ArticleStoreService.typeName]: {
     CreateArticle: [GATEWAY],
-    GetArticle: [GATEWAY, RUNNER, OPERATOR],
+    GetArticle: [GATEWAY, RUNNER, DISPATCHER, OPERATOR],
     BatchGetArticlesByExternalId: [RUNNER, DISPATCHER],
     ListArticles: [GATEWAY],
     BatchGetArticles: [GATEWAY],
@@ -79,12 +80,21 @@ const EXPECTED: Record<string, Record<string, string[]>> = {
     MarkPublished: [DISPATCHER],
     MarkDeliveryFailed: [DISPATCHER],
     RecordDeliveries: [DISPATCHER],
+    RecordPublication: [DISPATCHER],
   },
   [ModelCatalogService.typeName]: { ResolveModel: [GATEWAY], ListModels: [GATEWAY, OPERATOR], AddModel: [OPERATOR], UpdateModel: [OPERATOR] },
   [GenerationRunService.typeName]: { GetRun: [OPERATOR] },
-  [ArticleImageService.typeName]: { GetImage: [GATEWAY] },
+  [ArticleImageService.typeName]: { GetImage: [GATEWAY, DISPATCHER] },
   [CostBreakdownService.typeName]: { GetCostBreakdown: [GATEWAY] },
   [WebhookSigningService.typeName]: { SetSigningSecret: [OPERATOR], RemoveSigningSecret: [OPERATOR], GetSigningStatus: [OPERATOR] },
+  [PublishingService.typeName]: {
+    CreateDestination: [GATEWAY, OPERATOR],
+    ListDestinations: [GATEWAY, OPERATOR],
+    GetDestination: [GATEWAY, OPERATOR],
+    CheckDestination: [GATEWAY, OPERATOR],
+    DeleteDestination: [GATEWAY, OPERATOR],
+    PublishArticle: [GATEWAY, OPERATOR],
+  },
   [WorkflowSnapshotService.typeName]: { ResolveArticleType: [GATEWAY], GetSnapshot: [RUNNER] },
   [WorkflowCatalogService.typeName]: Object.fromEntries(WorkflowCatalogService.methods.map((m) => [m.name, [GATEWAY]])),
 };
@@ -100,6 +110,7 @@ const SERVED: [DescService, string][] = [
   [ArticleImageService, "GENERATION_RUNNER_URL"],
   [CostBreakdownService, "GENERATION_RUNNER_URL"],
   [WebhookSigningService, "WEBHOOK_DISPATCHER_URL"],
+  [PublishingService, "WEBHOOK_DISPATCHER_URL"],
   [WorkflowSnapshotService, "WORKFLOW_CATALOG_URL"],
   [WorkflowCatalogService, "WORKFLOW_CATALOG_URL"],
 ];

@@ -297,12 +297,12 @@ describe.each(SETUPS)("deploy/k8s/%s", (setup) => {
       const calls = Object.fromEntries(PROCESSES.map((p) => [p, callsInCode(p)]));
       // What the code calls today (gateway/src/services.ts, each service's main.ts and worker).
       expect(calls).toEqual({
-        gateway: ["accounts-billing", "article-store", "generation-runner", "workflow-catalog"],
+        gateway: ["accounts-billing", "article-store", "generation-runner", "webhook-dispatcher", "workflow-catalog"],
         "accounts-billing": [],
         "workflow-catalog": [],
         "article-store": ["accounts-billing"],
         "generation-runner": ["accounts-billing", "article-store", "workflow-catalog"],
-        "webhook-dispatcher": ["accounts-billing", "article-store"],
+        "webhook-dispatcher": ["accounts-billing", "article-store", "generation-runner"],
       });
       for (const from of PROCESSES)
         for (const to of PROCESSES) {

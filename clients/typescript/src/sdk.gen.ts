@@ -2,7 +2,7 @@
 
 import type { Client, ClientMeta, Options as Options2, RequestResult, ServerSentEventsResult, TDataShape } from './client';
 import { client } from './client.gen';
-import type { CancelArticleData, CancelArticleErrors, CancelArticleResponses, CreateArticleData, CreateArticleErrors, CreateArticleResponses, CreateWorkflowStepData, CreateWorkflowStepErrors, CreateWorkflowStepResponses, DeleteWorkflowStepData, DeleteWorkflowStepErrors, DeleteWorkflowStepResponses, DuplicateWorkflowData, DuplicateWorkflowErrors, DuplicateWorkflowResponses, EstimateArticleData, EstimateArticleErrors, EstimateArticleResponses, GetArticleData, GetArticleErrors, GetArticleResponses, GetArticleStepsData, GetArticleStepsErrors, GetArticleStepsResponses, GetImageData, GetImageErrors, GetImageResponses, GetUserData, GetUserErrors, GetUserResponses, GetWorkflowStepData, GetWorkflowStepErrors, GetWorkflowStepResponses, HeadImageData, HeadImageErrors, HeadImageResponses, ListArticlesData, ListArticlesErrors, ListArticlesResponses, ListWorkflowsData, ListWorkflowsErrors, ListWorkflowsResponses, LivenessData, LivenessResponses, ReadinessData, ReadinessErrors, ReadinessResponses, ReorderWorkflowStepsData, ReorderWorkflowStepsErrors, ReorderWorkflowStepsResponses, ReplaceWorkflowStepData, ReplaceWorkflowStepErrors, ReplaceWorkflowStepResponses, ServingData, ServingErrors, ServingResponses, StreamArticleEventsData, StreamArticleEventsErrors, StreamArticleEventsResponse, StreamArticleEventsResponses, UpdateWorkflowStepData, UpdateWorkflowStepErrors, UpdateWorkflowStepResponses } from './types.gen';
+import type { CancelArticleData, CancelArticleErrors, CancelArticleResponses, CheckDestinationData, CheckDestinationErrors, CheckDestinationResponses, CreateArticleData, CreateArticleErrors, CreateArticleResponses, CreateDestinationData, CreateDestinationErrors, CreateDestinationResponses, CreateWorkflowStepData, CreateWorkflowStepErrors, CreateWorkflowStepResponses, DeleteDestinationData, DeleteDestinationErrors, DeleteDestinationResponses, DeleteWorkflowStepData, DeleteWorkflowStepErrors, DeleteWorkflowStepResponses, DuplicateWorkflowData, DuplicateWorkflowErrors, DuplicateWorkflowResponses, EstimateArticleData, EstimateArticleErrors, EstimateArticleResponses, GetArticleData, GetArticleErrors, GetArticleResponses, GetArticleStepsData, GetArticleStepsErrors, GetArticleStepsResponses, GetDestinationData, GetDestinationErrors, GetDestinationResponses, GetImageData, GetImageErrors, GetImageResponses, GetUserData, GetUserErrors, GetUserResponses, GetWorkflowStepData, GetWorkflowStepErrors, GetWorkflowStepResponses, HeadImageData, HeadImageErrors, HeadImageResponses, ListArticlesData, ListArticlesErrors, ListArticlesResponses, ListDestinationsData, ListDestinationsErrors, ListDestinationsResponses, ListWorkflowsData, ListWorkflowsErrors, ListWorkflowsResponses, LivenessData, LivenessResponses, PublishArticleData, PublishArticleErrors, PublishArticleResponses, ReadinessData, ReadinessErrors, ReadinessResponses, ReorderWorkflowStepsData, ReorderWorkflowStepsErrors, ReorderWorkflowStepsResponses, ReplaceWorkflowStepData, ReplaceWorkflowStepErrors, ReplaceWorkflowStepResponses, ServingData, ServingErrors, ServingResponses, StreamArticleEventsData, StreamArticleEventsErrors, StreamArticleEventsResponse, StreamArticleEventsResponses, UpdateWorkflowStepData, UpdateWorkflowStepErrors, UpdateWorkflowStepResponses } from './types.gen';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -76,7 +76,7 @@ export const getArticleSteps = <ThrowOnError extends boolean = false>(options: O
 /**
  * Live progress as Server-Sent Events: state changes, steps, sources, images, then completed, published or failed (Last-Event-ID resumes)
  *
- * Each event is `id`, `event` (its name) and `data` (JSON). Names and data: `state` (ArticleEvent_state), `step_started` (ArticleEvent_step_started), `step_finished` (ArticleEvent_step_finished), `waiting` (ArticleEvent_waiting), `source` (ArticleEvent_source), `image` (ArticleEvent_image), `completed` (ArticleEvent_completed), `published` (ArticleEvent_published), `failed` (ArticleEvent_failed). The stream ends after the final event; a comment line is sent as a heartbeat.
+ * Each event is `id`, `event` (its name) and `data` (JSON). Names and data: `state` (ArticleEvent_state), `step_started` (ArticleEvent_step_started), `step_finished` (ArticleEvent_step_finished), `waiting` (ArticleEvent_waiting), `source` (ArticleEvent_source), `image` (ArticleEvent_image), `completed` (ArticleEvent_completed), `publication` (ArticleEvent_publication), `published` (ArticleEvent_published), `failed` (ArticleEvent_failed). The stream ends after the final event; a comment line is sent as a heartbeat.
  */
 export const streamArticleEvents = <ThrowOnError extends boolean = false>(options: Options<StreamArticleEventsData, ThrowOnError, StreamArticleEventsResponse>): Promise<ServerSentEventsResult<StreamArticleEventsResponses>> => (options.client ?? client).sse.get<StreamArticleEventsResponses, StreamArticleEventsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -90,6 +90,74 @@ export const streamArticleEvents = <ThrowOnError extends boolean = false>(option
 export const cancelArticle = <ThrowOnError extends boolean = false>(options: Options<CancelArticleData, ThrowOnError>): RequestResult<CancelArticleResponses, CancelArticleErrors, ThrowOnError> => (options.client ?? client).post<CancelArticleResponses, CancelArticleErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/articles/{id}/cancel',
+    ...options
+});
+
+/**
+ * Publish (or publish again) a finished article to a destination of its project, as a queued job
+ *
+ * Answers 202 with the article, its publication to that destination queued. The job uploads the article's images to the site's media library (the first as featured image), posts the title, the body as HTML, the description as excerpt and the slug, and records the outcome and every attempt in `publications` and as `publication` events. Publishing again updates the same post. Needs update access.
+ */
+export const publishArticle = <ThrowOnError extends boolean = false>(options: Options<PublishArticleData, ThrowOnError>): RequestResult<PublishArticleResponses, PublishArticleErrors, ThrowOnError> => (options.client ?? client).post<PublishArticleResponses, PublishArticleErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/articles/{id}/publish',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * List the project's publishing destinations (never their credentials)
+ */
+export const listDestinations = <ThrowOnError extends boolean = false>(options: Options<ListDestinationsData, ThrowOnError>): RequestResult<ListDestinationsResponses, ListDestinationsErrors, ThrowOnError> => (options.client ?? client).get<ListDestinationsResponses, ListDestinationsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/projects/{project}/destinations',
+    ...options
+});
+
+/**
+ * Add a WordPress or Ghost destination; its credential is write-only
+ *
+ * The credential is stored encrypted and never returned. Needs update access. POST …/check tries it against the site.
+ */
+export const createDestination = <ThrowOnError extends boolean = false>(options: Options<CreateDestinationData, ThrowOnError>): RequestResult<CreateDestinationResponses, CreateDestinationErrors, ThrowOnError> => (options.client ?? client).post<CreateDestinationResponses, CreateDestinationErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/projects/{project}/destinations',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Delete a destination and its credential (posts already published stay)
+ */
+export const deleteDestination = <ThrowOnError extends boolean = false>(options: Options<DeleteDestinationData, ThrowOnError>): RequestResult<DeleteDestinationResponses, DeleteDestinationErrors, ThrowOnError> => (options.client ?? client).delete<DeleteDestinationResponses, DeleteDestinationErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/projects/{project}/destinations/{destination}',
+    ...options
+});
+
+/**
+ * Retrieve one destination
+ */
+export const getDestination = <ThrowOnError extends boolean = false>(options: Options<GetDestinationData, ThrowOnError>): RequestResult<GetDestinationResponses, GetDestinationErrors, ThrowOnError> => (options.client ?? client).get<GetDestinationResponses, GetDestinationErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/projects/{project}/destinations/{destination}',
+    ...options
+});
+
+/**
+ * Check the connection: site reachable, credentials accepted, allowed to create posts
+ *
+ * A failed check is a 200 with ok false and the problems in sentences. Needs update access (it uses the stored credential).
+ */
+export const checkDestination = <ThrowOnError extends boolean = false>(options: Options<CheckDestinationData, ThrowOnError>): RequestResult<CheckDestinationResponses, CheckDestinationErrors, ThrowOnError> => (options.client ?? client).post<CheckDestinationResponses, CheckDestinationErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/projects/{project}/destinations/{destination}/check',
     ...options
 });
 

@@ -131,6 +131,81 @@ export type Article = {
      */
     webhook_url: string | null;
     /**
+     * Additive: its posts on the project's publishing destinations, one per destination.
+     */
+    publications: Array<{
+        /**
+         * The destination (of the article's project).
+         */
+        destination_id: number;
+        /**
+         * wordpress or ghost.
+         */
+        destination_kind: string;
+        /**
+         * queued → publishing (attempts under way or a retry waiting) → published, or failed (a permanent refusal, e.g. wrong credentials, or every attempt failed).
+         */
+        state: 'queued' | 'publishing' | 'published' | 'failed';
+        /**
+         * The post's id on the site.
+         */
+        remote_id: string | null;
+        /**
+         * The post's address on the site.
+         */
+        remote_url: string | null;
+        /**
+         * The post's status there (publish, draft, future; Ghost: published, draft, scheduled).
+         */
+        remote_status: string | null;
+        /**
+         * The version the post holds (or is being made from).
+         */
+        version_id: number | null;
+        /**
+         * Why it failed, or why the last attempt did not succeed.
+         */
+        error: string | null;
+        /**
+         * When this publication was last asked for.
+         */
+        requested_at: string | null;
+        /**
+         * ISO 8601, UTC.
+         */
+        updated_at: string | null;
+        /**
+         * Oldest first (the last 20).
+         */
+        attempts: Array<{
+            /**
+             * 1 for a publish request's first attempt.
+             */
+            attempt: number;
+            /**
+             * ISO 8601, UTC.
+             */
+            attempted_at: string;
+            /**
+             * retry: the site failed or was busy, another attempt follows (after its Retry-After when it sent one).
+             */
+            outcome: 'published' | 'retry' | 'failed';
+            /**
+             * The site's HTTP status, when it answered.
+             */
+            status_code: number | null;
+            /**
+             * What went wrong (never a credential).
+             */
+            error: string | null;
+            duration_ms: number;
+            /**
+             * The version it published.
+             */
+            version_id: number;
+        }>;
+    }>;
+    /**
      * Owning project.
      */
     project: {
@@ -570,6 +645,217 @@ export type ReorderRejection = {
 };
 
 /**
+ * The article's post on one destination (additive).
+ */
+export type Publication = {
+    /**
+     * The destination (of the article's project).
+     */
+    destination_id: number;
+    /**
+     * wordpress or ghost.
+     */
+    destination_kind: string;
+    /**
+     * queued → publishing (attempts under way or a retry waiting) → published, or failed (a permanent refusal, e.g. wrong credentials, or every attempt failed).
+     */
+    state: 'queued' | 'publishing' | 'published' | 'failed';
+    /**
+     * The post's id on the site.
+     */
+    remote_id: string | null;
+    /**
+     * The post's address on the site.
+     */
+    remote_url: string | null;
+    /**
+     * The post's status there (publish, draft, future; Ghost: published, draft, scheduled).
+     */
+    remote_status: string | null;
+    /**
+     * The version the post holds (or is being made from).
+     */
+    version_id: number | null;
+    /**
+     * Why it failed, or why the last attempt did not succeed.
+     */
+    error: string | null;
+    /**
+     * When this publication was last asked for.
+     */
+    requested_at: string | null;
+    /**
+     * ISO 8601, UTC.
+     */
+    updated_at: string | null;
+    /**
+     * Oldest first (the last 20).
+     */
+    attempts: Array<{
+        /**
+         * 1 for a publish request's first attempt.
+         */
+        attempt: number;
+        /**
+         * ISO 8601, UTC.
+         */
+        attempted_at: string;
+        /**
+         * retry: the site failed or was busy, another attempt follows (after its Retry-After when it sent one).
+         */
+        outcome: 'published' | 'retry' | 'failed';
+        /**
+         * The site's HTTP status, when it answered.
+         */
+        status_code: number | null;
+        /**
+         * What went wrong (never a credential).
+         */
+        error: string | null;
+        duration_ms: number;
+        /**
+         * The version it published.
+         */
+        version_id: number;
+    }>;
+};
+
+/**
+ * A publishing destination of a project; its credential is write-only and never returned.
+ */
+export type Destination = {
+    /**
+     * Destination id.
+     */
+    id: number;
+    /**
+     * Its project.
+     */
+    project_id: number;
+    kind: 'wordpress' | 'ghost';
+    name: string;
+    /**
+     * The site's address.
+     */
+    site_url: string;
+    /**
+     * WordPress: the user posts are published as.
+     */
+    username: string | null;
+    /**
+     * The status of posts unless a publish says otherwise.
+     */
+    default_status: string;
+    default_categories: Array<string>;
+    default_tags: Array<string>;
+    /**
+     * WordPress user id posts are published as; null: the connected user.
+     */
+    author_id: number | null;
+    /**
+     * ISO 8601, UTC.
+     */
+    created_at: string | null;
+};
+
+/**
+ * A connection check of a destination.
+ */
+export type DestinationCheck = {
+    /**
+     * The site answered, took the credentials and lets them create posts.
+     */
+    ok: boolean;
+    /**
+     * One sentence each; empty when all is well.
+     */
+    problems: Array<string>;
+    /**
+     * The account the credentials are, as the site names it.
+     */
+    user_name: string | null;
+    can_create_posts: boolean;
+    can_publish_posts: boolean;
+    can_upload_media: boolean;
+};
+
+/**
+ * Body of POST /v1/projects/{project}/destinations: kind, name and site_url, and for WordPress username and application_password, for Ghost admin_api_key.
+ */
+export type DestinationCreate = {
+    /**
+     * The kind of site.
+     */
+    kind: 'wordpress' | 'ghost';
+    /**
+     * A name for people, 1 to 100 characters.
+     */
+    name: string;
+    /**
+     * The site's http(s) address.
+     */
+    site_url: string;
+    /**
+     * WordPress: the login name of the user posts are published as.
+     */
+    username?: string;
+    /**
+     * WordPress: an application password of that user (Users → Profile → Application Passwords). Write-only.
+     */
+    application_password?: string;
+    /**
+     * Ghost: an Admin API key, "<id>:<secret>" (Settings → Integrations). Write-only.
+     */
+    admin_api_key?: string;
+    /**
+     * WordPress: draft (default), pending, private or publish; Ghost: draft (default) or published.
+     */
+    default_status?: string;
+    /**
+     * WordPress category names for every post unless a publish names its own.
+     */
+    default_categories?: Array<string>;
+    /**
+     * Tag names for every post unless a publish names its own.
+     */
+    default_tags?: Array<string>;
+    /**
+     * WordPress: the user id to publish as; the connected user when left out.
+     */
+    author_id?: number;
+};
+
+/**
+ * Body of POST /v1/articles/{id}/publish, and `publish` of a creation request.
+ */
+export type PublishRequest = {
+    /**
+     * A destination of the article's project (GET /v1/projects/{project}/destinations).
+     */
+    destination_id: number;
+    /**
+     * WordPress: draft, pending, private, publish or future; Ghost: draft, published or scheduled. Default: the destination's.
+     */
+    status?: string;
+    /**
+     * When the post goes live (a schedule); alone it means future/scheduled.
+     */
+    publish_at?: string;
+    /**
+     * Category names (WordPress), created when missing; replaces the destination's defaults. At most 20.
+     */
+    categories?: Array<string>;
+    /**
+     * Tag names, created when missing; replaces the destination's defaults. At most 20.
+     */
+    tags?: Array<string>;
+    /**
+     * The post's slug: lower-case letters, digits and hyphens.
+     */
+    slug?: string;
+};
+
+/**
  * Body of POST /v1/articles and POST /v1/articles/estimate.
  */
 export type ArticleCreate = {
@@ -697,6 +983,12 @@ export type ArticleCreate = {
      * An image preset (consistent visual style) of the project.
      */
     image_preset_id?: number;
+    /**
+     * Publish the article to a destination of the project when it completes: destination_id, and optionally status, publish_at, categories, tags, slug (as POST /v1/articles/{id}/publish).
+     */
+    publish?: {
+        [key: string]: unknown;
+    };
 };
 
 /**
@@ -967,6 +1259,82 @@ export type ArticleEventCompleted = {
 };
 
 /**
+ * event: publication (a publication's new state; after completed, so a client resumes the stream with the completed event's id to follow it)
+ */
+export type ArticleEventPublication = {
+    /**
+     * The destination (of the article's project).
+     */
+    destination_id: number;
+    /**
+     * wordpress or ghost.
+     */
+    destination_kind: string;
+    /**
+     * queued → publishing (attempts under way or a retry waiting) → published, or failed (a permanent refusal, e.g. wrong credentials, or every attempt failed).
+     */
+    state: 'queued' | 'publishing' | 'published' | 'failed';
+    /**
+     * The post's id on the site.
+     */
+    remote_id: string | null;
+    /**
+     * The post's address on the site.
+     */
+    remote_url: string | null;
+    /**
+     * The post's status there (publish, draft, future; Ghost: published, draft, scheduled).
+     */
+    remote_status: string | null;
+    /**
+     * The version the post holds (or is being made from).
+     */
+    version_id: number | null;
+    /**
+     * Why it failed, or why the last attempt did not succeed.
+     */
+    error: string | null;
+    /**
+     * When this publication was last asked for.
+     */
+    requested_at: string | null;
+    /**
+     * ISO 8601, UTC.
+     */
+    updated_at: string | null;
+    /**
+     * Oldest first (the last 20).
+     */
+    attempts: Array<{
+        /**
+         * 1 for a publish request's first attempt.
+         */
+        attempt: number;
+        /**
+         * ISO 8601, UTC.
+         */
+        attempted_at: string;
+        /**
+         * retry: the site failed or was busy, another attempt follows (after its Retry-After when it sent one).
+         */
+        outcome: 'published' | 'retry' | 'failed';
+        /**
+         * The site's HTTP status, when it answered.
+         */
+        status_code: number | null;
+        /**
+         * What went wrong (never a credential).
+         */
+        error: string | null;
+        duration_ms: number;
+        /**
+         * The version it published.
+         */
+        version_id: number;
+    }>;
+};
+
+/**
  * event: published (last event)
  */
 export type ArticleEventPublished = {
@@ -999,8 +1367,8 @@ export type ArticleEvent = {
      * Pass as Last-Event-ID to resume after this event.
      */
     id: string;
-    event: 'state' | 'step_started' | 'step_finished' | 'waiting' | 'source' | 'image' | 'completed' | 'published' | 'failed';
-    data: ArticleEventState | ArticleEventStepStarted | ArticleEventStepFinished | ArticleEventWaiting | ArticleEventSource | ArticleEventImage | ArticleEventCompleted | ArticleEventPublished | ArticleEventFailed;
+    event: 'state' | 'step_started' | 'step_finished' | 'waiting' | 'source' | 'image' | 'completed' | 'publication' | 'published' | 'failed';
+    data: ArticleEventState | ArticleEventStepStarted | ArticleEventStepFinished | ArticleEventWaiting | ArticleEventSource | ArticleEventImage | ArticleEventCompleted | ArticleEventPublication | ArticleEventPublished | ArticleEventFailed;
 };
 
 /**
@@ -1404,6 +1772,341 @@ export type CancelArticleResponses = {
 };
 
 export type CancelArticleResponse = CancelArticleResponses[keyof CancelArticleResponses];
+
+export type PublishArticleData = {
+    /**
+     * Where and how to publish.
+     */
+    body: PublishRequest;
+    path: {
+        /**
+         * The article's numeric id or its external_id (UUID); anything else is 404.
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/v1/articles/{id}/publish';
+};
+
+export type PublishArticleErrors = {
+    /**
+     * Missing, malformed, expired or revoked key.
+     */
+    401: GateError;
+    /**
+     * The account has no active subscription.
+     */
+    402: GateError;
+    /**
+     * Not authorised for the project, or the user is disabled.
+     */
+    403: PlainError;
+    /**
+     * No such resource, or not visible to the account.
+     */
+    404: PlainError;
+    /**
+     * The request body is larger than 1024 KiB.
+     */
+    413: PlainError;
+    /**
+     * Validation failed: messages per field.
+     */
+    422: ValidationError;
+    /**
+     * A minute, hour or day window is full; retry after retry_after seconds.
+     */
+    429: GateError;
+};
+
+export type PublishArticleError = PublishArticleErrors[keyof PublishArticleErrors];
+
+export type PublishArticleResponses = {
+    /**
+     * The article, its publication queued.
+     */
+    202: {
+        success: true;
+        data: Article;
+        /**
+         * What happened.
+         */
+        message: string;
+    };
+};
+
+export type PublishArticleResponse = PublishArticleResponses[keyof PublishArticleResponses];
+
+export type ListDestinationsData = {
+    body?: never;
+    path: {
+        /**
+         * The project id. A positive integer; anything else is 404.
+         */
+        project: number;
+    };
+    query?: never;
+    url: '/v1/projects/{project}/destinations';
+};
+
+export type ListDestinationsErrors = {
+    /**
+     * Missing, malformed, expired or revoked key.
+     */
+    401: GateError;
+    /**
+     * The account has no active subscription.
+     */
+    402: GateError;
+    /**
+     * Not authorised for the project, or the user is disabled.
+     */
+    403: PlainError;
+    /**
+     * No such resource, or not visible to the account.
+     */
+    404: PlainError;
+    /**
+     * A minute, hour or day window is full; retry after retry_after seconds.
+     */
+    429: GateError;
+};
+
+export type ListDestinationsError = ListDestinationsErrors[keyof ListDestinationsErrors];
+
+export type ListDestinationsResponses = {
+    /**
+     * The destinations, oldest first.
+     */
+    200: {
+        success: true;
+        data: Array<Destination>;
+    };
+};
+
+export type ListDestinationsResponse = ListDestinationsResponses[keyof ListDestinationsResponses];
+
+export type CreateDestinationData = {
+    /**
+     * The site and its credential.
+     */
+    body: DestinationCreate;
+    path: {
+        /**
+         * The project id. A positive integer; anything else is 404.
+         */
+        project: number;
+    };
+    query?: never;
+    url: '/v1/projects/{project}/destinations';
+};
+
+export type CreateDestinationErrors = {
+    /**
+     * Missing, malformed, expired or revoked key.
+     */
+    401: GateError;
+    /**
+     * The account has no active subscription.
+     */
+    402: GateError;
+    /**
+     * Not authorised for the project, or the user is disabled.
+     */
+    403: PlainError;
+    /**
+     * No such resource, or not visible to the account.
+     */
+    404: PlainError;
+    /**
+     * The request body is larger than 1024 KiB.
+     */
+    413: PlainError;
+    /**
+     * Validation failed: messages per field.
+     */
+    422: ValidationError;
+    /**
+     * A minute, hour or day window is full; retry after retry_after seconds.
+     */
+    429: GateError;
+};
+
+export type CreateDestinationError = CreateDestinationErrors[keyof CreateDestinationErrors];
+
+export type CreateDestinationResponses = {
+    /**
+     * The destination.
+     */
+    201: {
+        success: true;
+        data: Destination;
+    };
+};
+
+export type CreateDestinationResponse = CreateDestinationResponses[keyof CreateDestinationResponses];
+
+export type DeleteDestinationData = {
+    body?: never;
+    path: {
+        /**
+         * The project id. A positive integer; anything else is 404.
+         */
+        project: number;
+        /**
+         * The destination id. A positive integer; anything else is 404.
+         */
+        destination: number;
+    };
+    query?: never;
+    url: '/v1/projects/{project}/destinations/{destination}';
+};
+
+export type DeleteDestinationErrors = {
+    /**
+     * Missing, malformed, expired or revoked key.
+     */
+    401: GateError;
+    /**
+     * The account has no active subscription.
+     */
+    402: GateError;
+    /**
+     * Not authorised for the project, or the user is disabled.
+     */
+    403: PlainError;
+    /**
+     * No such resource, or not visible to the account.
+     */
+    404: PlainError;
+    /**
+     * A minute, hour or day window is full; retry after retry_after seconds.
+     */
+    429: GateError;
+};
+
+export type DeleteDestinationError = DeleteDestinationErrors[keyof DeleteDestinationErrors];
+
+export type DeleteDestinationResponses = {
+    /**
+     * Deleted (or there was nothing to delete).
+     */
+    200: {
+        success: true;
+        /**
+         * What happened.
+         */
+        message: string;
+    };
+};
+
+export type DeleteDestinationResponse = DeleteDestinationResponses[keyof DeleteDestinationResponses];
+
+export type GetDestinationData = {
+    body?: never;
+    path: {
+        /**
+         * The project id. A positive integer; anything else is 404.
+         */
+        project: number;
+        /**
+         * The destination id. A positive integer; anything else is 404.
+         */
+        destination: number;
+    };
+    query?: never;
+    url: '/v1/projects/{project}/destinations/{destination}';
+};
+
+export type GetDestinationErrors = {
+    /**
+     * Missing, malformed, expired or revoked key.
+     */
+    401: GateError;
+    /**
+     * The account has no active subscription.
+     */
+    402: GateError;
+    /**
+     * Not authorised for the project, or the user is disabled.
+     */
+    403: PlainError;
+    /**
+     * No such resource, or not visible to the account.
+     */
+    404: PlainError;
+    /**
+     * A minute, hour or day window is full; retry after retry_after seconds.
+     */
+    429: GateError;
+};
+
+export type GetDestinationError = GetDestinationErrors[keyof GetDestinationErrors];
+
+export type GetDestinationResponses = {
+    /**
+     * The destination.
+     */
+    200: {
+        success: true;
+        data: Destination;
+    };
+};
+
+export type GetDestinationResponse = GetDestinationResponses[keyof GetDestinationResponses];
+
+export type CheckDestinationData = {
+    body?: never;
+    path: {
+        /**
+         * The project id. A positive integer; anything else is 404.
+         */
+        project: number;
+        /**
+         * The destination id. A positive integer; anything else is 404.
+         */
+        destination: number;
+    };
+    query?: never;
+    url: '/v1/projects/{project}/destinations/{destination}/check';
+};
+
+export type CheckDestinationErrors = {
+    /**
+     * Missing, malformed, expired or revoked key.
+     */
+    401: GateError;
+    /**
+     * The account has no active subscription.
+     */
+    402: GateError;
+    /**
+     * Not authorised for the project, or the user is disabled.
+     */
+    403: PlainError;
+    /**
+     * No such resource, or not visible to the account.
+     */
+    404: PlainError;
+    /**
+     * A minute, hour or day window is full; retry after retry_after seconds.
+     */
+    429: GateError;
+};
+
+export type CheckDestinationError = CheckDestinationErrors[keyof CheckDestinationErrors];
+
+export type CheckDestinationResponses = {
+    /**
+     * What the site said.
+     */
+    200: {
+        success: true;
+        data: DestinationCheck;
+    };
+};
+
+export type CheckDestinationResponse = CheckDestinationResponses[keyof CheckDestinationResponses];
 
 export type ListWorkflowsData = {
     body?: never;

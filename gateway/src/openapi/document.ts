@@ -7,6 +7,7 @@ import { MAX_KEY_LENGTH, REPLAYED_HEADER } from "../articles/idempotency.ts";
 import { REQUEST_LIMITS } from "../plugins/request-limits.ts";
 import { DUPLICATE_FIELDS, REORDER_FIELDS, STEP_FIELDS, STEP_UPDATE_FIELDS, WORKFLOW_LIST_QUERY } from "../workflows/step-fields.ts";
 import { objectSchema, queryParameters } from "./fields.ts";
+import { DESTINATION_FIELDS, PUBLISH_FIELDS } from "../publishing/publish-input.ts";
 import * as S from "./schemas.ts";
 
 type Json = Record<string, unknown>;
@@ -30,6 +31,13 @@ const SCHEMAS: Record<string, TSchema> = {
   PlainError: S.PlainError,
   ValidationError: S.ValidationError,
   ReorderRejection: S.ReorderRejection,
+  Publication: S.Publication,
+  Destination: S.Destination,
+  DestinationCheck: S.DestinationCheck,
+  DestinationCreate: objectSchema(DESTINATION_FIELDS, {
+    description: "Body of POST /v1/projects/{project}/destinations: kind, name and site_url, and for WordPress username and application_password, for Ghost admin_api_key.",
+  }),
+  PublishRequest: objectSchema(PUBLISH_FIELDS, { description: "Body of POST /v1/articles/{id}/publish, and `publish` of a creation request." }),
   ArticleCreate: objectSchema(ARTICLE_FIELDS, {
     description: "Body of POST /v1/articles and POST /v1/articles/estimate.",
     examples: [{ project_id: 1, title: "How to brew pour-over coffee", article_type: "blog_post", target_word_count: 1500, tone: "friendly", point_of_view: "second_person", language: "en" }],
@@ -113,6 +121,8 @@ const WORKFLOW_PARAM = numericPath("workflow", "The workflow step id.");
 
 const articleTags = ["Articles"];
 const workflowTags = ["Workflows"];
+const publishingTags = ["Publishing"];
+const DESTINATION_PARAM = numericPath("destination", "The destination id.");
 
 interface Operation {
   operationId: string;
@@ -216,6 +226,62 @@ const PATHS: Record<string, Record<string, Operation>> = {
       tags: articleTags,
       parameters: [ID_PARAM],
       responses: { "200": ok("The cancelled article.", envelope(ref("Article"), { message: "required" })), "403": resp("Forbidden"), "404": resp("NotFound"), "422": resp("ValidationFailed"), ...GATE },
+    },
+  },
+  "/v1/articles/{id}/publish": {
+    post: {
+      operationId: "publishArticle",
+      summary: "Publish (or publish again) a finished article to a destination of its project, as a queued job",
+      description:
+        "Answers 202 with the article, its publication to that destination queued. The job uploads the article's images to the site's media library (the first as featured image), posts the title, the body as HTML, the description as excerpt and the slug, and records the outcome and every attempt in `publications` and as `publication` events. Publishing again updates the same post. Needs update access.",
+      tags: publishingTags,
+      parameters: [ID_PARAM],
+      requestBody: body("PublishRequest", "Where and how to publish."),
+      responses: { "202": ok("The article, its publication queued.", envelope(ref("Article"), { message: "required" })), "403": resp("Forbidden"), "404": resp("NotFound"), ...BODY_ERRORS, ...GATE },
+    },
+  },
+  "/v1/projects/{project}/destinations": {
+    get: {
+      operationId: "listDestinations",
+      summary: "List the project's publishing destinations (never their credentials)",
+      tags: publishingTags,
+      parameters: [PROJECT_PARAM],
+      responses: { "200": ok("The destinations, oldest first.", envelope({ type: "array", items: ref("Destination") })), "403": resp("Forbidden"), "404": resp("NotFound"), ...GATE },
+    },
+    post: {
+      operationId: "createDestination",
+      summary: "Add a WordPress or Ghost destination; its credential is write-only",
+      description: "The credential is stored encrypted and never returned. Needs update access. POST …/check tries it against the site.",
+      tags: publishingTags,
+      parameters: [PROJECT_PARAM],
+      requestBody: body("DestinationCreate", "The site and its credential."),
+      responses: { "201": ok("The destination.", envelope(ref("Destination"))), "403": resp("Forbidden"), "404": resp("NotFound"), ...BODY_ERRORS, ...GATE },
+    },
+  },
+  "/v1/projects/{project}/destinations/{destination}": {
+    get: {
+      operationId: "getDestination",
+      summary: "Retrieve one destination",
+      tags: publishingTags,
+      parameters: [PROJECT_PARAM, DESTINATION_PARAM],
+      responses: { "200": ok("The destination.", envelope(ref("Destination"))), "403": resp("Forbidden"), "404": resp("NotFound"), ...GATE },
+    },
+    delete: {
+      operationId: "deleteDestination",
+      summary: "Delete a destination and its credential (posts already published stay)",
+      tags: publishingTags,
+      parameters: [PROJECT_PARAM, DESTINATION_PARAM],
+      responses: { "200": ok("Deleted (or there was nothing to delete).", envelope(null, { message: "required" })), "403": resp("Forbidden"), "404": resp("NotFound"), ...GATE },
+    },
+  },
+  "/v1/projects/{project}/destinations/{destination}/check": {
+    post: {
+      operationId: "checkDestination",
+      summary: "Check the connection: site reachable, credentials accepted, allowed to create posts",
+      description: "A failed check is a 200 with ok false and the problems in sentences. Needs update access (it uses the stored credential).",
+      tags: publishingTags,
+      parameters: [PROJECT_PARAM, DESTINATION_PARAM],
+      responses: { "200": ok("What the site said.", envelope(ref("DestinationCheck"))), "403": resp("Forbidden"), "404": resp("NotFound"), ...GATE },
     },
   },
   "/v1/projects/{project}/workflows": {
@@ -437,6 +503,7 @@ export function openApiDocument(): Json {
     tags: [
       { name: "Articles", description: "Create, estimate, read, follow and cancel articles." },
       { name: "Workflows", description: "A project's custom workflows and their steps." },
+      { name: "Publishing", description: "A project's WordPress and Ghost destinations, and publishing articles to them (beyond the spec)." },
       { name: "User", description: "The user behind the API key." },
       { name: "Images", description: "Article images at their public URLs." },
       { name: "Health", description: "Readiness and liveness probes." },

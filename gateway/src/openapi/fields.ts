@@ -18,7 +18,7 @@ export interface StringField extends FieldBase {
   min?: number;
   max?: number;
   enum?: readonly string[];
-  format?: "uri" | "uuid" | "hostname";
+  format?: "uri" | "uuid" | "hostname" | "date-time";
 }
 export interface IntegerField extends FieldBase {
   type: "integer";

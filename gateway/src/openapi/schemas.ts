@@ -9,6 +9,7 @@ import type { presentUser } from "../presenters/user.ts";
 import type { estimateArticle } from "../articles/estimate.ts";
 import type { stepBreakdown } from "../articles/step-breakdown.ts";
 import { nullable } from "./fields.ts";
+import type { PresentedDestination, presentCheck } from "../publishing/publishing-operations.ts";
 import { MAX_STEP_ICON_LENGTH, MAX_STEP_NAME_LENGTH, MAX_TIMEOUT_SECONDS, MIN_TIMEOUT_SECONDS, OUTPUT_FORMATS } from "../../../services/workflow-catalog/src/domain/step-rules.ts";
 
 const Nullable = <T extends TSchema>(schema: T) => nullable(schema) as unknown as ReturnType<typeof Type.Union<[T, ReturnType<typeof Type.Null>]>>;
@@ -32,6 +33,67 @@ export const ArticleImage = Type.Object(
     position: Type.Integer({ description: "Order in the content, from 1." }),
   },
   { description: "An image of the article's content." },
+);
+
+export const PublicationAttempt = Type.Object(
+  {
+    attempt: Type.Integer({ minimum: 1, description: "1 for a publish request's first attempt." }),
+    attempted_at: Timestamp(),
+    outcome: Type.Union([Type.Literal("published"), Type.Literal("retry"), Type.Literal("failed")], { description: "retry: the site failed or was busy, another attempt follows (after its Retry-After when it sent one)." }),
+    status_code: Nullable(Type.Integer({ description: "The site's HTTP status, when it answered." })),
+    error: Nullable(Type.String({ description: "What went wrong (never a credential)." })),
+    duration_ms: Type.Integer(),
+    version_id: Type.Integer({ description: "The version it published." }),
+  },
+  { description: "One attempt of a publishing job." },
+);
+
+export const Publication = Type.Object(
+  {
+    destination_id: Id("The destination (of the article's project)."),
+    destination_kind: Type.String({ description: "wordpress or ghost.", examples: ["wordpress"] }),
+    state: Type.Union([Type.Literal("queued"), Type.Literal("publishing"), Type.Literal("published"), Type.Literal("failed")], {
+      description: "queued → publishing (attempts under way or a retry waiting) → published, or failed (a permanent refusal, e.g. wrong credentials, or every attempt failed).",
+    }),
+    remote_id: Nullable(Type.String({ description: "The post's id on the site." })),
+    remote_url: Nullable(Type.String({ description: "The post's address on the site." })),
+    remote_status: Nullable(Type.String({ description: "The post's status there (publish, draft, future; Ghost: published, draft, scheduled)." })),
+    version_id: Nullable(Type.Integer({ description: "The version the post holds (or is being made from)." })),
+    error: Nullable(Type.String({ description: "Why it failed, or why the last attempt did not succeed." })),
+    requested_at: Nullable(Timestamp("When this publication was last asked for.")),
+    updated_at: Nullable(Timestamp()),
+    attempts: Type.Array(PublicationAttempt, { description: "Oldest first (the last 20)." }),
+  },
+  { description: "The article's post on one destination (additive)." },
+);
+
+export const Destination = Type.Object(
+  {
+    id: Id("Destination id."),
+    project_id: Id("Its project."),
+    kind: Type.Union([Type.Literal("wordpress"), Type.Literal("ghost")]),
+    name: Type.String(),
+    site_url: Type.String({ description: "The site's address." }),
+    username: Nullable(Type.String({ description: "WordPress: the user posts are published as." })),
+    default_status: Type.String({ description: "The status of posts unless a publish says otherwise." }),
+    default_categories: Type.Array(Type.String()),
+    default_tags: Type.Array(Type.String()),
+    author_id: Nullable(Type.Integer({ description: "WordPress user id posts are published as; null: the connected user." })),
+    created_at: Nullable(Timestamp()),
+  },
+  { description: "A publishing destination of a project; its credential is write-only and never returned." },
+);
+
+export const DestinationCheck = Type.Object(
+  {
+    ok: Type.Boolean({ description: "The site answered, took the credentials and lets them create posts." }),
+    problems: Type.Array(Type.String(), { description: "One sentence each; empty when all is well." }),
+    user_name: Nullable(Type.String({ description: "The account the credentials are, as the site names it." })),
+    can_create_posts: Type.Boolean(),
+    can_publish_posts: Type.Boolean(),
+    can_upload_media: Type.Boolean(),
+  },
+  { description: "A connection check of a destination." },
 );
 
 export const Article = Type.Object(
@@ -64,6 +126,7 @@ export const Article = Type.Object(
     originality_checked_at: Nullable(Timestamp("When that check ran.")),
     additional_context: Nullable(Type.String()),
     webhook_url: Nullable(Type.String({ description: "The completion webhook target." })),
+    publications: Type.Array(Publication, { description: "Additive: its posts on the project's publishing destinations, one per destination." }),
     project: Type.Object({ id: Id("Project id."), name: Type.String() }, { description: "Owning project." }),
     created_at: Timestamp(),
     updated_at: Timestamp("Advances as the pipeline progresses."),
@@ -229,6 +292,7 @@ export const ArticleEvents = {
     { status: Type.Literal("completed"), cost: Usd("Final cost."), actual_word_count: Type.Integer(), ai_model_used: Nullable(Type.String()), current_version_id: Nullable(Type.Integer()) },
     { description: "event: completed (last event)" },
   ),
+  publication: Type.Omit(Publication, [], { description: "event: publication (a publication's new state; after completed, so a client resumes the stream with the completed event's id to follow it)" }),
   published: Type.Object({ status: Type.Literal("published"), cost: Usd("Final cost."), published_version_id: Nullable(Type.Integer()) }, { description: "event: published (last event)" }),
   failed: Type.Object({ status: Type.Literal("failed"), cost: Usd("Final cost."), reason: Nullable(Type.String()), cancelled: Type.Boolean() }, { description: "event: failed (last event)" }),
 };
@@ -281,4 +345,6 @@ export type SchemaChecks = [
   Check<ReturnType<typeof presentUser>, typeof User>,
   Check<Await<typeof estimateArticle>, typeof Estimate>,
   Check<Await<typeof stepBreakdown>, typeof StepBreakdown>,
+  Check<PresentedDestination, typeof Destination>,
+  Check<ReturnType<typeof presentCheck>, typeof DestinationCheck>,
 ];

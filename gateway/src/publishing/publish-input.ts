@@ -8,29 +8,30 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { PublishOptionsSchema } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import type { CreateDestinationRequestSchema } from "../../../proto/gen/articles/webhook_dispatcher/v1/publishing_pb.ts";
 import type { FieldErrors } from "../../../services/kit/src/errors.ts";
+import type { FieldTable } from "../openapi/fields.ts";
 import { Validator } from "../validation.ts";
 
 export const PUBLISH_FIELDS = {
-  destination_id: { type: "integer", min: 1, description: "A destination of the article's project (GET /v1/projects/{project}/destinations).", example: 3 },
+  destination_id: { type: "integer", required: true, min: 1, description: "A destination of the article's project (GET /v1/projects/{project}/destinations).", example: 3 },
   status: { type: "string", description: "WordPress: draft, pending, private, publish or future; Ghost: draft, published or scheduled. Default: the destination's.", example: "publish" },
   publish_at: { type: "string", format: "date-time", description: "When the post goes live (a schedule); alone it means future/scheduled.", example: "2026-12-01T09:00:00Z" },
-  categories: { type: "array", items: "string", description: "Category names (WordPress), created when missing; replaces the destination's defaults. At most 20.", example: ["Coffee"] },
-  tags: { type: "array", items: "string", description: "Tag names, created when missing; replaces the destination's defaults. At most 20.", example: ["espresso"] },
-  slug: { type: "string", description: "The post's slug: lower-case letters, digits and hyphens.", example: "espresso-at-home" },
-} as const;
+  categories: { type: "array", maxItems: 20, items: { type: "string", max: 100, description: "A category name." }, description: "Category names (WordPress), created when missing; replaces the destination's defaults. At most 20.", example: ["Coffee"] },
+  tags: { type: "array", maxItems: 20, items: { type: "string", max: 100, description: "A tag name." }, description: "Tag names, created when missing; replaces the destination's defaults. At most 20.", example: ["espresso"] },
+  slug: { type: "string", max: 200, description: "The post's slug: lower-case letters, digits and hyphens.", example: "espresso-at-home" },
+} as const satisfies FieldTable;
 
 export const DESTINATION_FIELDS = {
-  kind: { type: "string", enum: ["wordpress", "ghost"], description: "The kind of site.", example: "wordpress" },
-  name: { type: "string", description: "A name for people, 1 to 100 characters.", example: "Company blog" },
-  site_url: { type: "string", format: "uri", description: "The site's http(s) address.", example: "https://blog.example.com" },
-  username: { type: "string", description: "WordPress: the login name of the user posts are published as.", example: "editor" },
-  application_password: { type: "string", description: "WordPress: an application password of that user (Users → Profile → Application Passwords). Write-only.", example: "abcd EFGH ijkl MNOP qrst UVWX" },
-  admin_api_key: { type: "string", description: "Ghost: an Admin API key, \"<id>:<secret>\" (Settings → Integrations). Write-only.", example: "6489d1c5e4b0c2a1f0e9d8c7:3f9a…" },
-  default_status: { type: "string", description: "WordPress: draft (default), pending, private or publish; Ghost: draft (default) or published.", example: "draft" },
-  default_categories: { type: "array", items: "string", description: "WordPress category names for every post unless a publish names its own.", example: ["Guides"] },
-  default_tags: { type: "array", items: "string", description: "Tag names for every post unless a publish names its own.", example: ["coffee"] },
+  kind: { type: "string", required: true, enum: ["wordpress", "ghost"], description: "The kind of site.", example: "wordpress" },
+  name: { type: "string", required: true, max: 100, description: "A name for people, 1 to 100 characters.", example: "Company blog" },
+  site_url: { type: "string", required: true, max: 2000, format: "uri", description: "The site's http(s) address.", example: "https://blog.example.com" },
+  username: { type: "string", max: 60, description: "WordPress: the login name of the user posts are published as.", example: "editor" },
+  application_password: { type: "string", max: 200, description: "WordPress: an application password of that user (Users → Profile → Application Passwords). Write-only.", example: "abcd EFGH ijkl MNOP qrst UVWX" },
+  admin_api_key: { type: "string", max: 200, description: "Ghost: an Admin API key, \"<id>:<secret>\" (Settings → Integrations). Write-only.", example: "6489d1c5e4b0c2a1f0e9d8c7:3f9a…" },
+  default_status: { type: "string", max: 20, description: "WordPress: draft (default), pending, private or publish; Ghost: draft (default) or published.", example: "draft" },
+  default_categories: { type: "array", maxItems: 20, items: { type: "string", max: 100, description: "A category name." }, description: "WordPress category names for every post unless a publish names its own.", example: ["Guides"] },
+  default_tags: { type: "array", maxItems: 20, items: { type: "string", max: 100, description: "A tag name." }, description: "Tag names for every post unless a publish names its own.", example: ["coffee"] },
   author_id: { type: "integer", min: 1, description: "WordPress: the user id to publish as; the connected user when left out.", example: 2 },
-} as const;
+} as const satisfies FieldTable;
 
 type PublishOptionsInit = Omit<MessageInitShape<typeof PublishOptionsSchema>, "$typeName">;
 type DestinationInit = Omit<MessageInitShape<typeof CreateDestinationRequestSchema>, "$typeName" | "projectId">;
