@@ -1,8 +1,9 @@
 // One face for every kind of destination: check the connection, publish an article as a post.
-// Each kind's client does the site's own work (wordpress.ts; Ghost to come); errors they throw
-// carry `retryable`, so the job knows whether to try again.
+// Each kind's client does the site's own work (wordpress.ts, ghost.ts); errors they throw carry
+// `retryable`, so the job knows whether to try again.
 import type { Destination } from "../domain/destinations.ts";
 import type { PostSettings } from "./post-settings.ts";
+import { ghostClient, type GhostStatus } from "./ghost.ts";
 import { wordPressClient, type ArticleImageFile } from "./wordpress.ts";
 
 export interface ArticleToPost {
@@ -49,7 +50,37 @@ export interface PublishFailure extends Error {
 export const isPublishFailure = (error: unknown): error is PublishFailure => error instanceof Error && typeof (error as { retryable?: unknown }).retryable === "boolean";
 
 export function publisherFor(destination: Destination, credential: string, fetchFn: typeof fetch): Publisher {
-  if (destination.kind !== "wordpress") throw new Error(`no publisher for ${destination.kind} destinations`);
+  return destination.kind === "ghost" ? ghostPublisher(destination, credential, fetchFn) : wordPressPublisher(destination, credential, fetchFn);
+}
+
+function ghostPublisher(destination: Destination, credential: string, fetchFn: typeof fetch): Publisher {
+  const client = ghostClient({ siteUrl: destination.siteUrl, adminApiKey: credential, fetch: fetchFn });
+  return {
+    async check() {
+      const c = await client.checkConnection();
+      // An integration's key may do everything the Admin API allows: posts, publishing, images.
+      return { ok: c.ok, problems: c.problems, userName: c.siteTitle, canCreatePosts: c.ok, canPublishPosts: c.ok, canUploadMedia: c.ok };
+    },
+    async publish(post) {
+      const { settings } = post;
+      const published = await client.publishPost({
+        articleKey: post.articleKey,
+        title: post.title,
+        html: post.html,
+        excerpt: post.excerpt,
+        slug: settings.slug,
+        status: settings.status as GhostStatus,
+        publishAt: settings.publishAt,
+        tags: settings.tags,
+        images: post.images,
+        postId: post.remoteId,
+      });
+      return { remoteId: published.id, url: published.url, status: published.status, created: published.created };
+    },
+  };
+}
+
+function wordPressPublisher(destination: Destination, credential: string, fetchFn: typeof fetch): Publisher {
   const client = wordPressClient({ siteUrl: destination.siteUrl, username: destination.username ?? "", applicationPassword: credential, fetch: fetchFn });
   return {
     async check() {
