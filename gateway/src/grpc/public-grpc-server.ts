@@ -1,5 +1,5 @@
 // The gateway's gRPC listener (HTTP/2): the public API for internal teams (articles.api.v1:
-// ArticleService and WorkflowService),
+// ArticleService, WorkflowService and PublishingService),
 // with the standard health protocol and server reflection, so grpcurl, grpcui and any gRPC
 // client can list, describe and call it without the .proto files. Each call names who acts: an
 // API key, or a granted workload's identity token with the account and user (public-calls.ts).
@@ -15,6 +15,7 @@ import type { ListenerTls } from "../../../services/kit/src/tls.ts";
 import type { GatewayCore } from "../app.ts";
 import { articleService } from "./article-service.ts";
 import { publicCalls, type PublicWorkloads } from "./public-calls.ts";
+import { publishingService } from "./publishing-service.ts";
 import { workflowService } from "./workflow-service.ts";
 
 export interface PublicGrpcServer {
@@ -44,6 +45,7 @@ export async function startPublicGrpcServer(opts: { port: number; core: GatewayC
     const calls = publicCalls(opts.core.gate, opts.workloads, opts.logger);
     articleService(router, calls, opts.core.articles);
     workflowService(router, calls, opts.core.workflows);
+    publishingService(router, calls, opts.core.publishing);
     health(router, () => served);
     addReflection(router);
     for (const h of router.handlers) served.add(h.service.typeName);
