@@ -3,6 +3,7 @@ import type { Client } from "@connectrpc/connect";
 import { OperatorService } from "../../proto/gen/articles/accounts_billing/v1/operator_pb.ts";
 import { QuotaService } from "../../proto/gen/articles/accounts_billing/v1/quota_pb.ts";
 import { ArticleStoreService } from "../../proto/gen/articles/article_store/v1/articles_pb.ts";
+import { PublishingService } from "../../proto/gen/articles/webhook_dispatcher/v1/publishing_pb.ts";
 import { WebhookSigningService } from "../../proto/gen/articles/webhook_dispatcher/v1/signing_pb.ts";
 import { ModelCatalogService } from "../../proto/gen/articles/generation_runner/v1/models_pb.ts";
 import { serviceClient } from "../../services/kit/src/clients.ts";
@@ -16,6 +17,7 @@ export interface AdminClients {
   quota: Client<typeof QuotaService>;
   articles: Client<typeof ArticleStoreService>;
   webhookSigning: Client<typeof WebhookSigningService>;
+  publishing: Client<typeof PublishingService>;
   models: Client<typeof ModelCatalogService>;
 }
 
@@ -37,6 +39,7 @@ export function adminClients(env: Record<string, string | undefined>, credential
     quota: serviceClient(QuotaService, via(urls.accountsBilling)),
     articles: serviceClient(ArticleStoreService, via(urls.articleStore)),
     webhookSigning: serviceClient(WebhookSigningService, via(urls.webhookDispatcher)),
+    publishing: serviceClient(PublishingService, via(urls.webhookDispatcher)),
     models: serviceClient(ModelCatalogService, via(urls.generationRunner)),
   };
 }
