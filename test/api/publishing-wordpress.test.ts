@@ -9,6 +9,7 @@ import { publishingJobId, type PublishingJob } from "../../services/kit/src/queu
 import { queuePrefix } from "../../services/kit/src/redis.ts";
 import { articleMarker } from "../../services/webhook-dispatcher/src/publishing/wordpress.ts";
 import { createArticle } from "../harness/articles.ts";
+import { eventually } from "../harness/eventually.ts";
 import { apiClient, type ApiClient } from "../harness/http.ts";
 import { useStack, type TestStack } from "../harness/stack.ts";
 import { createTenant, type Tenant } from "../harness/tenants.ts";
@@ -173,6 +174,53 @@ describe("publishing an article", () => {
     }
     expect(await postsOf(done.external_id)).toHaveLength(1);
   });
+
+  test("a publish job killed after WordPress took the post runs again and updates that post, never a second one", async () => {
+    // A proxy in front of the site kills the dispatcher the moment WordPress has created the post,
+    // before the answer reaches it: the post exists, the article does not know it.
+    let killed: Promise<void> | undefined;
+    const proxy = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      async fetch(request) {
+        const url = new URL(request.url);
+        const target = new URL(url.pathname + url.search, site.url);
+        const creates = request.method === "POST" && (url.searchParams.get("rest_route") ?? url.pathname).replace(/\/$/, "").endsWith("wp/v2/posts");
+        const forwarded = new Headers(request.headers);
+        forwarded.delete("host");
+        const answer = await fetch(target, { method: request.method, headers: forwarded, body: request.body ? await request.arrayBuffer() : undefined, redirect: "manual" });
+        const headers = new Headers(answer.headers);
+        // The site announces its REST root at its own address: keep the dispatcher on the proxy.
+        const link = headers.get("link");
+        if (link) headers.set("link", link.split(site.url).join(`http://127.0.0.1:${proxy.port}`));
+        headers.delete("content-encoding");
+        headers.delete("content-length");
+        const body = await answer.arrayBuffer();
+        if (creates && answer.status === 201 && !killed) {
+          killed = stack.kill("webhookDispatcher");
+          await killed;
+        }
+        return new Response(body, { status: answer.status, headers });
+      },
+    });
+    try {
+      const viaProxy = await api.post(`/v1/projects/${tenant.projectId}/destinations`, destinationBody(site, { name: "Behind a proxy", site_url: `http://127.0.0.1:${proxy.port}` }));
+      const proxiedId = viaProxy.body.data.id;
+      const created = await createArticle(api, articleBody(tenant.projectId, { title: "Dialling in a new bag of beans" }));
+      const done = await waitForArticle(api, created.external_id, (a) => a.status === "completed" && a.ai_detection_score !== null, 60_000);
+      expect((await api.post(`/v1/articles/${done.id}/publish`, { destination_id: proxiedId })).status).toBe(202);
+      await eventually(async () => killed !== undefined, (started) => started, 30_000, "the dispatcher killed as WordPress created the post");
+      await killed;
+      await stack.start("webhookDispatcher");
+      // BullMQ hands the dead worker's job out again once its lock lapses (30 s).
+      const published = await waitForArticle(api, done.id, publicationIs("published", proxiedId), 90_000);
+      const posts = await postsOf(done.external_id);
+      expect(posts).toHaveLength(1);
+      expect(publicationTo(published, proxiedId).remote_id).toBe(String(posts[0].id));
+    } finally {
+      proxy.stop(true);
+    }
+  }, 150_000);
 
   test("wrong credentials end in a recorded failure and a publication event, the article's content and status untouched", async () => {
     const wrong = await api.post(`/v1/projects/${tenant.projectId}/destinations`, destinationBody(site, { name: "Revoked", application_password: "zzzz yyyy xxxx wwww vvvv uuuu" }));

@@ -86,8 +86,10 @@ export interface WordPressClient {
 
 /** The text of the hidden comment that names an article in its post's content. */
 function markerText(articleKey: string): string {
-  // Nothing that could close the comment or be folded by WordPress's comment filter ("--").
-  const key = encodeURIComponent(articleKey).replace(/[-!'()*~]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  // Letters and digits only, anything else as _<hex>: nothing can close the comment or be folded
+  // by WordPress's comment filter ("--"), and the text survives the search parameter's
+  // sanitize_text_field, which strips percent escapes (a %2D-encoded key was never found again).
+  const key = [...articleKey].map((c) => (/[A-Za-z0-9]/.test(c) ? c : `_${c.codePointAt(0)!.toString(16)}`)).join("");
   return `article-service:${key}`;
 }
 
