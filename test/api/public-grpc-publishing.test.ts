@@ -143,10 +143,35 @@ describe("PublishingService over a stock grpc-js client", () => {
 
     const published = await call("PublishArticle", { id: String(done.id), publish: { destination_id: created.id, publish_at: { seconds: "1893456000" }, tags: { names: [] } } }, tenant.token);
     expect(published.article).toMatchObject({ id: String(done.id), external_id: article.external_id, status: "completed", project: { id: project, name: "Test project" } });
+    expect(published.article.publications).toMatchObject([{ destination_id: created.id, destination_kind: "wordpress", state: "queued" }]);
     const overHttp = (await api.get(`/v1/articles/${article.external_id}`)).body.data;
     expect(overHttp.publications.map((p: any) => p.destination_id)).toEqual([Number(created.id)]);
 
     const stranger = await createTenant(stack);
     expect((await refusal("PublishArticle", { id: article.external_id, publish: { destination_id: created.id } }, stranger.token)).code).toBe(grpc.status.NOT_FOUND);
+  });
+
+  test("an article created over gRPC with publish keeps it, and its publication shows on the article it answers", async () => {
+    const tenant = await createTenant(stack);
+    const project = String(tenant.projectId);
+    const { destination: created } = await call("CreateDestination", { project_id: project, destination: destination() }, tenant.token);
+    const definition = protoLoader.loadSync("articles/api/v1/articles.proto", { includeDirs: [protoRoot], keepCase: true, longs: String, enums: String, defaults: false, oneofs: true });
+    const articles = new (grpc.loadPackageDefinition(definition) as any).articles.api.v1.ArticleService(new URL(stack.publicGrpcUrl).host, grpc.credentials.createInsecure());
+    const articleCall = (method: string, request: object) =>
+      new Promise<any>((resolve, reject) => articles[method](request, keyed(tenant.token), { deadline: Date.now() + 30_000 }, (error: grpc.ServiceError | null, reply: any) => (error ? reject(error) : resolve(reply))));
+    const input = { project_id: project, title: "Cleaning a grinder", article_type: "blog_post", target_word_count: 150, tone: "friendly", point_of_view: "second_person", language: "en" };
+
+    const refused = await articleCall("CreateArticle", { article: { ...input, publish: { destination_id: "999999999" } } }).then(() => undefined, (e: grpc.ServiceError) => e);
+    expect(refused?.code).toBe(grpc.status.INVALID_ARGUMENT);
+    expect(violatedFields(refused!)).toEqual(["publish.destination_id"]);
+
+    const { article } = await articleCall("CreateArticle", { article: { ...input, publish: { destination_id: created.id, tags: { names: ["grinders"] } } } });
+    // The site is unreachable: the publication is tried, recorded, and failed at last; the article itself completed.
+    const api = apiClient(stack.baseUrl, tenant.token);
+    await waitForArticle(api, article.external_id, (a) => a.publications.length > 0, 60_000);
+    const { article: read } = await articleCall("GetArticle", { id: article.external_id });
+    expect(read.publications).toMatchObject([{ destination_id: created.id, destination_kind: "wordpress" }]);
+    expect(["publishing", "failed"]).toContain(read.publications[0].state);
+    expect(read.publications[0].attempts[0]).toMatchObject({ attempt: 1, outcome: expect.stringMatching(/^(retry|failed)$/), error: expect.stringContaining("could not reach the site") });
   });
 });

@@ -21,6 +21,7 @@ import type { ArticleOperations } from "../articles/article-operations.ts";
 import { listQueryOf } from "../articles/reading.ts";
 import { validationError } from "../errors.ts";
 import { pageMetaOf, queryNumber, type PublicCalls } from "./public-calls.ts";
+import { publishBody } from "./publishing-service.ts";
 
 const BUCKET = "articles";
 // Ids the public body takes as JSON numbers; proto3's JSON mapping writes int64 as strings.
@@ -29,7 +30,7 @@ const ID_FIELDS = ["project_id", "brand_voice_id", "image_preset_id"] as const;
 /** The creation body /v1 takes, from the proto message. */
 export function creationBody(input: ArticleInput | undefined): JsonObject {
   if (!input) return {};
-  const body = toJson(ArticleInputSchema, input, { useProtoFieldName: true }) as JsonObject;
+  const body = toJson(ArticleInputSchema, { ...input, publish: undefined }, { useProtoFieldName: true }) as JsonObject;
   for (const field of ID_FIELDS) if (typeof body[field] === "string") body[field] = Number(body[field]);
   // The oneof's "no audience" is the body's explicit null; an exclusion list set empty excludes nothing.
   if (input.audience.case === "noTargetAudience") {
@@ -37,6 +38,8 @@ export function creationBody(input: ArticleInput | undefined): JsonObject {
     if (input.audience.value) body.target_audience = null;
   }
   if (input.researchExcludeDomains) body.research_exclude_domains = [...input.researchExcludeDomains.domains];
+  // As POST /v1/articles/{id}/publish's body (its times and term lists written as /v1 takes them).
+  if (input.publish) body.publish = publishBody(input.publish);
   return body;
 }
 

@@ -13,10 +13,9 @@ import {
   DestinationInputSchema,
   DestinationSchema,
   PublishingService,
-  PublishInputSchema,
   type DestinationInput,
-  type PublishInput,
 } from "../../../proto/gen/articles/api/v1/publishing_pb.ts";
+import { PublishInputSchema, type PublishInput } from "../../../proto/gen/articles/api/v1/articles_pb.ts";
 import type { PublishingOperations } from "../publishing/publishing-operations.ts";
 import { apiArticle } from "./article-service.ts";
 import type { PublicCalls } from "./public-calls.ts";

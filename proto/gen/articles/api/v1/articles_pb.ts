@@ -32,7 +32,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file articles/api/v1/articles.proto.
  */
 export const file_articles_api_v1_articles: GenFile = /*@__PURE__*/
-  fileDesc("Ch5hcnRpY2xlcy9hcGkvdjEvYXJ0aWNsZXMucHJvdG8SD2FydGljbGVzLmFwaS52MSL9CgoMQXJ0aWNsZUlucHV0EhIKCnByb2plY3RfaWQYASABKAMSDQoFdGl0bGUYAiABKAkSFAoMYXJ0aWNsZV90eXBlGAMgASgJEhkKEXRhcmdldF93b3JkX2NvdW50GAQgASgFEgwKBHRvbmUYBSABKAkSFQoNcG9pbnRfb2ZfdmlldxgGIAEoCRIQCghsYW5ndWFnZRgHIAEoCRIbCg50YXJnZXRfa2V5d29yZBgIIAEoCUgBiAEBEhAKCGtleXdvcmRzGAkgAygJEh4KEWNvdW50cnlfdGFyZ2V0aW5nGAogASgJSAKIAQESHQoQcmVzZWFyY2hfZW5hYmxlZBgLIAEoCEgDiAEBEiEKFHJlc2VhcmNoX21heF9zb3VyY2VzGAwgASgFSASIAQESJwoacmVzZWFyY2hfbWluX2NvbnRlbnRfd29yZHMYDSABKAVIBYgBARIqCh1yZXNlYXJjaF9tYXhfd29yZHNfcGVyX3NvdXJjZRgOIAEoBUgGiAEBEiAKGHJlc2VhcmNoX2luY2x1ZGVfZG9tYWlucxgPIAMoCRJCChhyZXNlYXJjaF9leGNsdWRlX2RvbWFpbnMYECABKAsyGy5hcnRpY2xlcy5hcGkudjEuRG9tYWluTGlzdEgHiAEBEhgKC3dlYmhvb2tfdXJsGBEgASgJSAiIAQESGgoNdXNlX2JhdGNoX2FwaRgSIAEoCEgJiAEBEhUKCGh1bWFuaXplGBMgASgISAqIAQESHwoSYWRkaXRpb25hbF9jb250ZXh0GBQgASgJSAuIAQESIwoWYWRkaXRpb25hbF9pbnN0cnVjdGlvbhgVIAEoCUgMiAEBEhkKD3RhcmdldF9hdWRpZW5jZRgWIAEoCUgAEhwKEm5vX3RhcmdldF9hdWRpZW5jZRgXIAEoCEgAEhIKBW1vZGVsGBggASgJSA2IAQESGwoOYnJhbmRfdm9pY2VfaWQYGSABKANIDogBARIiChVpbmNsdWRlX2tleV90YWtlYXdheXMYGiABKAhID4gBARIYCgtpbmNsdWRlX2ZhcRgbIAEoCEgQiAEBEiMKFmhlYWRpbmdfY2FwaXRhbGl6YXRpb24YHCABKAlIEYgBARITCgZzdGF0dXMYHSABKAlIEogBARIYCgtpbWFnZV9jb3VudBgeIAEoBUgTiAEBEh8KEmltYWdlX2FzcGVjdF9yYXRpbxgfIAEoCUgUiAEBEhwKD2ltYWdlX3ByZXNldF9pZBggIAEoA0gViAEBQgoKCGF1ZGllbmNlQhEKD190YXJnZXRfa2V5d29yZEIUChJfY291bnRyeV90YXJnZXRpbmdCEwoRX3Jlc2VhcmNoX2VuYWJsZWRCFwoVX3Jlc2VhcmNoX21heF9zb3VyY2VzQh0KG19yZXNlYXJjaF9taW5fY29udGVudF93b3Jkc0IgCh5fcmVzZWFyY2hfbWF4X3dvcmRzX3Blcl9zb3VyY2VCGwoZX3Jlc2VhcmNoX2V4Y2x1ZGVfZG9tYWluc0IOCgxfd2ViaG9va191cmxCEAoOX3VzZV9iYXRjaF9hcGlCCwoJX2h1bWFuaXplQhUKE19hZGRpdGlvbmFsX2NvbnRleHRCGQoXX2FkZGl0aW9uYWxfaW5zdHJ1Y3Rpb25CCAoGX21vZGVsQhEKD19icmFuZF92b2ljZV9pZEIYChZfaW5jbHVkZV9rZXlfdGFrZWF3YXlzQg4KDF9pbmNsdWRlX2ZhcUIZChdfaGVhZGluZ19jYXBpdGFsaXphdGlvbkIJCgdfc3RhdHVzQg4KDF9pbWFnZV9jb3VudEIVChNfaW1hZ2VfYXNwZWN0X3JhdGlvQhIKEF9pbWFnZV9wcmVzZXRfaWQiHQoKRG9tYWluTGlzdBIPCgdkb21haW5zGAEgAygJIpUJCgdBcnRpY2xlEgoKAmlkGAEgASgDEhMKC2V4dGVybmFsX2lkGAIgASgJEg0KBXRpdGxlGAMgASgJEhgKC2Rlc2NyaXB0aW9uGAQgASgJSACIAQESFAoHY29udGVudBgFIAEoCUgBiAEBEh0KEG9yaWdpbmFsX2NvbnRlbnQYBiABKAlIAogBARItCgZpbWFnZXMYByADKAsyHS5hcnRpY2xlcy5hcGkudjEuQXJ0aWNsZUltYWdlEh8KEmN1cnJlbnRfdmVyc2lvbl9pZBgIIAEoA0gDiAEBEiEKFHB1Ymxpc2hlZF92ZXJzaW9uX2lkGAkgASgDSASIAQESDgoGc3RhdHVzGAogASgJEhsKDmZhaWx1cmVfcmVhc29uGAsgASgJSAWIAQESFAoMYXJ0aWNsZV90eXBlGAwgASgJEhsKDnRhcmdldF9rZXl3b3JkGA0gASgJSAaIAQESEAoIa2V5d29yZHMYDiADKAkSGQoRdGFyZ2V0X3dvcmRfY291bnQYDyABKAUSGQoRYWN0dWFsX3dvcmRfY291bnQYECABKAUSDAoEdG9uZRgRIAEoCRIVCg1wb2ludF9vZl92aWV3GBIgASgJEhAKCGxhbmd1YWdlGBMgASgJEh4KEWNvdW50cnlfdGFyZ2V0aW5nGBQgASgJSAeIAQESGgoNYWlfbW9kZWxfdXNlZBgVIAEoCUgIiAEBEgwKBGNvc3QYFiABKAkSGQoMY3VycmVudF9zdGVwGBcgASgJSAmIAQESEAoIaHVtYW5pemUYGCABKAgSHwoSYWlfZGV0ZWN0aW9uX3Njb3JlGBkgASgBSAqIAQESPwoWb3JpZ2luYWxpdHlfY2hlY2tlZF9hdBgaIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIC4gBARIfChJhZGRpdGlvbmFsX2NvbnRleHQYGyABKAlIDIgBARIYCgt3ZWJob29rX3VybBgcIAEoCUgNiAEBEiwKB3Byb2plY3QYHSABKAsyGy5hcnRpY2xlcy5hcGkudjEuUHJvamVjdFJlZhIuCgpjcmVhdGVkX2F0GB4gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GB8gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIOCgxfZGVzY3JpcHRpb25CCgoIX2NvbnRlbnRCEwoRX29yaWdpbmFsX2NvbnRlbnRCFQoTX2N1cnJlbnRfdmVyc2lvbl9pZEIXChVfcHVibGlzaGVkX3ZlcnNpb25faWRCEQoPX2ZhaWx1cmVfcmVhc29uQhEKD190YXJnZXRfa2V5d29yZEIUChJfY291bnRyeV90YXJnZXRpbmdCEAoOX2FpX21vZGVsX3VzZWRCDwoNX2N1cnJlbnRfc3RlcEIVChNfYWlfZGV0ZWN0aW9uX3Njb3JlQhkKF19vcmlnaW5hbGl0eV9jaGVja2VkX2F0QhUKE19hZGRpdGlvbmFsX2NvbnRleHRCDgoMX3dlYmhvb2tfdXJsIm8KDEFydGljbGVJbWFnZRILCgN1cmwYASABKAkSCwoDYWx0GAIgASgJEg0KBXdpZHRoGAMgASgFEg4KBmhlaWdodBgEIAEoBRIUCgxhc3BlY3RfcmF0aW8YBSABKAkSEAoIcG9zaXRpb24YBiABKAUiJgoKUHJvamVjdFJlZhIKCgJpZBgBIAEoAxIMCgRuYW1lGAIgASgJIngKFENyZWF0ZUFydGljbGVSZXF1ZXN0Ei4KB2FydGljbGUYASABKAsyHS5hcnRpY2xlcy5hcGkudjEuQXJ0aWNsZUlucHV0EhwKD2lkZW1wb3RlbmN5X2tleRgCIAEoCUgAiAEBQhIKEF9pZGVtcG90ZW5jeV9rZXkiVAoVQ3JlYXRlQXJ0aWNsZVJlc3BvbnNlEikKB2FydGljbGUYASABKAsyGC5hcnRpY2xlcy5hcGkudjEuQXJ0aWNsZRIQCghyZXBsYXllZBgCIAEoCCIfChFHZXRBcnRpY2xlUmVxdWVzdBIKCgJpZBgBIAEoCSI/ChJHZXRBcnRpY2xlUmVzcG9uc2USKQoHYXJ0aWNsZRgBIAEoCzIYLmFydGljbGVzLmFwaS52MS5BcnRpY2xlIp0BChNMaXN0QXJ0aWNsZXNSZXF1ZXN0EhMKBnN0YXR1cxgBIAEoCUgAiAEBEhcKCnByb2plY3RfaWQYAiABKANIAYgBARIRCgRwYWdlGAMgASgFSAKIAQESFQoIcGVyX3BhZ2UYBCABKAVIA4gBAUIJCgdfc3RhdHVzQg0KC19wcm9qZWN0X2lkQgcKBV9wYWdlQgsKCV9wZXJfcGFnZSJrChRMaXN0QXJ0aWNsZXNSZXNwb25zZRIqCghhcnRpY2xlcxgBIAMoCzIYLmFydGljbGVzLmFwaS52MS5BcnRpY2xlEicKBG1ldGEYAiABKAsyGS5hcnRpY2xlcy5hcGkudjEuUGFnZU1ldGEiVAoIUGFnZU1ldGESFAoMY3VycmVudF9wYWdlGAEgASgFEhEKCWxhc3RfcGFnZRgCIAEoBRIQCghwZXJfcGFnZRgDIAEoBRINCgV0b3RhbBgEIAEoAyIiChRDYW5jZWxBcnRpY2xlUmVxdWVzdBIKCgJpZBgBIAEoCSJCChVDYW5jZWxBcnRpY2xlUmVzcG9uc2USKQoHYXJ0aWNsZRgBIAEoCzIYLmFydGljbGVzLmFwaS52MS5BcnRpY2xlIkgKFkVzdGltYXRlQXJ0aWNsZVJlcXVlc3QSLgoHYXJ0aWNsZRgBIAEoCzIdLmFydGljbGVzLmFwaS52MS5BcnRpY2xlSW5wdXQiRAoXRXN0aW1hdGVBcnRpY2xlUmVzcG9uc2USKQoIZXN0aW1hdGUYASABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IiQKFkdldEFydGljbGVTdGVwc1JlcXVlc3QSCgoCaWQYASABKAkiRQoXR2V0QXJ0aWNsZVN0ZXBzUmVzcG9uc2USKgoJYnJlYWtkb3duGAEgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCJPChNXYXRjaEFydGljbGVSZXF1ZXN0EgoKAmlkGAEgASgJEhoKDWxhc3RfZXZlbnRfaWQYAiABKAlIAIgBAUIQCg5fbGFzdF9ldmVudF9pZCJYChRXYXRjaEFydGljbGVSZXNwb25zZRIKCgJpZBgBIAEoCRINCgVldmVudBgCIAEoCRIlCgRkYXRhGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdDKvBQoOQXJ0aWNsZVNlcnZpY2USXgoNQ3JlYXRlQXJ0aWNsZRIlLmFydGljbGVzLmFwaS52MS5DcmVhdGVBcnRpY2xlUmVxdWVzdBomLmFydGljbGVzLmFwaS52MS5DcmVhdGVBcnRpY2xlUmVzcG9uc2USVQoKR2V0QXJ0aWNsZRIiLmFydGljbGVzLmFwaS52MS5HZXRBcnRpY2xlUmVxdWVzdBojLmFydGljbGVzLmFwaS52MS5HZXRBcnRpY2xlUmVzcG9uc2USWwoMTGlzdEFydGljbGVzEiQuYXJ0aWNsZXMuYXBpLnYxLkxpc3RBcnRpY2xlc1JlcXVlc3QaJS5hcnRpY2xlcy5hcGkudjEuTGlzdEFydGljbGVzUmVzcG9uc2USXgoNQ2FuY2VsQXJ0aWNsZRIlLmFydGljbGVzLmFwaS52MS5DYW5jZWxBcnRpY2xlUmVxdWVzdBomLmFydGljbGVzLmFwaS52MS5DYW5jZWxBcnRpY2xlUmVzcG9uc2USZAoPRXN0aW1hdGVBcnRpY2xlEicuYXJ0aWNsZXMuYXBpLnYxLkVzdGltYXRlQXJ0aWNsZVJlcXVlc3QaKC5hcnRpY2xlcy5hcGkudjEuRXN0aW1hdGVBcnRpY2xlUmVzcG9uc2USZAoPR2V0QXJ0aWNsZVN0ZXBzEicuYXJ0aWNsZXMuYXBpLnYxLkdldEFydGljbGVTdGVwc1JlcXVlc3QaKC5hcnRpY2xlcy5hcGkudjEuR2V0QXJ0aWNsZVN0ZXBzUmVzcG9uc2USXQoMV2F0Y2hBcnRpY2xlEiQuYXJ0aWNsZXMuYXBpLnYxLldhdGNoQXJ0aWNsZVJlcXVlc3QaJS5hcnRpY2xlcy5hcGkudjEuV2F0Y2hBcnRpY2xlUmVzcG9uc2UwAWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("Ch5hcnRpY2xlcy9hcGkvdjEvYXJ0aWNsZXMucHJvdG8SD2FydGljbGVzLmFwaS52MSK+CwoMQXJ0aWNsZUlucHV0EhIKCnByb2plY3RfaWQYASABKAMSDQoFdGl0bGUYAiABKAkSFAoMYXJ0aWNsZV90eXBlGAMgASgJEhkKEXRhcmdldF93b3JkX2NvdW50GAQgASgFEgwKBHRvbmUYBSABKAkSFQoNcG9pbnRfb2ZfdmlldxgGIAEoCRIQCghsYW5ndWFnZRgHIAEoCRIbCg50YXJnZXRfa2V5d29yZBgIIAEoCUgBiAEBEhAKCGtleXdvcmRzGAkgAygJEh4KEWNvdW50cnlfdGFyZ2V0aW5nGAogASgJSAKIAQESHQoQcmVzZWFyY2hfZW5hYmxlZBgLIAEoCEgDiAEBEiEKFHJlc2VhcmNoX21heF9zb3VyY2VzGAwgASgFSASIAQESJwoacmVzZWFyY2hfbWluX2NvbnRlbnRfd29yZHMYDSABKAVIBYgBARIqCh1yZXNlYXJjaF9tYXhfd29yZHNfcGVyX3NvdXJjZRgOIAEoBUgGiAEBEiAKGHJlc2VhcmNoX2luY2x1ZGVfZG9tYWlucxgPIAMoCRJCChhyZXNlYXJjaF9leGNsdWRlX2RvbWFpbnMYECABKAsyGy5hcnRpY2xlcy5hcGkudjEuRG9tYWluTGlzdEgHiAEBEhgKC3dlYmhvb2tfdXJsGBEgASgJSAiIAQESGgoNdXNlX2JhdGNoX2FwaRgSIAEoCEgJiAEBEhUKCGh1bWFuaXplGBMgASgISAqIAQESHwoSYWRkaXRpb25hbF9jb250ZXh0GBQgASgJSAuIAQESIwoWYWRkaXRpb25hbF9pbnN0cnVjdGlvbhgVIAEoCUgMiAEBEhkKD3RhcmdldF9hdWRpZW5jZRgWIAEoCUgAEhwKEm5vX3RhcmdldF9hdWRpZW5jZRgXIAEoCEgAEhIKBW1vZGVsGBggASgJSA2IAQESGwoOYnJhbmRfdm9pY2VfaWQYGSABKANIDogBARIiChVpbmNsdWRlX2tleV90YWtlYXdheXMYGiABKAhID4gBARIYCgtpbmNsdWRlX2ZhcRgbIAEoCEgQiAEBEiMKFmhlYWRpbmdfY2FwaXRhbGl6YXRpb24YHCABKAlIEYgBARITCgZzdGF0dXMYHSABKAlIEogBARIYCgtpbWFnZV9jb3VudBgeIAEoBUgTiAEBEh8KEmltYWdlX2FzcGVjdF9yYXRpbxgfIAEoCUgUiAEBEhwKD2ltYWdlX3ByZXNldF9pZBggIAEoA0gViAEBEjMKB3B1Ymxpc2gYISABKAsyHS5hcnRpY2xlcy5hcGkudjEuUHVibGlzaElucHV0SBaIAQFCCgoIYXVkaWVuY2VCEQoPX3RhcmdldF9rZXl3b3JkQhQKEl9jb3VudHJ5X3RhcmdldGluZ0ITChFfcmVzZWFyY2hfZW5hYmxlZEIXChVfcmVzZWFyY2hfbWF4X3NvdXJjZXNCHQobX3Jlc2VhcmNoX21pbl9jb250ZW50X3dvcmRzQiAKHl9yZXNlYXJjaF9tYXhfd29yZHNfcGVyX3NvdXJjZUIbChlfcmVzZWFyY2hfZXhjbHVkZV9kb21haW5zQg4KDF93ZWJob29rX3VybEIQCg5fdXNlX2JhdGNoX2FwaUILCglfaHVtYW5pemVCFQoTX2FkZGl0aW9uYWxfY29udGV4dEIZChdfYWRkaXRpb25hbF9pbnN0cnVjdGlvbkIICgZfbW9kZWxCEQoPX2JyYW5kX3ZvaWNlX2lkQhgKFl9pbmNsdWRlX2tleV90YWtlYXdheXNCDgoMX2luY2x1ZGVfZmFxQhkKF19oZWFkaW5nX2NhcGl0YWxpemF0aW9uQgkKB19zdGF0dXNCDgoMX2ltYWdlX2NvdW50QhUKE19pbWFnZV9hc3BlY3RfcmF0aW9CEgoQX2ltYWdlX3ByZXNldF9pZEIKCghfcHVibGlzaCIdCgpEb21haW5MaXN0Eg8KB2RvbWFpbnMYASADKAkiyQkKB0FydGljbGUSCgoCaWQYASABKAMSEwoLZXh0ZXJuYWxfaWQYAiABKAkSDQoFdGl0bGUYAyABKAkSGAoLZGVzY3JpcHRpb24YBCABKAlIAIgBARIUCgdjb250ZW50GAUgASgJSAGIAQESHQoQb3JpZ2luYWxfY29udGVudBgGIAEoCUgCiAEBEi0KBmltYWdlcxgHIAMoCzIdLmFydGljbGVzLmFwaS52MS5BcnRpY2xlSW1hZ2USHwoSY3VycmVudF92ZXJzaW9uX2lkGAggASgDSAOIAQESIQoUcHVibGlzaGVkX3ZlcnNpb25faWQYCSABKANIBIgBARIOCgZzdGF0dXMYCiABKAkSGwoOZmFpbHVyZV9yZWFzb24YCyABKAlIBYgBARIUCgxhcnRpY2xlX3R5cGUYDCABKAkSGwoOdGFyZ2V0X2tleXdvcmQYDSABKAlIBogBARIQCghrZXl3b3JkcxgOIAMoCRIZChF0YXJnZXRfd29yZF9jb3VudBgPIAEoBRIZChFhY3R1YWxfd29yZF9jb3VudBgQIAEoBRIMCgR0b25lGBEgASgJEhUKDXBvaW50X29mX3ZpZXcYEiABKAkSEAoIbGFuZ3VhZ2UYEyABKAkSHgoRY291bnRyeV90YXJnZXRpbmcYFCABKAlIB4gBARIaCg1haV9tb2RlbF91c2VkGBUgASgJSAiIAQESDAoEY29zdBgWIAEoCRIZCgxjdXJyZW50X3N0ZXAYFyABKAlICYgBARIQCghodW1hbml6ZRgYIAEoCBIfChJhaV9kZXRlY3Rpb25fc2NvcmUYGSABKAFICogBARI/ChZvcmlnaW5hbGl0eV9jaGVja2VkX2F0GBogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgLiAEBEh8KEmFkZGl0aW9uYWxfY29udGV4dBgbIAEoCUgMiAEBEhgKC3dlYmhvb2tfdXJsGBwgASgJSA2IAQESLAoHcHJvamVjdBgdIAEoCzIbLmFydGljbGVzLmFwaS52MS5Qcm9qZWN0UmVmEi4KCmNyZWF0ZWRfYXQYHiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYHyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjIKDHB1YmxpY2F0aW9ucxggIAMoCzIcLmFydGljbGVzLmFwaS52MS5QdWJsaWNhdGlvbkIOCgxfZGVzY3JpcHRpb25CCgoIX2NvbnRlbnRCEwoRX29yaWdpbmFsX2NvbnRlbnRCFQoTX2N1cnJlbnRfdmVyc2lvbl9pZEIXChVfcHVibGlzaGVkX3ZlcnNpb25faWRCEQoPX2ZhaWx1cmVfcmVhc29uQhEKD190YXJnZXRfa2V5d29yZEIUChJfY291bnRyeV90YXJnZXRpbmdCEAoOX2FpX21vZGVsX3VzZWRCDwoNX2N1cnJlbnRfc3RlcEIVChNfYWlfZGV0ZWN0aW9uX3Njb3JlQhkKF19vcmlnaW5hbGl0eV9jaGVja2VkX2F0QhUKE19hZGRpdGlvbmFsX2NvbnRleHRCDgoMX3dlYmhvb2tfdXJsIqkDCgtQdWJsaWNhdGlvbhIWCg5kZXN0aW5hdGlvbl9pZBgBIAEoAxIYChBkZXN0aW5hdGlvbl9raW5kGAIgASgJEg0KBXN0YXRlGAMgASgJEhYKCXJlbW90ZV9pZBgEIAEoCUgAiAEBEhcKCnJlbW90ZV91cmwYBSABKAlIAYgBARIaCg1yZW1vdGVfc3RhdHVzGAYgASgJSAKIAQESFwoKdmVyc2lvbl9pZBgHIAEoA0gDiAEBEhIKBWVycm9yGAggASgJSASIAQESMAoMcmVxdWVzdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI1CghhdHRlbXB0cxgLIAMoCzIjLmFydGljbGVzLmFwaS52MS5QdWJsaWNhdGlvbkF0dGVtcHRCDAoKX3JlbW90ZV9pZEINCgtfcmVtb3RlX3VybEIQCg5fcmVtb3RlX3N0YXR1c0INCgtfdmVyc2lvbl9pZEIICgZfZXJyb3Ii2QEKElB1YmxpY2F0aW9uQXR0ZW1wdBIPCgdhdHRlbXB0GAEgASgFEjAKDGF0dGVtcHRlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHb3V0Y29tZRgDIAEoCRIYCgtzdGF0dXNfY29kZRgEIAEoBUgAiAEBEhIKBWVycm9yGAUgASgJSAGIAQESEwoLZHVyYXRpb25fbXMYBiABKAUSEgoKdmVyc2lvbl9pZBgHIAEoA0IOCgxfc3RhdHVzX2NvZGVCCAoGX2Vycm9yIhkKCFRlcm1MaXN0Eg0KBW5hbWVzGAEgAygJIqACCgxQdWJsaXNoSW5wdXQSFgoOZGVzdGluYXRpb25faWQYASABKAMSEwoGc3RhdHVzGAIgASgJSACIAQESMwoKcHVibGlzaF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAYgBARIyCgpjYXRlZ29yaWVzGAQgASgLMhkuYXJ0aWNsZXMuYXBpLnYxLlRlcm1MaXN0SAKIAQESLAoEdGFncxgFIAEoCzIZLmFydGljbGVzLmFwaS52MS5UZXJtTGlzdEgDiAEBEhEKBHNsdWcYBiABKAlIBIgBAUIJCgdfc3RhdHVzQg0KC19wdWJsaXNoX2F0Qg0KC19jYXRlZ29yaWVzQgcKBV90YWdzQgcKBV9zbHVnIm8KDEFydGljbGVJbWFnZRILCgN1cmwYASABKAkSCwoDYWx0GAIgASgJEg0KBXdpZHRoGAMgASgFEg4KBmhlaWdodBgEIAEoBRIUCgxhc3BlY3RfcmF0aW8YBSABKAkSEAoIcG9zaXRpb24YBiABKAUiJgoKUHJvamVjdFJlZhIKCgJpZBgBIAEoAxIMCgRuYW1lGAIgASgJIngKFENyZWF0ZUFydGljbGVSZXF1ZXN0Ei4KB2FydGljbGUYASABKAsyHS5hcnRpY2xlcy5hcGkudjEuQXJ0aWNsZUlucHV0EhwKD2lkZW1wb3RlbmN5X2tleRgCIAEoCUgAiAEBQhIKEF9pZGVtcG90ZW5jeV9rZXkiVAoVQ3JlYXRlQXJ0aWNsZVJlc3BvbnNlEikKB2FydGljbGUYASABKAsyGC5hcnRpY2xlcy5hcGkudjEuQXJ0aWNsZRIQCghyZXBsYXllZBgCIAEoCCIfChFHZXRBcnRpY2xlUmVxdWVzdBIKCgJpZBgBIAEoCSI/ChJHZXRBcnRpY2xlUmVzcG9uc2USKQoHYXJ0aWNsZRgBIAEoCzIYLmFydGljbGVzLmFwaS52MS5BcnRpY2xlIp0BChNMaXN0QXJ0aWNsZXNSZXF1ZXN0EhMKBnN0YXR1cxgBIAEoCUgAiAEBEhcKCnByb2plY3RfaWQYAiABKANIAYgBARIRCgRwYWdlGAMgASgFSAKIAQESFQoIcGVyX3BhZ2UYBCABKAVIA4gBAUIJCgdfc3RhdHVzQg0KC19wcm9qZWN0X2lkQgcKBV9wYWdlQgsKCV9wZXJfcGFnZSJrChRMaXN0QXJ0aWNsZXNSZXNwb25zZRIqCghhcnRpY2xlcxgBIAMoCzIYLmFydGljbGVzLmFwaS52MS5BcnRpY2xlEicKBG1ldGEYAiABKAsyGS5hcnRpY2xlcy5hcGkudjEuUGFnZU1ldGEiVAoIUGFnZU1ldGESFAoMY3VycmVudF9wYWdlGAEgASgFEhEKCWxhc3RfcGFnZRgCIAEoBRIQCghwZXJfcGFnZRgDIAEoBRINCgV0b3RhbBgEIAEoAyIiChRDYW5jZWxBcnRpY2xlUmVxdWVzdBIKCgJpZBgBIAEoCSJCChVDYW5jZWxBcnRpY2xlUmVzcG9uc2USKQoHYXJ0aWNsZRgBIAEoCzIYLmFydGljbGVzLmFwaS52MS5BcnRpY2xlIkgKFkVzdGltYXRlQXJ0aWNsZVJlcXVlc3QSLgoHYXJ0aWNsZRgBIAEoCzIdLmFydGljbGVzLmFwaS52MS5BcnRpY2xlSW5wdXQiRAoXRXN0aW1hdGVBcnRpY2xlUmVzcG9uc2USKQoIZXN0aW1hdGUYASABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IiQKFkdldEFydGljbGVTdGVwc1JlcXVlc3QSCgoCaWQYASABKAkiRQoXR2V0QXJ0aWNsZVN0ZXBzUmVzcG9uc2USKgoJYnJlYWtkb3duGAEgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCJPChNXYXRjaEFydGljbGVSZXF1ZXN0EgoKAmlkGAEgASgJEhoKDWxhc3RfZXZlbnRfaWQYAiABKAlIAIgBAUIQCg5fbGFzdF9ldmVudF9pZCJYChRXYXRjaEFydGljbGVSZXNwb25zZRIKCgJpZBgBIAEoCRINCgVldmVudBgCIAEoCRIlCgRkYXRhGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdDKvBQoOQXJ0aWNsZVNlcnZpY2USXgoNQ3JlYXRlQXJ0aWNsZRIlLmFydGljbGVzLmFwaS52MS5DcmVhdGVBcnRpY2xlUmVxdWVzdBomLmFydGljbGVzLmFwaS52MS5DcmVhdGVBcnRpY2xlUmVzcG9uc2USVQoKR2V0QXJ0aWNsZRIiLmFydGljbGVzLmFwaS52MS5HZXRBcnRpY2xlUmVxdWVzdBojLmFydGljbGVzLmFwaS52MS5HZXRBcnRpY2xlUmVzcG9uc2USWwoMTGlzdEFydGljbGVzEiQuYXJ0aWNsZXMuYXBpLnYxLkxpc3RBcnRpY2xlc1JlcXVlc3QaJS5hcnRpY2xlcy5hcGkudjEuTGlzdEFydGljbGVzUmVzcG9uc2USXgoNQ2FuY2VsQXJ0aWNsZRIlLmFydGljbGVzLmFwaS52MS5DYW5jZWxBcnRpY2xlUmVxdWVzdBomLmFydGljbGVzLmFwaS52MS5DYW5jZWxBcnRpY2xlUmVzcG9uc2USZAoPRXN0aW1hdGVBcnRpY2xlEicuYXJ0aWNsZXMuYXBpLnYxLkVzdGltYXRlQXJ0aWNsZVJlcXVlc3QaKC5hcnRpY2xlcy5hcGkudjEuRXN0aW1hdGVBcnRpY2xlUmVzcG9uc2USZAoPR2V0QXJ0aWNsZVN0ZXBzEicuYXJ0aWNsZXMuYXBpLnYxLkdldEFydGljbGVTdGVwc1JlcXVlc3QaKC5hcnRpY2xlcy5hcGkudjEuR2V0QXJ0aWNsZVN0ZXBzUmVzcG9uc2USXQoMV2F0Y2hBcnRpY2xlEiQuYXJ0aWNsZXMuYXBpLnYxLldhdGNoQXJ0aWNsZVJlcXVlc3QaJS5hcnRpY2xlcy5hcGkudjEuV2F0Y2hBcnRpY2xlUmVzcG9uc2UwAWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * The article to create: the fields of POST /v1/articles' body.
@@ -272,6 +272,13 @@ export type ArticleInput = Message<"articles.api.v1.ArticleInput"> & {
    * @generated from field: optional int64 image_preset_id = 32;
    */
   imagePresetId?: bigint | undefined;
+
+  /**
+   * Publish the article to a destination of the project when it completes (PublishingService).
+   *
+   * @generated from field: optional articles.api.v1.PublishInput publish = 33;
+   */
+  publish?: PublishInput | undefined;
 };
 
 /**
@@ -524,6 +531,13 @@ export type Article = Message<"articles.api.v1.Article"> & {
    * @generated from field: google.protobuf.Timestamp updated_at = 31;
    */
   updatedAt?: Timestamp | undefined;
+
+  /**
+   * Its posts on the project's publishing destinations, one per destination.
+   *
+   * @generated from field: repeated articles.api.v1.Publication publications = 32;
+   */
+  publications: Publication[];
 };
 
 /**
@@ -532,6 +546,239 @@ export type Article = Message<"articles.api.v1.Article"> & {
  */
 export const ArticleSchema: GenMessage<Article> = /*@__PURE__*/
   messageDesc(file_articles_api_v1_articles, 2);
+
+/**
+ * The article's post on one destination, as its publishing job last recorded it.
+ *
+ * @generated from message articles.api.v1.Publication
+ */
+export type Publication = Message<"articles.api.v1.Publication"> & {
+  /**
+   * The destination.
+   *
+   * @generated from field: int64 destination_id = 1;
+   */
+  destinationId: bigint;
+
+  /**
+   * wordpress or ghost.
+   *
+   * @generated from field: string destination_kind = 2;
+   */
+  destinationKind: string;
+
+  /**
+   * queued, publishing (attempts under way or a retry waiting), published or failed.
+   *
+   * @generated from field: string state = 3;
+   */
+  state: string;
+
+  /**
+   * The post's id on the site.
+   *
+   * @generated from field: optional string remote_id = 4;
+   */
+  remoteId?: string | undefined;
+
+  /**
+   * The post's address on the site.
+   *
+   * @generated from field: optional string remote_url = 5;
+   */
+  remoteUrl?: string | undefined;
+
+  /**
+   * The post's status there (publish, draft, future; Ghost: published, draft, scheduled).
+   *
+   * @generated from field: optional string remote_status = 6;
+   */
+  remoteStatus?: string | undefined;
+
+  /**
+   * The version the post holds (or is being made from).
+   *
+   * @generated from field: optional int64 version_id = 7;
+   */
+  versionId?: bigint | undefined;
+
+  /**
+   * Why it failed, or why the last attempt did not succeed.
+   *
+   * @generated from field: optional string error = 8;
+   */
+  error?: string | undefined;
+
+  /**
+   * When this publication was last asked for.
+   *
+   * @generated from field: google.protobuf.Timestamp requested_at = 9;
+   */
+  requestedAt?: Timestamp | undefined;
+
+  /**
+   * When it last changed.
+   *
+   * @generated from field: google.protobuf.Timestamp updated_at = 10;
+   */
+  updatedAt?: Timestamp | undefined;
+
+  /**
+   * Oldest first (the last 20).
+   *
+   * @generated from field: repeated articles.api.v1.PublicationAttempt attempts = 11;
+   */
+  attempts: PublicationAttempt[];
+};
+
+/**
+ * Describes the message articles.api.v1.Publication.
+ * Use `create(PublicationSchema)` to create a new message.
+ */
+export const PublicationSchema: GenMessage<Publication> = /*@__PURE__*/
+  messageDesc(file_articles_api_v1_articles, 3);
+
+/**
+ * One attempt of a publishing job.
+ *
+ * @generated from message articles.api.v1.PublicationAttempt
+ */
+export type PublicationAttempt = Message<"articles.api.v1.PublicationAttempt"> & {
+  /**
+   * 1 for a publish request's first attempt.
+   *
+   * @generated from field: int32 attempt = 1;
+   */
+  attempt: number;
+
+  /**
+   * When it started.
+   *
+   * @generated from field: google.protobuf.Timestamp attempted_at = 2;
+   */
+  attemptedAt?: Timestamp | undefined;
+
+  /**
+   * published, retry or failed.
+   *
+   * @generated from field: string outcome = 3;
+   */
+  outcome: string;
+
+  /**
+   * The site's HTTP status, when it answered.
+   *
+   * @generated from field: optional int32 status_code = 4;
+   */
+  statusCode?: number | undefined;
+
+  /**
+   * What went wrong (never a credential).
+   *
+   * @generated from field: optional string error = 5;
+   */
+  error?: string | undefined;
+
+  /**
+   * How long it took.
+   *
+   * @generated from field: int32 duration_ms = 6;
+   */
+  durationMs: number;
+
+  /**
+   * The version it published.
+   *
+   * @generated from field: int64 version_id = 7;
+   */
+  versionId: bigint;
+};
+
+/**
+ * Describes the message articles.api.v1.PublicationAttempt.
+ * Use `create(PublicationAttemptSchema)` to create a new message.
+ */
+export const PublicationAttemptSchema: GenMessage<PublicationAttempt> = /*@__PURE__*/
+  messageDesc(file_articles_api_v1_articles, 4);
+
+/**
+ * A list of term names (categories or tags).
+ *
+ * @generated from message articles.api.v1.TermList
+ */
+export type TermList = Message<"articles.api.v1.TermList"> & {
+  /**
+   * Names, each 1 to 100 characters; at most 20. Missing ones are created on the site.
+   *
+   * @generated from field: repeated string names = 1;
+   */
+  names: string[];
+};
+
+/**
+ * Describes the message articles.api.v1.TermList.
+ * Use `create(TermListSchema)` to create a new message.
+ */
+export const TermListSchema: GenMessage<TermList> = /*@__PURE__*/
+  messageDesc(file_articles_api_v1_articles, 5);
+
+/**
+ * How to publish an article: the fields of POST /v1/articles/{id}/publish's body.
+ *
+ * @generated from message articles.api.v1.PublishInput
+ */
+export type PublishInput = Message<"articles.api.v1.PublishInput"> & {
+  /**
+   * A destination of the article's project.
+   *
+   * @generated from field: int64 destination_id = 1;
+   */
+  destinationId: bigint;
+
+  /**
+   * WordPress: draft, pending, private, publish or future; Ghost: draft, published or scheduled.
+   * Unset: the destination's default_status.
+   *
+   * @generated from field: optional string status = 2;
+   */
+  status?: string | undefined;
+
+  /**
+   * When the post goes live (a schedule); alone it means future (WordPress) or scheduled (Ghost).
+   *
+   * @generated from field: optional google.protobuf.Timestamp publish_at = 3;
+   */
+  publishAt?: Timestamp | undefined;
+
+  /**
+   * Category names (WordPress); unset, the destination's default_categories; set with no names,
+   * none.
+   *
+   * @generated from field: optional articles.api.v1.TermList categories = 4;
+   */
+  categories?: TermList | undefined;
+
+  /**
+   * Tag names; unset, the destination's default_tags; set with no names, none.
+   *
+   * @generated from field: optional articles.api.v1.TermList tags = 5;
+   */
+  tags?: TermList | undefined;
+
+  /**
+   * The post's slug: lower-case letters, digits and hyphens, at most 200 characters.
+   *
+   * @generated from field: optional string slug = 6;
+   */
+  slug?: string | undefined;
+};
+
+/**
+ * Describes the message articles.api.v1.PublishInput.
+ * Use `create(PublishInputSchema)` to create a new message.
+ */
+export const PublishInputSchema: GenMessage<PublishInput> = /*@__PURE__*/
+  messageDesc(file_articles_api_v1_articles, 6);
 
 /**
  * An image of an article's content.
@@ -587,7 +834,7 @@ export type ArticleImage = Message<"articles.api.v1.ArticleImage"> & {
  * Use `create(ArticleImageSchema)` to create a new message.
  */
 export const ArticleImageSchema: GenMessage<ArticleImage> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 3);
+  messageDesc(file_articles_api_v1_articles, 7);
 
 /**
  * The project an article belongs to.
@@ -615,7 +862,7 @@ export type ProjectRef = Message<"articles.api.v1.ProjectRef"> & {
  * Use `create(ProjectRefSchema)` to create a new message.
  */
 export const ProjectRefSchema: GenMessage<ProjectRef> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 4);
+  messageDesc(file_articles_api_v1_articles, 8);
 
 /**
  * The article to create and, optionally, an idempotency key.
@@ -643,7 +890,7 @@ export type CreateArticleRequest = Message<"articles.api.v1.CreateArticleRequest
  * Use `create(CreateArticleRequestSchema)` to create a new message.
  */
 export const CreateArticleRequestSchema: GenMessage<CreateArticleRequest> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 5);
+  messageDesc(file_articles_api_v1_articles, 9);
 
 /**
  * The created article.
@@ -671,7 +918,7 @@ export type CreateArticleResponse = Message<"articles.api.v1.CreateArticleRespon
  * Use `create(CreateArticleResponseSchema)` to create a new message.
  */
 export const CreateArticleResponseSchema: GenMessage<CreateArticleResponse> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 6);
+  messageDesc(file_articles_api_v1_articles, 10);
 
 /**
  * Which article.
@@ -692,7 +939,7 @@ export type GetArticleRequest = Message<"articles.api.v1.GetArticleRequest"> & {
  * Use `create(GetArticleRequestSchema)` to create a new message.
  */
 export const GetArticleRequestSchema: GenMessage<GetArticleRequest> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 7);
+  messageDesc(file_articles_api_v1_articles, 11);
 
 /**
  * The article.
@@ -713,7 +960,7 @@ export type GetArticleResponse = Message<"articles.api.v1.GetArticleResponse"> &
  * Use `create(GetArticleResponseSchema)` to create a new message.
  */
 export const GetArticleResponseSchema: GenMessage<GetArticleResponse> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 8);
+  messageDesc(file_articles_api_v1_articles, 12);
 
 /**
  * Filters and paging, as GET /v1/articles' query.
@@ -755,7 +1002,7 @@ export type ListArticlesRequest = Message<"articles.api.v1.ListArticlesRequest">
  * Use `create(ListArticlesRequestSchema)` to create a new message.
  */
 export const ListArticlesRequestSchema: GenMessage<ListArticlesRequest> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 9);
+  messageDesc(file_articles_api_v1_articles, 13);
 
 /**
  * A page of articles, newest first.
@@ -783,7 +1030,7 @@ export type ListArticlesResponse = Message<"articles.api.v1.ListArticlesResponse
  * Use `create(ListArticlesResponseSchema)` to create a new message.
  */
 export const ListArticlesResponseSchema: GenMessage<ListArticlesResponse> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 10);
+  messageDesc(file_articles_api_v1_articles, 14);
 
 /**
  * Pagination of a list.
@@ -825,7 +1072,7 @@ export type PageMeta = Message<"articles.api.v1.PageMeta"> & {
  * Use `create(PageMetaSchema)` to create a new message.
  */
 export const PageMetaSchema: GenMessage<PageMeta> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 11);
+  messageDesc(file_articles_api_v1_articles, 15);
 
 /**
  * Which article to cancel.
@@ -846,7 +1093,7 @@ export type CancelArticleRequest = Message<"articles.api.v1.CancelArticleRequest
  * Use `create(CancelArticleRequestSchema)` to create a new message.
  */
 export const CancelArticleRequestSchema: GenMessage<CancelArticleRequest> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 12);
+  messageDesc(file_articles_api_v1_articles, 16);
 
 /**
  * The cancelled article.
@@ -867,7 +1114,7 @@ export type CancelArticleResponse = Message<"articles.api.v1.CancelArticleRespon
  * Use `create(CancelArticleResponseSchema)` to create a new message.
  */
 export const CancelArticleResponseSchema: GenMessage<CancelArticleResponse> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 13);
+  messageDesc(file_articles_api_v1_articles, 17);
 
 /**
  * The article creation would get.
@@ -888,7 +1135,7 @@ export type EstimateArticleRequest = Message<"articles.api.v1.EstimateArticleReq
  * Use `create(EstimateArticleRequestSchema)` to create a new message.
  */
 export const EstimateArticleRequestSchema: GenMessage<EstimateArticleRequest> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 14);
+  messageDesc(file_articles_api_v1_articles, 18);
 
 /**
  * What creating the article would reserve and cost; nothing is created.
@@ -911,7 +1158,7 @@ export type EstimateArticleResponse = Message<"articles.api.v1.EstimateArticleRe
  * Use `create(EstimateArticleResponseSchema)` to create a new message.
  */
 export const EstimateArticleResponseSchema: GenMessage<EstimateArticleResponse> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 15);
+  messageDesc(file_articles_api_v1_articles, 19);
 
 /**
  * Which article's run to break down.
@@ -932,7 +1179,7 @@ export type GetArticleStepsRequest = Message<"articles.api.v1.GetArticleStepsReq
  * Use `create(GetArticleStepsRequestSchema)` to create a new message.
  */
 export const GetArticleStepsRequestSchema: GenMessage<GetArticleStepsRequest> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 16);
+  messageDesc(file_articles_api_v1_articles, 20);
 
 /**
  * What each part of the run cost.
@@ -954,7 +1201,7 @@ export type GetArticleStepsResponse = Message<"articles.api.v1.GetArticleStepsRe
  * Use `create(GetArticleStepsResponseSchema)` to create a new message.
  */
 export const GetArticleStepsResponseSchema: GenMessage<GetArticleStepsResponse> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 17);
+  messageDesc(file_articles_api_v1_articles, 21);
 
 /**
  * Which article to follow, and from where.
@@ -982,7 +1229,7 @@ export type WatchArticleRequest = Message<"articles.api.v1.WatchArticleRequest">
  * Use `create(WatchArticleRequestSchema)` to create a new message.
  */
 export const WatchArticleRequestSchema: GenMessage<WatchArticleRequest> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 18);
+  messageDesc(file_articles_api_v1_articles, 22);
 
 /**
  * One event of the article's progress.
@@ -1017,7 +1264,7 @@ export type WatchArticleResponse = Message<"articles.api.v1.WatchArticleResponse
  * Use `create(WatchArticleResponseSchema)` to create a new message.
  */
 export const WatchArticleResponseSchema: GenMessage<WatchArticleResponse> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 19);
+  messageDesc(file_articles_api_v1_articles, 23);
 
 /**
  * Articles: create, read, list, follow, cancel, estimate and cost.

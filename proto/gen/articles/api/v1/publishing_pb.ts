@@ -23,7 +23,7 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
-import type { Article } from "./articles_pb.ts";
+import type { Article, PublishInput } from "./articles_pb.ts";
 import { file_articles_api_v1_articles } from "./articles_pb.ts";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
@@ -33,7 +33,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file articles/api/v1/publishing.proto.
  */
 export const file_articles_api_v1_publishing: GenFile = /*@__PURE__*/
-  fileDesc("CiBhcnRpY2xlcy9hcGkvdjEvcHVibGlzaGluZy5wcm90bxIPYXJ0aWNsZXMuYXBpLnYxIp8CCgtEZXN0aW5hdGlvbhIKCgJpZBgBIAEoAxISCgpwcm9qZWN0X2lkGAIgASgDEgwKBGtpbmQYAyABKAkSDAoEbmFtZRgEIAEoCRIQCghzaXRlX3VybBgFIAEoCRIVCgh1c2VybmFtZRgGIAEoCUgAiAEBEhYKDmRlZmF1bHRfc3RhdHVzGAcgASgJEhoKEmRlZmF1bHRfY2F0ZWdvcmllcxgIIAMoCRIUCgxkZWZhdWx0X3RhZ3MYCSADKAkSFgoJYXV0aG9yX2lkGAogASgDSAGIAQESLgoKY3JlYXRlZF9hdBgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCCwoJX3VzZXJuYW1lQgwKCl9hdXRob3JfaWQi1gIKEERlc3RpbmF0aW9uSW5wdXQSDAoEa2luZBgBIAEoCRIMCgRuYW1lGAIgASgJEhAKCHNpdGVfdXJsGAMgASgJEhUKCHVzZXJuYW1lGAQgASgJSACIAQESIQoUYXBwbGljYXRpb25fcGFzc3dvcmQYBSABKAlIAYgBARIaCg1hZG1pbl9hcGlfa2V5GAYgASgJSAKIAQESGwoOZGVmYXVsdF9zdGF0dXMYByABKAlIA4gBARIaChJkZWZhdWx0X2NhdGVnb3JpZXMYCCADKAkSFAoMZGVmYXVsdF90YWdzGAkgAygJEhYKCWF1dGhvcl9pZBgKIAEoA0gEiAEBQgsKCV91c2VybmFtZUIXChVfYXBwbGljYXRpb25fcGFzc3dvcmRCEAoOX2FkbWluX2FwaV9rZXlCEQoPX2RlZmF1bHRfc3RhdHVzQgwKCl9hdXRob3JfaWQiGQoIVGVybUxpc3QSDQoFbmFtZXMYASADKAkioAIKDFB1Ymxpc2hJbnB1dBIWCg5kZXN0aW5hdGlvbl9pZBgBIAEoAxITCgZzdGF0dXMYAiABKAlIAIgBARIzCgpwdWJsaXNoX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgBiAEBEjIKCmNhdGVnb3JpZXMYBCABKAsyGS5hcnRpY2xlcy5hcGkudjEuVGVybUxpc3RIAogBARIsCgR0YWdzGAUgASgLMhkuYXJ0aWNsZXMuYXBpLnYxLlRlcm1MaXN0SAOIAQESEQoEc2x1ZxgGIAEoCUgEiAEBQgkKB19zdGF0dXNCDQoLX3B1Ymxpc2hfYXRCDQoLX2NhdGVnb3JpZXNCBwoFX3RhZ3NCBwoFX3NsdWciLQoXTGlzdERlc3RpbmF0aW9uc1JlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoAyJOChhMaXN0RGVzdGluYXRpb25zUmVzcG9uc2USMgoMZGVzdGluYXRpb25zGAEgAygLMhwuYXJ0aWNsZXMuYXBpLnYxLkRlc3RpbmF0aW9uImYKGENyZWF0ZURlc3RpbmF0aW9uUmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgDEjYKC2Rlc3RpbmF0aW9uGAIgASgLMiEuYXJ0aWNsZXMuYXBpLnYxLkRlc3RpbmF0aW9uSW5wdXQiTgoZQ3JlYXRlRGVzdGluYXRpb25SZXNwb25zZRIxCgtkZXN0aW5hdGlvbhgBIAEoCzIcLmFydGljbGVzLmFwaS52MS5EZXN0aW5hdGlvbiJDChVHZXREZXN0aW5hdGlvblJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoAxIWCg5kZXN0aW5hdGlvbl9pZBgCIAEoAyJLChZHZXREZXN0aW5hdGlvblJlc3BvbnNlEjEKC2Rlc3RpbmF0aW9uGAEgASgLMhwuYXJ0aWNsZXMuYXBpLnYxLkRlc3RpbmF0aW9uIkUKF0NoZWNrRGVzdGluYXRpb25SZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAMSFgoOZGVzdGluYXRpb25faWQYAiABKAMirQEKGENoZWNrRGVzdGluYXRpb25SZXNwb25zZRIKCgJvaxgBIAEoCBIQCghwcm9ibGVtcxgCIAMoCRIWCgl1c2VyX25hbWUYAyABKAlIAIgBARIYChBjYW5fY3JlYXRlX3Bvc3RzGAQgASgIEhkKEWNhbl9wdWJsaXNoX3Bvc3RzGAUgASgIEhgKEGNhbl91cGxvYWRfbWVkaWEYBiABKAhCDAoKX3VzZXJfbmFtZSJGChhEZWxldGVEZXN0aW5hdGlvblJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoAxIWCg5kZXN0aW5hdGlvbl9pZBgCIAEoAyIsChlEZWxldGVEZXN0aW5hdGlvblJlc3BvbnNlEg8KB2RlbGV0ZWQYASABKAgiUwoVUHVibGlzaEFydGljbGVSZXF1ZXN0EgoKAmlkGAEgASgJEi4KB3B1Ymxpc2gYAiABKAsyHS5hcnRpY2xlcy5hcGkudjEuUHVibGlzaElucHV0IkMKFlB1Ymxpc2hBcnRpY2xlUmVzcG9uc2USKQoHYXJ0aWNsZRgBIAEoCzIYLmFydGljbGVzLmFwaS52MS5BcnRpY2xlMoMFChFQdWJsaXNoaW5nU2VydmljZRJnChBMaXN0RGVzdGluYXRpb25zEiguYXJ0aWNsZXMuYXBpLnYxLkxpc3REZXN0aW5hdGlvbnNSZXF1ZXN0GikuYXJ0aWNsZXMuYXBpLnYxLkxpc3REZXN0aW5hdGlvbnNSZXNwb25zZRJqChFDcmVhdGVEZXN0aW5hdGlvbhIpLmFydGljbGVzLmFwaS52MS5DcmVhdGVEZXN0aW5hdGlvblJlcXVlc3QaKi5hcnRpY2xlcy5hcGkudjEuQ3JlYXRlRGVzdGluYXRpb25SZXNwb25zZRJhCg5HZXREZXN0aW5hdGlvbhImLmFydGljbGVzLmFwaS52MS5HZXREZXN0aW5hdGlvblJlcXVlc3QaJy5hcnRpY2xlcy5hcGkudjEuR2V0RGVzdGluYXRpb25SZXNwb25zZRJnChBDaGVja0Rlc3RpbmF0aW9uEiguYXJ0aWNsZXMuYXBpLnYxLkNoZWNrRGVzdGluYXRpb25SZXF1ZXN0GikuYXJ0aWNsZXMuYXBpLnYxLkNoZWNrRGVzdGluYXRpb25SZXNwb25zZRJqChFEZWxldGVEZXN0aW5hdGlvbhIpLmFydGljbGVzLmFwaS52MS5EZWxldGVEZXN0aW5hdGlvblJlcXVlc3QaKi5hcnRpY2xlcy5hcGkudjEuRGVsZXRlRGVzdGluYXRpb25SZXNwb25zZRJhCg5QdWJsaXNoQXJ0aWNsZRImLmFydGljbGVzLmFwaS52MS5QdWJsaXNoQXJ0aWNsZVJlcXVlc3QaJy5hcnRpY2xlcy5hcGkudjEuUHVibGlzaEFydGljbGVSZXNwb25zZWIGcHJvdG8z", [file_articles_api_v1_articles, file_google_protobuf_timestamp]);
+  fileDesc("CiBhcnRpY2xlcy9hcGkvdjEvcHVibGlzaGluZy5wcm90bxIPYXJ0aWNsZXMuYXBpLnYxIp8CCgtEZXN0aW5hdGlvbhIKCgJpZBgBIAEoAxISCgpwcm9qZWN0X2lkGAIgASgDEgwKBGtpbmQYAyABKAkSDAoEbmFtZRgEIAEoCRIQCghzaXRlX3VybBgFIAEoCRIVCgh1c2VybmFtZRgGIAEoCUgAiAEBEhYKDmRlZmF1bHRfc3RhdHVzGAcgASgJEhoKEmRlZmF1bHRfY2F0ZWdvcmllcxgIIAMoCRIUCgxkZWZhdWx0X3RhZ3MYCSADKAkSFgoJYXV0aG9yX2lkGAogASgDSAGIAQESLgoKY3JlYXRlZF9hdBgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCCwoJX3VzZXJuYW1lQgwKCl9hdXRob3JfaWQi1gIKEERlc3RpbmF0aW9uSW5wdXQSDAoEa2luZBgBIAEoCRIMCgRuYW1lGAIgASgJEhAKCHNpdGVfdXJsGAMgASgJEhUKCHVzZXJuYW1lGAQgASgJSACIAQESIQoUYXBwbGljYXRpb25fcGFzc3dvcmQYBSABKAlIAYgBARIaCg1hZG1pbl9hcGlfa2V5GAYgASgJSAKIAQESGwoOZGVmYXVsdF9zdGF0dXMYByABKAlIA4gBARIaChJkZWZhdWx0X2NhdGVnb3JpZXMYCCADKAkSFAoMZGVmYXVsdF90YWdzGAkgAygJEhYKCWF1dGhvcl9pZBgKIAEoA0gEiAEBQgsKCV91c2VybmFtZUIXChVfYXBwbGljYXRpb25fcGFzc3dvcmRCEAoOX2FkbWluX2FwaV9rZXlCEQoPX2RlZmF1bHRfc3RhdHVzQgwKCl9hdXRob3JfaWQiLQoXTGlzdERlc3RpbmF0aW9uc1JlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoAyJOChhMaXN0RGVzdGluYXRpb25zUmVzcG9uc2USMgoMZGVzdGluYXRpb25zGAEgAygLMhwuYXJ0aWNsZXMuYXBpLnYxLkRlc3RpbmF0aW9uImYKGENyZWF0ZURlc3RpbmF0aW9uUmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgDEjYKC2Rlc3RpbmF0aW9uGAIgASgLMiEuYXJ0aWNsZXMuYXBpLnYxLkRlc3RpbmF0aW9uSW5wdXQiTgoZQ3JlYXRlRGVzdGluYXRpb25SZXNwb25zZRIxCgtkZXN0aW5hdGlvbhgBIAEoCzIcLmFydGljbGVzLmFwaS52MS5EZXN0aW5hdGlvbiJDChVHZXREZXN0aW5hdGlvblJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoAxIWCg5kZXN0aW5hdGlvbl9pZBgCIAEoAyJLChZHZXREZXN0aW5hdGlvblJlc3BvbnNlEjEKC2Rlc3RpbmF0aW9uGAEgASgLMhwuYXJ0aWNsZXMuYXBpLnYxLkRlc3RpbmF0aW9uIkUKF0NoZWNrRGVzdGluYXRpb25SZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAMSFgoOZGVzdGluYXRpb25faWQYAiABKAMirQEKGENoZWNrRGVzdGluYXRpb25SZXNwb25zZRIKCgJvaxgBIAEoCBIQCghwcm9ibGVtcxgCIAMoCRIWCgl1c2VyX25hbWUYAyABKAlIAIgBARIYChBjYW5fY3JlYXRlX3Bvc3RzGAQgASgIEhkKEWNhbl9wdWJsaXNoX3Bvc3RzGAUgASgIEhgKEGNhbl91cGxvYWRfbWVkaWEYBiABKAhCDAoKX3VzZXJfbmFtZSJGChhEZWxldGVEZXN0aW5hdGlvblJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoAxIWCg5kZXN0aW5hdGlvbl9pZBgCIAEoAyIsChlEZWxldGVEZXN0aW5hdGlvblJlc3BvbnNlEg8KB2RlbGV0ZWQYASABKAgiUwoVUHVibGlzaEFydGljbGVSZXF1ZXN0EgoKAmlkGAEgASgJEi4KB3B1Ymxpc2gYAiABKAsyHS5hcnRpY2xlcy5hcGkudjEuUHVibGlzaElucHV0IkMKFlB1Ymxpc2hBcnRpY2xlUmVzcG9uc2USKQoHYXJ0aWNsZRgBIAEoCzIYLmFydGljbGVzLmFwaS52MS5BcnRpY2xlMoMFChFQdWJsaXNoaW5nU2VydmljZRJnChBMaXN0RGVzdGluYXRpb25zEiguYXJ0aWNsZXMuYXBpLnYxLkxpc3REZXN0aW5hdGlvbnNSZXF1ZXN0GikuYXJ0aWNsZXMuYXBpLnYxLkxpc3REZXN0aW5hdGlvbnNSZXNwb25zZRJqChFDcmVhdGVEZXN0aW5hdGlvbhIpLmFydGljbGVzLmFwaS52MS5DcmVhdGVEZXN0aW5hdGlvblJlcXVlc3QaKi5hcnRpY2xlcy5hcGkudjEuQ3JlYXRlRGVzdGluYXRpb25SZXNwb25zZRJhCg5HZXREZXN0aW5hdGlvbhImLmFydGljbGVzLmFwaS52MS5HZXREZXN0aW5hdGlvblJlcXVlc3QaJy5hcnRpY2xlcy5hcGkudjEuR2V0RGVzdGluYXRpb25SZXNwb25zZRJnChBDaGVja0Rlc3RpbmF0aW9uEiguYXJ0aWNsZXMuYXBpLnYxLkNoZWNrRGVzdGluYXRpb25SZXF1ZXN0GikuYXJ0aWNsZXMuYXBpLnYxLkNoZWNrRGVzdGluYXRpb25SZXNwb25zZRJqChFEZWxldGVEZXN0aW5hdGlvbhIpLmFydGljbGVzLmFwaS52MS5EZWxldGVEZXN0aW5hdGlvblJlcXVlc3QaKi5hcnRpY2xlcy5hcGkudjEuRGVsZXRlRGVzdGluYXRpb25SZXNwb25zZRJhCg5QdWJsaXNoQXJ0aWNsZRImLmFydGljbGVzLmFwaS52MS5QdWJsaXNoQXJ0aWNsZVJlcXVlc3QaJy5hcnRpY2xlcy5hcGkudjEuUHVibGlzaEFydGljbGVSZXNwb25zZWIGcHJvdG8z", [file_articles_api_v1_articles, file_google_protobuf_timestamp]);
 
 /**
  * A publishing destination as /v1 presents it: never its credential.
@@ -216,85 +216,6 @@ export const DestinationInputSchema: GenMessage<DestinationInput> = /*@__PURE__*
   messageDesc(file_articles_api_v1_publishing, 1);
 
 /**
- * A list of term names (categories or tags).
- *
- * @generated from message articles.api.v1.TermList
- */
-export type TermList = Message<"articles.api.v1.TermList"> & {
-  /**
-   * Names, each 1 to 100 characters; at most 20. Missing ones are created on the site.
-   *
-   * @generated from field: repeated string names = 1;
-   */
-  names: string[];
-};
-
-/**
- * Describes the message articles.api.v1.TermList.
- * Use `create(TermListSchema)` to create a new message.
- */
-export const TermListSchema: GenMessage<TermList> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_publishing, 2);
-
-/**
- * How to publish an article: the fields of POST /v1/articles/{id}/publish's body.
- *
- * @generated from message articles.api.v1.PublishInput
- */
-export type PublishInput = Message<"articles.api.v1.PublishInput"> & {
-  /**
-   * A destination of the article's project.
-   *
-   * @generated from field: int64 destination_id = 1;
-   */
-  destinationId: bigint;
-
-  /**
-   * WordPress: draft, pending, private, publish or future; Ghost: draft, published or scheduled.
-   * Unset: the destination's default_status.
-   *
-   * @generated from field: optional string status = 2;
-   */
-  status?: string | undefined;
-
-  /**
-   * When the post goes live (a schedule); alone it means future (WordPress) or scheduled (Ghost).
-   *
-   * @generated from field: optional google.protobuf.Timestamp publish_at = 3;
-   */
-  publishAt?: Timestamp | undefined;
-
-  /**
-   * Category names (WordPress); unset, the destination's default_categories; set with no names,
-   * none.
-   *
-   * @generated from field: optional articles.api.v1.TermList categories = 4;
-   */
-  categories?: TermList | undefined;
-
-  /**
-   * Tag names; unset, the destination's default_tags; set with no names, none.
-   *
-   * @generated from field: optional articles.api.v1.TermList tags = 5;
-   */
-  tags?: TermList | undefined;
-
-  /**
-   * The post's slug: lower-case letters, digits and hyphens, at most 200 characters.
-   *
-   * @generated from field: optional string slug = 6;
-   */
-  slug?: string | undefined;
-};
-
-/**
- * Describes the message articles.api.v1.PublishInput.
- * Use `create(PublishInputSchema)` to create a new message.
- */
-export const PublishInputSchema: GenMessage<PublishInput> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_publishing, 3);
-
-/**
  * Which project's destinations.
  *
  * @generated from message articles.api.v1.ListDestinationsRequest
@@ -313,7 +234,7 @@ export type ListDestinationsRequest = Message<"articles.api.v1.ListDestinationsR
  * Use `create(ListDestinationsRequestSchema)` to create a new message.
  */
 export const ListDestinationsRequestSchema: GenMessage<ListDestinationsRequest> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_publishing, 4);
+  messageDesc(file_articles_api_v1_publishing, 2);
 
 /**
  * A project's destinations.
@@ -334,7 +255,7 @@ export type ListDestinationsResponse = Message<"articles.api.v1.ListDestinations
  * Use `create(ListDestinationsResponseSchema)` to create a new message.
  */
 export const ListDestinationsResponseSchema: GenMessage<ListDestinationsResponse> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_publishing, 5);
+  messageDesc(file_articles_api_v1_publishing, 3);
 
 /**
  * The destination to add, in which project.
@@ -362,7 +283,7 @@ export type CreateDestinationRequest = Message<"articles.api.v1.CreateDestinatio
  * Use `create(CreateDestinationRequestSchema)` to create a new message.
  */
 export const CreateDestinationRequestSchema: GenMessage<CreateDestinationRequest> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_publishing, 6);
+  messageDesc(file_articles_api_v1_publishing, 4);
 
 /**
  * The added destination.
@@ -383,7 +304,7 @@ export type CreateDestinationResponse = Message<"articles.api.v1.CreateDestinati
  * Use `create(CreateDestinationResponseSchema)` to create a new message.
  */
 export const CreateDestinationResponseSchema: GenMessage<CreateDestinationResponse> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_publishing, 7);
+  messageDesc(file_articles_api_v1_publishing, 5);
 
 /**
  * Which destination.
@@ -411,7 +332,7 @@ export type GetDestinationRequest = Message<"articles.api.v1.GetDestinationReque
  * Use `create(GetDestinationRequestSchema)` to create a new message.
  */
 export const GetDestinationRequestSchema: GenMessage<GetDestinationRequest> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_publishing, 8);
+  messageDesc(file_articles_api_v1_publishing, 6);
 
 /**
  * The destination.
@@ -432,7 +353,7 @@ export type GetDestinationResponse = Message<"articles.api.v1.GetDestinationResp
  * Use `create(GetDestinationResponseSchema)` to create a new message.
  */
 export const GetDestinationResponseSchema: GenMessage<GetDestinationResponse> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_publishing, 9);
+  messageDesc(file_articles_api_v1_publishing, 7);
 
 /**
  * Which destination's connection to check.
@@ -460,7 +381,7 @@ export type CheckDestinationRequest = Message<"articles.api.v1.CheckDestinationR
  * Use `create(CheckDestinationRequestSchema)` to create a new message.
  */
 export const CheckDestinationRequestSchema: GenMessage<CheckDestinationRequest> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_publishing, 10);
+  messageDesc(file_articles_api_v1_publishing, 8);
 
 /**
  * What the site said, as /v1 answers the check.
@@ -517,7 +438,7 @@ export type CheckDestinationResponse = Message<"articles.api.v1.CheckDestination
  * Use `create(CheckDestinationResponseSchema)` to create a new message.
  */
 export const CheckDestinationResponseSchema: GenMessage<CheckDestinationResponse> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_publishing, 11);
+  messageDesc(file_articles_api_v1_publishing, 9);
 
 /**
  * Which destination to delete.
@@ -545,7 +466,7 @@ export type DeleteDestinationRequest = Message<"articles.api.v1.DeleteDestinatio
  * Use `create(DeleteDestinationRequestSchema)` to create a new message.
  */
 export const DeleteDestinationRequestSchema: GenMessage<DeleteDestinationRequest> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_publishing, 12);
+  messageDesc(file_articles_api_v1_publishing, 10);
 
 /**
  * Whether a destination was deleted.
@@ -566,7 +487,7 @@ export type DeleteDestinationResponse = Message<"articles.api.v1.DeleteDestinati
  * Use `create(DeleteDestinationResponseSchema)` to create a new message.
  */
 export const DeleteDestinationResponseSchema: GenMessage<DeleteDestinationResponse> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_publishing, 13);
+  messageDesc(file_articles_api_v1_publishing, 11);
 
 /**
  * Which article to publish, and how.
@@ -594,7 +515,7 @@ export type PublishArticleRequest = Message<"articles.api.v1.PublishArticleReque
  * Use `create(PublishArticleRequestSchema)` to create a new message.
  */
 export const PublishArticleRequestSchema: GenMessage<PublishArticleRequest> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_publishing, 14);
+  messageDesc(file_articles_api_v1_publishing, 12);
 
 /**
  * The article with its publication queued.
@@ -615,7 +536,7 @@ export type PublishArticleResponse = Message<"articles.api.v1.PublishArticleResp
  * Use `create(PublishArticleResponseSchema)` to create a new message.
  */
 export const PublishArticleResponseSchema: GenMessage<PublishArticleResponse> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_publishing, 15);
+  messageDesc(file_articles_api_v1_publishing, 13);
 
 /**
  * A project's publishing destinations (WordPress and Ghost sites), and publishing articles to them.
