@@ -19,7 +19,16 @@ describe("dispatcher settings", () => {
     expect(settings).toMatchObject({ attempts: 5, backoffMs: [300, 600], allowPrivateUrls: true });
   });
 
+  test("publishing: 6 attempts, 30 s / 2 min / 10 min / 30 min, 20 at once by default; each read", () => {
+    expect(loadDispatcherSettings(key)).toMatchObject({ publishAttempts: 6, publishBackoffMs: [30_000, 120_000, 600_000, 1_800_000], publishConcurrency: 20 });
+    const set = loadDispatcherSettings({ ...key, PUBLISH_ATTEMPTS: "2", PUBLISH_BACKOFF_MS: "100", PUBLISH_CONCURRENCY: "3" });
+    expect(set).toMatchObject({ publishAttempts: 2, publishBackoffMs: [100], publishConcurrency: 3 });
+  });
+
   test.each([
+    ["PUBLISH_ATTEMPTS", "0"],
+    ["PUBLISH_BACKOFF_MS", "30s"],
+    ["PUBLISH_CONCURRENCY", "lots"],
     ["WEBHOOK_ATTEMPTS", "0"],
     ["WEBHOOK_ATTEMPTS", "three"],
     ["WEBHOOK_BACKOFF_MS", "10s,20s"],
