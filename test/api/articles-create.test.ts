@@ -43,6 +43,8 @@ const ARTICLE_FIELDS = [
   "images",
   // Additive (docs/api.md, Live progress and cancellation): why a failed article failed, else null.
   "failure_reason",
+  // Additive (docs/api.md, Publishing): its posts on the project's destinations, empty until published.
+  "publications",
 ].sort();
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
@@ -113,7 +115,7 @@ describe("POST /v1/articles", () => {
   test("optional fields default to null, keywords to an empty array", async () => {
     const res = await api.post("/v1/articles", articleBody(tenant.projectId));
     expect(res.status).toBe(201);
-    expect(res.body.data).toMatchObject({ target_keyword: null, keywords: [], country_targeting: null, additional_context: null, webhook_url: null, humanize: false });
+    expect(res.body.data).toMatchObject({ target_keyword: null, keywords: [], country_targeting: null, additional_context: null, webhook_url: null, humanize: false, publications: [] });
   });
 
   test("keywords sent as an array come back as the same array", async () => {

@@ -64,7 +64,7 @@ describe("completionPayload", () => {
         "published_version_id", "status", "article_type", "target_keyword", "keywords", "target_word_count",
         "actual_word_count", "tone", "point_of_view", "language", "country_targeting", "ai_model_used", "cost",
         "current_step", "humanize", "ai_detection_score", "originality_checked_at", "additional_context",
-        "webhook_url", "project", "created_at", "updated_at", "images", "failure_reason",
+        "webhook_url", "project", "created_at", "updated_at", "images", "failure_reason", "publications",
       ].sort(),
     );
     expect(data).toMatchObject({

@@ -1,7 +1,7 @@
 // Who may call article-store (access-policy.ts). The gateway creates, reads and cancels for
 // clients; the generation runner records what generation did; the webhook dispatcher records
-// deliveries (and reads the articles it delivers); the operator creates brand voices and image
-// presets and inspects records.
+// deliveries and publications (and reads the articles it delivers and publishes); the operator
+// creates brand voices and image presets and inspects records.
 import { ArticleLifecycleService, ArticleStoreService } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import { allow, CALLERS } from "../../kit/src/access-policy.ts";
 

@@ -1245,7 +1245,8 @@ export type WatchArticleResponse = Message<"articles.api.v1.WatchArticleResponse
   id: string;
 
   /**
-   * state, step_started, step_finished, waiting, source, image, completed, published or failed.
+   * state, step_started, step_finished, waiting, source, image, publication, completed, published
+   * or failed.
    *
    * @generated from field: string event = 2;
    */
