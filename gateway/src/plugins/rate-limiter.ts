@@ -1,11 +1,12 @@
 // Per-plan request caps in minute, hour and day windows, counted in Redis so every gateway
-// replica shares them. Each window slides: a request is let in while the previous fixed window's
-// count, weighted by how much of it still overlaps the last `size` seconds, plus the current
-// window's count stays under the limit (the sliding window counter). So no burst doubles the
-// limit around a window's edge, as fixed windows allowed, and a refused client is told how long
-// until its own count lets the next request in, not the same second as every other client. One
-// Lua script checks all windows and counts the request in all of them only when none is full, so
-// a rejected request consumes nothing.
+// replica shares them. Each window slides and never admits more than its limit in any span of its
+// length: requests are counted in small buckets (1 s for the minute, 1 min for the hour, 15 min for
+// the day), and a request is let in while the buckets that overlap the last `size` seconds hold
+// fewer than the limit. Counting an overlapping bucket whole can only refuse early (by at most one
+// bucket's width), never admit a request too many, so no burst at a window's edge gets past the
+// limit; and a refused client is told how long until its own oldest requests leave the window,
+// not the same second as every other client. One Lua script checks all windows and counts the
+// request in all of them only when none is full, so a rejected request consumes nothing.
 import type IORedis from "ioredis";
 import { redisKey } from "../../../services/kit/src/redis.ts";
 import { redisScript } from "../../../services/kit/src/redis-scripts.ts";
@@ -29,11 +30,14 @@ export interface RateDecision {
 
 const WINDOWS = [60, 3600, 86400] as const;
 
-// KEYS: the three counters' base names; ARGV: three limits, and a time in seconds only where a
-// test must place requests at a window's edge; else the server clock, so replicas with skewed
-// clocks agree. Returns {allowed, refused window (1-3, 0 when allowed),
-// then per window: requests left after this one, seconds until the next one is let in (refused)
-// or until the current fixed window ends (allowed)}.
+// KEYS: the three windows' hashes; ARGV: three limits, and a time in seconds only where a test
+// must place requests in time; else the server clock, so replicas with skewed clocks agree.
+// A window's hash holds its buckets (field: the bucket's number, start / width), `sum` (their
+// total) and `oldest` (no bucket below it): buckets that no longer overlap the window are dropped
+// from the oldest up, so a request costs a few commands however busy the account is.
+// Returns {allowed, refused window (1-3, 0 when allowed), then per window: requests left after
+// this one, seconds until the next one is let in (refused) or until its oldest counted bucket
+// leaves the window (allowed)}.
 const countRequest = redisScript(`
 local now = tonumber(ARGV[4])
 if not now then
@@ -41,40 +45,64 @@ if not now then
   now = tonumber(t[1]) + tonumber(t[2]) / 1000000
 end
 local sizes = {60, 3600, 86400}
-local keys, weighted, current, previous, elapsed = {}, {}, {}, {}, {}
+local widths = {1, 60, 900}
+local sums, oldest, current = {}, {}, {}
 for i = 1, 3 do
-  local size = sizes[i]
-  local start = now - (now % size)
-  keys[i] = KEYS[i] .. ':' .. math.floor(start)
-  current[i] = tonumber(redis.call('GET', keys[i]) or '0')
-  previous[i] = tonumber(redis.call('GET', KEYS[i] .. ':' .. math.floor(start - size)) or '0')
-  elapsed[i] = now - start
-  weighted[i] = previous[i] * (1 - elapsed[i] / size) + current[i]
+  local w, n = widths[i], sizes[i] / widths[i]
+  local c = math.floor(now / w)
+  current[i] = c
+  local state = redis.call('HMGET', KEYS[i], 'sum', 'oldest')
+  local sum, first = tonumber(state[1] or '0'), tonumber(state[2] or c)
+  -- Buckets c-n .. c overlap the last size seconds: older ones are dropped, then oldest moves up
+  -- to the first bucket holding requests (it always names one, or c). Each bucket number is passed
+  -- once, and the hash expires after a window without requests, so a request mostly reads only
+  -- sum and oldest.
+  if first < c - n then
+    while first < c - n do
+      local count = tonumber(redis.call('HGET', KEYS[i], first) or '0')
+      if count > 0 then
+        redis.call('HDEL', KEYS[i], first)
+        sum = sum - count
+      end
+      first = first + 1
+    end
+    while first < c and not redis.call('HGET', KEYS[i], first) do first = first + 1 end
+    redis.call('HSET', KEYS[i], 'sum', sum, 'oldest', first)
+  end
+  if sum <= 0 then sum, first = 0, c end
+  sums[i], oldest[i] = sum, first
+end
+-- Seconds until the window's oldest buckets free room for one more request.
+local function waitFor(i, limit)
+  local w, n, need = widths[i], sizes[i] / widths[i], sums[i] + 1 - limit
+  local freed, b = 0, oldest[i]
+  while b <= current[i] do
+    freed = freed + tonumber(redis.call('HGET', KEYS[i], b) or '0')
+    if freed >= need then return (b + n + 1) * w - now end
+    b = b + 1
+  end
+  return sizes[i]
 end
 for i = 1, 3 do
   local limit = tonumber(ARGV[i])
-  if weighted[i] + 1 > limit then
-    -- Seconds until the weighted count leaves room for one: within this window as the previous
-    -- one's weight fades, else after the rollover as this one's does.
-    local size, wait = sizes[i], nil
-    if current[i] + 1 <= limit and previous[i] > 0 then
-      wait = size * (1 - (limit - 1 - current[i]) / previous[i]) - elapsed[i]
-    end
-    if wait == nil or wait > size - elapsed[i] then
-      local after = 0
-      if current[i] > 0 and current[i] + 1 > limit then after = size * (1 - (limit - 1) / current[i]) end
-      wait = size - elapsed[i] + after
-    end
-    return {0, i, 0, 0, 0, math.max(1, math.ceil(wait)), 0, 0}
+  if sums[i] + 1 > limit then
+    return {0, i, 0, 0, 0, math.max(1, math.ceil(waitFor(i, limit))), 0, 0}
   end
 end
 local out = {1, 0}
 for i = 1, 3 do
-  local count = redis.call('INCR', keys[i])
-  if count == 1 then redis.call('EXPIRE', keys[i], 2 * sizes[i] + 5) end
-  out[2 + i] = math.max(0, math.floor(tonumber(ARGV[i]) - weighted[i] - 1))
+  local w, n = widths[i], sizes[i] / widths[i]
+  if redis.call('HINCRBY', KEYS[i], current[i], 1) == 1 then
+    -- A new bucket: the hash lives a window past it (a new bucket comes at least every width
+    -- while requests do).
+    redis.call('EXPIRE', KEYS[i], sizes[i] + widths[i] + 5)
+  end
+  redis.call('HINCRBY', KEYS[i], 'sum', 1)
+  if sums[i] == 0 then redis.call('HSET', KEYS[i], 'oldest', current[i]) end
+  out[2 + i] = math.max(0, tonumber(ARGV[i]) - sums[i] - 1)
+  -- The oldest bucket counted: when it leaves the window, its requests are room again.
+  out[5 + i] = math.max(1, math.ceil((oldest[i] + n + 1) * w - now))
 end
-for i = 1, 3 do out[5 + i] = math.max(1, math.ceil(sizes[i] - elapsed[i])) end
 return out
 `);
 
