@@ -38,6 +38,8 @@ export interface GatewayDeps {
   events?: ArticleEventHub;
   /** Whether the process is draining (SIGTERM): /readyz then answers 503. */
   draining?: () => boolean;
+  /** Whether the process can take requests yet (its Redis connection has come up): /readyz answers 503 before. */
+  started?: () => boolean;
 }
 
 function jsonResponse(status: number, body: unknown, headers: Record<string, unknown> = {}): Response {
@@ -99,9 +101,13 @@ export function buildApp(deps: GatewayDeps, core: GatewayCore = gatewayCore(deps
     }, { detail: { hide: true } })
     // Liveness: the process answers, whatever its dependencies do.
     .get("/livez", () => ({ status: "ok" }), { detail: { hide: true } })
-    // Readiness for the load balancer: the gateway serves, whatever its dependencies do (a call
-    // that needs one that is away gets the API's JSON 503), until it starts draining.
-    .get("/readyz", () => (deps.draining?.() ? jsonResponse(503, { message: "Draining." }) : { status: "ok" }), { detail: { hide: true } })
+    // Readiness for the load balancer: the gateway serves once started, whatever its dependencies
+    // do later (a call that needs one that is away gets the API's JSON 503), until it starts draining.
+    .get(
+      "/readyz",
+      () => (deps.draining?.() ? jsonResponse(503, { message: "Draining." }) : deps.started?.() === false ? jsonResponse(503, { message: "Starting." }) : { status: "ok" }),
+      { detail: { hide: true } },
+    )
     .use(userRoutes(gate.keys))
     .use(articleRoutes(gate, core.articles))
     .use(workflowRoutes(gate, core.workflows))

@@ -46,8 +46,8 @@ if (http.maxHeaderSize !== REQUEST_LIMITS.serverHeadBytes) logger.warn("could no
 const dependencies = watchDependencies({
   dependencies: [
     redisDependency(config.redisUrl),
-    // The services the gateway calls (webhook-dispatcher is reached only through the queue).
-    ...(["accountsBilling", "workflowCatalog", "articleStore", "generationRunner"] as const).map((name) =>
+    // The services the gateway calls.
+    ...(["accountsBilling", "workflowCatalog", "articleStore", "generationRunner", "webhookDispatcher"] as const).map((name) =>
       serviceDependency(name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`), config.services[name], credential),
     ),
   ],
@@ -55,7 +55,11 @@ const dependencies = watchDependencies({
   onChange: () => {},
 });
 let draining = false;
-const deps = { clients: connectServices(config, credential), redis, subscriber, redisPrefix: config.redisPrefix, logger, dependencies, draining: () => draining };
+// Every /v1 request counts against its rate limit in Redis: a gateway is ready once its connection
+// has come up (later outages are answered per request, not by leaving the load balancer).
+let connected = redis.status === "ready";
+redis.once("ready", () => (connected = true));
+const deps = { clients: connectServices(config, credential), redis, subscriber, redisPrefix: config.redisPrefix, logger, dependencies, draining: () => draining, started: () => connected };
 // The HTTP app and the gRPC API share the gates and the operations behind them.
 const core = gatewayCore(deps);
 const app = buildApp(deps, core);
@@ -94,13 +98,18 @@ try {
 logger.info("gateway listening", { port: app.server?.port, grpcPort: grpc.port, metricsPort: admin?.port });
 collectGarbageWhenQuiet();
 
-onShutdown(logger, async () => {
-  draining = true;
-  // Open article watches keep HTTP/2 sessions alive: the listener is given a moment, not more.
-  await Promise.all([app.stop(), Promise.race([grpc.stop(), Bun.sleep(2000)])]);
-  await admin?.stop();
-  await dependencies.stop();
-  await flushTracing();
-  redis.disconnect();
-  subscriber.disconnect();
-});
+onShutdown(
+  logger,
+  async () => {
+    // Open article watches keep HTTP/2 sessions alive: the listener is given a moment, not more.
+    // The HTTP listener closes and lets the requests in flight finish.
+    await Promise.all([app.stop(), Promise.race([grpc.stop(), Bun.sleep(2000)])]);
+    await admin?.stop();
+    await dependencies.stop();
+    await flushTracing();
+    redis.disconnect();
+    subscriber.disconnect();
+  },
+  // /readyz answers 503 from SIGTERM on, while the gateway still serves for SHUTDOWN_DELAY_MS.
+  () => (draining = true),
+);

@@ -12,6 +12,7 @@ import { Health, HealthCheckResponse_ServingStatus as Serving } from "../../../p
 import { databaseOutageOf } from "./db.ts";
 import { DomainError, toConnectError } from "./errors.ts";
 import type { Logger } from "./logger.ts";
+import { envInt, failOnConfigError } from "./config.ts";
 import { addReflection } from "./reflection.ts";
 import { rpcMetricsInterceptor } from "./metrics.ts";
 import { authorizeCallers, type ServiceAccess } from "./access-policy.ts";
@@ -49,6 +50,8 @@ export interface ServiceServer {
   port: number;
   grpcPort: number;
   setServing(serving: boolean): void;
+  /** Health answers NOT_SERVING from now on, whatever the dependencies do; calls are still taken. */
+  stopServing(): void;
   /** Stops taking calls, lets in-flight calls finish (up to graceMs), then closes. */
   drain(graceMs?: number): Promise<void>;
 }
@@ -173,6 +176,10 @@ export async function startServiceServer(opts: ServiceServerOptions): Promise<Se
 
   opts.logger.info("serving", { connectPort: connect.port, grpcPort });
 
+  const stopServing = () => {
+    draining = true;
+    setStatus(Serving.NOT_SERVING);
+  };
   return {
     port: connect.port!,
     grpcPort,
@@ -180,10 +187,10 @@ export async function startServiceServer(opts: ServiceServerOptions): Promise<Se
       // A draining server stays NOT_SERVING whatever its dependencies do.
       if (!draining) setStatus(serving ? Serving.SERVING : Serving.NOT_SERVING);
     },
+    stopServing,
     async drain(graceMs = 10_000) {
-      draining = true;
+      stopServing();
       stopRenewals();
-      setStatus(Serving.NOT_SERVING);
       const grpcClosed = new Promise<void>((resolve) => grpc.close(() => resolve()));
       const connectClosed = connect.stop(false);
       await Promise.race([allCallsDone(), Bun.sleep(graceMs)]);
@@ -233,14 +240,28 @@ export function renewCertificates(tls: ListenerTls, server: http2.Http2SecureSer
   return () => clearInterval(timer);
 }
 
-/** Runs `stop` once on SIGTERM or SIGINT, then exits: the common shutdown of every process. */
-export function onShutdown(logger: Logger, stop: () => Promise<void>): void {
+/**
+ * SHUTDOWN_DELAY_MS: how long a process keeps serving after SIGTERM with its readiness already
+ * false, so that load balancers that follow readiness (Kubernetes' endpoints, a mesh, a proxy)
+ * stop sending it requests before its listeners close. 0 on Kubernetes, where the manifests'
+ * preStop hook waits before SIGTERM is even sent.
+ */
+const shutdownDelayMs = failOnConfigError(() => envInt(process.env, "SHUTDOWN_DELAY_MS", 0, { min: 0, max: 120_000 }));
+
+/**
+ * The common shutdown of every process, once, on SIGTERM or SIGINT: `stopServing` (readiness goes
+ * false at once), SHUTDOWN_DELAY_MS of serving on, then `stop` (listeners closed, in-flight work
+ * drained), then exit.
+ */
+export function onShutdown(logger: Logger, stop: () => Promise<void>, stopServing: () => void = () => {}): void {
   let stopping = false;
   const handle = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    logger.info("draining", { signal });
-    stop()
+    stopServing();
+    logger.info("draining", { signal, delayMs: shutdownDelayMs });
+    Bun.sleep(shutdownDelayMs)
+      .then(stop)
       .catch((error) => logger.error("error while draining", { error }))
       .finally(() => process.exit(0));
   };

@@ -119,12 +119,16 @@ export async function runService<S extends Record<string, unknown>>(def: Service
   collectGarbageWhenQuiet();
   const dependencies = [postgresDependency(config.databaseUrl), ...(def.usesRedis ? [redisDependency(config.redisUrl)] : [])];
   const watch = watchDependencies({ dependencies, logger, onChange: (reachable) => server.setServing(reachable) });
-  onShutdown(logger, async () => {
-    await server.drain();
-    await watch.stop();
-    await stopBackground();
-    await database.close();
-    await metrics?.stop();
-    await flushTracing();
-  });
+  onShutdown(
+    logger,
+    async () => {
+      await server.drain();
+      await watch.stop();
+      await stopBackground();
+      await database.close();
+      await metrics?.stop();
+      await flushTracing();
+    },
+    () => server.stopServing(),
+  );
 }
