@@ -70,6 +70,13 @@ export function gatewayCore(deps: GatewayDeps): GatewayCore {
   return { gate, articles, workflows: new WorkflowOperations(gate), publishing: new PublishingOperations(gate, articles) };
 }
 
+/** /readyz: 503 until the process has started, and again once it drains. */
+function readiness(deps: GatewayDeps) {
+  if (deps.draining?.()) return jsonResponse(503, { message: "Draining." });
+  if (deps.started?.() === false) return jsonResponse(503, { message: "Starting." });
+  return { status: "ok" };
+}
+
 export function buildApp(deps: GatewayDeps, core: GatewayCore = gatewayCore(deps)) {
   const { gate } = core;
   return new Elysia()
@@ -103,11 +110,7 @@ export function buildApp(deps: GatewayDeps, core: GatewayCore = gatewayCore(deps
     .get("/livez", () => ({ status: "ok" }), { detail: { hide: true } })
     // Readiness for the load balancer: the gateway serves once started, whatever its dependencies
     // do later (a call that needs one that is away gets the API's JSON 503), until it starts draining.
-    .get(
-      "/readyz",
-      () => (deps.draining?.() ? jsonResponse(503, { message: "Draining." }) : deps.started?.() === false ? jsonResponse(503, { message: "Starting." }) : { status: "ok" }),
-      { detail: { hide: true } },
-    )
+    .get("/readyz", () => readiness(deps), { detail: { hide: true } })
     .use(userRoutes(gate.keys))
     .use(articleRoutes(gate, core.articles))
     .use(workflowRoutes(gate, core.workflows))
