@@ -7,24 +7,17 @@ import type {
   PublicationAttempt as AttemptMessage,
   Publication as PublicationMessage,
   PublicationSchema,
-  PublishOptions as OptionsMessage,
   PublishOptionsSchema,
 } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
-import type { AutoPublish, Publication, PublicationAttempt, PublishOptions } from "./db/schema.ts";
+import { publishOptionsRecord } from "../../kit/src/publish-options.ts";
+import type { PublishOptionsRecord } from "../../kit/src/queues.ts";
+import type { AutoPublish, Publication, PublicationAttempt } from "./db/schema.ts";
 
 const iso = (t: { seconds: bigint; nanos: number } | undefined) => (t ? timestampDate(t as Parameters<typeof timestampDate>[0]).toISOString() : null);
 const stamp = (value: string) => timestampFromDate(new Date(value));
 const opt = <T>(v: T | null) => (v === null ? undefined : v);
 
-export const publishOptionsOf = (o: OptionsMessage | undefined): PublishOptions => ({
-  status: o?.status ?? null,
-  publishAt: iso(o?.publishAt),
-  categories: o?.categories ? o.categories.names : null,
-  tags: o?.tags ? o.tags.names : null,
-  slug: o?.slug ?? null,
-});
-
-export const publishOptionsMessage = (o: PublishOptions): MessageInitShape<typeof PublishOptionsSchema> => ({
+export const publishOptionsMessage = (o: PublishOptionsRecord): MessageInitShape<typeof PublishOptionsSchema> => ({
   status: opt(o.status),
   publishAt: o.publishAt ? stamp(o.publishAt) : undefined,
   categories: o.categories ? { names: o.categories } : undefined,
@@ -33,7 +26,7 @@ export const publishOptionsMessage = (o: PublishOptions): MessageInitShape<typeo
 });
 
 export const autoPublishOf = (a: AutoPublishMessage | undefined): AutoPublish | null =>
-  a ? { destinationId: Number(a.destinationId), options: publishOptionsOf(a.options) } : null;
+  a ? { destinationId: Number(a.destinationId), options: publishOptionsRecord(a.options) } : null;
 
 export const autoPublishMessage = (a: AutoPublish | null | undefined) =>
   a ? { destinationId: BigInt(a.destinationId), options: publishOptionsMessage(a.options) } : undefined;

@@ -30,7 +30,7 @@ export interface DeliveryWorkerOptions {
 }
 
 /** Puts the same job back for its next attempt after the wait (BullMQ's documented manual delay). */
-async function retryLater(job: Job<WebhookJob>, token: string | undefined, delayMs: number): Promise<never> {
+export async function retryLater(job: Job, token: string | undefined, delayMs: number): Promise<never> {
   await job.moveToDelayed(Date.now() + delayMs, token);
   throw new DelayedError();
 }

@@ -3,7 +3,7 @@
 // runs at a time (a lock in Redis, shared by every dispatcher replica): two requests racing to
 // create the same post would both miss each other's marker. A job that finds the lock held, or
 // whose attempt our own services cut short, waits without spending an attempt.
-import { DelayedError, UnrecoverableError, Worker, type Job } from "bullmq";
+import { UnrecoverableError, Worker, type Job } from "bullmq";
 import type IORedis from "ioredis";
 import type { Logger } from "../../kit/src/logger.ts";
 import { countWorkerJobs, watchQueueDepth } from "../../kit/src/metrics.ts";
@@ -11,6 +11,7 @@ import { openQueue, QUEUES, type PublishingJob } from "../../kit/src/queues.ts";
 import { connectRedis, queuePrefix, redisKey } from "../../kit/src/redis.ts";
 import { withRequestId } from "../../kit/src/request-context.ts";
 import { inJobSpan } from "../../kit/src/tracing.ts";
+import { retryLater } from "./delivery-worker.ts";
 import { attemptPublication, type PublishingContext, type PublishOutcome } from "./publishing/publish-article.ts";
 
 const INTERRUPTED_FOR_AT_MOST_MS = 24 * 3_600_000;
@@ -24,11 +25,6 @@ export interface PublishingWorkerOptions {
   redisPrefix: string;
   concurrency: number;
   logger: Logger;
-}
-
-async function retryLater(job: Job<PublishingJob>, token: string | undefined, delayMs: number): Promise<never> {
-  await job.moveToDelayed(Date.now() + delayMs, token);
-  throw new DelayedError();
 }
 
 /** Holds the post of (article, destination) for one job; false when another job has it. A job run again after its worker died takes back its own. */

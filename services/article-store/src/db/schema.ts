@@ -1,5 +1,6 @@
 // Tables of the article-store context, in its own Postgres schema.
 import { sql, type AnyColumn } from "drizzle-orm";
+import type { PublishOptionsRecord } from "../../../kit/src/queues.ts";
 import { bigint, bigserial, boolean, date, index, integer, jsonb, numeric, pgSchema, primaryKey, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
 
 export const articleStoreSchema = pgSchema("article_store");
@@ -42,19 +43,10 @@ export interface GenerationSettings {
   publish?: AutoPublish | null;
 }
 
-/** How an article is published (proto PublishOptions); null takes the destination's default. */
-export interface PublishOptions {
-  status: string | null;
-  /** ISO 8601. */
-  publishAt: string | null;
-  categories: string[] | null;
-  tags: string[] | null;
-  slug: string | null;
-}
-
 export interface AutoPublish {
   destinationId: number;
-  options: PublishOptions;
+  /** As the publishing job carries them (kit/queues.ts). */
+  options: PublishOptionsRecord;
 }
 
 /** One attempt of a publishing job (proto PublicationAttempt). */
