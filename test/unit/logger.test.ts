@@ -3,14 +3,16 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { fileURLToPath } from "node:url";
 import { ConfigError } from "../../services/kit/src/config.ts";
-import { createLogger, logLevel, maskSecrets, type Logger } from "../../services/kit/src/logger.ts";
+import { createLogger, logLevel, logRedactPaths, maskSecrets, type Logger } from "../../services/kit/src/logger.ts";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
-const savedLevel = process.env.LOG_LEVEL;
+const saved = { LOG_LEVEL: process.env.LOG_LEVEL, LOG_REDACT_PATHS: process.env.LOG_REDACT_PATHS };
 
 afterEach(() => {
-  if (savedLevel === undefined) delete process.env.LOG_LEVEL;
-  else process.env.LOG_LEVEL = savedLevel;
+  for (const [name, value] of Object.entries(saved)) {
+    if (value === undefined) delete process.env[name];
+    else process.env[name] = value;
+  }
 });
 
 /** The lines a logger made under LOG_LEVEL writes for one call of each method, by stream. */
@@ -76,20 +78,75 @@ describe("LOG_LEVEL", () => {
   // The processes that make a logger at start: the gateway and every service (through runService).
   for (const entry of ["gateway/src/main.ts", "services/accounts-billing/src/main.ts"]) {
     test(`a bad value stops ${entry} at start with one line`, async () => {
-      const child = Bun.spawn([process.execPath, entry], {
-        cwd: root,
-        env: { ...process.env, LOG_LEVEL: "verbose", SERVICE_TOKEN: "SU5peYtm_X68s6Xoipgd6BsHerK3dsgk", OTEL_EXPORTER_OTLP_ENDPOINT: "" },
-        stdout: "pipe",
-        stderr: "pipe",
+      expect(await startWith(entry, { LOG_LEVEL: "verbose" })).toEqual({
+        code: 2,
+        stdout: "",
+        stderr: [`configuration error: LOG_LEVEL: expected one of debug, info, warn, error, silent, got "verbose"`],
       });
-      const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
-      const [code, stdout, stderr] = await Promise.all([child.exited, new Response(child.stdout).text(), new Response(child.stderr).text()]);
-      clearTimeout(timer);
-      expect(code).toBe(2);
-      expect(stdout).toBe("");
-      expect(stderr.trim().split("\n")).toEqual([`configuration error: LOG_LEVEL: expected one of debug, info, warn, error, silent, got "verbose"`]);
     });
   }
+});
+
+/** How a process ends when started with these settings (a bad setting ends it at once). */
+async function startWith(entry: string, settings: Record<string, string>) {
+  const child = Bun.spawn([process.execPath, entry], {
+    cwd: root,
+    env: { ...process.env, ...settings, SERVICE_TOKEN: "SU5peYtm_X68s6Xoipgd6BsHerK3dsgk", OTEL_EXPORTER_OTLP_ENDPOINT: "" },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
+  const [code, stdout, stderr] = await Promise.all([child.exited, new Response(child.stdout).text(), new Response(child.stderr).text()]);
+  clearTimeout(timer);
+  return { code, stdout, stderr: stderr.trim().split("\n") };
+}
+
+describe("LOG_REDACT_PATHS", () => {
+  const line = { account: { id: "acc_1", email: "ann@example.com", address: { city: "Oslo" } }, recipients: [{ phone: "555" }], headers: { "x-forwarded-for": "10.0.0.1", accept: "*/*" } };
+
+  test("unset, nothing but credentials is masked", () => {
+    expect(logRedactPaths({})).toEqual([]);
+    const { out } = linesAt("info", (logger) => logger.info("call", line));
+    expect(out[0]).toMatchObject(line);
+  });
+
+  test("each listed path is written as [redacted], wildcards and quoted keys included, the rest as it was", () => {
+    process.env.LOG_REDACT_PATHS = " account.email, account.address.city ,recipients[*].phone, headers[\"x-forwarded-for\"] ";
+    const { out } = linesAt("info", (logger) => logger.info("call", line));
+    expect(out).toEqual([
+      expect.objectContaining({
+        message: "call",
+        service: "test",
+        account: { id: "acc_1", email: "[redacted]", address: { city: "[redacted]" } },
+        recipients: [{ phone: "[redacted]" }],
+        headers: { "x-forwarded-for": "[redacted]", accept: "*/*" },
+      }),
+    ]);
+    // The caller's object is not changed.
+    expect(line.account.email).toBe("ann@example.com");
+  });
+
+  test("credential names are still masked alongside the paths", () => {
+    process.env.LOG_REDACT_PATHS = "account.email";
+    const { out } = linesAt("info", (logger) => logger.info("call", { account: { email: "e", api_key: "k" } }));
+    expect(out[0]!.account).toEqual({ email: "[redacted]", api_key: "[redacted]" });
+  });
+
+  test("a malformed path, or one that would hide the line's own fields, is a ConfigError naming the setting", () => {
+    for (const path of ["a..b", "headers[", "*", "message", "service"]) {
+      process.env.LOG_REDACT_PATHS = `account.email,${path}`;
+      expect(() => createLogger("test")).toThrow(ConfigError);
+      expect(() => createLogger("test")).toThrow("LOG_REDACT_PATHS: ");
+    }
+  });
+
+  test("a malformed path stops a process at start with one line", async () => {
+    expect(await startWith("services/accounts-billing/src/main.ts", { LOG_REDACT_PATHS: "a..b" })).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: ["configuration error: LOG_REDACT_PATHS: Invalid redaction path (a..b)"],
+    });
+  });
 });
 
 describe("masking", () => {

@@ -1,10 +1,13 @@
-// One JSON line per event on stdout (errors on stderr). Secrets never reach it: callers log ids,
-// not tokens, and as a second line of defence values under names that look like credentials are
-// masked at any depth, as are strings that are bearer credentials.
+// One JSON line per event on stdout (errors on stderr), written by pino. Secrets never reach it:
+// callers log ids, not tokens, and as a second line of defence values under names that look like
+// credentials are masked at any depth, as are strings that are bearer credentials. Fields that are
+// not credentials by name but must not be kept (personal data, a payload) are redacted by the paths
+// in LOG_REDACT_PATHS, pino's path syntax: `account.email`, `*.phone`, `headers["x-forwarded-for"]`.
 //
 // LOG_LEVEL (debug, info, warn, error, silent; any case) sets the least severe level written;
-// silent keeps only errors. Any other value is a ConfigError naming LOG_LEVEL.
+// silent keeps only errors. Any other value, like a malformed path, is a ConfigError naming it.
 
+import pino from "pino";
 import { ConfigError, envOptional } from "./config.ts";
 import { activeTraceId } from "./tracing.ts";
 import { currentRequestId } from "./request-context.ts";
@@ -20,16 +23,14 @@ export interface Logger {
 
 export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
 
-/** The least severe level each LOG_LEVEL writes: silent keeps only errors. */
-const THRESHOLD: Record<LogLevel, number> = { debug: 0, info: 1, warn: 2, error: 3, silent: 3 };
-const LOG_LEVELS = Object.keys(THRESHOLD) as LogLevel[];
+const LOG_LEVELS: LogLevel[] = ["debug", "info", "warn", "error", "silent"];
 
 /** LOG_LEVEL, info when unset; a value that is not a level is a ConfigError. */
 export function logLevel(env: Record<string, string | undefined> = process.env): LogLevel {
   const value = envOptional(env, "LOG_LEVEL");
   if (value === undefined) return "info";
   const level = value.toLowerCase();
-  if (!Object.hasOwn(THRESHOLD, level)) throw new ConfigError("LOG_LEVEL", `expected one of ${LOG_LEVELS.join(", ")}, got "${value}"`);
+  if (!(LOG_LEVELS as string[]).includes(level)) throw new ConfigError("LOG_LEVEL", `expected one of ${LOG_LEVELS.join(", ")}, got "${value}"`);
   return level as LogLevel;
 }
 
@@ -89,30 +90,70 @@ export function maskSecrets(fields: Fields): Fields {
   }
 }
 
+/** The keys every line has of its own: a path may not hide them, or the line says nothing. */
+const LINE_KEYS = ["*", "time", "level", "service", "message", "request_id", "trace_id"];
+
+/** LOG_REDACT_PATHS as a list of pino redaction paths (their syntax is checked by pino). */
+export function logRedactPaths(env: Record<string, string | undefined> = process.env): string[] {
+  const paths = (envOptional(env, "LOG_REDACT_PATHS") ?? "")
+    .split(",")
+    .map((path) => path.trim())
+    .filter(Boolean);
+  const hiding = paths.find((path) => LINE_KEYS.includes(path));
+  if (hiding) throw new ConfigError("LOG_REDACT_PATHS", `"${hiding}" would hide the line's own ${hiding === "*" ? "fields" : hiding}; name the fields to redact`);
+  return paths;
+}
+
 const ignore = () => {};
 
+/** Lines that say nothing about a request: the mixin's answer, made once and never merged into. */
+const NO_REQUEST = Object.freeze({});
+
+/**
+ * The request id of the work in progress (request-context.ts) and, when a span is recording, its
+ * trace id: they tie a line to its request. A line naming either itself wins (pino merges the
+ * call's fields over these).
+ */
+function requestFields(): object {
+  const requestId = currentRequestId();
+  const traceId = activeTraceId();
+  if (!requestId && !traceId) return NO_REQUEST;
+  if (!traceId) return { request_id: requestId };
+  return requestId ? { request_id: requestId, trace_id: traceId } : { trace_id: traceId };
+}
+
 export function createLogger(service: string): Logger {
-  const threshold = THRESHOLD[logLevel()];
-  const write = (level: string, message: string, fields?: Fields) => {
-    // The request's trace id, when a span is recording, ties the line to the trace of its request.
-    const traceId = activeTraceId();
-    // The request id of the work in progress (request-context.ts), unless the line names one itself.
-    const requestId = currentRequestId();
-    const line = JSON.stringify({
-      time: new Date().toISOString(),
-      level,
-      service,
-      message,
-      ...(requestId ? { request_id: requestId } : {}),
-      ...(traceId ? { trace_id: traceId } : {}),
-      ...(fields && maskSecrets(fields)),
-    });
-    (level === "error" ? process.stderr : process.stdout).write(line + "\n");
+  const level = logLevel();
+  const paths = logRedactPaths();
+  // Two pino loggers rather than one over a multistream (a third slower per line): errors to
+  // stderr, always written; the other levels to stdout down to LOG_LEVEL. They write through
+  // process.stdout/stderr rather than pino's own file descriptor writer, so a line is in order
+  // with anything else the process writes there.
+  const lines = (minimum: pino.LevelWithSilent, stream: NodeJS.WriteStream) => {
+    try {
+      return pino(
+        {
+          level: minimum,
+          base: { service },
+          messageKey: "message",
+          timestamp: () => `,"time":"${new Date().toISOString()}"`,
+          formatters: { level: (label) => ({ level: label }) },
+          mixin: requestFields,
+          // pino's default merges the fields into the mixin's object; nothing to add, nothing to copy.
+          mixinMergeStrategy: (fields, mixed) => (mixed === NO_REQUEST ? fields : Object.assign(mixed, fields)),
+          ...(paths.length ? { redact: { paths, censor: REDACTED } } : {}),
+        },
+        { write: (line: string) => stream.write(line) },
+      );
+    } catch (error) {
+      // pino refuses a malformed redaction path when the logger is made.
+      throw new ConfigError("LOG_REDACT_PATHS", error instanceof Error ? error.message : String(error));
+    }
   };
-  return {
-    debug: threshold <= THRESHOLD.debug ? (m, f) => write("debug", m, f) : ignore,
-    info: threshold <= THRESHOLD.info ? (m, f) => write("info", m, f) : ignore,
-    warn: threshold <= THRESHOLD.warn ? (m, f) => write("warn", m, f) : ignore,
-    error: (m, f) => write("error", m, f),
-  };
+  const out = lines(level === "silent" || level === "error" ? "silent" : level, process.stdout);
+  const err = lines("error", process.stderr);
+  // A level below LOG_LEVEL is a no-op, decided once: its fields are not even masked.
+  const at = (to: pino.Logger, method: pino.Level): Logger["info"] =>
+    to.isLevelEnabled(method) ? (message, fields) => (fields ? to[method](maskSecrets(fields), message) : to[method](message)) : ignore;
+  return { debug: at(out, "debug"), info: at(out, "info"), warn: at(out, "warn"), error: at(err, "error") };
 }
