@@ -64,7 +64,8 @@ const deps = { clients: connectServices(config, credential), redis, subscriber, 
 const core = gatewayCore(deps);
 const app = buildApp(deps, core);
 // Metrics when their port is on; request ids and the access line (info) always.
-observeRequests(app, { metrics: config.metricsPort !== 0, logger, accessLogSample: failOnConfigError(() => accessLogSample()) });
+const accessLogShare = failOnConfigError(() => accessLogSample());
+observeRequests(app, { metrics: config.metricsPort !== 0, logger, accessLogSample: accessLogShare });
 let admin: AdminServer | undefined;
 try {
   if (config.metricsPort !== 0) admin = await startAdminServer({ port: config.metricsPort, verifier, redis: () => connectRedis(config.redisUrl), redisPrefix: config.redisPrefix });
@@ -89,7 +90,7 @@ try {
 }
 let grpc: PublicGrpcServer;
 try {
-  grpc = await startPublicGrpcServer({ port: config.grpcPort, core, logger, workloads: { verifier, acting: config.actingWorkloads }, tls });
+  grpc = await startPublicGrpcServer({ port: config.grpcPort, core, logger, accessLogSample: accessLogShare, workloads: { verifier, acting: config.actingWorkloads }, tls });
 } catch (error) {
   if (!isPortInUse(error)) throw error;
   console.error(`gateway: GRPC_PORT: ${portInUseMessage(error, [config.grpcPort])}`);

@@ -1,9 +1,13 @@
 // One request id across the whole stack: the id a client sends with POST /v1/articles stands on
 // the gateway's access line, on the access line of every service call the request makes, and on
 // the log lines of the generation run and the webhook delivery it causes, in their own processes.
-// A stack of its own, whose processes' output is read.
+// Access lines name the account and the key's id, never the key; calls to the public gRPC API
+// get an id and an access line too. A stack of its own, whose processes' output is read.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { ArticleService } from "../../proto/gen/articles/api/v1/articles_pb.ts";
 import { startStack, type Stack } from "../../deploy/local/stack.ts";
 import { eventually } from "../harness/eventually.ts";
 import { dropTestData, TEST_STACK_ENV, type TestStack } from "../harness/stack.ts";
@@ -63,8 +67,9 @@ describe("a request id", () => {
     // The delivery's last line is written after the receiver answered: wait for it.
     await eventually(async () => ofRequest(), (found) => found.some((l) => l.service === "webhook-dispatcher" && l.message === "webhook delivered"), 15_000, "the delivery's line");
     const found = ofRequest();
-    // The gateway's access line.
-    expect(found.some((l) => l.service === "gateway" && l.message === "request" && l.route === "/v1/articles" && l.status === 201)).toBe(true);
+    // The gateway's access line, naming the account and the key's id.
+    const access = found.filter((l) => l.service === "gateway" && l.message === "request");
+    expect(access).toEqual([expect.objectContaining({ method: "POST", route: "/v1/articles", status: 201, account_id: tenant.accountId, key_id: tenant.keyId, ms: expect.any(Number) })]);
     // Access lines of the calls the request made, in the services that answered them, with their caller.
     expect(found.some((l) => l.service === "accounts-billing" && l.message === "call" && l.caller === "gateway" && l.method === "articles.accounts_billing.v1.QuotaService/ReserveWords")).toBe(true);
     expect(found.some((l) => l.service === "article-store" && l.message === "call" && l.caller === "gateway" && l.method === "articles.article_store.v1.ArticleStoreService/CreateArticle")).toBe(true);
@@ -74,6 +79,39 @@ describe("a request id", () => {
     // Another request's lines do not carry it.
     expect(lines.filter((l) => l.message === "request" && l.route === "/healthz").every((l) => l.request_id !== requestId)).toBe(true);
   }, 90_000);
+
+  test("a refused request's access line names whom it was refused, or nobody when the key is unknown; never the key", async () => {
+    await tenant.api.get("/v1/articles/999999999", { headers: { "x-request-id": "refused-known-key" } });
+    const stranger = `sk_${randomBytes(16).toString("hex")}`;
+    await fetch(`${stack!.baseUrl}/v1/articles`, { headers: { authorization: `Bearer ${stranger}`, "x-request-id": "refused-unknown-key" } });
+    const lineOf = (requestId: string) => eventually(async () => lines.find((l) => l.request_id === requestId && l.message === "request"), Boolean, 10_000, `the access line of ${requestId}`);
+    expect(await lineOf("refused-known-key")).toMatchObject({ status: 404, route: "/v1/articles/:id", account_id: tenant.accountId, key_id: tenant.keyId });
+    const unknown = await lineOf("refused-unknown-key");
+    expect(unknown).toMatchObject({ status: 401, route: "/v1/articles" });
+    expect(unknown).not.toHaveProperty("account_id");
+    const written = JSON.stringify(lines);
+    expect(written).not.toContain(tenant.token);
+    expect(written).not.toContain(stranger);
+  }, 30_000);
+
+  test("a public gRPC call gets an id, answered in x-request-id (trailers when refused), and an access line with the account and key id", async () => {
+    const articles = createClient(ArticleService, createGrpcTransport({ baseUrl: stack!.publicGrpcUrl, defaultTimeoutMs: 10_000 }));
+    const headers = { authorization: `Bearer ${tenant.token}` };
+    // No id sent: the gateway makes one.
+    let answered: string | null = null;
+    await articles.listArticles({}, { headers, onHeader: (h) => (answered = h.get("x-request-id")) });
+    expect(answered).toMatch(/^[0-9a-f-]{36}$/);
+    // A caller's id is kept, on a refusal too.
+    const refusal = await articles.getArticle({ id: "999999999" }, { headers: { ...headers, "x-request-id": "grpc-caller-id-1" } }).then(
+      () => null,
+      (error) => ConnectError.from(error),
+    );
+    expect(refusal?.code).toBe(Code.NotFound);
+    expect(refusal!.metadata.get("x-request-id")).toBe("grpc-caller-id-1");
+    const callLine = (requestId: string) => eventually(async () => lines.find((l) => l.request_id === requestId && l.service === "gateway" && l.message === "call"), Boolean, 10_000, `the call line of ${requestId}`);
+    expect(await callLine(answered!)).toMatchObject({ method: "articles.api.v1.ArticleService/ListArticles", code: "ok", account_id: tenant.accountId, key_id: tenant.keyId });
+    expect(await callLine("grpc-caller-id-1")).toMatchObject({ method: "articles.api.v1.ArticleService/GetArticle", code: "NotFound", account_id: tenant.accountId, key_id: tenant.keyId });
+  }, 30_000);
 
   test("ACCESS_LOG_SAMPLE is a share from 0 to 1; anything else names the variable", () => {
     expect(accessLogSample({})).toBe(1);

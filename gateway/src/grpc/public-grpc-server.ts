@@ -9,6 +9,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { Health, HealthCheckResponse_ServingStatus as Serving } from "../../../proto/gen/grpc/health/v1/health_pb.ts";
 import type { Logger } from "../../../services/kit/src/logger.ts";
+import { callLog } from "../../../services/kit/src/call-log.ts";
 import { addReflection } from "../../../services/kit/src/reflection.ts";
 import { renewCertificates } from "../../../services/kit/src/server.ts";
 import type { ListenerTls } from "../../../services/kit/src/tls.ts";
@@ -39,7 +40,16 @@ function health(router: ConnectRouter, served: () => Set<string>) {
   });
 }
 
-export async function startPublicGrpcServer(opts: { port: number; core: GatewayCore; logger: Logger; workloads: PublicWorkloads; tls?: ListenerTls; host?: string }): Promise<PublicGrpcServer> {
+export async function startPublicGrpcServer(opts: {
+  port: number;
+  core: GatewayCore;
+  logger: Logger;
+  /** ACCESS_LOG_SAMPLE: the share of successful calls given an access line (refusals always have one). */
+  accessLogSample: number;
+  workloads: PublicWorkloads;
+  tls?: ListenerTls;
+  host?: string;
+}): Promise<PublicGrpcServer> {
   const served = new Set<string>();
   const routes = (router: ConnectRouter) => {
     const calls = publicCalls(opts.core.gate, opts.workloads, opts.logger);
@@ -50,7 +60,9 @@ export async function startPublicGrpcServer(opts: { port: number; core: GatewayC
     addReflection(router);
     for (const h of router.handlers) served.add(h.service.typeName);
   };
-  const handler = connectNodeAdapter({ routes });
+  // Every call gets a request id (the caller's usable x-request-id, else a new one), answered in its
+  // x-request-id header, and an access line naming it with the account and key id.
+  const handler = connectNodeAdapter({ routes, interceptors: [callLog(opts.logger, opts.accessLogSample, { answerIds: true })] });
   const server = opts.tls ? http2.createSecureServer({ cert: opts.tls.cert, key: opts.tls.key }, handler) : http2.createServer(handler);
   const stopRenewals = opts.tls ? renewCertificates(opts.tls, server as http2.Http2SecureServer, opts.logger) : () => {};
   await new Promise<void>((resolve, reject) => {

@@ -9,6 +9,7 @@ import { RateLimiter, rateLimitHeaders } from "./rate-limiter.ts";
 import type { KeyResolver } from "./key-resolver.ts";
 import type { ProjectAuthorizer } from "./project-authorizer.ts";
 import type { WorkflowMemory } from "../workflows/workflow-memory.ts";
+import { noteCaller } from "../../../services/kit/src/request-context.ts";
 
 export interface Caller {
   keyId: number;
@@ -38,6 +39,7 @@ async function resolveKey(keys: KeyResolver, authorization: string | null, unaut
 /** /user: authentication and the disabled check only (no subscription gate, plain errors). */
 export async function userProbeCaller(keys: KeyResolver, authorization: string | null): Promise<User> {
   const resolved = await resolveKey(keys, authorization, () => plainError(401, "Unauthenticated."));
+  noteCaller(Number(resolved.accountId), Number(resolved.keyId));
   if (resolved.user!.disabled) throw plainError(403, UNAVAILABLE_MESSAGE);
   return resolved.user!;
 }
@@ -78,6 +80,8 @@ export async function v1MemberCaller(gate: V1Gate, accountId: number, userId: nu
 /** The gates after authentication: disabled user (403), subscription (402), rate limits (429). */
 async function gateResolved(gate: V1Gate, resolved: AuthenticateKeyResponse, bucket: string): Promise<{ caller: Caller; headers: Record<string, string> }> {
   const user = resolved.user!;
+  // From here on the request's access line names the account and the key's id, refused or not.
+  noteCaller(Number(resolved.accountId), Number(resolved.keyId));
   if (user.disabled) throw plainError(403, UNAVAILABLE_MESSAGE);
   const plan = resolved.plan;
   if (!plan) throw gateError(402, "Payment Required", "An active subscription is required.", "NO_ACTIVE_SUBSCRIPTION");

@@ -9,7 +9,7 @@ import type { CounterCell, HistogramCell } from "../../../services/kit/src/metri
 import { openIncomingSpan, tracingEnabled } from "../../../services/kit/src/tracing.ts";
 import type { Logger } from "../../../services/kit/src/logger.ts";
 import { requestIdOf, withRequestId as answerWithRequestId } from "./request-ids.ts";
-import { withRequestId } from "../../../services/kit/src/request-context.ts";
+import { callerFields, withRequestContext, type RequestContext } from "../../../services/kit/src/request-context.ts";
 import { sampled } from "../../../services/kit/src/call-log.ts";
 
 interface Node {
@@ -63,7 +63,8 @@ interface RouteSeries {
  * Counts and times every request by route template, method and status; when traces are
  * exported, answers it inside a server span that continues an incoming traceparent; gives every
  * answer its X-Request-Id and, with a logger, writes one access line per request (request id,
- * method, route, status, milliseconds). Call after every route is added and before listen.
+ * method, route, status, milliseconds, and the account and key id once the gates knew them).
+ * Call after every route is added and before listen.
  */
 export function observeRequests(app: Elysia<any, any, any, any, any, any, any>, opts: { metrics: boolean; logger?: Logger; accessLogSample?: number }): void {
   const share = opts.accessLogSample ?? 1;
@@ -94,10 +95,15 @@ export function observeRequests(app: Elysia<any, any, any, any, any, any, any>, 
     const started = performance.now();
     const s = opts.metrics ? seriesOf(route, method) : undefined;
     const id = requestIdOf(request);
+    // Everything the request does (its calls, its log lines) carries its id; the gates note in it
+    // whom the request acts for.
+    const work: RequestContext = { id };
     const answer = (response: Response) => {
       if (s) record(s, route, method, response.status, started);
       // Every refusal and failure has its line; successes at the rate of ACCESS_LOG_SAMPLE.
-      if (response.status >= 400 || sampled(share)) access?.info("request", { request_id: id, method, route, status: response.status, ms: Math.round((performance.now() - started) * 10) / 10 });
+      if (response.status >= 400 || sampled(share)) {
+        access?.info("request", { request_id: id, method, route, status: response.status, ms: Math.round((performance.now() - started) * 10) / 10, ...callerFields(work) });
+      }
       return answerWithRequestId(response, id);
     };
     // Sampling is decided before anything else: a request whose trace is left out runs exactly
@@ -106,8 +112,7 @@ export function observeRequests(app: Elysia<any, any, any, any, any, any, any>, 
       ? openIncomingSpan(request.headers, () => ({ name: `${method} ${route}`, attributes: { "http.request.method": method, "http.route": route } }), SpanKind.SERVER)
       : undefined;
     if (!opened) {
-      // Everything the request does (its calls, its log lines) carries its id.
-      const result = withRequestId(id, () => fetch(request));
+      const result = withRequestContext(work, () => fetch(request));
       return result instanceof Promise ? result.then(answer) : answer(result as Response);
     }
     const { span } = opened;
@@ -125,7 +130,7 @@ export function observeRequests(app: Elysia<any, any, any, any, any, any, any>, 
     return context.with(opened.context, () => {
       span.setAttribute("request.id", id);
       try {
-        const result = withRequestId(id, () => fetch(request));
+        const result = withRequestContext(work, () => fetch(request));
         return result instanceof Promise ? result.then(settle, fail) : settle(result as Response);
       } catch (error) {
         fail(error);
