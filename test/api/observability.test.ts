@@ -123,7 +123,7 @@ describe("queue dashboard", () => {
 
 describe("traces", () => {
   let traced: Stack | undefined;
-  const spans: { service: string; name: string; traceId: string }[] = [];
+  const spans: { service: string; name: string; traceId: string; requestId?: string }[] = [];
   const lines: string[] = [];
   let collector: ReturnType<typeof Bun.serve> | undefined;
   const id = `${process.pid}_${randomBytes(3).toString("hex")}`;
@@ -138,7 +138,10 @@ describe("traces", () => {
         const body = (await request.json()) as any;
         for (const rs of body.resourceSpans ?? []) {
           const service = rs.resource?.attributes?.find((a: any) => a.key === "service.name")?.value?.stringValue ?? "";
-          for (const ss of rs.scopeSpans ?? []) for (const span of ss.spans ?? []) spans.push({ service, name: span.name, traceId: span.traceId });
+          for (const ss of rs.scopeSpans ?? []) for (const span of ss.spans ?? []) {
+            const requestId = span.attributes?.find((a: any) => a.key === "request.id")?.value?.stringValue;
+            spans.push({ service, name: span.name, traceId: span.traceId, requestId });
+          }
         }
         return Response.json({});
       },
@@ -197,13 +200,14 @@ describe("traces", () => {
     await eventually(async () => lines.some((l) => l.includes(`"request_id":"${replacedId}"`) && l.includes('"route":"/v1/articles/:id"') && l.includes('"status":404')), Boolean, 10_000, "the refused request's access line");
   });
 
-  test("one article creation is one trace through the gateway, article-store and the runner, and its log lines carry the trace id", async () => {
+  test("one article creation is one trace through the gateway, article-store and the runner, its spans name the request id, and its log lines carry the trace id", async () => {
     const traceparentTrace = randomBytes(16).toString("hex");
+    const requestId = `traced-${randomBytes(6).toString("hex")}`;
     const tenantHere = await webhookTenant({ ...stack, ...traced!, databaseUrl, redisPrefix } as TestStack);
     const res = await tenantHere.api.post(
       "/v1/articles",
       articleBody(tenantHere.projectId, { title: "Traced article", article_type: "webhook_quick", target_word_count: 100, point_of_view: "third_person" }),
-      { headers: { traceparent: `00-${traceparentTrace}-${randomBytes(8).toString("hex")}-01` } },
+      { headers: { traceparent: `00-${traceparentTrace}-${randomBytes(8).toString("hex")}-01`, "x-request-id": requestId } },
     );
     expect(res.status).toBe(201);
     const inTrace = () => spans.filter((s) => s.traceId === traceparentTrace);
@@ -217,6 +221,8 @@ describe("traces", () => {
     );
     const services = new Set(inTrace().map((s) => s.service));
     for (const service of expected) expect(services.has(service)).toBe(true);
+    // Every span of the request, in every process, names its request id.
+    expect(inTrace().filter((s) => s.requestId !== requestId)).toEqual([]);
     const logged = lines.filter((l) => l.includes(`"trace_id":"${traceparentTrace}"`));
     expect(logged.some((l) => l.includes('"service":"generation-runner"'))).toBe(true);
   }, 60_000);

@@ -143,7 +143,7 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
     try {
       // The run's log lines, calls and webhook carry the id of the request that created the article.
       outcome = await withRequestId(job.data.requestId, () =>
-        inJobSpan("generation run", job.data.trace, { "messaging.destination.name": QUEUES.generation.name, ...(job.data.requestId ? { "request.id": job.data.requestId } : {}) }, () => runJobInSpan(job, token)),
+        inJobSpan("generation run", job.data.trace, { "messaging.destination.name": QUEUES.generation.name }, () => runJobInSpan(job, token)),
       );
       return outcome;
     } catch (error) {

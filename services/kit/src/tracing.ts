@@ -13,6 +13,7 @@
 // The SDK's own sampler only follows parents.
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Attributes, type Context, type Span } from "@opentelemetry/api";
 import type { Interceptor } from "@connectrpc/connect";
+import { REQUEST_ID_HEADER, currentRequestId, usableRequestId } from "./request-context.ts";
 
 const tracer = trace.getTracer("article-generation-service");
 
@@ -154,9 +155,13 @@ export function openSpan(describe: () => { name: string; attributes: Attributes 
   return kept ? startSpan(describe, kind, parent) : undefined;
 }
 
+/** Every span names the request it works for (request-context.ts), as every log line does. */
+const REQUEST_ID_ATTRIBUTE = "request.id";
+
 function startSpan(describe: () => { name: string; attributes: Attributes }, kind: SpanKind, parent: Context): { span: Span; context: Context } {
   const { name, attributes } = describe();
-  const span = tracer.startSpan(name, { kind, attributes }, parent);
+  const requestId = attributes[REQUEST_ID_ATTRIBUTE] === undefined ? currentRequestId() : undefined;
+  const span = tracer.startSpan(name, { kind, attributes: requestId ? { ...attributes, [REQUEST_ID_ATTRIBUTE]: requestId } : attributes }, parent);
   return { span, context: trace.setSpan(parent, span) };
 }
 
@@ -194,9 +199,25 @@ const rpcSpan = (req: { service: { typeName: string }; method: { name: string } 
   attributes: { "rpc.system": "connect_rpc", "rpc.service": req.service.typeName, "rpc.method": req.method.name },
 });
 
-/** Server side of Connect calls: a span per call of a kept trace, continuing the caller's traceparent or starting a trace. */
+/**
+ * Server side of Connect calls: a span per call of a kept trace, continuing the caller's
+ * traceparent or starting a trace. It opens before the call takes up its caller's request id
+ * (call-log.ts), so it reads the id from the metadata.
+ */
 export function traceServerInterceptor(): Interceptor {
-  return (next) => (req) => runIn(openIncomingSpan(req.header, () => rpcSpan(req), SpanKind.SERVER), () => next(req));
+  return (next) => (req) =>
+    runIn(
+      openIncomingSpan(
+        req.header,
+        () => {
+          const described = rpcSpan(req);
+          const requestId = usableRequestId(req.header.get(REQUEST_ID_HEADER));
+          return requestId ? { ...described, attributes: { ...described.attributes, [REQUEST_ID_ATTRIBUTE]: requestId } } : described;
+        },
+        SpanKind.SERVER,
+      ),
+      () => next(req),
+    );
 }
 
 /** Client side of Connect calls: a span per call of a kept trace and its traceparent in the request headers; flag 00 otherwise. */
