@@ -63,24 +63,48 @@ const idGenerator = { generateTraceId: () => randomHex(16), generateSpanId: () =
 /** Whether spans are exported (OTEL_EXPORTER_OTLP_ENDPOINT set and the SDK started). */
 export const tracingEnabled = () => enabled;
 
+/**
+ * The batch span processor's settings from the standard OTEL_BSP_* variables, read as the SDK
+ * used to read them itself (its 3.x line leaves that to the caller): a value that is not a
+ * positive whole number means the default.
+ */
+export function spanBatchingOf(env: Record<string, string | undefined>) {
+  const positive = (name: string) => {
+    const value = Number(env[name]?.trim() || Number.NaN);
+    return Number.isSafeInteger(value) && value > 0 ? value : undefined;
+  };
+  return {
+    scheduledDelayMillis: positive("OTEL_BSP_SCHEDULE_DELAY"),
+    exportTimeoutMillis: positive("OTEL_BSP_EXPORT_TIMEOUT"),
+    maxQueueSize: positive("OTEL_BSP_MAX_QUEUE_SIZE"),
+    maxExportBatchSize: positive("OTEL_BSP_MAX_EXPORT_BATCH_SIZE"),
+  };
+}
+
 /** Starts the SDK when OTEL_EXPORTER_OTLP_ENDPOINT is set; call before any client or server is made. */
 export async function initTracing(serviceName: string, env: Record<string, string | undefined> = process.env): Promise<void> {
   if (enabled || !env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim()) return;
-  const [{ NodeTracerProvider, BatchSpanProcessor, ParentBasedSampler, AlwaysOnSampler }, { OTLPTraceExporter }, { resourceFromAttributes }] = await Promise.all([
-    import("@opentelemetry/sdk-trace-node"),
-    import("@opentelemetry/exporter-trace-otlp-http"),
-    import("@opentelemetry/resources"),
-  ]);
-  const provider = new NodeTracerProvider({
+  const [{ TracerProvider, BatchSpanProcessor, ParentBasedSampler, AlwaysOnSampler }, { OTLPTraceExporter }, { resourceFromAttributes }, { W3CTraceContextPropagator }, { AsyncLocalStorageContextManager }] =
+    await Promise.all([
+      import("@opentelemetry/sdk-trace"),
+      import("@opentelemetry/exporter-trace-otlp-http"),
+      import("@opentelemetry/resources"),
+      import("@opentelemetry/core"),
+      import("@opentelemetry/context-async-hooks"),
+    ]);
+  const provider = new TracerProvider({
     resource: resourceFromAttributes({ "service.name": env.OTEL_SERVICE_NAME?.trim() || serviceName }),
     // Roots are only ever started for traces already chosen to be kept (see openSpan).
     sampler: new ParentBasedSampler({ root: new AlwaysOnSampler() }),
     idGenerator,
-    // OTLP/HTTP with JSON bodies to <endpoint>/v1/traces; batching follows the OTEL_BSP_* variables.
-    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())],
+    // OTLP/HTTP with JSON bodies to <endpoint>/v1/traces.
+    spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter(), ...spanBatchingOf(env) })],
   });
-  // Registers the W3C trace-context propagator and an AsyncLocalStorage context manager.
-  provider.register();
+  // What the 2.x node provider's register() did: the global provider, the W3C trace-context
+  // propagator and an AsyncLocalStorage context manager.
+  trace.setGlobalTracerProvider(provider);
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   enabled = true;
   keptShare = keptShareOf(env);
   shutdown = () => provider.shutdown();
