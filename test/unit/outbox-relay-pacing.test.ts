@@ -1,7 +1,7 @@
 // The outbox relay under a burst of creations: every created article gets its generation job,
 // and passes are paced, so far fewer passes (transactions and Redis round trips) go out than
-// articles. Runs article-store's relay on a real Postgres, in a throwaway database, with a
-// queue that records what it is given.
+// articles; rows sent long enough ago are pruned, unsent ones never. Runs article-store's relay
+// on a real Postgres, in a throwaway database, with a queue that records what it is given.
 import { afterAll, describe, expect, test } from "bun:test";
 import { randomBytes, randomUUID } from "node:crypto";
 import { fileURLToPath } from "node:url";
@@ -13,6 +13,7 @@ import type { GenerationJob } from "../../services/kit/src/queues.ts";
 import { schema } from "../../services/article-store/src/db/client.ts";
 import { createArticle } from "../../services/article-store/src/domain/articles.ts";
 import { startOutboxRelay } from "../../services/article-store/src/outbox-relay.ts";
+import { pruneSentEntries, SENT_KEPT_MS } from "../../services/article-store/src/domain/outbox.ts";
 import { storedArticle } from "../api/articles-fixtures.ts";
 import { eventually } from "../harness/eventually.ts";
 
@@ -26,15 +27,18 @@ afterAll(async () => {
   await admin.end();
 });
 
+const openDatabase = () =>
+  openServiceDatabase({
+    databaseUrl: url,
+    schemaName: "article_store",
+    schema,
+    migrationsFolder: fileURLToPath(new URL("../../services/article-store/src/db/migrations", import.meta.url)),
+    poolSize: 8,
+  });
+
 describe("outbox relay", () => {
   test("a burst of creations is relayed in paced passes, every article at least once", async () => {
-    const database = await openServiceDatabase({
-      databaseUrl: url,
-      schemaName: "article_store",
-      schema,
-      migrationsFolder: fileURLToPath(new URL("../../services/article-store/src/db/migrations", import.meta.url)),
-      poolSize: 8,
-    });
+    const database = await openDatabase();
     const passes: string[][] = [];
     const generationQueue = {
       async addBulk(jobs: { data: GenerationJob }[]) {
@@ -67,6 +71,40 @@ describe("outbox relay", () => {
       expect(passes.length).toBeLessThanOrEqual(Math.ceil(elapsed / 20) + 1);
     } finally {
       await relay.stop();
+      await database.close();
+    }
+  });
+
+  test("rows sent more than SENT_KEPT_MS ago are pruned, in batches; recent and unsent rows stay", async () => {
+    const database = await openDatabase();
+    try {
+      const tenant = { accountId: 2, projectId: 2 } as Parameters<typeof storedArticle>[0];
+      const ids: Record<"old" | "recent" | "unsent", string[]> = { old: [], recent: [], unsent: [] };
+      for (const kind of ["old", "recent", "unsent"] as const) {
+        for (let i = 0; i < 5; i++) ids[kind].push((await createArticle(database.db, storedArticle(tenant, { externalId: randomUUID() }))).article.externalId);
+      }
+      const sentAgo = (externalIds: string[], ms: number) =>
+        database.sql`update article_store.outbox set sent_at = now() - make_interval(secs => ${ms / 1000}) where external_id in ${database.sql(externalIds)}`;
+      await sentAgo(ids.old, SENT_KEPT_MS + 60_000);
+      await sentAgo(ids.recent, SENT_KEPT_MS - 60_000);
+      // Old rows for three batches of 1,000, so the batches are seen to go on until none is left.
+      await database.sql`
+        insert into article_store.outbox (article_id, external_id, queue, sent_at)
+        select a.id, a.external_id, 'generation', now() - interval '2 days'
+        from article_store.articles a, generate_series(1, 2500) where a.external_id = ${ids.old[0]!}`;
+      const rows = async () =>
+        Object.fromEntries(
+          (await database.sql`select external_id::text as id from article_store.outbox where external_id in ${database.sql([...ids.old, ...ids.recent, ...ids.unsent])}`).map((r) => [r.id, true]),
+        );
+      expect(await pruneSentEntries(database.db, SENT_KEPT_MS, 1_000)).toBe(2505);
+      const left = await rows();
+      for (const id of ids.old) expect(left[id]).toBeUndefined();
+      for (const id of [...ids.recent, ...ids.unsent]) expect(left[id]).toBe(true);
+      // The articles themselves are untouched.
+      const [{ articles }] = await database.sql`select count(*)::int as articles from article_store.articles where project_id = 2`;
+      expect(articles).toBe(15);
+      expect(await pruneSentEntries(database.db)).toBe(0);
+    } finally {
       await database.close();
     }
   });

@@ -5,7 +5,7 @@ import type { Queue } from "bullmq";
 import type { GenerationJob } from "../../kit/src/queues.ts";
 import type { Logger } from "../../kit/src/logger.ts";
 import type { Db } from "./db/client.ts";
-import { relayPendingEntries, type OutboxEntry } from "./domain/outbox.ts";
+import { pruneSentEntries, relayPendingEntries, type OutboxEntry } from "./domain/outbox.ts";
 import { purgeExpiredKeys } from "./domain/idempotency.ts";
 import { currentTraceparent } from "../../kit/src/tracing.ts";
 import { currentRequestId } from "../../kit/src/request-context.ts";
@@ -97,7 +97,9 @@ export function startOutboxRelay(opts: { db: Db; generationQueue: Queue<Generati
         while (!stopped && (await relayPendingEntries(db, enqueue, RELAY_BATCH)) === RELAY_BATCH);
         if (Date.now() - lastPurge > PURGE_EVERY_MS) {
           lastPurge = Date.now();
+          // Hourly upkeep: expired idempotency keys and rows relayed long enough ago.
           await purgeExpiredKeys(db);
+          await pruneSentEntries(db);
         }
       } catch (error) {
         // Redis or Postgres is away: the rows stay unsent and the next pass retries them.

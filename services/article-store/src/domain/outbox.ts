@@ -1,7 +1,8 @@
 // The outbox of article creation: rows written with the article, relayed to the generation
 // queue. A row's mark as sent commits only once its job is enqueued, so a crash in between
 // re-enqueues on the next pass, which is harmless because the job id is the article's external_id.
-import { asc, inArray, isNull, sql } from "drizzle-orm";
+// Sent rows are pruned once SENT_KEPT_MS old: they had grown one per article for good.
+import { asc, inArray, isNull, lt, sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { outbox } from "../db/schema.ts";
 
@@ -29,4 +30,31 @@ export async function relayPendingEntries(db: Db, enqueue: (entries: OutboxEntry
     await enqueue(taken.sort((a, b) => a.id - b.id).map(({ externalId, queue }) => ({ externalId, queue })));
     return taken.length;
   });
+}
+
+/**
+ * How long a sent row is kept: long enough to see what was relayed lately (with the job's own
+ * record in Redis), short enough that the table stays the size of a few hours of creations.
+ */
+export const SENT_KEPT_MS = 3_600_000;
+const PRUNE_BATCH = 10_000;
+
+/**
+ * Deletes the rows sent more than `keptMs` ago, oldest first in batches of `batch` (each its
+ * own short statement, walking the primary key from the oldest rows, so no batch holds many
+ * locks or scans the table); returns how many went. Unsent rows are never touched.
+ */
+export async function pruneSentEntries(db: Db, keptMs = SENT_KEPT_MS, batch = PRUNE_BATCH): Promise<number> {
+  let pruned = 0;
+  for (;;) {
+    const oldest = db
+      .select({ id: outbox.id })
+      .from(outbox)
+      .where(lt(outbox.sentAt, sql`now() - make_interval(secs => ${keptMs / 1000})`))
+      .orderBy(asc(outbox.id))
+      .limit(batch);
+    const removed = await db.delete(outbox).where(inArray(outbox.id, oldest)).returning({ id: outbox.id });
+    pruned += removed.length;
+    if (removed.length < batch) return pruned;
+  }
 }
