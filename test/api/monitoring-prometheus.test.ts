@@ -18,20 +18,15 @@ import { panels, parsePromql, rule } from "../harness/monitoring-kit.ts";
 import { freePort, startPrivateStack, type PrivateStack } from "../harness/private-infra.ts";
 import { modelCatalogClient } from "../harness/service-clients.ts";
 import { createTenant } from "../harness/tenants.ts";
+import { CALLERS } from "../../services/kit/src/access-policy.ts";
 import { startReceiver, type Receiver } from "../harness/webhook-receiver.ts";
 import { articleBody, waitForArticle } from "./generation-support.ts";
 
 const JOB = "article-service";
 const NAMESPACE = "article-service";
-// The process names the PodMonitor's `container` label carries, by the stack's process keys.
-const CONTAINERS: Record<string, string> = {
-  gateway: "gateway",
-  accountsBilling: "accounts-billing",
-  workflowCatalog: "workflow-catalog",
-  articleStore: "article-store",
-  generationRunner: "generation-runner",
-  webhookDispatcher: "webhook-dispatcher",
-};
+// The process names the PodMonitor's `container` label carries, by the stack's process keys: each
+// container is named as its process's caller identity (the operator runs in none).
+const { operator: _operator, ...CONTAINERS } = CALLERS;
 const LIMITED_RPM = 120;
 
 let infra: PrivateStack;
