@@ -9,6 +9,9 @@ import { TEST_STACK_ENV, dropTestData, useStack, type TestStack } from "../harne
 import { startReceiver, type Receiver } from "../harness/webhook-receiver.ts";
 import { createQuickArticle, publicArticle, webhookTenant, type WebhookTenant } from "./webhooks-fixtures.ts";
 import { startStack, type Stack } from "../../deploy/local/stack.ts";
+import { createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { ArticleService } from "../../proto/gen/articles/api/v1/articles_pb.ts";
 
 let stack: TestStack;
 let tenant: WebhookTenant;
@@ -226,4 +229,28 @@ describe("traces", () => {
     const logged = lines.filter((l) => l.includes(`"trace_id":"${traceparentTrace}"`));
     expect(logged.some((l) => l.includes('"service":"generation-runner"'))).toBe(true);
   }, 60_000);
+  test("a call to the public gRPC API is traced like an HTTP request: a gateway span continuing the caller's trace, naming the request id its access line carries", async () => {
+    const tenantHere = await webhookTenant({ ...stack, ...traced!, databaseUrl, redisPrefix } as TestStack);
+    const traceId = randomBytes(16).toString("hex");
+    const requestId = `grpc-traced-${randomBytes(6).toString("hex")}`;
+    const articles = createClient(ArticleService, createGrpcTransport({ baseUrl: traced!.publicGrpcUrl, defaultTimeoutMs: 10_000 }));
+    await articles.listArticles(
+      {},
+      { headers: { authorization: `Bearer ${tenantHere.token}`, traceparent: `00-${traceId}-${randomBytes(8).toString("hex")}-01`, "x-request-id": requestId } },
+    );
+    const span = await eventually(
+      async () => spans.find((s) => s.traceId === traceId && s.service === "gateway" && s.name === "articles.api.v1.ArticleService/ListArticles"),
+      Boolean,
+      30_000,
+      "the gateway's span of the call",
+    );
+    expect(span!.requestId).toBe(requestId);
+    const line = await eventually(
+      async () => lines.find((l) => l.includes(`"request_id":"${requestId}"`) && l.includes('"message":"call"') && l.includes('"service":"gateway"')),
+      Boolean,
+      10_000,
+      "the call's access line",
+    );
+    expect(JSON.parse(line!)).toMatchObject({ method: "articles.api.v1.ArticleService/ListArticles", code: "ok", trace_id: traceId, account_id: tenantHere.accountId });
+  });
 });

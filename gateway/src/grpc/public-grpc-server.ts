@@ -9,7 +9,8 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { Health, HealthCheckResponse_ServingStatus as Serving } from "../../../proto/gen/grpc/health/v1/health_pb.ts";
 import type { Logger } from "../../../services/kit/src/logger.ts";
-import { callLog } from "../../../services/kit/src/call-log.ts";
+import { answerRequestIds, callLog } from "../../../services/kit/src/call-log.ts";
+import { traceServerInterceptor, tracingEnabled } from "../../../services/kit/src/tracing.ts";
 import { addReflection } from "../../../services/kit/src/reflection.ts";
 import { renewCertificates } from "../../../services/kit/src/server.ts";
 import type { ListenerTls } from "../../../services/kit/src/tls.ts";
@@ -61,8 +62,10 @@ export async function startPublicGrpcServer(opts: {
     for (const h of router.handlers) served.add(h.service.typeName);
   };
   // Every call gets a request id (the caller's usable x-request-id, else a new one), answered in its
-  // x-request-id header, and an access line naming it with the account and key id.
-  const handler = connectNodeAdapter({ routes, interceptors: [callLog(opts.logger, opts.accessLogSample, { answerIds: true })] });
+  // x-request-id header; then, as on the HTTP listener, its span when its trace is kept (continuing
+  // the caller's traceparent) and an access line with the request id, the account and key id.
+  const interceptors = [answerRequestIds(), ...(tracingEnabled() ? [traceServerInterceptor()] : []), callLog(opts.logger, opts.accessLogSample)];
+  const handler = connectNodeAdapter({ routes, interceptors });
   const server = opts.tls ? http2.createSecureServer({ cert: opts.tls.cert, key: opts.tls.key }, handler) : http2.createServer(handler);
   const stopRenewals = opts.tls ? renewCertificates(opts.tls, server as http2.Http2SecureServer, opts.logger) : () => {};
   await new Promise<void>((resolve, reject) => {
