@@ -6,17 +6,16 @@
 // The outage starts first and lasts while the 1,000-article drain runs, so the two-minute wait
 // costs the suite no time of its own.
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import type { Subprocess } from "bun";
 import { startSimulator, type RunningSimulator } from "../../services/model-simulator/src/simulator.ts";
-import { bundleProcess } from "../../deploy/local/process-bundles.ts";
-import { RUNTIME_START_ENV, SERVICE_ENTRIES } from "../../deploy/local/stack.ts";
 import { apiClient, type ApiClient } from "../harness/http.ts";
 import { eventually } from "../harness/eventually.ts";
-import { freePort, startPrivateStack, type PrivateStack } from "../harness/private-infra.ts";
+import { startPrivateStack, type PrivateStack } from "../harness/private-infra.ts";
+import { metricOf, startRunnerReplica } from "../harness/runner-replicas.ts";
 import { modelCatalogClient } from "../harness/service-clients.ts";
 import type { TestStack } from "../harness/stack.ts";
 import { createTenant, type Tenant } from "../harness/tenants.ts";
 import { articleBody, createWorkflow, marker, waitForArticle } from "./generation-support.ts";
+import { configureProvider, countIn, providerState } from "./provider-support.ts";
 
 const LIMITED_RPM = 600;
 const DRAIN_ARTICLES = 1000;
@@ -30,13 +29,6 @@ let stack: TestStack;
 let limited: RunningSimulator;
 let flaky: RunningSimulator;
 let shared: RunningSimulator;
-
-interface ProviderState {
-  counts: { admitted: number; rate_limited: number; failed: number; first_admitted_at: number | null; last_admitted_at: number | null; peak_per_second: number; peak_per_minute: number };
-}
-const providerState = async (sim: RunningSimulator) => (await (await fetch(`${sim.url}/_sim/provider`)).json()) as ProviderState;
-const configureProvider = (sim: RunningSimulator, settings: Record<string, unknown>) =>
-  fetch(`${sim.url}/_sim/provider`, { method: "PUT", headers: { "content-type": "application/json" }, body: JSON.stringify(settings) }).then((r) => expect(r.status).toBe(200));
 
 beforeAll(async () => {
   [limited, flaky, shared] = await Promise.all([
@@ -63,13 +55,6 @@ afterAll(async () => {
   await infra?.stop();
   await Promise.all([limited, flaky, shared].map((sim) => sim?.stop()));
 }, 60_000);
-
-/** How many of the project's articles are in a status (the list's total). */
-async function countIn(api: ApiClient, projectId: number, status: string): Promise<number> {
-  const res = await api.get(`/v1/articles?project_id=${projectId}&status=${status}&per_page=1`);
-  expect(res.status).toBe(200);
-  return res.body.meta.total;
-}
 
 /** Creates `n` articles, `inFlight` requests at a time. */
 async function createMany(api: ApiClient, n: number, body: Record<string, unknown>, inFlight = 50): Promise<string[]> {
@@ -174,7 +159,7 @@ test("after the two-minute outage every held article completes, each step billed
 }, 300_000);
 
 test("two runner replicas together stay inside one budget", async () => {
-  const replica = await startSecondRunner();
+  const replica = await startRunnerReplica(stack);
   try {
     const tenant = await createTenant(stack);
     const api = apiClient(stack.baseUrl, tenant.token);
@@ -188,26 +173,9 @@ test("two runner replicas together stay inside one budget", async () => {
     expect(counts.admitted).toBe(SHARED_ARTICLES);
     // Both replicas made calls on the budget.
     for (const metrics of [stack.metricsUrls.generationRunner!, replica.metricsUrl]) {
-      const text = await (await fetch(`${metrics}/metrics`)).text();
-      const ok = new RegExp(`provider_calls_total\\{[^}]*budget="shared:sim-fast"[^}]*outcome="ok"[^}]*\\} (\\d+)`).exec(text);
-      expect(Number(ok?.[1] ?? 0)).toBeGreaterThan(0);
+      expect(await metricOf(metrics, "provider_calls_total", { budget: "shared:sim-fast", outcome: "ok" })).toBeGreaterThan(0);
     }
   } finally {
-    replica.process.kill("SIGTERM");
-    await replica.process.exited;
+    await replica.stop();
   }
 }, 180_000);
-
-/** A second generation-runner process on the stack's database and Redis, as a second replica would be. */
-async function startSecondRunner(): Promise<{ process: Subprocess; metricsUrl: string }> {
-  const bundle = await bundleProcess(new URL(`../../${SERVICE_ENTRIES.generationRunner}`, import.meta.url).pathname);
-  const [connectPort, grpcPort, metricsPort] = [await freePort(), await freePort(), await freePort()];
-  const child = Bun.spawn([process.execPath, bundle], {
-    env: { ...RUNTIME_START_ENV, ...stack.env, IDENTITY_TOKEN_FILE: await stack.identity.tokenFile("generation-runner"), CONNECT_PORT: String(connectPort), GRPC_PORT: String(grpcPort), METRICS_PORT: String(metricsPort), BUN_CONFIG_MAX_HTTP_REQUESTS: "4096" },
-    stdout: "ignore",
-    stderr: "inherit",
-  });
-  const metricsUrl = `http://127.0.0.1:${metricsPort}`;
-  await eventually(() => fetch(`${metricsUrl}/metrics`).then((r) => r.status, () => 0), (s) => s === 200, 30_000, "the second runner up");
-  return { process: child, metricsUrl };
-}

@@ -3,7 +3,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { parseResetDuration, readLimitReport, retryDelayOf } from "../../services/generation-runner/src/domain/rate-limit-headers.ts";
 import { ProviderCapacity, NO_LIMITS } from "../../services/generation-runner/src/domain/provider-capacity.ts";
-import { CircuitBreakers, FAILURES_TO_OPEN } from "../../services/generation-runner/src/domain/circuit-breaker.ts";
+import { CircuitBreakers, FAILURES_TO_OPEN, MAX_PROBE_GAP_MS } from "../../services/generation-runner/src/domain/circuit-breaker.ts";
 import { FairGate } from "../../services/generation-runner/src/domain/fair-gate.ts";
 import { AccountShares } from "../../services/generation-runner/src/domain/account-shares.ts";
 import { connectRedis } from "../../services/kit/src/redis.ts";
@@ -109,6 +109,15 @@ describe("a shared budget", () => {
     expect((await capacity.report(budget, { refused: true })).learnedRequestsPerMinute).toBe(90);
     expect((await capacity.report(budget, { refused: true })).learnedRequestsPerMinute).toBe(72);
   });
+
+  test("a 429 without headers learns the pace of every replica together, not only the one refused", async () => {
+    const replicas = [new ProviderCapacity(redis, prefix), new ProviderCapacity(redis, prefix), new ProviderCapacity(redis, prefix)];
+    const budget = `learn-fleet-${crypto.randomUUID()}`;
+    for (const replica of replicas) for (let i = 0; i < 100; i++) replica.countCall(budget);
+    // The other replicas' counts reach Redis within their flush interval.
+    await Bun.sleep(1200);
+    expect((await replicas[0]!.report(budget, { refused: true })).learnedRequestsPerMinute).toBe(270);
+  });
 });
 
 describe("the fair gate", () => {
@@ -141,8 +150,51 @@ describe("the circuit breaker", () => {
     await Bun.sleep(250);
     const passes = await Promise.all([one.pass(model), one.pass(model)]);
     expect(passes.filter((p) => p.probe)).toHaveLength(1);
-    await one.succeeded(model);
-    expect(await other.pass(model)).toMatchObject({ go: true, probe: false });
+    await one.succeeded(model, { streak: true });
+    expect(await other.pass(model)).toMatchObject({ go: true, probe: false, streak: false });
+  });
+
+  test("a replica that never saw the model fail sends no call into the breaker another replica opened", async () => {
+    const model = `model-${crypto.randomUUID()}`;
+    const failing = new CircuitBreakers(redis, prefix, 60_000);
+    const fresh = new CircuitBreakers(redis, prefix, 60_000);
+    expect(await fresh.pass(model)).toMatchObject({ go: true, streak: false });
+    for (let i = 0; i < FAILURES_TO_OPEN; i++) await failing.failed(model, false);
+    expect(await fresh.pass(model)).toMatchObject({ go: false, probe: false });
+  });
+
+  test("a success on any replica ends the failure streak another replica started", async () => {
+    const model = `model-${crypto.randomUUID()}`;
+    const failing = new CircuitBreakers(redis, prefix, 60_000);
+    const other = new CircuitBreakers(redis, prefix, 60_000);
+    for (let i = 1; i < FAILURES_TO_OPEN; i++) await failing.failed(model, false);
+    const passage = await other.pass(model);
+    expect(passage).toMatchObject({ go: true, streak: true });
+    await other.succeeded(model, passage);
+    // The streak starts over: one more failure does not open the breaker.
+    expect((await failing.failed(model, false)).open).toBe(false);
+  });
+
+  test("failed probes double the cool-down only up to the probe cadence's bound, with jitter", async () => {
+    const model = `model-${crypto.randomUUID()}`;
+    const breakers = new CircuitBreakers(redis, prefix, 2000);
+    for (let i = 1; i < FAILURES_TO_OPEN; i++) await breakers.failed(model, false);
+    const waits: number[] = [];
+    const opened = await breakers.failed(model, false);
+    if (opened.open) waits.push(opened.retryInMs);
+    for (let probe = 0; probe < 6; probe++) {
+      const state = await breakers.failed(model, true);
+      if (state.open) waits.push(state.retryInMs);
+    }
+    expect(waits).toHaveLength(7);
+    // 2, 4, 8, 8, 8... seconds, each plus up to 0.4 s of jitter.
+    expect(waits[0]).toBeGreaterThanOrEqual(1990);
+    expect(waits[0]).toBeLessThanOrEqual(2400);
+    expect(waits[1]).toBeGreaterThanOrEqual(3990);
+    for (const wait of waits.slice(2)) {
+      expect(wait).toBeGreaterThanOrEqual(MAX_PROBE_GAP_MS - 10);
+      expect(wait).toBeLessThanOrEqual(MAX_PROBE_GAP_MS + 400);
+    }
   });
 });
 

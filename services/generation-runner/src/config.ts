@@ -40,7 +40,7 @@ export interface RunnerConfig {
   outageLimitMs: number;
   /** PROVIDER_RETRY_DELAY_MS: first wait before a model call goes again after a server error (doubling). */
   providerRetryDelayMs: number;
-  /** PROVIDER_BREAKER_COOLDOWN_MS: how long an opened circuit breaker waits before its first probe (doubling to 12 times it). */
+  /** PROVIDER_BREAKER_COOLDOWN_MS: how long an opened circuit breaker waits before its first probe (doubling up to the probe cadence's bound). */
   breakerCooldownMs: number;
   /** SEARCH_REQUESTS_PER_MINUTE: the research search engine's limit (null: learned from its answers). */
   searchRequestsPerMinute: number | null;

@@ -172,9 +172,11 @@ export class Pacer {
       if (usable.length === 0) throw new CallFailed(failures);
       const candidates = [...usable.filter((t) => !demoted.has(t.id)), ...usable.filter((t) => demoted.has(t.id))];
       let chosen: PacedTarget | undefined;
+      let streak = false;
       let retryInMs = Infinity;
       for (const target of candidates) {
         const passage = await this.breakers.pass(target.id);
+        streak = passage.streak;
         if (passage.probe) {
           // This caller tests the provider for everyone; its own call follows when the test passes.
           const healthy = await this.probe(target, probe, timeoutMs, ticket.signal);
@@ -245,7 +247,7 @@ export class Pacer {
       await Promise.all([
         bounded ? this.settle(chosen, ticket.tokens, answer.tokens ?? ticket.tokens, admitted.leaseId) : undefined,
         this.learn(chosen, answer.headers),
-        this.breakers.succeeded(chosen.id),
+        this.breakers.succeeded(chosen.id, { streak }),
       ]);
       return { value: answer.value, target: chosen, waitedMs };
     }
@@ -283,7 +285,7 @@ export class Pacer {
       this.logger.warn("provider still unavailable: probe failed", { model: target.id, retryInMs: state.open ? state.retryInMs : 0, error: describe(error) });
       return false;
     }
-    await this.breakers.succeeded(target.id);
+    await this.breakers.succeeded(target.id, { streak: true });
     this.logger.info("provider back: circuit closed", { model: target.id });
     return true;
   }

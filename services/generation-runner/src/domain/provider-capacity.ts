@@ -7,7 +7,7 @@
 //
 // The limits are the operator's (the model catalog) or, where the provider reports tighter ones in
 // its x-ratelimit-* headers, the provider's; with neither, the runner learns them: from the
-// headers, else from 429s (the pace it had reached, less a tenth; less a fifth at each further
+// headers, else from 429s (the pace every replica together had reached, less a tenth; less a fifth at each further
 // 429; a tenth more after each quiet minute). Budgets are enforced over one second, as providers
 // enforce theirs, and paced at HEADROOM of the limit so clocks and network jitter do not cross it.
 import type IORedis from "ioredis";
@@ -28,6 +28,9 @@ export const HEADROOM = 0.95;
 const BURST_MS = 1000;
 /** A call's hold on a concurrency slot ends by itself after this long (a runner that died). */
 export const LEASE_MS = 15 * 60_000;
+/** Calls are counted for the whole fleet in buckets of this long, sent at most this often. */
+const COUNT_BUCKET_MS = 10_000;
+const COUNT_FLUSH_MS = 1000;
 /** A budget nobody used for an hour is forgotten, with what it learned. */
 const BUDGET_TTL_MS = 3_600_000;
 
@@ -105,7 +108,7 @@ return 1
 `);
 
 // KEYS: budget hash. ARGV: pause ms, reported rpm, reported tpm, refused (1 for a 429), calls this
-// runner made in the last minute, ttl ms. Returns the limits now in force as learned.
+// the fleet made in the last minute, ttl ms. Returns the limits now in force as learned.
 const reportScript = redisScript(`${PRELUDE}
 local b = KEYS[1]
 local pauseMs = tonumber(ARGV[1])
@@ -139,8 +142,9 @@ const limitOf = (n: number | null) => (n && n > 0 ? n : 0);
 
 export class ProviderCapacity {
   private readonly states = new Map<string, BudgetState>();
-  /** When this runner admitted its calls of the last minute, per budget: the pace a 429 without headers is learned from. */
-  private readonly recentCalls = new Map<string, number[]>();
+  /** Calls counted but not yet sent to Redis: per budget, per bucket of COUNT_BUCKET_MS. */
+  private readonly uncounted = new Map<string, Map<number, number>>();
+  private countFlush: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     private readonly redis: IORedis,
@@ -190,22 +194,50 @@ export class ProviderCapacity {
     return { admitted: true };
   }
 
-  /** Notes a call made without Redis (an unbounded budget), so a first 429 knows the pace reached. */
+  /**
+   * Counts a call on the budget, in Redis for the whole fleet, so a 429 without headers learns the
+   * pace every replica together had reached. Counts are sent in one pipeline a second at most.
+   */
   countCall(budget: string): void {
-    const now = Date.now();
-    let calls = this.recentCalls.get(budget);
-    if (!calls) this.recentCalls.set(budget, (calls = []));
-    calls.push(now);
-    // Trimmed in bulk so a busy budget does not shift the array on every call.
-    if (calls.length > 4096 || calls[0]! < now - 120_000) {
-      const from = calls.findIndex((t) => t >= now - 60_000);
-      calls.splice(0, from === -1 ? calls.length : from);
+    const bucket = Math.floor(Date.now() / COUNT_BUCKET_MS);
+    let buckets = this.uncounted.get(budget);
+    if (!buckets) this.uncounted.set(budget, (buckets = new Map()));
+    buckets.set(bucket, (buckets.get(bucket) ?? 0) + 1);
+    if (!this.countFlush) {
+      this.countFlush = setTimeout(() => void this.sendCounts().catch(() => {}), COUNT_FLUSH_MS);
+      this.countFlush.unref?.();
     }
   }
 
-  private callsInLastMinute(budget: string): number {
+  private async sendCounts(): Promise<void> {
+    clearTimeout(this.countFlush);
+    this.countFlush = undefined;
+    if (this.uncounted.size === 0) return;
+    const batch = this.redis.pipeline();
+    for (const [budget, buckets] of this.uncounted) {
+      for (const [bucket, n] of buckets) {
+        const key = this.countKey(budget, bucket);
+        batch.incrby(key, n).pexpire(key, 60_000 + 2 * COUNT_BUCKET_MS);
+      }
+    }
+    this.uncounted.clear();
+    await batch.exec();
+  }
+
+  private countKey(budget: string, bucket: number): string {
+    return `${this.keys(budget)[0]}:count:${bucket}`;
+  }
+
+  /** Calls every replica made on the budget in the last minute (the oldest bucket prorated). */
+  private async callsInLastMinute(budget: string): Promise<number> {
+    await this.sendCounts();
     const since = Date.now() - 60_000;
-    return (this.recentCalls.get(budget) ?? []).filter((t) => t >= since).length;
+    const first = Math.floor(since / COUNT_BUCKET_MS);
+    const last = Math.floor(Date.now() / COUNT_BUCKET_MS);
+    const keys = Array.from({ length: last - first + 1 }, (_, i) => this.countKey(budget, first + i));
+    const counts = (await this.redis.mget(...keys)).map((n) => Number(n ?? 0));
+    const firstShare = ((first + 1) * COUNT_BUCKET_MS - since) / COUNT_BUCKET_MS;
+    return Math.round(counts.reduce((sum, n, i) => sum + (i === 0 ? n * firstShare : n), 0));
   }
 
   /** Settles a call's reservation to the tokens it really used and frees its concurrency slot. */
@@ -224,7 +256,7 @@ export class ProviderCapacity {
       report.requestsPerMinute ?? 0,
       report.tokensPerMinute ?? 0,
       report.refused ? 1 : 0,
-      this.callsInLastMinute(budget),
+      await this.callsInLastMinute(budget),
       BUDGET_TTL_MS,
     ])) as (string | null)[];
     return this.remember(budget, reply);
