@@ -1,6 +1,7 @@
-// A plan's articles_in_flight (how many of an account's articles the generation runner keeps in
-// flight at once) through the operator CLI, and QuotaService.GetGenerationShare, which the runner
-// asks for an account's cap, through a real client against the running stack.
+// A plan's articles_in_flight (an explicit cap on an account's articles the generation runner
+// keeps in flight at once) and share_weight (the account's weight in the runners' fair shares)
+// through the operator CLI, and QuotaService.GetGenerationShare, which the runner asks for an
+// account's cap and weight, through a real client against the running stack.
 import { beforeAll, describe, expect, test } from "bun:test";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { runAdmin } from "../harness/admin-cli.ts";
@@ -32,6 +33,12 @@ async function createAccount(planId?: number): Promise<bigint> {
   return BigInt(created.json.id);
 }
 
+/** GetGenerationShare's answer as the runner reads it: the cap (undefined when none) and the weight. */
+async function shareOf(accountId: bigint) {
+  const { articlesInFlight, shareWeight } = await quotaClient(stack, "generation-runner").getGenerationShare({ accountId });
+  return { articlesInFlight, shareWeight };
+}
+
 async function errorOf(call: Promise<unknown>): Promise<ConnectError> {
   try {
     await call;
@@ -41,29 +48,61 @@ async function errorOf(call: Promise<unknown>): Promise<ConnectError> {
   throw new Error("the call succeeded");
 }
 
+/** What createPlan's plans show besides articles_in_flight and share_weight. */
+const FAIR_PLAN = { id: expect.any(Number), name: "Fair", monthly_words: 50_000, requests_per_minute: 60, requests_per_hour: 1_000, requests_per_day: 10_000 };
+
+// The plan's two bounded numbers are checked alike: the service refuses a value out of range on
+// its field, the CLI what is no whole number.
+const BOUNDED = [
+  { flag: "--articles-in-flight", field: "articles_in_flight", max: 100_000, range: "1 to 100,000" },
+  { flag: "--share-weight", field: "share_weight", max: 100, range: "1 to 100" },
+] as const;
+
+for (const { flag, field, max, range } of BOUNDED) {
+  describe(`plan create and update ${flag}: its range`, () => {
+    test(`the bounds 1 and ${max} are accepted`, async () => {
+      expect((await createPlan(flag, "1"))[field]).toBe(1);
+      expect((await createPlan(flag, String(max)))[field]).toBe(max);
+    }, 30_000);
+
+    test(`values out of range are refused by the service on field ${field}, exit 1`, async () => {
+      const refusal = { code: Code.InvalidArgument, errors: { [field]: [`${field} must be a whole number from ${range}.`] } };
+      for (const value of ["0", String(max + 1)]) {
+        const created = await admin("plan", "create", "--name", "Bad", ...PLAN_FLAGS, flag, value);
+        expect(created.code).toBe(1);
+        expect(created.stdout).toBe("");
+        expect(JSON.parse(created.stderr)).toMatchObject(refusal);
+      }
+      const plan = await createPlan(flag, "7");
+      const updated = await admin("plan", "update", "--plan", String(plan.id), flag, "0");
+      expect(updated.code).toBe(1);
+      expect(JSON.parse(updated.stderr)).toMatchObject(refusal);
+      // Nothing changed.
+      const now = await admin("plan", "update", "--plan", String(plan.id));
+      expect(now.json[field]).toBe(7);
+    }, 30_000);
+
+    test("what is no whole number is a usage error, exit 2", async () => {
+      for (const value of ["abc", "-3", "2.5", "none", "99999999999"]) {
+        const created = await admin("plan", "create", "--name", "Bad", ...PLAN_FLAGS, flag, value);
+        expect(created.code).toBe(2);
+        expect(created.stdout).toBe("");
+        expect(created.stderr).toContain(`${flag} must be a whole number from ${range}, got "${value}"`);
+        expect(created.stderr).toContain("usage: npm run admin -- plan create");
+      }
+    }, 30_000);
+  });
+}
+
 describe("plan create and update --articles-in-flight", () => {
   test("create sets it; the output shows it beside the plan's other fields", async () => {
-    const plan = await createPlan("--articles-in-flight", "25");
-    expect(plan).toEqual({
-      id: expect.any(Number),
-      name: "Fair",
-      monthly_words: 50_000,
-      requests_per_minute: 60,
-      requests_per_hour: 1_000,
-      requests_per_day: 10_000,
-      articles_in_flight: 25,
-    });
+    expect(await createPlan("--articles-in-flight", "25")).toEqual({ ...FAIR_PLAN, articles_in_flight: 25, share_weight: 1 });
   }, 30_000);
 
-  test("without it the plan has none (null: the runner's default)", async () => {
+  test("without it the plan has none (null: no cap of its own)", async () => {
     const plan = await createPlan();
     expect(plan.articles_in_flight).toBeNull();
     expect(plan.monthly_words).toBe(50_000);
-  }, 30_000);
-
-  test("the bounds 1 and 100,000 are accepted", async () => {
-    expect((await createPlan("--articles-in-flight", "1")).articles_in_flight).toBe(1);
-    expect((await createPlan("--articles-in-flight", "100000")).articles_in_flight).toBe(100_000);
   }, 30_000);
 
   test("update sets, keeps and removes it", async () => {
@@ -87,31 +126,7 @@ describe("plan create and update --articles-in-flight", () => {
     expect(unchanged.json).toMatchObject({ id: plan.id, articles_in_flight: null });
   }, 30_000);
 
-  test("values out of range are refused by the service on field articles_in_flight, exit 1", async () => {
-    for (const value of ["0", "100001"]) {
-      const created = await admin("plan", "create", "--name", "Bad", ...PLAN_FLAGS, "--articles-in-flight", value);
-      expect(created.code).toBe(1);
-      expect(created.stdout).toBe("");
-      const error = JSON.parse(created.stderr);
-      expect(error).toMatchObject({ code: Code.InvalidArgument, errors: { articles_in_flight: ["articles_in_flight must be a whole number from 1 to 100,000."] } });
-    }
-    const plan = await createPlan("--articles-in-flight", "7");
-    const updated = await admin("plan", "update", "--plan", String(plan.id), "--articles-in-flight", "0");
-    expect(updated.code).toBe(1);
-    expect(JSON.parse(updated.stderr)).toMatchObject({ code: Code.InvalidArgument, errors: { articles_in_flight: [expect.stringContaining("1 to 100,000")] } });
-    // Nothing changed.
-    const now = await admin("plan", "update", "--plan", String(plan.id));
-    expect(now.json.articles_in_flight).toBe(7);
-  }, 30_000);
-
-  test("what is no whole number is a usage error, exit 2", async () => {
-    for (const value of ["abc", "-3", "2.5", "none", "99999999999"]) {
-      const created = await admin("plan", "create", "--name", "Bad", ...PLAN_FLAGS, "--articles-in-flight", value);
-      expect(created.code).toBe(2);
-      expect(created.stdout).toBe("");
-      expect(created.stderr).toContain(`--articles-in-flight must be a whole number from 1 to 100,000, got "${value}"`);
-      expect(created.stderr).toContain("usage: npm run admin -- plan create");
-    }
+  test("on update, what is neither a whole number nor none is a usage error, exit 2", async () => {
     const plan = await createPlan();
     const updated = await admin("plan", "update", "--plan", String(plan.id), "--articles-in-flight", "many");
     expect(updated.code).toBe(2);
@@ -126,14 +141,65 @@ describe("plan create and update --articles-in-flight", () => {
     const { plan: cleared } = await operatorClient(stack).updatePlan({ planId: BigInt(plan.id), clearArticlesInFlight: true });
     expect(cleared!.articlesInFlight).toBeUndefined();
   }, 30_000);
+});
 
-  test("help lists the flag", async () => {
-    const help = await admin("--help");
-    expect(help.code).toBe(0);
-    expect(help.stdout).toContain("[--articles-in-flight N]");
-    expect(help.stdout).toContain("[--articles-in-flight N|none]");
+describe("plan create and update --share-weight", () => {
+  test("create sets it; the output shows it beside articles_in_flight", async () => {
+    const plan = await createPlan("--share-weight", "3");
+    expect(plan).toEqual({ ...FAIR_PLAN, articles_in_flight: null, share_weight: 3 });
+    expect(Object.keys(plan).slice(-2)).toEqual(["articles_in_flight", "share_weight"]);
+  }, 30_000);
+
+  test("without it the weight is 1", async () => {
+    expect(await createPlan("--articles-in-flight", "4")).toMatchObject({ articles_in_flight: 4, share_weight: 1 });
+  }, 30_000);
+
+  test("update sets and keeps it", async () => {
+    const plan = await createPlan();
+    const set = await admin("plan", "update", "--plan", String(plan.id), "--share-weight", "5");
+    expect(set.code).toBe(0);
+    expect(set.json).toMatchObject({ id: plan.id, share_weight: 5, articles_in_flight: null, monthly_words: 50_000 });
+
+    // Changing other fields, articles_in_flight among them, leaves it as it is.
+    const other = await admin("plan", "update", "--plan", String(plan.id), "--per-minute", "120", "--articles-in-flight", "8");
+    expect(other.code).toBe(0);
+    expect(other.json).toMatchObject({ requests_per_minute: 120, articles_in_flight: 8, share_weight: 5 });
+    const removed = await admin("plan", "update", "--plan", String(plan.id), "--articles-in-flight", "none");
+    expect(removed.json).toMatchObject({ articles_in_flight: null, share_weight: 5 });
+
+    const unchanged = await admin("plan", "update", "--plan", String(plan.id));
+    expect(unchanged.code).toBe(0);
+    expect(unchanged.json).toMatchObject({ id: plan.id, share_weight: 5 });
+  }, 30_000);
+
+  test("none is no weight: a usage error on update too, exit 2", async () => {
+    const plan = await createPlan();
+    const updated = await admin("plan", "update", "--plan", String(plan.id), "--share-weight", "none");
+    expect(updated.code).toBe(2);
+    expect(updated.stderr).toContain(`--share-weight must be a whole number from 1 to 100, got "none"`);
+  }, 30_000);
+
+  test("CreatePlan and UpdatePlan name share_weight alone in their field errors", async () => {
+    const operator = operatorClient(stack);
+    const refusal = { share_weight: ["share_weight must be a whole number from 1 to 100."] };
+    const created = await errorOf(operator.createPlan({ name: "Bad", monthlyWords: 1n, requestsPerMinute: 1, requestsPerHour: 1, requestsPerDay: 1, shareWeight: 0 }));
+    expect(created.code).toBe(Code.InvalidArgument);
+    expect(fieldErrorsOf(created)).toEqual(refusal);
+    const plan = await createPlan();
+    const updated = await errorOf(operator.updatePlan({ planId: BigInt(plan.id), shareWeight: 101 }));
+    expect(updated.code).toBe(Code.InvalidArgument);
+    expect(fieldErrorsOf(updated)).toEqual(refusal);
+    const { plan: changed } = await operator.updatePlan({ planId: BigInt(plan.id), shareWeight: 2 });
+    expect(changed!.shareWeight).toBe(2);
   }, 30_000);
 });
+
+test("help lists both flags on both commands", async () => {
+  const help = await admin("--help");
+  expect(help.code).toBe(0);
+  expect(help.stdout).toContain("[--articles-in-flight N] [--share-weight N]");
+  expect(help.stdout).toContain("[--articles-in-flight N|none] [--share-weight N]");
+}, 30_000);
 
 describe("QuotaService.GetGenerationShare", () => {
   test("answers the articles_in_flight of the account's plan, and follows changes to it", async () => {
@@ -164,10 +230,30 @@ describe("QuotaService.GetGenerationShare", () => {
     expect((await quota.getGenerationShare({ accountId })).articlesInFlight).toBeUndefined();
   }, 30_000);
 
-  test("an account that never had a plan answers unset", async () => {
-    const accountId = await createAccount();
-    const answer = await quotaClient(stack, "generation-runner").getGenerationShare({ accountId });
-    expect(answer.articlesInFlight).toBeUndefined();
+  test("answers the share_weight of the account's plan, and follows changes to it", async () => {
+    const plan = await createPlan("--share-weight", "3");
+    const accountId = await createAccount(plan.id);
+    expect(await shareOf(accountId)).toEqual({ articlesInFlight: undefined, shareWeight: 3 });
+
+    expect((await admin("plan", "update", "--plan", String(plan.id), "--share-weight", "100")).code).toBe(0);
+    expect(await shareOf(accountId)).toEqual({ articlesInFlight: undefined, shareWeight: 100 });
+  }, 30_000);
+
+  test("share_weight follows the account's subscription, and is 1 without one", async () => {
+    const heavy = await createPlan("--share-weight", "4", "--articles-in-flight", "6");
+    const plain = await createPlan();
+    const accountId = await createAccount(plain.id);
+    expect(await shareOf(accountId)).toEqual({ articlesInFlight: undefined, shareWeight: 1 });
+
+    expect((await admin("account", "subscribe", "--account", String(accountId), "--plan", String(heavy.id))).code).toBe(0);
+    expect(await shareOf(accountId)).toEqual({ articlesInFlight: 6, shareWeight: 4 });
+
+    expect((await admin("account", "unsubscribe", "--account", String(accountId))).code).toBe(0);
+    expect(await shareOf(accountId)).toEqual({ articlesInFlight: undefined, shareWeight: 1 });
+  }, 30_000);
+
+  test("an account that never had a plan answers no cap and weight 1", async () => {
+    expect(await shareOf(await createAccount())).toEqual({ articlesInFlight: undefined, shareWeight: 1 });
   }, 30_000);
 
   test("NOT_FOUND for an unknown account", async () => {

@@ -18,28 +18,33 @@ import { UsageError, flag, id, idList, int, optionalFlag, required, requiredInt,
 import { command, type AdminCommand } from "../command.ts";
 import { asJson } from "../json-output.ts";
 
-const ARTICLES_IN_FLIGHT_RANGE = "a whole number from 1 to 100,000";
+/** The plan's bounded numbers, with their ranges as a usage error names them. */
+const PLAN_RANGES = { "articles-in-flight": "a whole number from 1 to 100,000", "share-weight": "a whole number from 1 to 100" };
+type PlanRangeFlag = keyof typeof PLAN_RANGES;
 
-/** --articles-in-flight N; "none" (where allowed) is null. accounts-billing checks the range; the CLI only refuses what is no number at all, or does not fit the field. */
-function articlesInFlight(flags: Flags<"articles-in-flight">, noneAllowed: boolean): number | null | undefined {
-  const value = flags["articles-in-flight"];
+/** --articles-in-flight N or --share-weight N; "none" (where allowed) is null. accounts-billing checks the range; the CLI only refuses what is no number at all, or does not fit the field. */
+function planNumber(flags: Flags<PlanRangeFlag>, name: PlanRangeFlag, noneAllowed = false): number | null | undefined {
+  const value = flags[name];
   if (value === undefined) return undefined;
   if (noneAllowed && value === "none") return null;
   const n = /^\d+$/.test(value) ? Number(value) : NaN;
-  if (!(n <= 2_147_483_647)) throw new UsageError(`--articles-in-flight must be ${ARTICLES_IN_FLIGHT_RANGE}${noneAllowed ? ' or "none"' : ""}, got "${value}"`);
+  if (!(n <= 2_147_483_647)) throw new UsageError(`--${name} must be ${PLAN_RANGES[name]}${noneAllowed ? ' or "none"' : ""}, got "${value}"`);
   return n;
 }
 
-/** A plan as JSON; articles_in_flight is null when the plan sets none (the runner's default applies). */
-const planJson = (plan: Record<string, any>) => ({ ...plan, articles_in_flight: plan.articles_in_flight ?? null });
+/** A plan as JSON, articles_in_flight then share_weight last; articles_in_flight is null when the plan sets none (the account has no cap of its own). */
+function planJson(plan: Record<string, any>) {
+  const { articles_in_flight = null, share_weight, ...rest } = plan;
+  return { ...rest, articles_in_flight, share_weight };
+}
 
 const ROLES: Record<string, Role> = { owner: Role.OWNER, admin: Role.ADMIN, editor: Role.EDITOR, viewer: Role.VIEWER };
 
 export const accountCommands: AdminCommand[] = [
   command({
     name: "plan create",
-    flags: [flag("name", "N"), flag("monthly-words", "W"), flag("per-minute", "M"), flag("per-hour", "H"), flag("per-day", "D"), optionalFlag("articles-in-flight", "N")],
-    summary: "create a plan (word allowance, request caps; --articles-in-flight: an account's articles generating at once, 1-100000, else the runner's default)",
+    flags: [flag("name", "N"), flag("monthly-words", "W"), flag("per-minute", "M"), flag("per-hour", "H"), flag("per-day", "D"), optionalFlag("articles-in-flight", "N"), optionalFlag("share-weight", "N")],
+    summary: "create a plan (word allowance, request caps; --articles-in-flight: an explicit cap on an account's articles generating at once, 1-100000, else none; --share-weight: its weight in the runners' fair shares, 1-100, default 1)",
     run: async (f, c) =>
       planJson(
         asJson(
@@ -50,18 +55,19 @@ export const accountCommands: AdminCommand[] = [
             requestsPerMinute: requiredInt(f, "per-minute"),
             requestsPerHour: requiredInt(f, "per-hour"),
             requestsPerDay: requiredInt(f, "per-day"),
-            articlesInFlight: articlesInFlight(f, false) ?? undefined,
+            articlesInFlight: planNumber(f, "articles-in-flight") ?? undefined,
+            shareWeight: planNumber(f, "share-weight") ?? undefined,
           }),
         ).plan,
       ),
   }),
   command({
     name: "plan update",
-    flags: [flag("plan", "ID"), optionalFlag("name", "N"), optionalFlag("monthly-words", "W"), optionalFlag("per-minute", "M"), optionalFlag("per-hour", "H"), optionalFlag("per-day", "D"), optionalFlag("articles-in-flight", "N|none")],
-    summary: "change a plan's allowance or caps (--articles-in-flight none removes that cap; the runner's default applies)",
+    flags: [flag("plan", "ID"), optionalFlag("name", "N"), optionalFlag("monthly-words", "W"), optionalFlag("per-minute", "M"), optionalFlag("per-hour", "H"), optionalFlag("per-day", "D"), optionalFlag("articles-in-flight", "N|none"), optionalFlag("share-weight", "N")],
+    summary: "change a plan's allowance, caps or share weight (--articles-in-flight none removes that cap: accounts on the plan then have no cap of their own)",
     run: async (f, c) => {
       const words = int(f, "monthly-words");
-      const inFlight = articlesInFlight(f, true);
+      const inFlight = planNumber(f, "articles-in-flight", true);
       return planJson(
         asJson(
           UpdatePlanResponseSchema,
@@ -74,6 +80,7 @@ export const accountCommands: AdminCommand[] = [
             requestsPerDay: int(f, "per-day"),
             articlesInFlight: inFlight ?? undefined,
             clearArticlesInFlight: inFlight === null,
+            shareWeight: planNumber(f, "share-weight") ?? undefined,
           }),
         ).plan,
       );

@@ -48,6 +48,7 @@ const planMessage = (p: identity.PlanRow): MessageInitShape<typeof PlanSchema> =
   requestsPerHour: p.requestsPerHour,
   requestsPerDay: p.requestsPerDay,
   articlesInFlight: p.articlesInFlight ?? undefined,
+  shareWeight: p.shareWeight,
 });
 
 const projectMessage = (p: identity.ProjectRow): MessageInitShape<typeof ProjectSchema> => ({
@@ -172,7 +173,7 @@ export function accountsBillingRoutes(db: Db) {
       },
       async getGenerationShare(req) {
         const share = await getGenerationShare(db, Number(req.accountId));
-        return { articlesInFlight: share.articlesInFlight ?? undefined };
+        return { articlesInFlight: share.articlesInFlight ?? undefined, shareWeight: share.shareWeight };
       },
       listHeldReservations: async (req) => ({
         references: await quota.listHeldReservations(db, { heldLongerThanMs: Number(req.heldLongerThanMs), limit: req.limit, afterReference: req.afterReference }),
@@ -189,6 +190,7 @@ export function accountsBillingRoutes(db: Db) {
             requestsPerHour: req.requestsPerHour,
             requestsPerDay: req.requestsPerDay,
             articlesInFlight: req.articlesInFlight,
+            shareWeight: req.shareWeight,
           }),
         ),
       }),
@@ -201,6 +203,7 @@ export function accountsBillingRoutes(db: Db) {
             requestsPerHour: req.requestsPerHour,
             requestsPerDay: req.requestsPerDay,
             articlesInFlight: articlesInFlightChange(req),
+            shareWeight: req.shareWeight,
           }),
         ),
       }),

@@ -16,8 +16,10 @@ export const plans = accountsBilling.table("plans", {
   requestsPerMinute: integer("requests_per_minute").notNull(),
   requestsPerHour: integer("requests_per_hour").notNull(),
   requestsPerDay: integer("requests_per_day").notNull(),
-  /** Articles of an account the generation runner keeps in flight at once; null: the runner's default. */
+  /** Explicit cap on an account's articles in flight at once in the generation runner; null: none (no cap of its own). */
   articlesInFlight: integer("articles_in_flight"),
+  /** The account's weight in the runners' fair shares between accounts with work waiting, 1 to 100. */
+  shareWeight: integer("share_weight").notNull().default(1),
   createdAt: createdAt(),
 });
 

@@ -1,5 +1,6 @@
-// An account's share of the generation runner's capacity: how many of its articles the runner
-// keeps in flight at once, from the plan of its active subscription (fair sharing between accounts).
+// An account's share of the generation runner's capacity, from the plan of its active
+// subscription: its weight in the fair shares between accounts, and the plan's explicit cap on
+// its articles in flight, if any.
 import { and, eq, isNull, sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { accounts, plans, subscriptions } from "../db/schema.ts";
@@ -12,7 +13,7 @@ import { preparedPerDatabase } from "../../../kit/src/prepared-statements.ts";
 // the plan by its key. The account row tells an unknown account from one without a plan.
 const statements = preparedPerDatabase((db: Db) => ({
   share: db
-    .select({ accountId: accounts.id, articlesInFlight: plans.articlesInFlight })
+    .select({ accountId: accounts.id, articlesInFlight: plans.articlesInFlight, shareWeight: plans.shareWeight })
     .from(accounts)
     .leftJoin(subscriptions, and(eq(subscriptions.accountId, accounts.id), isNull(subscriptions.endedAt)))
     .leftJoin(plans, eq(plans.id, subscriptions.planId))
@@ -21,12 +22,16 @@ const statements = preparedPerDatabase((db: Db) => ({
     .prepare("generation_share_by_account"),
 }));
 
+/** The weight of an account without an active subscription: the default weight of a plan. */
+const UNSUBSCRIBED_SHARE_WEIGHT = 1;
+
 /**
- * The plan's articles_in_flight for the account; null when its plan sets none or it has no active
- * subscription (the runner's default applies). NOT_FOUND for an unknown account.
+ * The plan's articles_in_flight and share_weight for the account. articlesInFlight is null when
+ * its plan sets none or it has no active subscription (no cap of its own); shareWeight is 1
+ * without an active subscription. NOT_FOUND for an unknown account.
  */
-export async function getGenerationShare(db: Db, accountId: number): Promise<{ articlesInFlight: number | null }> {
+export async function getGenerationShare(db: Db, accountId: number): Promise<{ articlesInFlight: number | null; shareWeight: number }> {
   const [row] = await statements(db).share.execute({ accountId });
   if (!row) throw notFound("No such account.");
-  return { articlesInFlight: row.articlesInFlight ?? null };
+  return { articlesInFlight: row.articlesInFlight ?? null, shareWeight: row.shareWeight ?? UNSUBSCRIBED_SHARE_WEIGHT };
 }

@@ -107,29 +107,35 @@ export interface PlanInput {
   requestsPerMinute: number;
   requestsPerHour: number;
   requestsPerDay: number;
-  /** Articles of an account the generation runner keeps in flight at once; unset (or null): the runner's default. */
+  /** Explicit cap on an account's articles in flight at once in the generation runner; unset (or null): no cap of its own. */
   articlesInFlight?: number | null;
+  /** The account's weight in the runners' fair shares between accounts with work waiting; unset: 1 on creation. */
+  shareWeight?: number;
 }
 
-/** The bounds of a plan's articles_in_flight. */
+/** The bounds of a plan's articles_in_flight and share_weight. */
 export const ARTICLES_IN_FLIGHT_MIN = 1;
 export const ARTICLES_IN_FLIGHT_MAX = 100_000;
+export const SHARE_WEIGHT_MIN = 1;
+export const SHARE_WEIGHT_MAX = 100;
+
+/** A value that is set (not undefined or null) must be a whole number from min to max. */
+function requireWholeNumberIn(fields: FieldErrors, name: string, value: number | null | undefined, min: number, max: number) {
+  if (value !== undefined && value !== null && (!Number.isInteger(value) || value < min || value > max)) {
+    fields[name] = [`${name} must be a whole number from ${min} to ${max.toLocaleString("en-US")}.`];
+  }
+}
 
 function checkPlan(input: Partial<PlanInput>, fields: FieldErrors) {
-  const { articlesInFlight, ...rest } = input;
+  const { articlesInFlight, shareWeight, ...rest } = input;
   if (rest.name !== undefined) requireText(fields, "name", rest.name);
   for (const [key, value] of Object.entries(rest)) {
     if (key !== "name" && value !== undefined && (typeof value !== "number" || !Number.isInteger(value) || value < 0)) {
       fields[key] = [`${key} must be a whole number of at least 0.`];
     }
   }
-  if (
-    articlesInFlight !== undefined &&
-    articlesInFlight !== null &&
-    (!Number.isInteger(articlesInFlight) || articlesInFlight < ARTICLES_IN_FLIGHT_MIN || articlesInFlight > ARTICLES_IN_FLIGHT_MAX)
-  ) {
-    fields.articles_in_flight = [`articles_in_flight must be a whole number from ${ARTICLES_IN_FLIGHT_MIN} to ${ARTICLES_IN_FLIGHT_MAX.toLocaleString("en-US")}.`];
-  }
+  requireWholeNumberIn(fields, "articles_in_flight", articlesInFlight, ARTICLES_IN_FLIGHT_MIN, ARTICLES_IN_FLIGHT_MAX);
+  requireWholeNumberIn(fields, "share_weight", shareWeight, SHARE_WEIGHT_MIN, SHARE_WEIGHT_MAX);
 }
 
 export async function createPlan(db: Db, input: PlanInput): Promise<PlanRow> {
@@ -141,8 +147,8 @@ export async function createPlan(db: Db, input: PlanInput): Promise<PlanRow> {
 }
 
 /**
- * Changes the fields that are set; articlesInFlight null removes the plan's cap (the runner's
- * default applies again), undefined leaves it.
+ * Changes the fields that are set; articlesInFlight null removes the plan's cap (accounts on it
+ * have no cap of their own), undefined leaves it.
  */
 export async function updatePlan(db: Db, planId: number, input: Partial<PlanInput>): Promise<PlanRow> {
   const fields: FieldErrors = {};

@@ -1,0 +1,1 @@
+ALTER TABLE "accounts_billing"."plans" ADD COLUMN "share_weight" integer DEFAULT 1 NOT NULL;
