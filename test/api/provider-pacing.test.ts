@@ -15,7 +15,7 @@ import { modelCatalogClient } from "../harness/service-clients.ts";
 import type { TestStack } from "../harness/stack.ts";
 import { createTenant, type Tenant } from "../harness/tenants.ts";
 import { articleBody, createWorkflow, marker, waitForArticle } from "./generation-support.ts";
-import { configureProvider, countIn, providerState } from "./provider-support.ts";
+import { configureProvider, countIn, createArticles, providerState } from "./provider-support.ts";
 
 const LIMITED_RPM = 600;
 const DRAIN_ARTICLES = 1000;
@@ -56,23 +56,6 @@ afterAll(async () => {
   await Promise.all([limited, flaky, shared].map((sim) => sim?.stop()));
 }, 60_000);
 
-/** Creates `n` articles, `inFlight` requests at a time. */
-async function createMany(api: ApiClient, n: number, body: Record<string, unknown>, inFlight = 50): Promise<string[]> {
-  const ids: string[] = [];
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: inFlight }, async () => {
-      while (next < n) {
-        next++;
-        const res = await api.post("/v1/articles", body);
-        expect(res.status).toBe(201);
-        ids.push(res.body.data.external_id);
-      }
-    }),
-  );
-  return ids;
-}
-
 /** The article's whole event log, replayed after it ended: the event names with their data. */
 async function eventsOf(token: string, id: string): Promise<{ event: string; data: any }[]> {
   const res = await fetch(`${stack.baseUrl}/v1/articles/${id}/events`, { headers: { authorization: `Bearer ${token}`, "last-event-id": "0-0" } });
@@ -96,7 +79,7 @@ test("a provider down with no fallback holds its articles unchanged, their step 
   ]);
   await configureProvider(flaky, { outage: { status: 503, duration_ms: OUTAGE_MS } });
   const endsAt = Date.now() + OUTAGE_MS;
-  const ids = await createMany(api, OUTAGE_ARTICLES, articleBody(tenant.projectId, { article_type: type, model: "flaky:sim-fast" }), 10);
+  const ids = await createArticles(api, OUTAGE_ARTICLES, articleBody(tenant.projectId, { article_type: type, model: "flaky:sim-fast" }), 10);
   outage = { tenant, api, ids, endsAt };
 
   // Every article reaches its first step and stays there, none failed, while the provider refuses.
@@ -114,7 +97,7 @@ test("1,000 articles over a provider limited to 600 requests a minute all comple
   const type = marker("drain");
   await createWorkflow(burstApi, burst.projectId, type, [{ step_name: "Write", user: `[[sim:words=30]] write ${type}` }]);
   const body = articleBody(burst.projectId, { article_type: type, model: "limited:sim-fast" });
-  await createMany(burstApi, DRAIN_ARTICLES, body);
+  await createArticles(burstApi, DRAIN_ARTICLES, body, 50);
 
   // While the burst drains, a second account's single article goes ahead of it.
   await eventually(() => countIn(burstApi, burst.projectId, "completed"), (n) => n >= 50, 60_000, "the burst draining");
@@ -165,7 +148,7 @@ test("two runner replicas together stay inside one budget", async () => {
     const api = apiClient(stack.baseUrl, tenant.token);
     const type = marker("shared");
     await createWorkflow(api, tenant.projectId, type, [{ step_name: "Write", user: `[[sim:words=30]] shared ${type}` }]);
-    await createMany(api, SHARED_ARTICLES, articleBody(tenant.projectId, { article_type: type, model: "shared:sim-fast" }));
+    await createArticles(api, SHARED_ARTICLES, articleBody(tenant.projectId, { article_type: type, model: "shared:sim-fast" }), 50);
     await eventually(() => countIn(api, tenant.projectId, "completed"), (n) => n === SHARED_ARTICLES, 120_000, "every shared article completed");
 
     const { counts } = await providerState(shared);

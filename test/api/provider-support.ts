@@ -19,3 +19,20 @@ export async function countIn(api: ApiClient, projectId: number, status: string)
   expect(res.status).toBe(200);
   return res.body.meta.total;
 }
+
+/** Creates `n` articles, `inFlight` requests at a time. */
+export async function createArticles(api: ApiClient, n: number, body: Record<string, unknown>, inFlight = 1): Promise<string[]> {
+  const ids: string[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (next < n) {
+        next++;
+        const res = await api.post("/v1/articles", body);
+        expect(res.status).toBe(201);
+        ids.push(res.body.data.external_id);
+      }
+    }),
+  );
+  return ids;
+}

@@ -12,42 +12,53 @@ import { metricOf, startRunnerReplicas, type RunnerReplica } from "../harness/ru
 import { modelCatalogClient } from "../harness/service-clients.ts";
 import type { TestStack } from "../harness/stack.ts";
 import { createTenant } from "../harness/tenants.ts";
-import { articleBody, createWorkflow, marker } from "./generation-support.ts";
-import { configureProvider, countIn, providerState, resetProviderCounts } from "./provider-support.ts";
+import { articleBody, createWorkflow, marker, waitForArticle } from "./generation-support.ts";
+import { configureProvider, countIn, createArticles, providerState, resetProviderCounts } from "./provider-support.ts";
 
 const FIRST_WAVE = 5;
 const SECOND_WAVE = 30;
+const LIMITED_RPM = 1200;
+const LIMITED_MODEL = "limited:sim-fast";
 
 let infra: PrivateStack;
 let stack: TestStack;
 let flaky: RunningSimulator;
+let limited: RunningSimulator;
 const replicas: RunnerReplica[] = [];
 
 beforeAll(async () => {
-  flaky = await startSimulator({ port: 0 });
+  [flaky, limited] = await Promise.all([startSimulator({ port: 0 }), startSimulator({ port: 0, provider: { requestsPerMinute: LIMITED_RPM } })]);
   infra = await startPrivateStack({
     PROVIDER_FLAKY_BASE_URL: `${flaky.url}/v1`,
+    PROVIDER_LIMITED_BASE_URL: `${limited.url}/v1`,
     // The production default: probes double from 5 s, bounded by the probe cadence.
     PROVIDER_BREAKER_COOLDOWN_MS: "5000",
   });
   stack = infra.stack;
-  await modelCatalogClient(stack).addModel({ model: { id: "flaky:sim-fast", active: true, inputPricePerMillion: "1", outputPricePerMillion: "1" } });
+  const catalog = modelCatalogClient(stack);
+  await catalog.addModel({ model: { id: "flaky:sim-fast", active: true, inputPricePerMillion: "1", outputPricePerMillion: "1" } });
+  await catalog.addModel({ model: { id: LIMITED_MODEL, active: true, inputPricePerMillion: "1", outputPricePerMillion: "1", requestsPerMinute: LIMITED_RPM } });
 }, 120_000);
 
 afterAll(async () => {
   await Promise.all(replicas.map((replica) => replica.stop()));
   await infra?.stop();
-  await flaky?.stop();
+  await Promise.all([flaky, limited].map((sim) => sim?.stop()));
 }, 120_000);
 
-async function createArticles(api: ApiClient, n: number, body: Record<string, unknown>): Promise<string[]> {
-  const ids: string[] = [];
-  for (let i = 0; i < n; i++) {
-    const res = await api.post("/v1/articles", body);
-    expect(res.status).toBe(201);
-    ids.push(res.body.data.external_id);
-  }
-  return ids;
+/** The fleet: the stack's own runner and two more replicas (started by the first test that needs them). */
+async function threeReplicas(): Promise<string[]> {
+  if (replicas.length === 0) replicas.push(...(await startRunnerReplicas(stack, 2)));
+  return [stack.metricsUrls.generationRunner!, ...replicas.map((r) => r.metricsUrl)];
+}
+
+/** A tenant with a one-step workflow whose prompt is `prompt`, and the body of its articles on `model`. */
+async function writer(prompt: string, model: string, shareWeight?: number) {
+  const tenant = await createTenant(stack, { shareWeight });
+  const api = apiClient(stack.baseUrl, tenant.token);
+  const type = marker("fleet");
+  await createWorkflow(api, tenant.projectId, type, [{ step_name: "Write", user: `${prompt} ${type}` }]);
+  return { tenant, api, body: articleBody(tenant.projectId, { article_type: type, model }) };
 }
 
 test("replicas that never saw a model fail send it nothing while another replica's breaker is open; its return is noticed within 10 s", async () => {
@@ -66,8 +77,7 @@ test("replicas that never saw a model fail send it nothing while another replica
   await eventually(() => outages(own), (n) => n >= FAILURES_TO_OPEN, 30_000, "the breaker opened by the first replica");
 
   // Two replicas join during the outage (as an autoscaler adds them) and take articles of their own.
-  replicas.push(...(await startRunnerReplicas(stack, 2)));
-  const fleet = [own, ...replicas.map((r) => r.metricsUrl)];
+  const fleet = await threeReplicas();
   const probesBefore = await failedProbes(fleet);
   await resetProviderCounts(flaky);
   await createArticles(api, SECOND_WAVE, body);
@@ -98,3 +108,51 @@ test("replicas that never saw a model fail send it nothing while another replica
   // One call per article, the probe, and at most one read of the provider's limits per replica.
   expect(counts.admitted).toBeLessThanOrEqual(FIRST_WAVE + SECOND_WAVE + 1 + fleet.length);
 }, 180_000);
+
+test("a lone account's 1,000 articles of one 2 s call use every idle slot of three replicas: done within 1.5 × (2 s + creation)", async () => {
+  await threeReplicas();
+  const { tenant, api, body } = await writer("[[sim:sleep=2000]] [[sim:words=20]] write", "simulator:sim-fast");
+  const started = Date.now();
+  await createArticles(api, 1000, body, 50);
+  const creationMs = Date.now() - started;
+  await eventually(() => countIn(api, tenant.projectId, "completed"), (n) => n === 1000, 120_000, "every article completed");
+  const tookMs = Date.now() - started;
+  console.log(`1,000 articles of one 2 s call: created in ${(creationMs / 1000).toFixed(1)} s, all completed after ${(tookMs / 1000).toFixed(1)} s (bound ${((1.5 * (2000 + creationMs)) / 1000).toFixed(1)} s)`);
+  expect(tookMs).toBeLessThan(1.5 * (2000 + creationMs));
+  expect(await countIn(api, tenant.projectId, "failed")).toBe(0);
+}, 180_000);
+
+test("two accounts with backlogs on a rate-limited provider get its calls 3:1 by their plans' weights, over three replicas", async () => {
+  await threeReplicas();
+  const heavy = await writer("[[sim:words=20]] write", LIMITED_MODEL, 3);
+  const light = await writer("[[sim:words=20]] write", LIMITED_MODEL, 1);
+  // Both backlogs are created together, so neither starts alone.
+  await Promise.all([createArticles(heavy.api, 240, heavy.body, 12), createArticles(light.api, 120, light.body, 6)]);
+  const completed = () => Promise.all([countIn(heavy.api, heavy.tenant.projectId, "completed"), countIn(light.api, light.tenant.projectId, "completed")]);
+  // Measured between two points while both backlogs last (1,200 a minute: 20 calls a second).
+  const from = await eventually(completed, ([h, l]) => h + l >= 40, 60_000, "the first 40 articles");
+  const to = await eventually(completed, ([h, l]) => h + l >= from[0] + from[1] + 120, 60_000, "120 more articles");
+  const ratio = (to[0] - from[0]) / (to[1] - from[1]);
+  console.log(`weights 3:1: ${to[0] - from[0]} and ${to[1] - from[1]} articles completed in the window, ${ratio.toFixed(2)}:1`);
+  expect(to[1]).toBeLessThan(120);
+  expect(ratio).toBeGreaterThan(3 * 0.9);
+  expect(ratio).toBeLessThan(3 * 1.1);
+  await eventually(completed, ([h, l]) => h === 240 && l === 120, 60_000, "both backlogs completed");
+}, 180_000);
+
+test("while one account drains 400 articles through a provider limited to 1,200 a minute, another account's single article completes within 5 s", async () => {
+  await threeReplicas();
+  const burst = await writer("[[sim:words=20]] write", LIMITED_MODEL);
+  await createArticles(burst.api, 400, burst.body, 20);
+  await eventually(() => countIn(burst.api, burst.tenant.projectId, "completed"), (n) => n >= 50, 60_000, "the burst draining");
+  const other = await writer("[[sim:words=20]] write", LIMITED_MODEL);
+  const asked = Date.now();
+  const [id] = await createArticles(other.api, 1, other.body);
+  const done = await waitForArticle(other.api, id!, (a) => ["completed", "failed"].includes(a.status), 30_000);
+  const tookMs = Date.now() - asked;
+  console.log(`the other account's article took ${tookMs} ms beside the burst`);
+  expect(done.status).toBe("completed");
+  expect(tookMs).toBeLessThan(5000);
+  expect(await countIn(burst.api, burst.tenant.projectId, "completed")).toBeLessThan(400);
+  await eventually(() => countIn(burst.api, burst.tenant.projectId, "completed"), (n) => n === 400, 120_000, "the burst completed");
+}, 240_000);

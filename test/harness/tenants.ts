@@ -14,6 +14,8 @@ export interface TenantOptions {
   perDay?: number;
   subscribed?: boolean;
   audience?: string;
+  /** The plan's weight in the runners' fair shares between accounts (1 when unset). */
+  shareWeight?: number;
 }
 
 export interface Tenant {
@@ -37,6 +39,7 @@ export async function createTenant(stack: TestStack, opts: TenantOptions = {}): 
     requestsPerMinute: opts.perMinute ?? 10_000,
     requestsPerHour: opts.perHour ?? 100_000,
     requestsPerDay: opts.perDay ?? 1_000_000,
+    shareWeight: opts.shareWeight,
   });
   const { account } = await op.createAccount({ name: "Test account", planId: opts.subscribed === false ? undefined : plan!.id });
   const email = `user-${randomBytes(5).toString("hex")}@example.com`;

@@ -53,6 +53,9 @@ describe("rate-limit headers", () => {
   });
 });
 
+/** One call of account "a" asking the budget. */
+const claim = (tokens: number) => [{ account: "a", weight: 1, tokens }];
+
 describe("a shared budget", () => {
   const limits = (rpm: number | null, tpm: number | null = null, calls: number | null = null) => ({ requestsPerMinute: rpm, tokensPerMinute: tpm, maxConcurrentCalls: calls });
 
@@ -60,11 +63,11 @@ describe("a shared budget", () => {
     const capacity = new ProviderCapacity(redis, prefix);
     const budget = `rpm-${crypto.randomUUID()}`;
     let admitted = 0;
-    while ((await capacity.admit(budget, limits(600), 0, "")).admitted) admitted++;
+    while ((await capacity.admit(budget, limits(600), claim(0), "")).admitted) admitted++;
     // 600 a minute is 10 a second; paced at 95%, 9.5 fit in the first second's burst.
     expect(admitted).toBeGreaterThanOrEqual(9);
     expect(admitted).toBeLessThanOrEqual(10);
-    const refused = await capacity.admit(budget, limits(600), 0, "");
+    const refused = await capacity.admit(budget, limits(600), claim(0), "");
     expect(refused.admitted).toBe(false);
     if (!refused.admitted) expect(refused.waitMs).toBeGreaterThan(0);
   });
@@ -72,22 +75,22 @@ describe("a shared budget", () => {
   test("a token budget admits a call larger than a second's worth once it is full, then makes the next wait", async () => {
     const capacity = new ProviderCapacity(redis, prefix);
     const budget = `tpm-${crypto.randomUUID()}`;
-    expect((await capacity.admit(budget, limits(null, 6000), 5000, "")).admitted).toBe(true);
-    const next = await capacity.admit(budget, limits(null, 6000), 10, "");
+    expect((await capacity.admit(budget, limits(null, 6000), claim(5000), "")).admitted).toBe(true);
+    const next = await capacity.admit(budget, limits(null, 6000), claim(10), "");
     expect(next.admitted).toBe(false);
     // Settling to fewer tokens than reserved gives the difference back.
     await capacity.settle(budget, limits(null, 6000), -5000, undefined);
-    expect((await capacity.admit(budget, limits(null, 6000), 10, "")).admitted).toBe(true);
+    expect((await capacity.admit(budget, limits(null, 6000), claim(10), "")).admitted).toBe(true);
   });
 
   test("a cap on calls at once holds slots until they are settled", async () => {
     const capacity = new ProviderCapacity(redis, prefix);
     const budget = `calls-${crypto.randomUUID()}`;
-    expect((await capacity.admit(budget, limits(null, null, 2), 0, "a")).admitted).toBe(true);
-    expect((await capacity.admit(budget, limits(null, null, 2), 0, "b")).admitted).toBe(true);
-    expect((await capacity.admit(budget, limits(null, null, 2), 0, "c")).admitted).toBe(false);
+    expect((await capacity.admit(budget, limits(null, null, 2), claim(0), "a")).admitted).toBe(true);
+    expect((await capacity.admit(budget, limits(null, null, 2), claim(0), "b")).admitted).toBe(true);
+    expect((await capacity.admit(budget, limits(null, null, 2), claim(0), "c")).admitted).toBe(false);
     await capacity.settle(budget, limits(null, null, 2), 0, "a");
-    expect((await capacity.admit(budget, limits(null, null, 2), 0, "c")).admitted).toBe(true);
+    expect((await capacity.admit(budget, limits(null, null, 2), claim(0), "c")).admitted).toBe(true);
   });
 
   test("a 429 pauses the budget for every runner and teaches it the provider's limit", async () => {
@@ -97,7 +100,7 @@ describe("a shared budget", () => {
     expect(await other.isUnbounded(budget, NO_LIMITS)).toBe(true);
     const state = await one.report(budget, { pauseMs: 60_000, requestsPerMinute: 500, refused: true });
     expect(state.learnedRequestsPerMinute).toBe(500);
-    const refused = await other.admit(budget, NO_LIMITS, 0, "");
+    const refused = await other.admit(budget, NO_LIMITS, claim(0), "");
     expect(refused.admitted).toBe(false);
     if (!refused.admitted) expect(refused.waitMs).toBeGreaterThan(55_000);
   });
@@ -136,6 +139,49 @@ describe("the fair gate", () => {
     await Promise.all([pass("a", 1, "a1"), pass("a", 3, "a3"), pass("a", 2, "a2"), pass("a", 4, "a4"), pass("b", 9, "b9")]);
     // a1 is let through first (it came first), then the turn passes to b before a's others.
     expect(order).toEqual(["a1", "b9", "a2", "a3", "a4"]);
+  });
+
+  /**
+   * Runners (one FairGate each, as replicas would have) holding `calls` of each account, on one
+   * budget of `rpm`: the accounts of the first `counted` calls admitted, in order.
+   */
+  async function shares(rpm: number, runners: { account: string; weight: number }[][], calls: number, counted: number): Promise<string[]> {
+    const budget = `fleet-${crypto.randomUUID()}`;
+    const limits = { requestsPerMinute: rpm, tokensPerMinute: null, maxConcurrentCalls: null };
+    const order: string[] = [];
+    const entered: Promise<unknown>[] = [];
+    for (const accounts of runners) {
+      const gate = new FairGate(new ProviderCapacity(redis, prefix), budget, () => limits);
+      for (let i = 0; i < calls; i++) {
+        for (const { account, weight } of accounts) entered.push(gate.enter({ account, weight, since: i, tokens: 0 }).then(() => order.push(account)));
+      }
+    }
+    await Promise.all(entered);
+    return order.slice(0, counted);
+  }
+  const countOf = (order: string[], account: string) => order.filter((a) => a === account).length;
+
+  test("two accounts on two runners with weights 3 and 1 share one budget 3:1", async () => {
+    const order = await shares(24_000, [[{ account: "heavy", weight: 3 }], [{ account: "light", weight: 1 }]], 400, 400);
+    const ratio = countOf(order, "heavy") / countOf(order, "light");
+    expect(ratio).toBeGreaterThan(3 * 0.9);
+    expect(ratio).toBeLessThan(3 * 1.1);
+  });
+
+  test("an account spread over two runners gets the same share as one held by a single runner", async () => {
+    const order = await shares(24_000, [[{ account: "spread", weight: 1 }, { account: "single", weight: 1 }], [{ account: "spread", weight: 1 }]], 200, 300);
+    const ratio = countOf(order, "spread") / countOf(order, "single");
+    expect(ratio).toBeGreaterThan(0.9);
+    expect(ratio).toBeLessThan(1.1);
+  });
+
+  test("an account alone gets the whole budget", async () => {
+    const started = Date.now();
+    // 6,000 a minute at 95%: a second's burst (95 calls) at once, then one call every 10.5 ms.
+    const order = await shares(6000, [[{ account: "alone", weight: 1 }], [{ account: "alone", weight: 1 }]], 100, 200);
+    const tookMs = Date.now() - started;
+    expect(order).toHaveLength(200);
+    expect(tookMs).toBeLessThan(((200 - 95) / 95) * 1000 * 1.3);
   });
 });
 
@@ -201,7 +247,7 @@ describe("the circuit breaker", () => {
 describe("account shares", () => {
   test("an account over its cap waits in line, oldest first, and the next goes when one ends", async () => {
     const woken: string[] = [];
-    const shares = new AccountShares(redis, prefix, { defaultCap: 2, capOf: async () => undefined, wake: async (id) => (woken.push(id), true) });
+    const shares = new AccountShares(redis, prefix, { defaultCap: 2, shareOf: async () => ({ weight: 1 }), wake: async (id) => (woken.push(id), true) });
     const account = `acct-${crypto.randomUUID()}`;
     expect(await shares.take(account, "a", 1)).toBe(true);
     expect(await shares.take(account, "b", 2)).toBe(true);

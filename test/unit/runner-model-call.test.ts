@@ -45,7 +45,7 @@ const request = (user: string, extra: Partial<ChatRequest> = {}): ChatRequest =>
   outputFormat: "markdown",
   schemaName: "step_1",
   timeoutMs: 10_000,
-  turn: { account: "1", since: Date.now() },
+  turn: { account: "1", since: Date.now(), weight: 1 },
   ...extra,
 });
 

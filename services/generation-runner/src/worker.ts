@@ -98,6 +98,7 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
     batchPoll: { firstMs: runner.batchPollMs, maxMs: runner.batchPollMaxMs },
     progressKeepAliveMs: runner.progressKeepAliveMs,
     eventLog: { redis: eventLogConnection, redisPrefix: config.redisPrefix },
+    shareWeight: async (account) => (await shares.share(account)).weight,
   };
   // A job parked between batch polls is woken by its article's cancel, to end it at once.
   const generationQueue = openQueue<GenerationJob>("generation", connection, config.redisPrefix);
@@ -107,7 +108,10 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
   });
   const shares = new AccountShares(pacingConnection, config.redisPrefix, {
     defaultCap: runner.accountInFlight,
-    capOf: async (account) => (await deps.quota.getGenerationShare({ accountId: BigInt(account) })).articlesInFlight,
+    async shareOf(account) {
+      const share = await deps.quota.getGenerationShare({ accountId: BigInt(account) });
+      return { cap: share.articlesInFlight, weight: share.shareWeight || 1 };
+    },
     // False for an article whose job has ended meanwhile (cancelled, failed): its place goes on to the next.
     async wake(externalId) {
       const job = await generationQueue.getJob(externalId);

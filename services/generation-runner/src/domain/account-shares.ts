@@ -1,10 +1,12 @@
-// Fair shares of the runners between accounts: each account keeps at most its cap of articles in
-// flight (its plan's `articles_in_flight`, else RUNNER_ACCOUNT_IN_FLIGHT), counted in Redis
-// across every runner replica. An article over its account's cap is parked (its job delayed,
-// holding no worker slot) in the account's line, oldest first; when one of the account's
-// articles ends, the next in line takes its place at once. So one account's burst of thousands
-// leaves the runners' slots to the others, and within the provider budgets the calls of the
-// accounts in flight take turns (fair-gate.ts).
+// What an account's plan says about its share of the runners: its weight in the fair shares of
+// the provider budgets (fair-gate.ts; the plan's share_weight, 1 by default), and optionally a cap
+// on its articles in flight (the plan's articles_in_flight; RUNNER_ACCOUNT_IN_FLIGHT for plans
+// without one, unset by default: no cap). Fairness between accounts is the weights' work; a cap is
+// an explicit limit of a plan, never needed for fairness, so an account alone gets every idle slot.
+//
+// Under a cap, the count is kept in Redis across every runner replica. An article over its
+// account's cap is parked (its job delayed, holding no worker slot) in the account's line, oldest
+// first; when one of the account's articles ends, the next in line takes its place at once.
 //
 // A slot is a lease renewed while the article runs: a runner that dies gives its slots back
 // within LEASE_MS. A parked job also wakes by itself after PARK_MS, in case the place it was
@@ -17,8 +19,8 @@ const LEASE_MS = 120_000;
 const RENEW_EVERY_MS = 30_000;
 /** A parked article looks again by itself after this long. */
 export const PARK_MS = 60_000;
-/** How long an account's cap is remembered before it is asked again. */
-const CAP_MEMORY_MS = 10_000;
+/** How long an account's share is remembered before it is asked again. */
+const SHARE_MEMORY_MS = 10_000;
 
 const NOW = `local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
@@ -54,11 +56,19 @@ if #admitted > 0 then redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3])) end
 return admitted
 `);
 
+/** An account's share as its plan sets it. */
+export interface AccountShare {
+  /** Articles in flight at most; undefined: no cap of its own. */
+  cap?: number;
+  /** Its weight in the fair shares between accounts (1 to 100). */
+  weight: number;
+}
+
 export interface AccountSharesOptions {
-  /** Articles in flight per account when its plan sets none. */
-  defaultCap: number;
-  /** The account's plan's cap, undefined when it sets none. */
-  capOf(account: string): Promise<number | undefined>;
+  /** Articles in flight per account when its plan sets none; undefined: no cap. */
+  defaultCap?: number;
+  /** The account's plan's share. */
+  shareOf(account: string): Promise<AccountShare>;
   /** Wakes a parked article's job at once (its turn came). */
   wake(externalId: string): Promise<boolean>;
 }
@@ -66,7 +76,7 @@ export interface AccountSharesOptions {
 export class AccountShares {
   /** Articles this runner has in flight, with their account: their leases are renewed. */
   private readonly held = new Map<string, string>();
-  private readonly caps = new Map<string, { cap: number; until: number }>();
+  private readonly shares = new Map<string, AccountShare & { until: number }>();
   private readonly renewal: ReturnType<typeof setInterval>;
 
   constructor(
@@ -83,17 +93,21 @@ export class AccountShares {
     return [`${base}:running`, `${base}:waiting`];
   }
 
-  private async cap(account: string): Promise<number> {
-    const known = this.caps.get(account);
-    if (known && known.until > Date.now()) return known.cap;
-    const cap = (await this.options.capOf(account).catch(() => known?.cap)) ?? this.options.defaultCap;
-    this.caps.set(account, { cap, until: Date.now() + CAP_MEMORY_MS });
-    return cap;
+  /** The account's share, as its plan said at most SHARE_MEMORY_MS ago (as last known while accounts-billing is away). */
+  async share(account: string): Promise<AccountShare> {
+    const known = this.shares.get(account);
+    if (known && known.until > Date.now()) return known;
+    const share: AccountShare = await this.options.shareOf(account).catch(() => known ?? { weight: 1 });
+    const kept = { cap: share.cap ?? this.options.defaultCap, weight: share.weight, until: Date.now() + SHARE_MEMORY_MS };
+    this.shares.set(account, kept);
+    return kept;
   }
 
-  /** Takes a slot of the account for the article; false: it was put in the account's line. */
+  /** Takes a slot of the account for the article; false: it was put in the account's line. Always true without a cap. */
   async take(account: string, externalId: string, since: number): Promise<boolean> {
-    const taken = (await takeScript.run(this.redis, this.keys(account), [externalId, await this.cap(account), LEASE_MS, since])) === 1;
+    const { cap } = await this.share(account);
+    if (cap === undefined) return true;
+    const taken = (await takeScript.run(this.redis, this.keys(account), [externalId, cap, LEASE_MS, since])) === 1;
     if (taken) this.held.set(externalId, account);
     return taken;
   }
@@ -105,11 +119,14 @@ export class AccountShares {
 
   /** Gives the article's slot back and wakes whoever's turn it is now. */
   async release(account: string, externalId: string): Promise<void> {
-    this.held.delete(externalId);
+    if (!this.held.delete(externalId)) return;
+    const { cap } = await this.share(account);
+    // The plan's cap was lifted meanwhile: every article still in line goes now.
+    const free = cap ?? Number.MAX_SAFE_INTEGER;
     let leaving = externalId;
     // A woken article whose job is gone (cancelled, removed) gives its place on at once.
     for (let round = 0; round < 10; round++) {
-      const admitted = (await releaseScript.run(this.redis, this.keys(account), [leaving, await this.cap(account), LEASE_MS])) as string[];
+      const admitted = (await releaseScript.run(this.redis, this.keys(account), [leaving, free, LEASE_MS])) as string[];
       const gone: string[] = [];
       for (const id of admitted) if (!(await this.options.wake(id).catch(() => true))) gone.push(id);
       if (gone.length === 0) return;

@@ -1,15 +1,21 @@
-// The calls of one runner waiting for one budget, let through in turn by account: round-robin
-// over the accounts with a call waiting, and within an account the oldest article first (so
-// articles finish in the order they were asked for, not all at the end). One loop per budget asks
-// the shared budget (provider-capacity.ts) for each admission in that order; while the budget
-// says wait, the loop waits, so a burst of one account's calls cannot get ahead of another
-// account's single call by more than one turn.
+// The calls of one runner waiting for one budget. The turn between accounts is decided for the
+// whole fleet in Redis (provider-capacity.ts: fair shares by the plans' weights): one loop per
+// budget offers the shared budget the call at the head of each of its accounts' lines, and the
+// budget admits the one whose account's turn it is, when it has room. Within an account the
+// oldest article goes first (so articles finish in the order they were asked for, not all at the
+// end). An account alone gets the whole budget; with others, a burst of one account's calls cannot
+// get ahead of another account's single call, whichever replicas hold them.
 import { randomBytes } from "node:crypto";
 import type { ProviderCapacity, ConfiguredLimits } from "./provider-capacity.ts";
+
+/** Accounts offered to the budget at each ask; with more, the offer moves round the others in turn. */
+const MAX_CLAIMS = 16;
 
 export interface CallTicket {
   /** Whose turn it is: the account the article belongs to. */
   account: string;
+  /** The account's weight in the fair shares (its plan's; 1 when unset). */
+  weight?: number;
   /** Orders an account's calls: the article's creation time. */
   since: number;
   /** The call's estimated tokens, reserved from the budget. */
@@ -95,29 +101,35 @@ export class FairGate {
     const at = this.ring.indexOf(account);
     this.ring.splice(at, 1);
     if (at < this.turn) this.turn--;
+    // No call of the account waits here any more: it stops holding the fleet's turn.
+    void this.capacity.leave(this.budget, account).catch(() => {});
   }
 
-  private next(): Waiter | undefined {
-    if (this.ring.length === 0) return undefined;
-    this.turn %= this.ring.length;
-    return this.byAccount.get(this.ring[this.turn]!)![0];
+  /** The head of each account's line, starting from the account after the last one let through. */
+  private heads(): Waiter[] {
+    const n = Math.min(this.ring.length, MAX_CLAIMS);
+    this.turn %= this.ring.length || 1;
+    return Array.from({ length: n }, (_, i) => this.byAccount.get(this.ring[(this.turn + i) % this.ring.length]!)![0]!);
   }
 
   private async pump(): Promise<void> {
     this.running = true;
     try {
-      for (let waiter = this.next(); waiter; waiter = this.next()) {
+      while (this.ring.length > 0) {
+        const heads = this.heads();
         const limits = this.limits();
         const leaseId = limits.maxConcurrentCalls ? randomBytes(8).toString("hex") : undefined;
         let admission;
         try {
-          admission = await this.capacity.admit(this.budget, limits, waiter.ticket.tokens, leaseId ?? "");
+          const claims = heads.map(({ ticket }) => ({ account: ticket.account, weight: ticket.weight ?? 1, tokens: ticket.tokens }));
+          admission = await this.capacity.admit(this.budget, limits, claims, leaseId ?? "");
         } catch (error) {
-          // Redis is away: the call fails like any call that cannot reach a dependency.
-          this.leave(waiter, error);
+          // Redis is away: the calls fail like any call that cannot reach a dependency.
+          for (const waiter of heads) this.leave(waiter, error);
           continue;
         }
         if (admission.admitted) {
+          const waiter = heads[admission.index]!;
           const queue = this.byAccount.get(waiter.ticket.account);
           // Left (aborted) while the budget was asked: the slot it was given goes unused until settled.
           if (queue?.[0] !== waiter) {
@@ -125,8 +137,8 @@ export class FairGate {
             continue;
           }
           queue.shift();
+          this.turn = (this.ring.indexOf(waiter.ticket.account) + 1) % this.ring.length;
           this.dropIfEmpty(waiter.ticket.account);
-          this.turn++;
           waiter.resolve({ leaseId, waitedMs: Date.now() - waiter.enteredAt });
           continue;
         }

@@ -34,6 +34,8 @@ export interface CallTurn {
   account: string;
   /** The article's creation time (ms): an account's older articles go first. */
   since: number;
+  /** The account's weight in the fair shares (its plan's share_weight). */
+  weight: number;
 }
 
 /** What model calls need: the providers' clients and the pacing shared by every replica. */
@@ -145,7 +147,7 @@ export async function callModel(calls: ModelCalls, primary: CatalogModel, fallba
   try {
     result = await calls.pacer.run(
       models.map(pacedTarget),
-      { account: req.turn.account, since: req.turn.since, tokens: estimatedTokens(primary.id, req), signal: req.signal, onWait: req.onWait },
+      { ...req.turn, tokens: estimatedTokens(primary.id, req), signal: req.signal, onWait: req.onWait },
       req.timeoutMs,
       {
         call: (target, signal) => complete(calls.clients, models.find((m) => m.id === target.id)!, req, signal),

@@ -35,6 +35,8 @@ export interface ProviderAnswer<T> {
 
 export interface PacingTicket {
   account: string;
+  /** The account's weight in the fair shares between accounts (1 when unset). */
+  weight?: number;
   since: number;
   /** Estimated tokens of the call. */
   tokens: number;

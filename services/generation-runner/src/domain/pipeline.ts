@@ -64,6 +64,8 @@ export interface PipelineDeps {
   progressKeepAliveMs?: number;
   /** Where live watchers read the run's events (GET /v1/articles/{id}/events); undefined: not logged. */
   eventLog?: ArticleEventLog;
+  /** The account's weight in the fair shares of the provider budgets (its plan's); 1 when undefined. */
+  shareWeight?: (account: string) => Promise<number>;
 }
 
 export interface JobControl {
@@ -180,7 +182,8 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
     reports.report({ status, currentStep, aiModelUsed: modelUsed(), cost: formatUsd(cost) });
   };
   const stopIfCancelled = () => job.signal?.throwIfAborted();
-  const turn: CallTurn = { account: String(article.accountId), since: timestampMs(article.createdAt) };
+  const account = String(article.accountId);
+  const turn: CallTurn = { account, since: timestampMs(article.createdAt), weight: (await deps.shareWeight?.(account)) ?? 1 };
   // A step held up by its provider says so in the article's events and the runner's log.
   const onWait = (step: string) => (reason: WaitReason, model: string) => {
     events.waiting(step, reason, model);

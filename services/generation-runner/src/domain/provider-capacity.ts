@@ -34,7 +34,17 @@ const COUNT_FLUSH_MS = 1000;
 /** A budget nobody used for an hour is forgotten, with what it learned. */
 const BUDGET_TTL_MS = 3_600_000;
 
-export type Admission = { admitted: true } | { admitted: false; waitMs: number };
+export type Admission = { admitted: true; index: number } | { admitted: false; waitMs: number };
+
+/** A call asking the budget: its account, the account's weight in the fair shares, its estimated tokens. */
+export interface Claim {
+  account: string;
+  weight: number;
+  tokens: number;
+}
+
+/** How long an account stays among those waiting after its runner last asked for it (a runner that died). */
+const PRESENCE_MS = 3000;
 
 // Shared by the scripts: the server's clock in ms, and the effective limit (the tighter of the
 // operator's and the provider's; 0 is none).
@@ -47,12 +57,45 @@ local function tighter(a, b)
 end
 `;
 
-// KEYS: budget hash, leases zset. ARGV: rpm, tpm, max concurrent, tokens, lease id, lease ms, burst ms, headroom, ttl ms.
+// KEYS: budget hash, leases zset, then the fair shares' heads, tags, presence, weights and grants.
+// ARGV: rpm, tpm, max concurrent, lease id, lease ms, burst ms, headroom, ttl ms, presence ms, then
+// a triple (account, weight, tokens) per claim. Returns {1, index of the claim admitted} or {0, wait ms}.
+//
+// Fair shares (start-time fair queueing over the whole fleet): each account with a call waiting
+// anywhere is in the heads with its tag, and a call goes only for the account with the lowest
+// tag; each call admitted moves its account's tag on by 1/weight. An account that starts waiting
+// takes the tag of the last call admitted (vtime) unless its own is later, so idle time earns no
+// credit. Alone, an account is always the lowest: it gets the whole budget. When the budget has
+// room but the turn is an account this runner does not hold, the request is granted to that
+// account (its runner takes it at its next ask), so the budget never idles while a runner naps.
 const admitScript = redisScript(`${PRELUDE}
 local b = KEYS[1]
-local f = redis.call('HMGET', b, 'pause_until', 'rtat', 'ttat', 'learned_rpm', 'learned_tpm', 'learned_from', 'last_refusal')
+local heads, tags, present, weights, grants = KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local f = redis.call('HMGET', b, 'pause_until', 'rtat', 'ttat', 'learned_rpm', 'learned_tpm', 'learned_from', 'last_refusal', 'vtime')
 local pause = tonumber(f[1] or '0')
 if pause > now then return {0, pause - now} end
+local ttl = tonumber(ARGV[8])
+local gone = redis.call('ZRANGEBYSCORE', present, '-inf', now)
+for _, account in ipairs(gone) do
+  redis.call('ZREM', heads, account)
+  redis.call('HDEL', grants, account)
+end
+if #gone > 0 then redis.call('ZREMRANGEBYSCORE', present, '-inf', now) end
+local vtime = tonumber(f[8] or '0')
+local claims = (#ARGV - 9) / 3
+local chosen, chosenTag
+for i = 0, claims - 1 do
+  local account = ARGV[10 + i * 3]
+  redis.call('ZADD', present, 'GT', now + tonumber(ARGV[9]), account)
+  local tag = tonumber(redis.call('ZSCORE', heads, account))
+  if not tag then
+    tag = math.max(tonumber(redis.call('ZSCORE', tags, account) or '0'), vtime)
+    redis.call('ZADD', heads, tag, account)
+    redis.call('HSET', weights, account, ARGV[11 + i * 3])
+  end
+  if not chosenTag or tag < chosenTag then chosen, chosenTag = i, tag end
+end
+for _, key in ipairs({heads, tags, present, weights, grants}) do redis.call('PEXPIRE', key, ttl) end
 local learnedRpm = tonumber(f[4] or '0')
 if f[6] == '429' and now - tonumber(f[7] or '0') > 60000 then
   learnedRpm = math.ceil(learnedRpm * 1.1)
@@ -61,11 +104,24 @@ end
 local rpm = tighter(tonumber(ARGV[1]), learnedRpm)
 local tpm = tighter(tonumber(ARGV[2]), tonumber(f[5] or '0'))
 local cap = tonumber(ARGV[3])
-local tokens = tonumber(ARGV[4])
-local burst = tonumber(ARGV[7])
-local headroom = tonumber(ARGV[8])
-local rtat = math.max(tonumber(f[2] or '0'), now)
+local burst = tonumber(ARGV[6])
+local headroom = tonumber(ARGV[7])
+local perToken = 0
+if tpm > 0 then perToken = 60000 / (tpm * headroom) end
 local ttat = math.max(tonumber(f[3] or '0'), now)
+-- A request granted to one of these accounts by another runner goes now (its tokens are reserved as it goes).
+for i = 0, claims - 1 do
+  local account = ARGV[10 + i * 3]
+  if tonumber(redis.call('HGET', grants, account) or '0') > 0 then
+    redis.call('HINCRBY', grants, account, -1)
+    if tpm > 0 then redis.call('HSET', b, 'ttat', ttat + tonumber(ARGV[12 + i * 3]) * perToken) end
+    return {1, i}
+  end
+end
+local lowest = redis.call('ZRANGE', heads, 0, 0, 'WITHSCORES')
+local ours = chosenTag <= tonumber(lowest[2]) + 1e-9
+local tokens = tonumber(ARGV[12 + chosen * 3])
+local rtat = math.max(tonumber(f[2] or '0'), now)
 local wait = 0
 local interval = 0
 if rpm > 0 then
@@ -73,27 +129,50 @@ if rpm > 0 then
   local w = rtat - now - math.max(burst - interval, 0)
   if w > wait then wait = w end
 end
-local perToken = 0
-if tpm > 0 then
-  perToken = 60000 / (tpm * headroom)
-  if ttat > now then
-    local w = math.min(ttat + tokens * perToken - now - burst, ttat - now)
-    if w > wait then wait = w end
-  end
+if tpm > 0 and ttat > now then
+  local w = math.min(ttat + tokens * perToken - now - burst, ttat - now)
+  if w > wait then wait = w end
 end
 if cap > 0 then
   redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
   if redis.call('ZCARD', KEYS[2]) >= cap then wait = math.max(wait, 50) end
+  -- Calls at once are held by whoever makes them: the turn is waited for, not granted.
+  if not ours then wait = math.max(wait, 20) end
 end
-if wait > 0 then return {0, math.ceil(wait)} end
+if wait > 0 then
+  if not ours then wait = math.max(wait, 20) end
+  return {0, math.ceil(wait)}
+end
 if rpm > 0 then redis.call('HSET', b, 'rtat', rtat + interval) end
-if tpm > 0 then redis.call('HSET', b, 'ttat', ttat + tokens * perToken) end
-if cap > 0 then
-  redis.call('ZADD', KEYS[2], now + tonumber(ARGV[6]), ARGV[5])
-  redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[6]))
+local account, tag = ARGV[10 + chosen * 3], chosenTag
+local weight = tonumber(ARGV[11 + chosen * 3])
+if ours then
+  if tpm > 0 then redis.call('HSET', b, 'ttat', ttat + tokens * perToken) end
+  if cap > 0 then
+    redis.call('ZADD', KEYS[2], now + tonumber(ARGV[5]), ARGV[4])
+    redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[5]))
+  end
+else
+  account, tag = lowest[1], tonumber(lowest[2])
+  weight = tonumber(redis.call('HGET', weights, account) or '1')
+  redis.call('HINCRBY', grants, account, 1)
 end
-redis.call('PEXPIRE', b, tonumber(ARGV[9]))
-return {1, 0}
+redis.call('ZADD', heads, tag + 1 / weight, account)
+redis.call('ZADD', tags, tag + 1 / weight, account)
+if tag > vtime then redis.call('HSET', b, 'vtime', tag) end
+redis.call('PEXPIRE', b, ttl)
+if ours then return {1, chosen} end
+return {0, 0}
+`);
+
+// KEYS: fair heads zset, fair presence zset, grants hash. ARGV: account. The account has no call
+// waiting in this runner any more: it leaves the heads, with any request granted to it (a replica
+// still holding its calls puts it back at its next ask).
+const leaveScript = redisScript(`
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('HDEL', KEYS[3], ARGV[1])
+return 1
 `);
 
 // KEYS: budget hash, leases zset. ARGV: token difference (real - estimated), tpm, headroom, lease id.
@@ -176,22 +255,38 @@ export class ProviderCapacity {
     return state;
   }
 
-  /** Admits one call of about `tokens` tokens, holding concurrency slot `leaseId` when the budget caps calls at once. */
-  async admit(budget: string, limits: ConfiguredLimits, tokens: number, leaseId: string): Promise<Admission> {
-    const [admitted, waitMs] = (await admitScript.run(this.redis, this.keys(budget), [
+  /**
+   * Admits one of the claims (the calls at the head of this runner's line, one per account): the
+   * one whose account's turn it is over the whole fleet, when the budget allows a call now. It
+   * holds concurrency slot `leaseId` when the budget caps calls at once.
+   */
+  async admit(budget: string, limits: ConfiguredLimits, claims: Claim[], leaseId: string): Promise<Admission> {
+    const [admitted, value] = (await admitScript.run(this.redis, [...this.keys(budget), ...this.fairKeys(budget)], [
       limitOf(limits.requestsPerMinute),
       limitOf(limits.tokensPerMinute),
       limitOf(limits.maxConcurrentCalls),
-      Math.max(0, Math.round(tokens)),
       leaseId,
       LEASE_MS,
       BURST_MS,
       HEADROOM,
       BUDGET_TTL_MS,
+      PRESENCE_MS,
+      ...claims.flatMap((claim) => [claim.account, Math.max(claim.weight, 1), Math.max(0, Math.round(claim.tokens))]),
     ])) as [number, number];
-    if (admitted !== 1) return { admitted: false, waitMs };
+    if (admitted !== 1) return { admitted: false, waitMs: value };
     this.countCall(budget);
-    return { admitted: true };
+    return { admitted: true, index: value };
+  }
+
+  /** The account has no call waiting for the budget in this runner any more. */
+  async leave(budget: string, account: string): Promise<void> {
+    const [heads, , present, , grants] = this.fairKeys(budget);
+    await leaveScript.run(this.redis, [heads, present, grants], [account]);
+  }
+
+  private fairKeys(budget: string): [string, string, string, string, string] {
+    const base = `${this.keys(budget)[0]}:fair`;
+    return [`${base}:heads`, `${base}:tags`, `${base}:present`, `${base}:weights`, `${base}:grants`];
   }
 
   /**
