@@ -41,7 +41,8 @@ describe("failures", () => {
 
       // Every attempt retried only the failing step, three tries each at least; the step before it ran once.
       expect(await callsStartingWith(stack, m, "before")).toBe(1);
-      expect((await runOf(stack, created.external_id))!.pickups).toBe(5);
+      // Five attempts, and a pickup more each time the run resumed after parking on the model's open breaker.
+      expect((await runOf(stack, created.external_id))!.pickups).toBeGreaterThanOrEqual(5);
       expect(await callsStartingWith(stack, m, " always")).toBeGreaterThanOrEqual(15);
 
       const usage = await wordUsage(stack, own.accountId);

@@ -43,7 +43,7 @@ export async function startPrivateStack(env: Record<string, string> = {}): Promi
       output: process.env.STACK_LOGS ? "inherit" : "ignore",
       env: {
         ...TEST_STACK_ENV,
-        ...(process.env.STACK_LOGS ? { LOG_LEVEL: "info" } : {}),
+        ...(process.env.STACK_LOGS ? { LOG_LEVEL: process.env.STACK_LOG_LEVEL ?? "info" } : {}),
         DATABASE_URL: databaseUrl,
         REDIS_URL: redis.url,
         REDIS_PREFIX: redisPrefix,

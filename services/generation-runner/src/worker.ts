@@ -65,9 +65,28 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
   const snapshots = serviceClient(WorkflowSnapshotService, via(config.services.workflowCatalog));
 
   const articles = serviceClient(ArticleStoreService, via(config.services.articleStore));
+  const generationQueue = openQueue<GenerationJob>("generation", connection, config.redisPrefix);
+  /** Wakes a parked article's job; one still on its way to parking (active) is waited for a moment. */
+  async function wakeParked(externalId: string): Promise<void> {
+    for (let tries = 0; tries < 20; tries++) {
+      const job = await generationQueue.getJob(externalId);
+      const state = job ? await job.getState() : "unknown";
+      logger.debug("waking a parked article", { externalId, state, tries });
+      if (state === "delayed") return void (await job!.promote());
+      if (state !== "active") return;
+      await Bun.sleep(250);
+    }
+  }
   // Provider budgets, breakers and account shares: small scripts on a connection of their own.
   const pacingConnection = connectRedis(config.redisUrl, { enableAutoPipelining: true });
-  const pacer = new Pacer(new ProviderCapacity(pacingConnection, config.redisPrefix), new CircuitBreakers(pacingConnection, config.redisPrefix, runner.breakerCooldownMs), logger, runner.outageLimitMs, runner.providerRetryDelayMs);
+  const pacer = new Pacer(
+    new ProviderCapacity(pacingConnection, config.redisPrefix),
+    new CircuitBreakers(pacingConnection, config.redisPrefix, runner.breakerCooldownMs),
+    logger,
+    runner.outageLimitMs,
+    runner.providerRetryDelayMs,
+    (externalId) => wakeParked(externalId).catch((error) => logger.warn("could not wake a parked article", { externalId, error: (error as Error).message })),
+  );
   watchWaitingCalls(() => pacer.waitingCalls());
   const deps: PipelineDeps = {
     db: ctx.database.db,
@@ -101,7 +120,6 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
     shareWeight: async (account) => (await shares.share(account)).weight,
   };
   // A job parked between batch polls is woken by its article's cancel, to end it at once.
-  const generationQueue = openQueue<GenerationJob>("generation", connection, config.redisPrefix);
   const cancelsConnection = connectRedis(config.redisUrl);
   const cancels = new CancelWatch(cancelsConnection, config.redisPrefix, logger, (externalId) => {
     generationQueue.getJob(externalId).then((job) => job?.promote()).catch(() => {});
@@ -167,6 +185,19 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
       async resumeLater(delayMs) {
         await job.moveToDelayed(Date.now() + delayMs, token);
         throw new DelayedError();
+      },
+      parking: {
+        article: externalId,
+        outageSince: job.data.outageSince,
+        async park(delayMs, outageSince) {
+          if (outageSince !== undefined && outageSince !== job.data.outageSince) await job.updateData({ ...job.data, outageSince });
+          logger.debug("article parked", { externalId, outage: outageSince !== undefined });
+          return control.resumeLater(delayMs);
+        },
+        async outageEnded() {
+          const { outageSince: _, ...data } = job.data;
+          await job.updateData(data);
+        },
       },
     };
     let share: { account: string } | undefined;

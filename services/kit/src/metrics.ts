@@ -141,7 +141,7 @@ export function recordBreakerState(model: string, state: keyof typeof BREAKER_ST
 export function watchWaitingCalls(read: () => Map<string, number>): void {
   new client.Gauge({
     name: "provider_calls_waiting",
-    help: "Provider calls of this runner waiting their turn for a budget, by budget.",
+    help: "Provider calls of this runner waiting their turn for a budget or their model's return, by budget: in the job or parked (the job delayed, holding no worker slot).",
     labelNames: ["budget"] as const,
     collect() {
       for (const [budget, n] of read()) this.labels(budget).set(n);

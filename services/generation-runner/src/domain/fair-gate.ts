@@ -4,9 +4,11 @@
 // budget admits the one whose account's turn it is, when it has room. Within an account the
 // oldest article goes first (so articles finish in the order they were asked for, not all at the
 // end). An account alone gets the whole budget; with others, a burst of one account's calls cannot
-// get ahead of another account's single call, whichever replicas hold them.
+// get ahead of another account's single call, whichever replicas hold them. A call that has waited
+// PARK_AFTER_MS parks its article (parking.ts) and leaves its ticket in the line in its place.
 import { randomBytes } from "node:crypto";
 import type { ProviderCapacity, ConfiguredLimits } from "./provider-capacity.ts";
+import { CallParked, PARK_AFTER_MS, type Parking } from "./parking.ts";
 
 /** Accounts offered to the budget at each ask; with more, the offer moves round the others in turn. */
 const MAX_CLAIMS = 16;
@@ -23,6 +25,8 @@ export interface CallTicket {
   signal?: AbortSignal;
   /** Told once when the call has to wait, with how long the budget asked for. */
   onWait?: (waitMs: number) => void;
+  /** Given: a call that waits PARK_AFTER_MS is parked (its promise rejects with CallParked). */
+  parking?: Parking;
 }
 
 /** An admitted call: it holds its concurrency slot (if the budget caps calls) until settled. */
@@ -37,6 +41,8 @@ interface Waiter {
   told: boolean;
   resolve(admitted: Admitted): void;
   reject(error: unknown): void;
+  /** The parked article: its turn reserves the request for it and wakes its job. */
+  parked?: string;
 }
 
 /** How long the loop sleeps at most before asking again (a pause may be lifted, a slot freed). */
@@ -52,6 +58,8 @@ export class FairGate {
     private readonly capacity: ProviderCapacity,
     private readonly budget: string,
     private readonly limits: () => ConfiguredLimits,
+    /** Wakes a parked article's job. */
+    private readonly wake: (article: string) => Promise<void> = async () => {},
   ) {}
 
   get waiting(): number {
@@ -65,25 +73,47 @@ export class FairGate {
     return new Promise<Admitted>((resolve, reject) => {
       const signal = ticket.signal;
       const onAbort = () => this.leave(waiter, signal!.reason);
+      let parkTimer: ReturnType<typeof setTimeout> | undefined;
+      const settled = () => (signal?.removeEventListener("abort", onAbort), clearTimeout(parkTimer));
       const waiter: Waiter = {
         ticket,
         enteredAt: Date.now(),
         told: false,
-        resolve: (admitted) => (signal?.removeEventListener("abort", onAbort), resolve(admitted)),
-        reject: (error) => (signal?.removeEventListener("abort", onAbort), reject(error)),
+        resolve: (admitted) => (settled(), resolve(admitted)),
+        reject: (error) => (settled(), reject(error)),
       };
-      let queue = this.byAccount.get(ticket.account);
-      if (!queue) {
-        this.byAccount.set(ticket.account, (queue = []));
-        this.ring.push(ticket.account);
-      }
-      // Oldest article first; equal times keep their arrival order.
-      let at = queue.length;
-      while (at > 0 && queue[at - 1]!.ticket.since > ticket.since) at--;
-      queue.splice(at, 0, waiter);
+      this.queue(waiter);
       signal?.addEventListener("abort", onAbort, { once: true });
-      if (!this.running) void this.pump();
+      const parking = ticket.parking;
+      if (parking) {
+        // Still in line after a while: the ticket keeps the place, the job lets go.
+        parkTimer = setTimeout(() => {
+          waiter.parked = parking.article;
+          waiter.told = true;
+          waiter.reject(new CallParked(`parked in the line of ${this.budget}`));
+        }, PARK_AFTER_MS);
+      }
     });
+  }
+
+  /** Puts a parked article's ticket in line (its job waits delayed): its turn wakes it. */
+  enterParked(ticket: CallTicket & { parking: Parking }): void {
+    const none = () => {};
+    this.queue({ ticket, enteredAt: Date.now(), told: true, resolve: none, reject: none, parked: ticket.parking.article });
+  }
+
+  private queue(waiter: Waiter): void {
+    const { ticket } = waiter;
+    let queue = this.byAccount.get(ticket.account);
+    if (!queue) {
+      this.byAccount.set(ticket.account, (queue = []));
+      this.ring.push(ticket.account);
+    }
+    // Oldest article first; equal times keep their arrival order.
+    let at = queue.length;
+    while (at > 0 && queue[at - 1]!.ticket.since > ticket.since) at--;
+    queue.splice(at, 0, waiter);
+    if (!this.running) void this.pump();
   }
 
   private leave(waiter: Waiter, reason: unknown): void {
@@ -103,6 +133,16 @@ export class FairGate {
     if (at < this.turn) this.turn--;
     // No call of the account waits here any more: it stops holding the fleet's turn.
     void this.capacity.leave(this.budget, account).catch(() => {});
+  }
+
+  /** A parked article's turn came: the request is kept for it in Redis, and its job woken to make it. */
+  private async handOver(article: string, leaseId: string | undefined): Promise<void> {
+    try {
+      await this.capacity.reserve(this.budget, article, leaseId);
+      await this.wake(article);
+    } catch {
+      // Redis is away: the job wakes by itself (PARK_SAFETY_MS) and asks again.
+    }
   }
 
   /** The head of each account's line, starting from the account after the last one let through. */
@@ -139,7 +179,8 @@ export class FairGate {
           queue.shift();
           this.turn = (this.ring.indexOf(waiter.ticket.account) + 1) % this.ring.length;
           this.dropIfEmpty(waiter.ticket.account);
-          waiter.resolve({ leaseId, waitedMs: Date.now() - waiter.enteredAt });
+          if (waiter.parked) void this.handOver(waiter.parked, leaseId);
+          else waiter.resolve({ leaseId, waitedMs: Date.now() - waiter.enteredAt });
           continue;
         }
         for (const queue of this.byAccount.values()) {

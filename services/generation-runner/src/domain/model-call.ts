@@ -7,6 +7,7 @@ import type { CatalogModel } from "./model-catalog.ts";
 import type { ModelClients } from "./providers.ts";
 import { CallFailed, CallTimeout, type Pacer, type PacedTarget, type ProviderAnswer, type WaitReason } from "./paced-call.ts";
 import { costOfUsage, type Picodollars } from "./usd.ts";
+import type { Parking } from "./parking.ts";
 import { modelCalls, recordModelUsage } from "../../../kit/src/metrics.ts";
 import { inSpan } from "../../../kit/src/tracing.ts";
 
@@ -27,6 +28,8 @@ export interface ChatRequest {
   turn: CallTurn;
   /** Told when the call starts waiting for capacity, a rate limit or the provider. */
   onWait?: (reason: WaitReason, model: string) => void;
+  /** Given: a long wait parks the article's job instead of holding it (a live step's call, before anything is billed). */
+  parking?: Parking;
 }
 
 export interface CallTurn {
@@ -147,7 +150,7 @@ export async function callModel(calls: ModelCalls, primary: CatalogModel, fallba
   try {
     result = await calls.pacer.run(
       models.map(pacedTarget),
-      { ...req.turn, tokens: estimatedTokens(primary.id, req), signal: req.signal, onWait: req.onWait },
+      { ...req.turn, tokens: estimatedTokens(primary.id, req), signal: req.signal, onWait: req.onWait, parking: req.parking },
       req.timeoutMs,
       {
         call: (target, signal) => complete(calls.clients, models.find((m) => m.id === target.id)!, req, signal),

@@ -3,6 +3,7 @@
 // the budget for the time the provider asks and the call goes again (never a failed attempt), and
 // an outage (server errors, broken connections) opens the model's circuit breaker: the call moves
 // to the fallback model when there is one, else waits for the probe that finds the provider back.
+// A call given a Parking waits long outside its job: its article is parked (parking.ts).
 // Only what will not heal fails the call: a refusal (4xx), a timeout (the step's budget is spent;
 // the job's attempts decide), a few outage errors in a row before the breaker opens, or an
 // outage longer than the runner's bound (PROVIDER_OUTAGE_LIMIT_MS, hours).
@@ -10,7 +11,9 @@ import OpenAI from "openai";
 import type { Logger } from "../../../kit/src/logger.ts";
 import { budgetLimit, budgetRemaining, capacityWaits, providerAnswers, recordBreakerState } from "../../../kit/src/metrics.ts";
 import { CircuitBreakers } from "./circuit-breaker.ts";
-import { FairGate } from "./fair-gate.ts";
+import { FairGate, type Admitted } from "./fair-gate.ts";
+import { OutageWaits, type ParkedOnOutage } from "./outage-waits.ts";
+import { CallParked, PARK_SAFETY_MS, type Parking } from "./parking.ts";
 import { ProviderCapacity, type BudgetState, type ConfiguredLimits } from "./provider-capacity.ts";
 import { ProviderNotConfigured } from "./providers.ts";
 import { readLimitReport, retryDelayOf } from "./rate-limit-headers.ts";
@@ -43,6 +46,8 @@ export interface PacingTicket {
   signal?: AbortSignal;
   /** Told when the call starts waiting, once per reason. */
   onWait?: (reason: WaitReason, target: string) => void;
+  /** Given: a long wait parks the article's job instead of holding it (parking.ts). */
+  parking?: Parking;
 }
 
 export interface PacedResult<T> {
@@ -118,6 +123,7 @@ export class Pacer {
   private readonly limits = new Map<string, ConfiguredLimits>();
   /** Budgets whose limits this runner has looked up (or is looking up) before its first call. */
   private readonly limitsRead = new Map<string, Promise<void>>();
+  private readonly outages: OutageWaits;
 
   constructor(
     readonly capacity: ProviderCapacity,
@@ -127,18 +133,35 @@ export class Pacer {
     readonly outageLimitMs: number,
     /** The first wait before a call tries again after an outage error (doubling; PROVIDER_RETRY_DELAY_MS). */
     readonly retryDelayMs = 1000,
-  ) {}
+    /** Wakes a parked article's job (its turn came, or its provider is back). */
+    private readonly wake: (article: string) => Promise<void> = async () => {},
+  ) {
+    this.outages = new OutageWaits({
+      breakers,
+      probe: (target, parked) => this.probe(target, parked.probe, parked.timeoutMs),
+      release: (target, parked) => this.releaseParked(target, parked),
+    });
+  }
 
   private gate(target: PacedTarget): FairGate {
     this.limits.set(target.id, target.limits);
     let gate = this.gates.get(target.id);
-    if (!gate) this.gates.set(target.id, (gate = new FairGate(this.capacity, target.id, () => this.limits.get(target.id)!)));
+    if (!gate) this.gates.set(target.id, (gate = new FairGate(this.capacity, target.id, () => this.limits.get(target.id)!, this.wake)));
     return gate;
   }
 
-  /** Calls waiting for capacity in this runner, per budget (a gauge of the metrics). */
+  /** A parked article's model answers again: it joins the budget's line, or wakes at once when the budget is unbounded. */
+  private async releaseParked(target: PacedTarget, parked: ParkedOnOutage): Promise<void> {
+    const { ticket } = parked;
+    if (await this.capacity.isUnbounded(target.id, target.limits)) return this.wake(ticket.parking.article);
+    this.gate(target).enterParked({ account: ticket.account, weight: ticket.weight, since: ticket.since, tokens: ticket.tokens, parking: ticket.parking });
+  }
+
+  /** Calls waiting in this runner, per budget (a gauge of the metrics): in its line (parked or not) or on its open breaker. */
   waitingCalls(): Map<string, number> {
-    return new Map([...this.gates].map(([id, gate]) => [id, gate.waiting]));
+    const waiting = new Map([...this.gates].map(([id, gate]) => [id, gate.waiting]));
+    for (const [model, parked] of this.outages.parkedByModel()) waiting.set(model, (waiting.get(model) ?? 0) + parked);
+    return waiting;
   }
 
   /**
@@ -151,6 +174,7 @@ export class Pacer {
     const started = Date.now();
     let waitedMs = 0;
     let outageSince: number | undefined;
+    let outageRecorded = ticket.parking?.outageSince !== undefined;
     let outageTries = 0;
     const failures = new Map<string, unknown>();
     const told = new Set<WaitReason>();
@@ -195,20 +219,31 @@ export class Pacer {
         retryInMs = Math.min(retryInMs, passage.retryInMs);
       }
       if (!chosen) {
-        outageSince ??= Date.now();
+        outageSince ??= ticket.parking?.outageSince ?? Date.now();
         if (Date.now() - outageSince > this.outageLimitMs) {
           const names = candidates.map((t) => t.id).join(", ");
           throw new ProviderOutage(`${names} unavailable for more than ${Math.round(this.outageLimitMs / 60_000)} min: ${describeFailures(failures)}`);
         }
         waiting("provider_unavailable", candidates[0]!.id);
+        if (ticket.parking) {
+          // The breaker's watcher wakes the article when a probe finds one of its models back.
+          this.outages.park({ targets: candidates, ticket: { ...ticket, signal: undefined, onWait: undefined, parking: ticket.parking }, probe, timeoutMs });
+          return await ticket.parking.park(PARK_SAFETY_MS, outageSince);
+        }
         await nap(Math.min(Math.max(retryInMs === Infinity ? 0 : retryInMs, 250), 5000) + Math.random() * 500);
         continue;
       }
+      // The article waited out an outage while parked: it is over.
+      if (outageRecorded) {
+        outageRecorded = false;
+        await ticket.parking!.outageEnded();
+      }
+      outageSince = undefined;
 
       if (calls.readLimits) await this.readLimitsOnce(chosen, calls.readLimits);
       // An unbounded budget (nothing configured, learned or paused) costs no Redis call, before or after.
       const bounded = !(await this.capacity.isUnbounded(chosen.id, chosen.limits));
-      const admitted = bounded ? await this.gate(chosen).enter({ ...ticket, onWait: () => waiting("capacity", chosen.id) }) : (this.capacity.countCall(chosen.id), { leaseId: undefined, waitedMs: 0 });
+      const admitted = bounded ? await this.admission(chosen, ticket, () => waiting("capacity", chosen.id)) : (this.capacity.countCall(chosen.id), { leaseId: undefined, waitedMs: 0 });
       waitedMs += admitted.waitedMs;
       let answer: ProviderAnswer<T>;
       try {
@@ -252,6 +287,22 @@ export class Pacer {
         this.breakers.succeeded(chosen.id, { streak }),
       ]);
       return { value: answer.value, target: chosen, waitedMs };
+    }
+  }
+
+  /**
+   * The call's turn in a bounded budget: the request kept for its parked article when it comes back
+   * for it, else its place in the budget's line (parking the article when it waits long).
+   */
+  private async admission(target: PacedTarget, ticket: PacingTicket, onWait: () => void): Promise<Admitted> {
+    const { parking } = ticket;
+    const reserved = parking ? await this.capacity.takeReservation(target.id, parking.article) : undefined;
+    if (reserved) return { leaseId: reserved.leaseId, waitedMs: 0 };
+    try {
+      return await this.gate(target).enter({ ...ticket, onWait });
+    } catch (error) {
+      if (error instanceof CallParked) return await parking!.park(PARK_SAFETY_MS);
+      throw error;
     }
   }
 

@@ -22,6 +22,7 @@ import { recordStepStart } from "./step-attempts.ts";
 import { withImages } from "./image-placement.ts";
 import type { ImageStores } from "./image-store.ts";
 import { callModel, StepFailure, type CallTurn, type ChatRequest } from "./model-call.ts";
+import type { Parking } from "./parking.ts";
 import type { Pacer, WaitReason } from "./paced-call.ts";
 import { stepDuration } from "../../../kit/src/metrics.ts";
 import { findModelAndFallback, type CatalogModel } from "./model-catalog.ts";
@@ -75,6 +76,8 @@ export interface JobControl {
   resumeLater(delayMs: number): Promise<never>;
   /** Aborted when the article's client cancels it: the running model call stops, no later step starts. */
   signal?: AbortSignal;
+  /** Parks the job while a live step's call waits long for its provider (parking.ts); undefined: calls wait in the job. */
+  parking?: Parking;
 }
 
 /** The article cannot run at all (no model, empty snapshot): retrying would not help. */
@@ -191,6 +194,14 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
   };
   // Batch mode takes single-step workflows only (spec 4.1); creation enforces it.
   const batchMode = settings.useBatchApi && steps.length === 1;
+  // A parked job lets go once its progress is in: a later pickup reports for itself.
+  const parking: Parking | undefined = job.parking && {
+    ...job.parking,
+    park: async (ms, outageSince) => {
+      await Promise.all([reports.flush(), events.flush()]);
+      return job.parking!.park(ms, outageSince);
+    },
+  };
 
   const pending = steps.filter((s) => !checkpoints.has(s.stepNumber));
   if (pending.length > 0) {
@@ -229,6 +240,7 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
         signal: job.signal,
         turn,
         onWait: onWait(step.stepName),
+        parking: batchMode ? undefined : parking,
       };
       events.stepStarted(step, requested.id);
       const stepStartedAt = performance.now();

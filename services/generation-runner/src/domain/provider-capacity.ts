@@ -43,6 +43,8 @@ export interface Claim {
   tokens: number;
 }
 
+/** How long a request admitted for a parked article waits for its job (a job that does not come is a request unused). */
+const RESERVATION_MS = 120_000;
 /** How long an account stays among those waiting after its runner last asked for it (a runner that died). */
 const PRESENCE_MS = 3000;
 
@@ -276,6 +278,22 @@ export class ProviderCapacity {
     if (admitted !== 1) return { admitted: false, waitMs: value };
     this.countCall(budget);
     return { admitted: true, index: value };
+  }
+
+  /** Keeps a request admitted for a parked article until its job comes back for it (RESERVATION_MS at most). */
+  async reserve(budget: string, article: string, leaseId: string | undefined): Promise<void> {
+    await this.redis.set(this.reservationKey(budget, article), leaseId ?? "", "PX", RESERVATION_MS);
+  }
+
+  /** The request kept for the article, taken (with the concurrency slot it holds, if any); undefined: none. */
+  async takeReservation(budget: string, article: string): Promise<{ leaseId?: string } | undefined> {
+    const leaseId = await this.redis.getdel(this.reservationKey(budget, article));
+    if (leaseId === null) return undefined;
+    return leaseId ? { leaseId } : {};
+  }
+
+  private reservationKey(budget: string, article: string): string {
+    return `${this.keys(budget)[0]}:reserved:${article}`;
   }
 
   /** The account has no call waiting for the budget in this runner any more. */
