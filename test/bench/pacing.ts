@@ -1,13 +1,15 @@
-// P8: articles over a rate-limited provider. A simulator of its own plays a provider limited to
-// BENCH_PACED_RPM requests a minute (OpenAI's 429s and x-ratelimit headers; the catalog sets no
-// limit, so the runner learns it); N one-step articles are created at once and the makespan of
-// their calls at the provider is read beside the limit's ideal, the time the limit itself needs
-// for them (one second's burst, then the rest at the limit).
+// P8: articles over a rate-limited provider, on three runner replicas sharing its budget. A
+// simulator of its own plays a provider limited to BENCH_PACED_RPM requests a minute (OpenAI's
+// 429s and x-ratelimit headers; the catalog sets no limit, so the runners learn it); N one-step
+// articles are created at once and the makespan of their calls at the provider is read beside the
+// limit's ideal, the time the limit itself needs for them (one second's burst, then the rest at
+// the limit).
 import { stackCredential } from "../harness/service-clients.ts";
 import { ModelCatalogService } from "../../proto/gen/articles/generation_runner/v1/models_pb.ts";
 import { startSimulator, type RunningSimulator } from "../../services/model-simulator/src/simulator.ts";
 import { serviceClient } from "../../services/kit/src/clients.ts";
 import type { BenchContext } from "./context.ts";
+import { startRunnerReplicas } from "../harness/runner-replicas.ts";
 import type { Figure } from "./measure.ts";
 import { benchWorkflow, createBenchArticle, waitForArticles } from "./workflows.ts";
 
@@ -26,7 +28,16 @@ interface ProviderCounts {
   last_admitted_at: number | null;
 }
 
-export async function measurePacing(ctx: BenchContext, provider: RunningSimulator, requestsPerMinute: number, articles: number): Promise<Figure[]> {
+export async function measurePacing(ctx: BenchContext, provider: RunningSimulator, requestsPerMinute: number, articles: number, replicas = 3): Promise<Figure[]> {
+  const more = await startRunnerReplicas(ctx.stack, replicas - 1);
+  try {
+    return await pacedMakespan(ctx, provider, requestsPerMinute, articles, replicas);
+  } finally {
+    await Promise.all(more.map((replica) => replica.stop()));
+  }
+}
+
+async function pacedMakespan(ctx: BenchContext, provider: RunningSimulator, requestsPerMinute: number, articles: number, replicas: number): Promise<Figure[]> {
   const model = `${PACED_PROVIDER}:sim-fast`;
   const catalog = serviceClient(ModelCatalogService, { baseUrl: ctx.stack.env.GENERATION_RUNNER_URL, credential: stackCredential(ctx.stack, "operator") });
   await catalog.addModel({ model: { id: model, active: true, inputPricePerMillion: "1", outputPricePerMillion: "1" } });
@@ -50,7 +61,7 @@ export async function measurePacing(ctx: BenchContext, provider: RunningSimulato
   return [
     {
       id: "P8 paced makespan",
-      what: `${articles} one-step articles created at once over a provider limited to ${requestsPerMinute} requests a minute (limit learned from its headers): first to last call answered`,
+      what: `${articles} one-step articles created at once over a provider limited to ${requestsPerMinute} requests a minute (limit learned from its headers), ${replicas} runner replicas: first to last call answered`,
       value: makespanS,
       unit: "s",
       baseline: { what: "the limit's ideal for the same calls", value: idealS },

@@ -2,7 +2,8 @@
 // prefix), measures each hot path beside a baseline taken in the same run, and prints a table
 // (figure, baseline, ratio, goal, met) that it also writes as JSON to test/bench/results.json.
 // BENCH_SECONDS sets each throughput load (default 10); BENCH_ONLY=P1,P2 runs some sections
-// (P1 reads, P2 creation, P3 orchestration, P4 articles in flight, P5 webhooks, P6 data scale,
+// (P1 reads, P2 creation, P3 orchestration, P4 articles in flight, P10 the same burst of one-step
+// articles over three runner replicas, P5 webhooks, P6 data scale,
 // P7 open event streams: BENCH_STREAMS of them, default 2,000; P8 BENCH_PACED_ARTICLES articles,
 // default 600, over a provider limited to BENCH_PACED_RPM requests a minute, default 1,200).
 import { cpus, totalmem } from "node:os";
@@ -14,7 +15,7 @@ import { load, printTable, pssMiB, ratioOf, rssMiB, type Figure } from "./measur
 import { measureReads } from "./reads.ts";
 import { measureCreation } from "./creation.ts";
 import { benchWorkflow } from "./workflows.ts";
-import { measureOrchestration, measureRunnerInFlight } from "./orchestration.ts";
+import { measureFleetBurst, measureOrchestration, measureRunnerInFlight } from "./orchestration.ts";
 import { measureWebhookDeliveries } from "./webhooks.ts";
 import { measureDataScale } from "./data-scale.ts";
 import { measureEventStreams } from "./event-streams.ts";
@@ -156,6 +157,7 @@ try {
     const { peak, byProcess } = watch.stop();
     record({ id: "memory peak", what: "RSS of the whole stack at its peak during P4 (detail: each process's own peak)", value: peak, unit: "MiB", goal: "≤ 600 MiB", met: peak <= 600, detail: byProcess });
   }
+  if (wanted("P10")) record(...(await measureFleetBurst(ctx, Number(process.env.BENCH_IN_FLIGHT ?? 1000))));
   if (wanted("P5")) record(...(await measureWebhookDeliveries(ctx)));
   if (wanted("P7")) record(...(await measureEventStreams(ctx, Number(process.env.BENCH_STREAMS ?? 2000))));
   if (wanted("P8")) record(...(await measurePacing(ctx, limitedProvider.simulator, PACED_RPM, Number(process.env.BENCH_PACED_ARTICLES ?? 600))));

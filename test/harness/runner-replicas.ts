@@ -3,11 +3,10 @@
 // run several of them. Each is stopped by its own stop(), and killed when the test process exits.
 import type { Subprocess } from "bun";
 import { bundleProcess } from "../../deploy/local/process-bundles.ts";
-import { RUNTIME_START_ENV, SERVICE_ENTRIES } from "../../deploy/local/stack.ts";
+import { RUNTIME_START_ENV, SERVICE_ENTRIES, type Stack } from "../../deploy/local/stack.ts";
 import { stopOnExit } from "../../deploy/local/private-servers.ts";
 import { eventually } from "./eventually.ts";
 import { freePort } from "./private-infra.ts";
-import type { TestStack } from "./stack.ts";
 
 export interface RunnerReplica {
   process: Subprocess;
@@ -16,7 +15,7 @@ export interface RunnerReplica {
 }
 
 /** Starts one more runner replica (with `env` over the stack's) and waits until it serves its metrics. */
-export async function startRunnerReplica(stack: TestStack, env: Record<string, string> = {}): Promise<RunnerReplica> {
+export async function startRunnerReplica(stack: Stack, env: Record<string, string> = {}): Promise<RunnerReplica> {
   const bundle = await bundleProcess(new URL(`../../${SERVICE_ENTRIES.generationRunner}`, import.meta.url).pathname);
   const [connectPort, grpcPort, metricsPort] = [await freePort(), await freePort(), await freePort()];
   const child = Bun.spawn([process.execPath, bundle], {
@@ -48,7 +47,7 @@ export async function startRunnerReplica(stack: TestStack, env: Record<string, s
 }
 
 /** Starts `n` runner replicas at once. */
-export function startRunnerReplicas(stack: TestStack, n: number, env: Record<string, string> = {}): Promise<RunnerReplica[]> {
+export function startRunnerReplicas(stack: Stack, n: number, env: Record<string, string> = {}): Promise<RunnerReplica[]> {
   return Promise.all(Array.from({ length: n }, () => startRunnerReplica(stack, env)));
 }
 

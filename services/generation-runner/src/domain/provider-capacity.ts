@@ -97,7 +97,6 @@ for i = 0, claims - 1 do
   end
   if not chosenTag or tag < chosenTag then chosen, chosenTag = i, tag end
 end
-for _, key in ipairs({heads, tags, present, weights, grants}) do redis.call('PEXPIRE', key, ttl) end
 local learnedRpm = tonumber(f[4] or '0')
 if f[6] == '429' and now - tonumber(f[7] or '0') > 60000 then
   learnedRpm = math.ceil(learnedRpm * 1.1)
@@ -162,7 +161,8 @@ end
 redis.call('ZADD', heads, tag + 1 / weight, account)
 redis.call('ZADD', tags, tag + 1 / weight, account)
 if tag > vtime then redis.call('HSET', b, 'vtime', tag) end
-redis.call('PEXPIRE', b, ttl)
+-- Renewed with each call let through: a budget nobody uses is forgotten with its shares.
+for _, key in ipairs({b, heads, tags, present, weights, grants}) do redis.call('PEXPIRE', key, ttl) end
 if ours then return {1, chosen} end
 return {0, 0}
 `);
