@@ -8,6 +8,7 @@ import { FairGate } from "../../services/generation-runner/src/domain/fair-gate.
 import { AccountShares } from "../../services/generation-runner/src/domain/account-shares.ts";
 import { connectRedis } from "../../services/kit/src/redis.ts";
 import { dropTestData } from "../harness/stack.ts";
+import { eventually } from "../harness/eventually.ts";
 
 const redis = connectRedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
 const prefix = `test-budgets-${crypto.randomUUID().slice(0, 8)}`;
@@ -173,6 +174,28 @@ describe("the fair gate", () => {
     const ratio = countOf(order, "spread") / countOf(order, "single");
     expect(ratio).toBeGreaterThan(0.9);
     expect(ratio).toBeLessThan(1.1);
+  });
+
+  test("a call that waits past PARK_AFTER_MS is parked; its turn keeps the request for its article and wakes its job", async () => {
+    const capacity = new ProviderCapacity(redis, prefix);
+    const budget = `park-${crypto.randomUUID()}`;
+    // One call at a time, and the first holds its slot: the second waits, then parks.
+    const limits = { requestsPerMinute: null, tokensPerMinute: null, maxConcurrentCalls: 1 };
+    const woken: string[] = [];
+    const gate = new FairGate(capacity, budget, () => limits, async (article) => void woken.push(article));
+    const parking = (article: string) => ({ article, park: async () => { throw new Error("unused"); }, outageEnded: async () => {} });
+    const first = await gate.enter({ account: "a", since: 1, tokens: 0 });
+    const second = gate.enter({ account: "a", since: 2, tokens: 0, parking: parking("article-2") });
+    expect(await second.then(() => "admitted", (error) => (error as Error).name)).toBe("CallParked");
+    expect(woken).toEqual([]);
+    // The first call ends: the parked article's turn comes, its request is kept and its job woken.
+    await capacity.settle(budget, limits, 0, first.leaseId);
+    await eventually(async () => woken, (w) => w.length === 1, 5000, "the parked article woken");
+    expect(woken).toEqual(["article-2"]);
+    const kept = await capacity.takeReservation(budget, "article-2");
+    expect(kept?.leaseId).toBeString();
+    // Taken once: the next look finds none.
+    expect(await capacity.takeReservation(budget, "article-2")).toBeUndefined();
   });
 
   test("an account alone gets the whole budget", async () => {
