@@ -127,17 +127,17 @@ test("two accounts with backlogs on a rate-limited provider get its calls 3:1 by
   const heavy = await writer("[[sim:words=20]] write", LIMITED_MODEL, 3);
   const light = await writer("[[sim:words=20]] write", LIMITED_MODEL, 1);
   // Both backlogs are created together, so neither starts alone.
-  await Promise.all([createArticles(heavy.api, 240, heavy.body, 12), createArticles(light.api, 120, light.body, 6)]);
+  await Promise.all([createArticles(heavy.api, 320, heavy.body, 12), createArticles(light.api, 160, light.body, 6)]);
   const completed = () => Promise.all([countIn(heavy.api, heavy.tenant.projectId, "completed"), countIn(light.api, light.tenant.projectId, "completed")]);
   // Measured between two points while both backlogs last (1,200 a minute: 20 calls a second).
   const from = await eventually(completed, ([h, l]) => h + l >= 40, 60_000, "the first 40 articles");
-  const to = await eventually(completed, ([h, l]) => h + l >= from[0] + from[1] + 120, 60_000, "120 more articles");
+  const to = await eventually(completed, ([h, l]) => h + l >= from[0] + from[1] + 160, 60_000, "160 more articles");
   const ratio = (to[0] - from[0]) / (to[1] - from[1]);
   console.log(`weights 3:1: ${to[0] - from[0]} and ${to[1] - from[1]} articles completed in the window, ${ratio.toFixed(2)}:1`);
-  expect(to[1]).toBeLessThan(120);
+  expect(to[1]).toBeLessThan(160);
   expect(ratio).toBeGreaterThan(3 * 0.9);
   expect(ratio).toBeLessThan(3 * 1.1);
-  await eventually(completed, ([h, l]) => h === 240 && l === 120, 60_000, "both backlogs completed");
+  await eventually(completed, ([h, l]) => h === 320 && l === 160, 60_000, "both backlogs completed");
 }, 180_000);
 
 test("while one account drains 400 articles through a provider limited to 1,200 a minute, another account's single article completes within 5 s", async () => {

@@ -256,7 +256,7 @@ describe("the circuit breaker", () => {
       if (state.open) waits.push(state.retryInMs);
     }
     expect(waits).toHaveLength(7);
-    // 2, 4, 8, 8, 8... seconds, each plus up to 0.4 s of jitter.
+    // 2, 4, then 5 s at most (the bound), each plus up to 0.4 s of jitter.
     expect(waits[0]).toBeGreaterThanOrEqual(1990);
     expect(waits[0]).toBeLessThanOrEqual(2400);
     expect(waits[1]).toBeGreaterThanOrEqual(3990);

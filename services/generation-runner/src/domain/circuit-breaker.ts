@@ -14,8 +14,12 @@ import { redisKey } from "../../../kit/src/redis.ts";
 import { redisScript } from "../../../kit/src/redis-scripts.ts";
 
 export const FAILURES_TO_OPEN = 5;
-/** The longest gap between probes of an open breaker (unless the first cool-down is longer). */
-export const MAX_PROBE_GAP_MS = 7000;
+/**
+ * The longest gap between probes of an open breaker (unless the first cool-down is longer): a
+ * provider's return is noticed within about this long, at the cost of one probe per gap for the
+ * whole fleet while it is down.
+ */
+export const MAX_PROBE_GAP_MS = 5000;
 /** The jitter added to each cool-down, as a share of it (at most a second). */
 const JITTER_SHARE = 0.2;
 /** A failure streak older than this starts over. */
