@@ -12,6 +12,7 @@ import { ProjectAuthorizer } from "./plugins/project-authorizer.ts";
 import { ArticleMemory } from "./articles/article-memory.ts";
 import { WorkflowMemory } from "./workflows/workflow-memory.ts";
 import { ArticleEventHub } from "./articles/event-stream.ts";
+import { ArchivedArticleEvents } from "./articles/archived-events.ts";
 import { ArticleOperations } from "./articles/article-operations.ts";
 import { WorkflowOperations } from "./workflows/workflow-operations.ts";
 import { PublishingOperations } from "./publishing/publishing-operations.ts";
@@ -65,7 +66,7 @@ export function gatewayCore(deps: GatewayDeps): GatewayCore {
     projects: new ProjectAuthorizer(deps.clients),
     workflows: new WorkflowMemory(deps.redis, deps.subscriber, deps.redisPrefix, deps.logger),
   };
-  const events = deps.events ?? new ArticleEventHub(deps.redis, deps.redisPrefix, deps.logger);
+  const events = deps.events ?? new ArticleEventHub(deps.redis, deps.redisPrefix, deps.logger, new ArchivedArticleEvents(deps.clients.articles));
   const articles = new ArticleOperations(gate, new ArticleMemory(deps.subscriber, deps.redisPrefix, deps.logger), events, deps.logger);
   return { gate, articles, workflows: new WorkflowOperations(gate), publishing: new PublishingOperations(gate, articles) };
 }

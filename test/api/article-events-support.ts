@@ -1,5 +1,21 @@
 // Reading GET /v1/articles/{id}/events as a client does: Server-Sent Events frames parsed into
-// { id, event, data }, comments (the heartbeat) kept apart, until the server ends the stream.
+// { id, event, data }, comments (the heartbeat) kept apart, until the server ends the stream; and
+// an article whose run writes a few events a moment apart.
+import { createArticle } from "../harness/articles.ts";
+import type { ApiClient } from "../harness/http.ts";
+import { articleBody, createWorkflow, marker } from "./generation-support.ts";
+
+/** A three-step article (Outline, Draft, Edit) whose steps take a moment each; `extra` fields go with its creation. */
+export async function steppedArticle(api: ApiClient, projectId: number, extra: Record<string, unknown> = {}): Promise<any> {
+  const m = marker("events");
+  const type = marker("evented");
+  await createWorkflow(api, projectId, type, [
+    { step_name: "Outline", user: `[[sim:sleep=400]][[sim:echo]]outline ${m}` },
+    { step_name: "Draft", user: `[[sim:sleep=400]][[sim:echo]]draft ${m}` },
+    { step_name: "Edit", user: `[[sim:sleep=400]][[sim:echo]]edit ${m}` },
+  ]);
+  return createArticle(api, articleBody(projectId, { article_type: type, ...extra }));
+}
 export interface SseEvent {
   id: string;
   event: string;

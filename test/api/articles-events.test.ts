@@ -7,7 +7,7 @@ import { useStack, type TestStack } from "../harness/stack.ts";
 import { addMemberWithKey, createProject, createTenant, type Tenant } from "../harness/tenants.ts";
 import { createArticle } from "../harness/articles.ts";
 import { articleBody, createWorkflow, finished, marker, waitForArticle } from "./generation-support.ts";
-import { openEvents, type SseEvent } from "./article-events-support.ts";
+import { openEvents, steppedArticle, type SseEvent } from "./article-events-support.ts";
 
 let stack: TestStack;
 let api: ApiClient;
@@ -26,16 +26,7 @@ const byId = (a: string, b: string) => {
 };
 
 /** A three-step article whose steps take a moment each, with one image. */
-async function slowArticle(): Promise<any> {
-  const m = marker("events");
-  const type = marker("evented");
-  await createWorkflow(api, tenant.projectId, type, [
-    { step_name: "Outline", user: `[[sim:sleep=400]][[sim:echo]]outline ${m}` },
-    { step_name: "Draft", user: `[[sim:sleep=400]][[sim:echo]]draft ${m}` },
-    { step_name: "Edit", user: `[[sim:sleep=400]][[sim:echo]]edit ${m}` },
-  ]);
-  return createArticle(api, articleBody(tenant.projectId, { article_type: type, image_count: 1 }));
-}
+const slowArticle = () => steppedArticle(api, tenant.projectId, { image_count: 1 });
 
 /** Every event the article's log holds, read back from its start. */
 async function wholeLog(id: string): Promise<SseEvent[]> {

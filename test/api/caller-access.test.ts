@@ -65,6 +65,7 @@ const EXPECTED: Record<string, Record<string, string[]>> = {
     GetBrandVoice: [GATEWAY, RUNNER, OPERATOR],
     CreateImagePreset: [OPERATOR],
     GetImagePreset: [GATEWAY, RUNNER, OPERATOR],
+    ListArticleEvents: [GATEWAY],
   },
   [ArticleLifecycleService.typeName]: {
     RecordProgress: [RUNNER],

@@ -1,10 +1,21 @@
 // The article event log's writes (services/kit/src/article-events.ts) against a real Redis: events
 // appended together land in order with one renewal of the stream's expiry, on a plain connection
-// and on one that pipelines a turn's commands; a final event is not repeated.
+// and on one that pipelines a turn's commands; a final event is not repeated, also once the
+// stream has gone to the archive, whose ids a new stream then follows; an archived stream expires
+// soon unless an entry came after the archived ones.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import IORedis from "ioredis";
-import { appendArticleEvents, appendFinalArticleEvent, articleEventsKey, readStreamEntry, type StreamEntry } from "../../services/kit/src/article-events.ts";
+import {
+  appendArticleEvents,
+  appendEndingEvents,
+  articleEventsKey,
+  compareStreamIds,
+  ENDED_LOG_SECONDS,
+  expireArchivedLog,
+  readStreamEntry,
+  type StreamEntry,
+} from "../../services/kit/src/article-events.ts";
 
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 const prefix = `test-event-log-${randomBytes(4).toString("hex")}`;
@@ -56,9 +67,45 @@ test("no events: nothing is written", async () => {
 });
 
 test("a final event right after one of the same name is not appended again", async () => {
+  const completed = { event: "completed" as const, data: { status: "completed" } };
   await appendArticleEvents(plain, prefix, "f1", [{ event: "state", data: { status: "writing" } }]);
-  await appendFinalArticleEvent(pipelining, prefix, "f1", { event: "completed", data: { status: "completed" } });
-  await appendFinalArticleEvent(pipelining, prefix, "f1", { event: "completed", data: { status: "completed" } });
-  await appendFinalArticleEvent(plain, prefix, "f1", { event: "published", data: { status: "published" } });
+  expect(await appendEndingEvents(pipelining, prefix, "f1", [completed], { unlessRepeated: "completed" })).toBe("appended");
+  expect(await appendEndingEvents(pipelining, prefix, "f1", [completed], { unlessRepeated: "completed" })).toBe("repeated");
+  await appendEndingEvents(plain, prefix, "f1", [{ event: "published", data: { status: "published" } }], { unlessRepeated: "published" });
   expect((await logOf("f1")).map((e) => e!.event)).toEqual(["state", "completed", "published"]);
+});
+
+test("with the stream gone, the end is the archive's: absent until told where it ends, a repeat of it skipped, and new ids after the archive's", async () => {
+  const completed = { event: "completed" as const, data: { status: "completed" } };
+  expect(await appendEndingEvents(plain, prefix, "gone", [completed], { unlessRepeated: "completed" })).toBe("absent");
+  expect(await plain.exists(articleEventsKey(prefix, "gone"))).toBe(0);
+  expect(await appendEndingEvents(plain, prefix, "gone", [completed], { unlessRepeated: "completed", archivedEnd: { id: "1000-3", event: "completed" } })).toBe("repeated");
+  expect(await plain.exists(articleEventsKey(prefix, "gone"))).toBe(0);
+
+  // An archive that ends later than this server's clock: the new stream starts right after it.
+  const ahead = `${Date.now() + 60_000}-7`;
+  const publication = { event: "publication" as const, data: { state: "published" } };
+  expect(await appendEndingEvents(plain, prefix, "gone", [publication, completed], { archivedEnd: { id: ahead, event: "completed" } })).toBe("appended");
+  const ids = (await logOf("gone")).map((e) => e!.id);
+  expect(ids[0]).toBe(ahead.replace(/-7$/, "-8"));
+  expect(compareStreamIds(ids[1]!, ids[0]!)).toBeGreaterThan(0);
+  // An archive that ends in the past: the stream's own ids, later anyway.
+  expect(await appendEndingEvents(plain, prefix, "past", [publication], { archivedEnd: { id: "1000-3", event: "completed" } })).toBe("appended");
+  expect(compareStreamIds((await logOf("past"))[0]!.id, `${Date.now() - 60_000}-0`)).toBeGreaterThan(0);
+});
+
+test("an archived stream expires within ENDED_LOG_SECONDS, unless an entry came after the archived ones", async () => {
+  await appendArticleEvents(plain, prefix, "x1", [{ event: "state", data: { status: "writing" } }]);
+  await appendEndingEvents(plain, prefix, "x1", [{ event: "completed", data: { status: "completed" } }], { unlessRepeated: "completed" });
+  const [last] = (await logOf("x1")).slice(-1);
+  await expireArchivedLog(plain, prefix, "x1", last!.id);
+  const ttl = await plain.ttl(articleEventsKey(prefix, "x1"));
+  expect(ttl).toBeGreaterThan(0);
+  expect(ttl).toBeLessThanOrEqual(ENDED_LOG_SECONDS);
+
+  await appendArticleEvents(plain, prefix, "x2", [{ event: "state", data: { status: "writing" } }]);
+  const [archivedLast] = await logOf("x2");
+  await appendArticleEvents(plain, prefix, "x2", [{ event: "step_finished", data: { step: 1 } }]);
+  await expireArchivedLog(plain, prefix, "x2", archivedLast!.id);
+  expect(await plain.ttl(articleEventsKey(prefix, "x2"))).toBeGreaterThan(7 * 86_400 - 60);
 });

@@ -95,8 +95,10 @@ export class ArticleOperations {
   /** Where a watch starts: the log's position first, then the record, so an event between the two is sent, not lost. */
   async watch(caller: Caller, identifier: string, lastEventId: string | undefined): Promise<WatchStart> {
     const { article } = await this.get(caller, identifier);
-    const latestId = lastEventId ?? (await this.events.latestEventId(article.externalId));
-    const current = (await this.gate.clients.articles.getArticle({ identifier: article.externalId })).article!;
-    return { externalId: article.externalId, current, from: lastEventId ? { lastEventId } : { latestId } };
+    const { externalId } = article;
+    const latestId = lastEventId ?? (await this.events.latestEventId(externalId));
+    const current = (await this.gate.clients.articles.getArticle({ identifier: externalId })).article!;
+    if (lastEventId) return { externalId, current, from: { lastEventId } };
+    return { externalId, current, from: { latestId: await this.events.startingId(externalId, latestId, current) } };
   }
 }

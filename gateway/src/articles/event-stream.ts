@@ -3,7 +3,10 @@
 // article's stream and fans each event out to that article's open clients, so an open stream
 // costs a map entry and a response, never a query of its own; one timer writes the heartbeat
 // comment to all of them. A client starts from the article's current state, or from the event
-// after its Last-Event-ID, catching up with one XRANGE before it joins the loop.
+// after its Last-Event-ID, catching up with one XRANGE before it joins the loop. Once an article
+// has ended its log moves to article-store's archive and its stream leaves Redis soon after, so a
+// client catching up on an ended article reads the archive too (ListArticleEvents), with the same
+// ids and data the stream had.
 import type IORedis from "ioredis";
 import type { Article } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import {
@@ -63,6 +66,22 @@ function currentEvent(article: Article): { event: string; data: Record<string, u
     event: "completed",
     data: { status: "completed", cost, actual_word_count: article.actualWordCount, ai_model_used: article.aiModelUsed ?? null, current_version_id: article.currentVersionId === undefined ? null : Number(article.currentVersionId) },
   };
+}
+
+/** An ended article's archived log (articles/archived-events.ts). */
+export interface EventArchive {
+  /** Every archived event after `afterId`, oldest first. */
+  after(externalId: string, afterId: string): Promise<LoggedArticleEvent[]>;
+  /** The id of the newest archived event, if any. */
+  lastId(externalId: string): Promise<string | undefined>;
+}
+
+const isRunning = (article: Article) => RUNNING.has(article.status);
+
+/** Two runs of one log's events, each in id order, as one run with each event once. */
+function mergedById(a: readonly LoggedArticleEvent[], b: readonly LoggedArticleEvent[]): LoggedArticleEvent[] {
+  const byId = new Map([...a, ...b].map((e) => [e.id, e]));
+  return [...byId.values()].sort((x, y) => compareStreamIds(x.id, y.id));
 }
 
 /** Where a watcher's events go: an SSE response (open) or a gRPC stream (grpc/article-service.ts). */
@@ -142,6 +161,7 @@ export class ArticleEventHub {
     private readonly redis: IORedis,
     private readonly redisPrefix: string,
     private readonly logger: Logger,
+    private readonly archive: EventArchive,
   ) {
     this.reader = redis.duplicate({ enableAutoPipelining: false, enableOfflineQueue: true, commandTimeout: undefined });
     this.reader.on("error", (error) => logger.error("redis error", { error: error.message, connection: "article-events" }));
@@ -162,6 +182,15 @@ export class ArticleEventHub {
   async latestEventId(externalId: string): Promise<string> {
     const [latest] = (await this.redis.xrevrange(articleEventsKey(this.redisPrefix, externalId), "+", "-", "COUNT", 1)) as StreamEntry[];
     return latest?.[0] ?? START_ID;
+  }
+
+  /**
+   * Where a watch without Last-Event-ID starts: `latestId` as read before `article`, unless the
+   * article has ended and its log has left Redis: then the archive's newest id.
+   */
+  async startingId(externalId: string, latestId: string, article: Article): Promise<string> {
+    if (latestId !== START_ID || isRunning(article)) return latestId;
+    return (await this.archive.lastId(externalId)) ?? START_ID;
   }
 
   /**
@@ -223,7 +252,7 @@ export class ArticleEventHub {
       },
     });
     this.join(watcher, cursor);
-    void this.catchUp(watcher, cursor, "lastEventId" in from ? article : undefined);
+    void this.catchUp(watcher, externalId, cursor, "lastEventId" in from ? article : undefined);
     return () => watcher.end();
   }
 
@@ -249,12 +278,15 @@ export class ArticleEventHub {
     if (entry.watchers.size === 0) this.watched.delete(watcher.key);
   }
 
-  private async catchUp(watcher: Watcher, cursor: string, ended?: Article): Promise<void> {
+  private async catchUp(watcher: Watcher, externalId: string, cursor: string, ended?: Article): Promise<void> {
     try {
-      const entries = (await this.redis.xrange(watcher.key, `(${cursor}`, "+")) as StreamEntry[];
-      watcher.caughtUp(entries.map(readStreamEntry).filter((e): e is LoggedArticleEvent => e !== undefined));
-      // A reconnect to an article that ended after its log expired still gets the end.
-      if (ended && !RUNNING.has(ended.status)) watcher.endWith(ended);
+      // An ended article's events are in the archive, in Redis (a stream not yet expired, or one
+      // begun by a later publication), or some in each: both are read and merged by id.
+      const archived = ended !== undefined && !isRunning(ended);
+      const [entries, older] = await Promise.all([this.redis.xrange(watcher.key, `(${cursor}`, "+") as Promise<StreamEntry[]>, archived ? this.archive.after(externalId, cursor) : []]);
+      watcher.caughtUp(mergedById(older, entries.map(readStreamEntry).filter((e): e is LoggedArticleEvent => e !== undefined)));
+      // A reconnect to an article whose log lacks its end (Redis was away when it ended) still gets it.
+      if (archived) watcher.endWith(ended);
     } catch (error) {
       this.logger.warn("could not read an article's events", { key: watcher.key, error: (error as Error).message });
       watcher.end();

@@ -1,5 +1,5 @@
 // Who may call article-store (access-policy.ts). The gateway creates, reads and cancels for
-// clients; the generation runner records what generation did; the webhook dispatcher records
+// clients, and replays ended articles' archived event logs; the generation runner records what generation did; the webhook dispatcher records
 // deliveries and publications (and reads the articles it delivers and publishes); the operator
 // creates brand voices and image presets and inspects records.
 import { ArticleLifecycleService, ArticleStoreService } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
@@ -20,6 +20,7 @@ export const articleStoreAccess = [
     getBrandVoice: [gateway, generationRunner, operator],
     createImagePreset: [operator],
     getImagePreset: [gateway, generationRunner, operator],
+    listArticleEvents: [gateway],
   }),
   allow(ArticleLifecycleService, {
     recordProgress: [generationRunner],

@@ -1,17 +1,21 @@
 // Writes the ends of an article's run to its event log (services/kit/src/article-events.ts):
 // completed, published and failed, once each, after the lifecycle call committed them, and each
-// recorded publication (a `publication` event, before the published it may bring); and tells
-// the runners when a client cancelled an article so the one working on it stops at once. Like
-// the change announcements, a failure here is logged and never fails the committed change.
+// recorded publication (a `publication` event, before the published it may bring); then moves
+// the log to article-store's archive, letting Redis drop it (log-archiver.ts); and tells the
+// runners when a client cancelled an article so the one working on it stops at once. Like the
+// change announcements, a failure here is logged and never fails the committed change: a log
+// left in Redis is archived by the hourly sweep.
 import type { Interceptor } from "@connectrpc/connect";
-import type IORedis from "ioredis";
 import { ArticleLifecycleService, type Article, type RecordPublicationRequest } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
-import { appendArticleEvents, appendFinalArticleEvent, articleCancelsChannel, isCancelledArticle, type ArticleEvent } from "../../kit/src/article-events.ts";
+import { articleCancelsChannel, isCancelledArticle, type ArticleEvent } from "../../kit/src/article-events.ts";
 import type { Logger } from "../../kit/src/logger.ts";
 import { presentCost, presentPublication } from "../../kit/src/public-article.ts";
 import { endedArticles } from "./changed-articles.ts";
+import { appendToEndedLog, archiveArticleLogs, type LogArchive, type LoggedArticle } from "./log-archiver.ts";
 
 const WRITE_TIMEOUT_MS = 500;
+// Reading the streams back, one insert and an expiry each: a few milliseconds, unless Postgres stalls.
+const ARCHIVE_TIMEOUT_MS = 2_000;
 // The calls that can end an article; progress and the other records never do.
 const ENDING_METHODS = new Set(["CompleteGeneration", "AddVersion", "MarkPublished", "FailArticle", "CancelArticle", "RecordDeliveries", "RecordPublication"]);
 
@@ -28,12 +32,22 @@ export function finalEventOf(article: Article): ArticleEvent | undefined {
   return undefined;
 }
 
-export function logArticleEnds(redis: IORedis, redisPrefix: string, logger: Logger): Interceptor {
+/** Settles `work` within `ms`, or rejects (the work itself goes on). */
+async function bounded(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error("timed out")), ms)));
+  await Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
+export function logArticleEnds(archive: LogArchive, logger: Logger): Interceptor {
+  const { redis, redisPrefix } = archive;
   return (next) => async (req) => {
     const res = await next(req);
     if (req.service.typeName !== ArticleLifecycleService.typeName || res.stream || !ENDING_METHODS.has(req.method.name)) return res;
     const articles = endedArticles(res.message, req.contextValues);
     const writes: Promise<unknown>[] = [];
+    const logged: LoggedArticle[] = [];
+    const append = (article: Article, event: ArticleEvent, unlessRepeated?: string) => appendToEndedLog(archive, loggedOf(article), [event], unlessRepeated);
     if (req.method.name === "RecordPublication") {
       const asked = req.message as unknown as RecordPublicationRequest;
       const article = articles[0];
@@ -41,27 +55,31 @@ export function logArticleEnds(redis: IORedis, redisPrefix: string, logger: Logg
       const ended = asked.markPublished && article ? finalEventOf(article) : undefined;
       // In order: the publication, then the published it brought.
       if (recorded && article) {
-        writes.push(
-          appendArticleEvents(redis, redisPrefix, article.externalId, [{ event: "publication", data: presentPublication(recorded) }]).then(() =>
-            ended ? appendFinalArticleEvent(redis, redisPrefix, article.externalId, ended) : undefined,
-          ),
-        );
+        writes.push(append(article, { event: "publication", data: presentPublication(recorded) }).then(() => (ended ? append(article, ended, ended.event) : undefined)));
+        logged.push(loggedOf(article));
       }
     } else {
       for (const article of articles) {
         const ended = finalEventOf(article);
         if (!ended) continue;
-        writes.push(appendFinalArticleEvent(redis, redisPrefix, article.externalId, ended));
+        writes.push(append(article, ended, ended.event));
+        logged.push(loggedOf(article));
         if (req.method.name === "CancelArticle") writes.push(redis.publish(articleCancelsChannel(redisPrefix), article.externalId));
       }
     }
-    if (writes.length > 0) {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error("timed out")), WRITE_TIMEOUT_MS)));
-      await Promise.race([Promise.all(writes), timeout])
-        .catch((error) => logger.warn("could not log the end of an article", { externalIds: articles.map((a) => a.externalId), error: (error as Error).message }))
-        .finally(() => clearTimeout(timer));
+    if (writes.length === 0) return res;
+    const externalIds = logged.map((a) => a.externalId);
+    try {
+      await bounded(Promise.all(writes), WRITE_TIMEOUT_MS);
+    } catch (error) {
+      logger.warn("could not log the end of an article", { externalIds, error: (error as Error).message });
+      return res;
     }
+    await bounded(archiveArticleLogs(archive, logged), ARCHIVE_TIMEOUT_MS).catch((error) =>
+      logger.warn("could not archive the event log of an ended article; the hourly sweep will", { externalIds, error: (error as Error).message }),
+    );
     return res;
   };
 }
+
+const loggedOf = (article: Article): LoggedArticle => ({ id: Number(article.id), externalId: article.externalId });

@@ -1,7 +1,8 @@
 // article-store process: articles, their versions and records over gRPC, the outbox relay
 // that turns each created article into its generation job, the reconciler that hands an article
 // whose job was lost back to its worker (and releases the words of a creation that died between
-// reserving and creating), and the folding of article counts.
+// reserving and creating), the folding of article counts, and the archive of ended articles'
+// event logs (their upkeep: the hourly sweep and prune).
 import { fileURLToPath } from "node:url";
 import { AccountsService } from "../../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
 import { QuotaService } from "../../../proto/gen/articles/accounts_billing/v1/quota_pb.ts";
@@ -18,6 +19,7 @@ import { startReconciler } from "./reconciler.ts";
 import { articleStoreRoutes } from "./rpc.ts";
 import { announceArticleChanges } from "./change-announcer.ts";
 import { logArticleEnds } from "./article-event-log.ts";
+import { startLogArchiveUpkeep } from "./log-archiver.ts";
 import { failOnConfigError, loadReconcileSettings, type PlatformConfig } from "../../kit/src/config.ts";
 import type { Logger } from "../../kit/src/logger.ts";
 import type IORedis from "ioredis";
@@ -41,7 +43,8 @@ function lazyRedis(options: RedisOptions = {}) {
     disconnect: () => redis?.disconnect(),
   };
 }
-// One connection for the queues (the outbox relay's and the reconciler's) and the reconciler's own reads.
+// One connection for the queues (the outbox relay's and the reconciler's), the reconciler's own
+// reads and the event logs' sweep.
 const queues = lazyRedis();
 // The announcements and event-log ends of a call go out on a connection of their own that sends
 // the commands of one turn of the event loop in one write: a batch call (RecordDeliveries) ends
@@ -62,9 +65,9 @@ await runService({
       accounts: serviceClient(AccountsService, { baseUrl: config.services.accountsBilling, credential }),
       relay: () => relay,
     }),
-  interceptors: ({ config, logger }) => [
+  interceptors: ({ config, database, logger }) => [
     announceArticleChanges(announcements.of(config, logger), config.redisPrefix, logger),
-    logArticleEnds(announcements.of(config, logger), config.redisPrefix, logger),
+    logArticleEnds({ db: database.db, redis: announcements.of(config, logger), redisPrefix: config.redisPrefix }, logger),
   ],
   async background({ database, config, credential, logger }) {
     const generationQueue = openQueue<GenerationJob>("generation", queues.of(config, logger), config.redisPrefix);
@@ -73,7 +76,9 @@ await runService({
     const webhookQueue = openQueue<WebhookJob>("webhooks", queues.of(config, logger), config.redisPrefix);
     const quota = serviceClient(QuotaService, { baseUrl: config.services.accountsBilling, credential });
     const reconciler = startReconciler({ db: database.db, redis: queues.of(config, logger), redisPrefix: config.redisPrefix, generationQueue, webhookQueue, quota, logger, settings: reconcile });
+    const logUpkeep = startLogArchiveUpkeep({ db: database.db, redis: queues.of(config, logger), redisPrefix: config.redisPrefix, logger });
     return async () => {
+      await logUpkeep.stop();
       await reconciler.stop();
       await folding.stop();
       await relay?.stop();

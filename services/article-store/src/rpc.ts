@@ -29,6 +29,7 @@ import * as deliveries from "./domain/delivery-records.ts";
 import { markedByDeliveries } from "./changed-articles.ts";
 import * as styles from "./domain/project-styles.ts";
 import { recordPublication } from "./domain/publications.ts";
+import { archivedEventsAfter } from "./domain/event-archive.ts";
 import { attemptOf as publicationAttemptOf, autoPublishMessage, autoPublishOf, publicationMessage, publicationOf } from "./publication-messages.ts";
 
 const ts = (d: Date) => timestampFromDate(d);
@@ -260,6 +261,10 @@ export function articleStoreRoutes({ db, accounts, relay }: ArticleStoreDeps) {
       },
       async getImagePreset(req) {
         return { imagePreset: imagePresetMessage(await styles.getImagePreset(db, Number(req.imagePresetId))) };
+      },
+      async listArticleEvents(req) {
+        const page = await archivedEventsAfter(db, req.externalId, req.afterEventId, req.limit);
+        return { events: page.events, lastEventId: page.lastEventId ?? "" };
       },
     });
 

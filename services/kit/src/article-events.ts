@@ -1,7 +1,9 @@
 // The durable per-article event log behind GET /v1/articles/{id}/events: one Redis Stream per
-// article under REDIS_PREFIX, written by generation-runner (steps, research sources, images,
-// states) and article-store (completed, published, failed), read by any gateway replica. Capped
-// in length and expiring a week after its last event, so finished articles cost nothing for long.
+// article under REDIS_PREFIX while it runs, written by generation-runner (steps, research sources,
+// images, states) and article-store (completed, published, failed, publications), read by any
+// gateway replica. Capped in length and expiring a week after its last event. Once the article
+// has ended, article-store copies the stream to its archive in Postgres (event-archive.ts there)
+// and lets the stream expire ENDED_LOG_SECONDS later: Redis holds live work only.
 // Also the cancel signal a cancelled article sends to whichever runner works on it.
 import type IORedis from "ioredis";
 import { redisKey } from "./redis.ts";
@@ -66,14 +68,26 @@ export interface LoggedArticleEvent extends ArticleEvent {
   id: string;
 }
 
-export function readStreamEntry([id, fields]: StreamEntry): LoggedArticleEvent | undefined {
+/** An entry as the stream holds it: its data still the JSON text written. */
+export interface RawLoggedEvent {
+  id: string;
+  event: string;
+  data: string;
+}
+
+/** An entry's id, event name and data text; undefined when it lacks one of them. */
+export function rawStreamEntry([id, fields]: StreamEntry): RawLoggedEvent | undefined {
   const at = (name: string) => {
     const i = fields.indexOf(name);
     return i >= 0 && i % 2 === 0 ? fields[i + 1] : undefined;
   };
   const event = at("event");
   const data = at("data");
-  if (!event || data === undefined) return undefined;
+  return event && data !== undefined ? { id, event, data } : undefined;
+}
+
+/** An event as a watcher gets it, from the stream or the archive alike; undefined when its data is not JSON. */
+export function readLoggedEvent({ id, event, data }: RawLoggedEvent): LoggedArticleEvent | undefined {
   try {
     return { id, event: event as ArticleEventName, data: JSON.parse(data) as Record<string, unknown> };
   } catch {
@@ -81,17 +95,28 @@ export function readStreamEntry([id, fields]: StreamEntry): LoggedArticleEvent |
   }
 }
 
+export function readStreamEntry(entry: StreamEntry): LoggedArticleEvent | undefined {
+  const raw = rawStreamEntry(entry);
+  return raw && readLoggedEvent(raw);
+}
+
 const STREAM_ID = /^(\d{1,20})-(\d{1,20})$/;
 
 export const isStreamId = (value: string) => STREAM_ID.test(value);
 
+/** A stream id's milliseconds and sequence number. */
+export function streamIdParts(id: string): [ms: bigint, seq: bigint] {
+  const [, ms, seq] = STREAM_ID.exec(id)!;
+  return [BigInt(ms!), BigInt(seq!)];
+}
+
 /** Orders two stream ids (negative when a is earlier). */
 export function compareStreamIds(a: string, b: string): number {
-  const [, am, as] = STREAM_ID.exec(a)!;
-  const [, bm, bs] = STREAM_ID.exec(b)!;
-  const ms = BigInt(am!) - BigInt(bm!);
+  const [am, as] = streamIdParts(a);
+  const [bm, bs] = streamIdParts(b);
+  const ms = am - bm;
   if (ms !== 0n) return ms < 0n ? -1 : 1;
-  const seq = BigInt(as!) - BigInt(bs!);
+  const seq = as - bs;
   return seq === 0n ? 0 : seq < 0n ? -1 : 1;
 }
 
@@ -101,20 +126,81 @@ export const CANCELLED_REASON = "Cancelled by the client.";
 export const isCancelledArticle = (article: { status: string; failureReason?: string | null }) =>
   article.status === "failed" && article.failureReason === CANCELLED_REASON;
 
-// Appends a final event unless the stream's last event already is one of the same name: the
-// lifecycle calls that end an article are idempotent, and their repeats must not repeat the end.
-const appendUnlessRepeated = redisScript(`
-local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
-if last[1] then
-  local f = last[1][2]
-  for i = 1, #f, 2 do
-    if f[i] == 'event' and f[i + 1] == ARGV[1] then return false end
-  end
-end
-local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', 'event', ARGV[1], 'data', ARGV[2])
-redis.call('EXPIRE', KEYS[1], ARGV[4])
-return id`);
+/**
+ * How long an ended article's stream stays once article-store has archived it: a gateway's read
+ * loop (one blocking XREAD a second) and a client catching up when the article ended still find
+ * every event in it, and then it goes. Expiring the whole stream rather than trimming it to a
+ * tail: a stream's first node is allocated at its full 4 KB, so a stream of one entry costs
+ * Redis as much as one of twenty, and only deleting it frees the memory.
+ */
+export const ENDED_LOG_SECONDS = 10;
 
-export async function appendFinalArticleEvent(redis: IORedis, redisPrefix: string, externalId: string, event: ArticleEvent): Promise<void> {
-  await appendUnlessRepeated.run(redis, [articleEventsKey(redisPrefix, externalId)], [event.event, JSON.stringify(event.data), MAX_EVENTS_PER_ARTICLE, KEEP_SECONDS]);
+/** Where an ended article's archived log ends: its last event's id ("0-0" when none) and name. */
+export interface ArchivedLogEnd {
+  id: string;
+  event: string;
+}
+
+// Appends the events an ended article's log receives from article-store (ARGV from 6 on: name,
+// data, …): its final event, unless the log already ends with one of that name (ARGV[3]; the
+// lifecycle calls that end an article are idempotent, and their repeats must not repeat the end),
+// or a later publication. When the stream is gone (archived and expired, or lost with Redis) it
+// answers 'absent' unless told where the archive ends (ARGV[4] its last id, ARGV[5] that event's
+// name): then the log's end is the archive's, and the new stream's first id follows the
+// archive's last, so ids keep growing across the two.
+const appendEnding = redisScript(`
+local last_id, last_event
+local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)[1]
+if last then
+  last_id = last[1]
+  for i = 1, #last[2], 2 do
+    if last[2][i] == 'event' then last_event = last[2][i + 1] end
+  end
+else
+  if ARGV[4] == '' then return 'absent' end
+  last_id = ARGV[4]
+  last_event = ARGV[5]
+end
+if ARGV[3] ~= '' and last_event == ARGV[3] then return 'repeated' end
+local id = '*'
+if not last then
+  local ms, seq = string.match(last_id, '^(%d+)-(%d+)$')
+  local now = redis.call('TIME')
+  if tonumber(ms) >= tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) then id = ms .. '-' .. (tonumber(seq) + 1) end
+end
+for i = 6, #ARGV, 2 do
+  redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], id, 'event', ARGV[i], 'data', ARGV[i + 1])
+  id = '*'
+end
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+return 'appended'`);
+
+/**
+ * Appends events to an ended article's log (article-store's writes), in order: `unlessRepeated`
+ * skips them when the log already ends with an event of that name. "absent" when the stream is
+ * gone and `archivedEnd` was not given: the caller reads where the archive ends and asks again.
+ */
+export async function appendEndingEvents(
+  redis: IORedis,
+  redisPrefix: string,
+  externalId: string,
+  events: readonly ArticleEvent[],
+  opts: { unlessRepeated?: string; archivedEnd?: ArchivedLogEnd } = {},
+): Promise<"appended" | "repeated" | "absent"> {
+  const fields: string[] = [];
+  for (const event of events) fields.push(event.event, JSON.stringify(event.data));
+  const end = opts.archivedEnd;
+  return (await appendEnding.run(redis, [articleEventsKey(redisPrefix, externalId)], [MAX_EVENTS_PER_ARTICLE, KEEP_SECONDS, opts.unlessRepeated ?? "", end?.id ?? "", end?.event ?? "", ...fields])) as "appended" | "repeated" | "absent";
+}
+
+// Lets an archived stream expire (never later than it would anyway) unless an entry came after
+// the last one archived (ARGV[1]): that one is archived by whoever wrote it, or by the sweep.
+const expireArchived = redisScript(`
+local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)[1]
+if last and last[1] == ARGV[1] then return redis.call('EXPIRE', KEYS[1], ARGV[2], 'LT') end
+return 0`);
+
+/** After the stream's entries up to `lastArchivedId` are in the archive: the stream goes ENDED_LOG_SECONDS later. */
+export async function expireArchivedLog(redis: IORedis, redisPrefix: string, externalId: string, lastArchivedId: string): Promise<void> {
+  await expireArchived.run(redis, [articleEventsKey(redisPrefix, externalId)], [lastArchivedId, ENDED_LOG_SECONDS]);
 }

@@ -318,3 +318,26 @@ export const deliveryAttempts = articleStoreSchema.table(
   },
   (t) => [uniqueIndex("delivery_attempts_once").on(t.articleId, t.deliveryId, t.attempt), index("delivery_attempts_article").on(t.articleId, t.attemptedAt)],
 );
+
+/**
+ * The event logs of ended articles (GET /v1/articles/{id}/events), each entry copied from the
+ * article's Redis stream (kit/article-events.ts) with its stream id once the article ended, and
+ * every later one as it is written; Redis then lets the stream go. An article's entries are kept
+ * a week after its last one (event-archive.ts), as its stream was.
+ */
+export const articleEvents = articleStoreSchema.table(
+  "article_events",
+  {
+    articleId: ref("article_id")
+      .notNull()
+      .references(() => articles.id),
+    // The stream id <milliseconds>-<sequence> as two numbers, so the log orders and resumes by it.
+    streamMs: bigint("stream_ms", { mode: "number" }).notNull(),
+    streamSeq: bigint("stream_seq", { mode: "number" }).notNull(),
+    event: text("event").notNull(),
+    // The JSON text the stream held, so a replay sends the same bytes as the live stream did.
+    data: text("data").notNull(),
+  },
+  // The age index finds the oldest entries for pruning without reading the whole table.
+  (t) => [primaryKey({ columns: [t.articleId, t.streamMs, t.streamSeq] }), index("article_events_age").on(t.streamMs)],
+);
