@@ -1,6 +1,8 @@
 // The pieces of provider pacing that need no stack: reading providers' rate-limit headers, and the
-// shared budget, breaker and account shares on the machine's Redis (under a prefix of their own).
-import { afterAll, describe, expect, test } from "bun:test";
+// shared budget, fair gate, breaker and account shares on the machine's Redis (under a prefix of
+// their own) and again on a private Redis Cluster, where every script's keys must share a slot.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type IORedis from "ioredis";
 import { parseResetDuration, readLimitReport, retryDelayOf } from "../../services/generation-runner/src/domain/rate-limit-headers.ts";
 import { ProviderCapacity, NO_LIMITS } from "../../services/generation-runner/src/domain/provider-capacity.ts";
 import { CircuitBreakers, FAILURES_TO_OPEN, MAX_PROBE_GAP_MS } from "../../services/generation-runner/src/domain/circuit-breaker.ts";
@@ -9,14 +11,9 @@ import { AccountShares } from "../../services/generation-runner/src/domain/accou
 import { connectRedis } from "../../services/kit/src/redis.ts";
 import { dropTestData } from "../harness/stack.ts";
 import { eventually } from "../harness/eventually.ts";
+import { startRedisCluster } from "../harness/redis-cluster.ts";
 
-const redis = connectRedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
 const prefix = `test-budgets-${crypto.randomUUID().slice(0, 8)}`;
-
-afterAll(async () => {
-  await dropTestData("postgres://postgres@127.0.0.1:5432/none", prefix);
-  redis.disconnect();
-});
 
 describe("rate-limit headers", () => {
   test("OpenAI's reset durations", () => {
@@ -57,232 +54,264 @@ describe("rate-limit headers", () => {
 /** One call of account "a" asking the budget. */
 const claim = (tokens: number) => [{ account: "a", weight: 1, tokens }];
 
-describe("a shared budget", () => {
-  const limits = (rpm: number | null, tpm: number | null = null, calls: number | null = null) => ({ requestsPerMinute: rpm, tokensPerMinute: tpm, maxConcurrentCalls: calls });
+/**
+ * The shared budget, fair gate, breaker and account shares, on `where`'s Redis: the same on one
+ * server and on a cluster, where every script's keys must share a hash slot.
+ */
+function pacingSuites(where: string, connect: () => Promise<{ redis: IORedis; stop(): Promise<void> }>) {
+  describe(where, () => {
+    let redis: IORedis;
+    let stop: () => Promise<void>;
+    beforeAll(async () => {
+      ({ redis, stop } = await connect());
+    }, 60_000);
+    afterAll(() => stop());
 
-  test("admits one second's worth at once, then paces to the limit (less its headroom)", async () => {
-    const capacity = new ProviderCapacity(redis, prefix);
-    const budget = `rpm-${crypto.randomUUID()}`;
-    let admitted = 0;
-    while ((await capacity.admit(budget, limits(600), claim(0), "")).admitted) admitted++;
-    // 600 a minute is 10 a second; paced at 95%, 9.5 fit in the first second's burst.
-    expect(admitted).toBeGreaterThanOrEqual(9);
-    expect(admitted).toBeLessThanOrEqual(10);
-    const refused = await capacity.admit(budget, limits(600), claim(0), "");
-    expect(refused.admitted).toBe(false);
-    if (!refused.admitted) expect(refused.waitMs).toBeGreaterThan(0);
-  });
+    describe("a shared budget", () => {
+      const limits = (rpm: number | null, tpm: number | null = null, calls: number | null = null) => ({ requestsPerMinute: rpm, tokensPerMinute: tpm, maxConcurrentCalls: calls });
 
-  test("a token budget admits a call larger than a second's worth once it is full, then makes the next wait", async () => {
-    const capacity = new ProviderCapacity(redis, prefix);
-    const budget = `tpm-${crypto.randomUUID()}`;
-    expect((await capacity.admit(budget, limits(null, 6000), claim(5000), "")).admitted).toBe(true);
-    const next = await capacity.admit(budget, limits(null, 6000), claim(10), "");
-    expect(next.admitted).toBe(false);
-    // Settling to fewer tokens than reserved gives the difference back.
-    await capacity.settle(budget, limits(null, 6000), -5000, undefined);
-    expect((await capacity.admit(budget, limits(null, 6000), claim(10), "")).admitted).toBe(true);
-  });
-
-  test("a cap on calls at once holds slots until they are settled", async () => {
-    const capacity = new ProviderCapacity(redis, prefix);
-    const budget = `calls-${crypto.randomUUID()}`;
-    expect((await capacity.admit(budget, limits(null, null, 2), claim(0), "a")).admitted).toBe(true);
-    expect((await capacity.admit(budget, limits(null, null, 2), claim(0), "b")).admitted).toBe(true);
-    expect((await capacity.admit(budget, limits(null, null, 2), claim(0), "c")).admitted).toBe(false);
-    await capacity.settle(budget, limits(null, null, 2), 0, "a");
-    expect((await capacity.admit(budget, limits(null, null, 2), claim(0), "c")).admitted).toBe(true);
-  });
-
-  test("a 429 pauses the budget for every runner and teaches it the provider's limit", async () => {
-    const one = new ProviderCapacity(redis, prefix);
-    const other = new ProviderCapacity(redis, prefix);
-    const budget = `pause-${crypto.randomUUID()}`;
-    expect(await other.isUnbounded(budget, NO_LIMITS)).toBe(true);
-    const state = await one.report(budget, { pauseMs: 60_000, requestsPerMinute: 500, refused: true });
-    expect(state.learnedRequestsPerMinute).toBe(500);
-    const refused = await other.admit(budget, NO_LIMITS, claim(0), "");
-    expect(refused.admitted).toBe(false);
-    if (!refused.admitted) expect(refused.waitMs).toBeGreaterThan(55_000);
-  });
-
-  test("a 429 without headers learns the pace reached, less a tenth, and a fifth less at each further one", async () => {
-    const capacity = new ProviderCapacity(redis, prefix);
-    const budget = `learn-${crypto.randomUUID()}`;
-    for (let i = 0; i < 100; i++) capacity.countCall(budget);
-    expect((await capacity.report(budget, { refused: true })).learnedRequestsPerMinute).toBe(90);
-    expect((await capacity.report(budget, { refused: true })).learnedRequestsPerMinute).toBe(72);
-  });
-
-  test("a 429 without headers learns the pace of every replica together, not only the one refused", async () => {
-    const replicas = [new ProviderCapacity(redis, prefix), new ProviderCapacity(redis, prefix), new ProviderCapacity(redis, prefix)];
-    const budget = `learn-fleet-${crypto.randomUUID()}`;
-    for (const replica of replicas) for (let i = 0; i < 100; i++) replica.countCall(budget);
-    // The other replicas' counts reach Redis within their flush interval.
-    await Bun.sleep(1200);
-    expect((await replicas[0]!.report(budget, { refused: true })).learnedRequestsPerMinute).toBe(270);
-  });
-});
-
-describe("the fair gate", () => {
-  test("takes waiting calls round-robin by account, oldest article first within one", async () => {
-    const capacity = new ProviderCapacity(redis, prefix);
-    const budget = `fair-${crypto.randomUUID()}`;
-    // One call at a time: the order the gate lets them through is the order they are admitted.
-    const limits = { requestsPerMinute: null, tokensPerMinute: null, maxConcurrentCalls: 1 };
-    const gate = new FairGate(capacity, budget, () => limits);
-    const order: string[] = [];
-    const pass = (account: string, since: number, name: string) =>
-      gate.enter({ account, since, tokens: 0 }).then(async (admitted) => {
-        order.push(name);
-        await capacity.settle(budget, limits, 0, admitted.leaseId);
+      test("admits one second's worth at once, then paces to the limit (less its headroom)", async () => {
+        const capacity = new ProviderCapacity(redis, prefix);
+        const budget = `rpm-${crypto.randomUUID()}`;
+        let admitted = 0;
+        while ((await capacity.admit(budget, limits(600), claim(0), "")).admitted) admitted++;
+        // 600 a minute is 10 a second; paced at 95%, 9.5 fit in the first second's burst.
+        expect(admitted).toBeGreaterThanOrEqual(9);
+        expect(admitted).toBeLessThanOrEqual(10);
+        const refused = await capacity.admit(budget, limits(600), claim(0), "");
+        expect(refused.admitted).toBe(false);
+        if (!refused.admitted) expect(refused.waitMs).toBeGreaterThan(0);
       });
-    await Promise.all([pass("a", 1, "a1"), pass("a", 3, "a3"), pass("a", 2, "a2"), pass("a", 4, "a4"), pass("b", 9, "b9")]);
-    // a1 is let through first (it came first), then the turn passes to b before a's others.
-    expect(order).toEqual(["a1", "b9", "a2", "a3", "a4"]);
-  });
 
-  /**
-   * Runners (one FairGate each, as replicas would have) holding `calls` of each account, on one
-   * budget of `rpm`: the accounts of the first `counted` calls admitted, in order.
-   */
-  async function shares(rpm: number, runners: { account: string; weight: number }[][], calls: number, counted: number): Promise<string[]> {
-    const budget = `fleet-${crypto.randomUUID()}`;
-    const limits = { requestsPerMinute: rpm, tokensPerMinute: null, maxConcurrentCalls: null };
-    const order: string[] = [];
-    const entered: Promise<unknown>[] = [];
-    for (const accounts of runners) {
-      const gate = new FairGate(new ProviderCapacity(redis, prefix), budget, () => limits);
-      for (let i = 0; i < calls; i++) {
-        for (const { account, weight } of accounts) entered.push(gate.enter({ account, weight, since: i, tokens: 0 }).then(() => order.push(account)));
+      test("a token budget admits a call larger than a second's worth once it is full, then makes the next wait", async () => {
+        const capacity = new ProviderCapacity(redis, prefix);
+        const budget = `tpm-${crypto.randomUUID()}`;
+        expect((await capacity.admit(budget, limits(null, 6000), claim(5000), "")).admitted).toBe(true);
+        const next = await capacity.admit(budget, limits(null, 6000), claim(10), "");
+        expect(next.admitted).toBe(false);
+        // Settling to fewer tokens than reserved gives the difference back.
+        await capacity.settle(budget, limits(null, 6000), -5000, undefined);
+        expect((await capacity.admit(budget, limits(null, 6000), claim(10), "")).admitted).toBe(true);
+      });
+
+      test("a cap on calls at once holds slots until they are settled", async () => {
+        const capacity = new ProviderCapacity(redis, prefix);
+        const budget = `calls-${crypto.randomUUID()}`;
+        expect((await capacity.admit(budget, limits(null, null, 2), claim(0), "a")).admitted).toBe(true);
+        expect((await capacity.admit(budget, limits(null, null, 2), claim(0), "b")).admitted).toBe(true);
+        expect((await capacity.admit(budget, limits(null, null, 2), claim(0), "c")).admitted).toBe(false);
+        await capacity.settle(budget, limits(null, null, 2), 0, "a");
+        expect((await capacity.admit(budget, limits(null, null, 2), claim(0), "c")).admitted).toBe(true);
+      });
+
+      test("a 429 pauses the budget for every runner and teaches it the provider's limit", async () => {
+        const one = new ProviderCapacity(redis, prefix);
+        const other = new ProviderCapacity(redis, prefix);
+        const budget = `pause-${crypto.randomUUID()}`;
+        expect(await other.isUnbounded(budget, NO_LIMITS)).toBe(true);
+        const state = await one.report(budget, { pauseMs: 60_000, requestsPerMinute: 500, refused: true });
+        expect(state.learnedRequestsPerMinute).toBe(500);
+        const refused = await other.admit(budget, NO_LIMITS, claim(0), "");
+        expect(refused.admitted).toBe(false);
+        if (!refused.admitted) expect(refused.waitMs).toBeGreaterThan(55_000);
+      });
+
+      test("a 429 without headers learns the pace reached, less a tenth, and a fifth less at each further one", async () => {
+        const capacity = new ProviderCapacity(redis, prefix);
+        const budget = `learn-${crypto.randomUUID()}`;
+        for (let i = 0; i < 100; i++) capacity.countCall(budget);
+        expect((await capacity.report(budget, { refused: true })).learnedRequestsPerMinute).toBe(90);
+        expect((await capacity.report(budget, { refused: true })).learnedRequestsPerMinute).toBe(72);
+      });
+
+      test("a 429 without headers learns the pace of every replica together, not only the one refused", async () => {
+        const replicas = [new ProviderCapacity(redis, prefix), new ProviderCapacity(redis, prefix), new ProviderCapacity(redis, prefix)];
+        const budget = `learn-fleet-${crypto.randomUUID()}`;
+        for (const replica of replicas) for (let i = 0; i < 100; i++) replica.countCall(budget);
+        // The other replicas' counts reach Redis within their flush interval.
+        await Bun.sleep(1200);
+        expect((await replicas[0]!.report(budget, { refused: true })).learnedRequestsPerMinute).toBe(270);
+      });
+    });
+
+    describe("the fair gate", () => {
+      test("takes waiting calls round-robin by account, oldest article first within one", async () => {
+        const capacity = new ProviderCapacity(redis, prefix);
+        const budget = `fair-${crypto.randomUUID()}`;
+        // One call at a time: the order the gate lets them through is the order they are admitted.
+        const limits = { requestsPerMinute: null, tokensPerMinute: null, maxConcurrentCalls: 1 };
+        const gate = new FairGate(capacity, budget, () => limits);
+        const order: string[] = [];
+        const pass = (account: string, since: number, name: string) =>
+          gate.enter({ account, since, tokens: 0 }).then(async (admitted) => {
+            order.push(name);
+            await capacity.settle(budget, limits, 0, admitted.leaseId);
+          });
+        await Promise.all([pass("a", 1, "a1"), pass("a", 3, "a3"), pass("a", 2, "a2"), pass("a", 4, "a4"), pass("b", 9, "b9")]);
+        // a1 is let through first (it came first), then the turn passes to b before a's others.
+        expect(order).toEqual(["a1", "b9", "a2", "a3", "a4"]);
+      });
+
+      /**
+       * Runners (one FairGate each, as replicas would have) holding `calls` of each account, on one
+       * budget of `rpm`: the accounts of the first `counted` calls admitted, in order.
+       */
+      async function shares(rpm: number, runners: { account: string; weight: number }[][], calls: number, counted: number): Promise<string[]> {
+        const budget = `fleet-${crypto.randomUUID()}`;
+        const limits = { requestsPerMinute: rpm, tokensPerMinute: null, maxConcurrentCalls: null };
+        const order: string[] = [];
+        const entered: Promise<unknown>[] = [];
+        for (const accounts of runners) {
+          const gate = new FairGate(new ProviderCapacity(redis, prefix), budget, () => limits);
+          for (let i = 0; i < calls; i++) {
+            for (const { account, weight } of accounts) entered.push(gate.enter({ account, weight, since: i, tokens: 0 }).then(() => order.push(account)));
+          }
+        }
+        await Promise.all(entered);
+        return order.slice(0, counted);
       }
-    }
-    await Promise.all(entered);
-    return order.slice(0, counted);
-  }
-  const countOf = (order: string[], account: string) => order.filter((a) => a === account).length;
+      const countOf = (order: string[], account: string) => order.filter((a) => a === account).length;
 
-  test("two accounts on two runners with weights 3 and 1 share one budget 3:1", async () => {
-    const order = await shares(24_000, [[{ account: "heavy", weight: 3 }], [{ account: "light", weight: 1 }]], 400, 400);
-    const ratio = countOf(order, "heavy") / countOf(order, "light");
-    expect(ratio).toBeGreaterThan(3 * 0.9);
-    expect(ratio).toBeLessThan(3 * 1.1);
-  });
+      test("two accounts on two runners with weights 3 and 1 share one budget 3:1", async () => {
+        const order = await shares(24_000, [[{ account: "heavy", weight: 3 }], [{ account: "light", weight: 1 }]], 400, 400);
+        const ratio = countOf(order, "heavy") / countOf(order, "light");
+        expect(ratio).toBeGreaterThan(3 * 0.9);
+        expect(ratio).toBeLessThan(3 * 1.1);
+      });
 
-  test("an account spread over two runners gets the same share as one held by a single runner", async () => {
-    const order = await shares(24_000, [[{ account: "spread", weight: 1 }, { account: "single", weight: 1 }], [{ account: "spread", weight: 1 }]], 200, 300);
-    const ratio = countOf(order, "spread") / countOf(order, "single");
-    expect(ratio).toBeGreaterThan(0.9);
-    expect(ratio).toBeLessThan(1.1);
-  });
+      test("an account spread over two runners gets the same share as one held by a single runner", async () => {
+        const order = await shares(24_000, [[{ account: "spread", weight: 1 }, { account: "single", weight: 1 }], [{ account: "spread", weight: 1 }]], 200, 300);
+        const ratio = countOf(order, "spread") / countOf(order, "single");
+        expect(ratio).toBeGreaterThan(0.9);
+        expect(ratio).toBeLessThan(1.1);
+      });
 
-  test("a call that waits past PARK_AFTER_MS is parked; its turn keeps the request for its article and wakes its job", async () => {
-    const capacity = new ProviderCapacity(redis, prefix);
-    const budget = `park-${crypto.randomUUID()}`;
-    // One call at a time, and the first holds its slot: the second waits, then parks.
-    const limits = { requestsPerMinute: null, tokensPerMinute: null, maxConcurrentCalls: 1 };
-    const woken: string[] = [];
-    const gate = new FairGate(capacity, budget, () => limits, async (article) => void woken.push(article));
-    const parking = (article: string) => ({ article, park: async () => { throw new Error("unused"); }, outageEnded: async () => {} });
-    const first = await gate.enter({ account: "a", since: 1, tokens: 0 });
-    const second = gate.enter({ account: "a", since: 2, tokens: 0, parking: parking("article-2") });
-    expect(await second.then(() => "admitted", (error) => (error as Error).name)).toBe("CallParked");
-    expect(woken).toEqual([]);
-    // The first call ends: the parked article's turn comes, its request is kept and its job woken.
-    await capacity.settle(budget, limits, 0, first.leaseId);
-    await eventually(async () => woken, (w) => w.length === 1, 5000, "the parked article woken");
-    expect(woken).toEqual(["article-2"]);
-    const kept = await capacity.takeReservation(budget, "article-2");
-    expect(kept?.leaseId).toBeString();
-    // Taken once: the next look finds none.
-    expect(await capacity.takeReservation(budget, "article-2")).toBeUndefined();
-  });
+      test("a call that waits past PARK_AFTER_MS is parked; its turn keeps the request for its article and wakes its job", async () => {
+        const capacity = new ProviderCapacity(redis, prefix);
+        const budget = `park-${crypto.randomUUID()}`;
+        // One call at a time, and the first holds its slot: the second waits, then parks.
+        const limits = { requestsPerMinute: null, tokensPerMinute: null, maxConcurrentCalls: 1 };
+        const woken: string[] = [];
+        const gate = new FairGate(capacity, budget, () => limits, async (article) => void woken.push(article));
+        const parking = (article: string) => ({ article, park: async () => { throw new Error("unused"); }, outageEnded: async () => {} });
+        const first = await gate.enter({ account: "a", since: 1, tokens: 0 });
+        const second = gate.enter({ account: "a", since: 2, tokens: 0, parking: parking("article-2") });
+        expect(await second.then(() => "admitted", (error) => (error as Error).name)).toBe("CallParked");
+        expect(woken).toEqual([]);
+        // The first call ends: the parked article's turn comes, its request is kept and its job woken.
+        await capacity.settle(budget, limits, 0, first.leaseId);
+        await eventually(async () => woken, (w) => w.length === 1, 5000, "the parked article woken");
+        expect(woken).toEqual(["article-2"]);
+        const kept = await capacity.takeReservation(budget, "article-2");
+        expect(kept?.leaseId).toBeString();
+        // Taken once: the next look finds none.
+        expect(await capacity.takeReservation(budget, "article-2")).toBeUndefined();
+      });
 
-  test("an account alone gets the whole budget", async () => {
-    const started = Date.now();
-    // 6,000 a minute at 95%: a second's burst (95 calls) at once, then one call every 10.5 ms.
-    const order = await shares(6000, [[{ account: "alone", weight: 1 }], [{ account: "alone", weight: 1 }]], 100, 200);
-    const tookMs = Date.now() - started;
-    expect(order).toHaveLength(200);
-    expect(tookMs).toBeLessThan(((200 - 95) / 95) * 1000 * 1.3);
+      test("an account alone gets the whole budget", async () => {
+        const started = Date.now();
+        // 6,000 a minute at 95%: a second's burst (95 calls) at once, then one call every 10.5 ms.
+        const order = await shares(6000, [[{ account: "alone", weight: 1 }], [{ account: "alone", weight: 1 }]], 100, 200);
+        const tookMs = Date.now() - started;
+        expect(order).toHaveLength(200);
+        expect(tookMs).toBeLessThan(((200 - 95) / 95) * 1000 * 1.3);
+      });
+    });
+
+    describe("the circuit breaker", () => {
+      test("opens after five failures in a row for every runner; one caller probes; success closes it", async () => {
+        const model = `model-${crypto.randomUUID()}`;
+        const one = new CircuitBreakers(redis, prefix, 200);
+        const other = new CircuitBreakers(redis, prefix, 200);
+        for (let i = 1; i < FAILURES_TO_OPEN; i++) expect((await one.failed(model, false)).open).toBe(false);
+        expect((await one.failed(model, false)).open).toBe(true);
+        expect((await one.pass(model)).go).toBe(false);
+        await Bun.sleep(250);
+        const passes = await Promise.all([one.pass(model), one.pass(model)]);
+        expect(passes.filter((p) => p.probe)).toHaveLength(1);
+        await one.succeeded(model, { streak: true });
+        expect(await other.pass(model)).toMatchObject({ go: true, probe: false, streak: false });
+      });
+
+      test("a replica that never saw the model fail sends no call into the breaker another replica opened", async () => {
+        const model = `model-${crypto.randomUUID()}`;
+        const failing = new CircuitBreakers(redis, prefix, 60_000);
+        const fresh = new CircuitBreakers(redis, prefix, 60_000);
+        expect(await fresh.pass(model)).toMatchObject({ go: true, streak: false });
+        for (let i = 0; i < FAILURES_TO_OPEN; i++) await failing.failed(model, false);
+        expect(await fresh.pass(model)).toMatchObject({ go: false, probe: false });
+      });
+
+      test("a success on any replica ends the failure streak another replica started", async () => {
+        const model = `model-${crypto.randomUUID()}`;
+        const failing = new CircuitBreakers(redis, prefix, 60_000);
+        const other = new CircuitBreakers(redis, prefix, 60_000);
+        for (let i = 1; i < FAILURES_TO_OPEN; i++) await failing.failed(model, false);
+        const passage = await other.pass(model);
+        expect(passage).toMatchObject({ go: true, streak: true });
+        await other.succeeded(model, passage);
+        // The streak starts over: one more failure does not open the breaker.
+        expect((await failing.failed(model, false)).open).toBe(false);
+      });
+
+      test("failed probes double the cool-down only up to the probe cadence's bound, with jitter", async () => {
+        const model = `model-${crypto.randomUUID()}`;
+        const breakers = new CircuitBreakers(redis, prefix, 2000);
+        for (let i = 1; i < FAILURES_TO_OPEN; i++) await breakers.failed(model, false);
+        const waits: number[] = [];
+        const opened = await breakers.failed(model, false);
+        if (opened.open) waits.push(opened.retryInMs);
+        for (let probe = 0; probe < 6; probe++) {
+          const state = await breakers.failed(model, true);
+          if (state.open) waits.push(state.retryInMs);
+        }
+        expect(waits).toHaveLength(7);
+        // 2, 4, then 5 s at most (the bound), each plus up to 0.4 s of jitter.
+        expect(waits[0]).toBeGreaterThanOrEqual(1990);
+        expect(waits[0]).toBeLessThanOrEqual(2400);
+        expect(waits[1]).toBeGreaterThanOrEqual(3990);
+        for (const wait of waits.slice(2)) {
+          expect(wait).toBeGreaterThanOrEqual(MAX_PROBE_GAP_MS - 10);
+          expect(wait).toBeLessThanOrEqual(MAX_PROBE_GAP_MS + 400);
+        }
+      });
+    });
+
+    describe("account shares", () => {
+      test("an account over its cap waits in line, oldest first, and the next goes when one ends", async () => {
+        const woken: string[] = [];
+        const shares = new AccountShares(redis, prefix, { defaultCap: 2, shareOf: async () => ({ weight: 1 }), wake: async (id) => (woken.push(id), true) });
+        const account = `acct-${crypto.randomUUID()}`;
+        expect(await shares.take(account, "a", 1)).toBe(true);
+        expect(await shares.take(account, "b", 2)).toBe(true);
+        expect(await shares.take(account, "d", 4)).toBe(false);
+        expect(await shares.take(account, "c", 3)).toBe(false);
+        // Another account is not held up by this one.
+        expect(await shares.take(`other-${account}`, "x", 5)).toBe(true);
+        await shares.release(account, "a");
+        expect(woken).toEqual(["c"]);
+        // The woken article holds its place: its own take succeeds, a newcomer's does not.
+        expect(await shares.take(account, "c", 3)).toBe(true);
+        expect(await shares.take(account, "e", 6)).toBe(false);
+        shares.stop();
+      });
+    });
   });
+}
+
+pacingSuites("one Redis", async () => {
+  const redis = connectRedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
+  return {
+    redis,
+    async stop() {
+      await dropTestData("postgres://postgres@127.0.0.1:5432/none", prefix);
+      redis.disconnect();
+    },
+  };
 });
 
-describe("the circuit breaker", () => {
-  test("opens after five failures in a row for every runner; one caller probes; success closes it", async () => {
-    const model = `model-${crypto.randomUUID()}`;
-    const one = new CircuitBreakers(redis, prefix, 200);
-    const other = new CircuitBreakers(redis, prefix, 200);
-    for (let i = 1; i < FAILURES_TO_OPEN; i++) expect((await one.failed(model, false)).open).toBe(false);
-    expect((await one.failed(model, false)).open).toBe(true);
-    expect((await one.pass(model)).go).toBe(false);
-    await Bun.sleep(250);
-    const passes = await Promise.all([one.pass(model), one.pass(model)]);
-    expect(passes.filter((p) => p.probe)).toHaveLength(1);
-    await one.succeeded(model, { streak: true });
-    expect(await other.pass(model)).toMatchObject({ go: true, probe: false, streak: false });
-  });
-
-  test("a replica that never saw the model fail sends no call into the breaker another replica opened", async () => {
-    const model = `model-${crypto.randomUUID()}`;
-    const failing = new CircuitBreakers(redis, prefix, 60_000);
-    const fresh = new CircuitBreakers(redis, prefix, 60_000);
-    expect(await fresh.pass(model)).toMatchObject({ go: true, streak: false });
-    for (let i = 0; i < FAILURES_TO_OPEN; i++) await failing.failed(model, false);
-    expect(await fresh.pass(model)).toMatchObject({ go: false, probe: false });
-  });
-
-  test("a success on any replica ends the failure streak another replica started", async () => {
-    const model = `model-${crypto.randomUUID()}`;
-    const failing = new CircuitBreakers(redis, prefix, 60_000);
-    const other = new CircuitBreakers(redis, prefix, 60_000);
-    for (let i = 1; i < FAILURES_TO_OPEN; i++) await failing.failed(model, false);
-    const passage = await other.pass(model);
-    expect(passage).toMatchObject({ go: true, streak: true });
-    await other.succeeded(model, passage);
-    // The streak starts over: one more failure does not open the breaker.
-    expect((await failing.failed(model, false)).open).toBe(false);
-  });
-
-  test("failed probes double the cool-down only up to the probe cadence's bound, with jitter", async () => {
-    const model = `model-${crypto.randomUUID()}`;
-    const breakers = new CircuitBreakers(redis, prefix, 2000);
-    for (let i = 1; i < FAILURES_TO_OPEN; i++) await breakers.failed(model, false);
-    const waits: number[] = [];
-    const opened = await breakers.failed(model, false);
-    if (opened.open) waits.push(opened.retryInMs);
-    for (let probe = 0; probe < 6; probe++) {
-      const state = await breakers.failed(model, true);
-      if (state.open) waits.push(state.retryInMs);
-    }
-    expect(waits).toHaveLength(7);
-    // 2, 4, then 5 s at most (the bound), each plus up to 0.4 s of jitter.
-    expect(waits[0]).toBeGreaterThanOrEqual(1990);
-    expect(waits[0]).toBeLessThanOrEqual(2400);
-    expect(waits[1]).toBeGreaterThanOrEqual(3990);
-    for (const wait of waits.slice(2)) {
-      expect(wait).toBeGreaterThanOrEqual(MAX_PROBE_GAP_MS - 10);
-      expect(wait).toBeLessThanOrEqual(MAX_PROBE_GAP_MS + 400);
-    }
-  });
-});
-
-describe("account shares", () => {
-  test("an account over its cap waits in line, oldest first, and the next goes when one ends", async () => {
-    const woken: string[] = [];
-    const shares = new AccountShares(redis, prefix, { defaultCap: 2, shareOf: async () => ({ weight: 1 }), wake: async (id) => (woken.push(id), true) });
-    const account = `acct-${crypto.randomUUID()}`;
-    expect(await shares.take(account, "a", 1)).toBe(true);
-    expect(await shares.take(account, "b", 2)).toBe(true);
-    expect(await shares.take(account, "d", 4)).toBe(false);
-    expect(await shares.take(account, "c", 3)).toBe(false);
-    // Another account is not held up by this one.
-    expect(await shares.take(`other-${account}`, "x", 5)).toBe(true);
-    await shares.release(account, "a");
-    expect(woken).toEqual(["c"]);
-    // The woken article holds its place: its own take succeeds, a newcomer's does not.
-    expect(await shares.take(account, "c", 3)).toBe(true);
-    expect(await shares.take(account, "e", 6)).toBe(false);
-    shares.stop();
-  });
+pacingSuites("a Redis Cluster of three masters", async () => {
+  const cluster = await startRedisCluster(3);
+  // The runner's pacing connection is auto-pipelined, as here; a cluster client has the commands it uses.
+  return { redis: cluster.connect({ enableAutoPipelining: true }) as unknown as IORedis, stop: () => cluster.stop() };
 });

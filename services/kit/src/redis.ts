@@ -14,3 +14,9 @@ export function connectRedis(redisUrl: string, options: RedisOptions = {}): IORe
 export const queuePrefix = (redisPrefix: string) => `${redisPrefix}:bull`;
 
 export const redisKey = (redisPrefix: string, ...parts: (string | number)[]) => [redisPrefix, ...parts].join(":");
+
+/**
+ * A key whose `id` is its Redis Cluster hash tag: every key made from it by a suffix stays in one
+ * hash slot, so a script or a multi-key command over them also runs on a cluster (no CROSSSLOT).
+ */
+export const slotKey = (redisPrefix: string, kind: string, id: string | number) => `${redisPrefix}:${kind}:{${id}}`;

@@ -12,7 +12,7 @@
 // within LEASE_MS. A parked job also wakes by itself after PARK_MS, in case the place it was
 // given was lost with a runner.
 import type IORedis from "ioredis";
-import { redisKey } from "../../../kit/src/redis.ts";
+import { slotKey } from "../../../kit/src/redis.ts";
 import { redisScript } from "../../../kit/src/redis-scripts.ts";
 
 const LEASE_MS = 120_000;
@@ -89,7 +89,7 @@ export class AccountShares {
   }
 
   private keys(account: string): [string, string] {
-    const base = redisKey(this.redisPrefix, "share", account);
+    const base = slotKey(this.redisPrefix, "share", account);
     return [`${base}:running`, `${base}:waiting`];
   }
 
@@ -138,9 +138,8 @@ export class AccountShares {
   private async renew(): Promise<void> {
     if (this.held.size === 0) return;
     const until = Date.now() + LEASE_MS;
-    const batch = this.redis.pipeline();
-    for (const [externalId, account] of this.held) batch.zadd(this.keys(account)[0], "XX", until, externalId);
-    await batch.exec();
+    // One command each, not a pipeline: on a cluster the accounts' keys live in different slots.
+    await Promise.all([...this.held].map(([externalId, account]) => this.redis.zadd(this.keys(account)[0], "XX", until, externalId)));
   }
 
   stop(): void {

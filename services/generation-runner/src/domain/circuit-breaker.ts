@@ -10,7 +10,7 @@
 // call never fails for the breaker itself; how long one may wait is the runner's outage bound
 // (PROVIDER_OUTAGE_LIMIT_MS).
 import type IORedis from "ioredis";
-import { redisKey } from "../../../kit/src/redis.ts";
+import { slotKey } from "../../../kit/src/redis.ts";
 import { redisScript } from "../../../kit/src/redis-scripts.ts";
 
 export const FAILURES_TO_OPEN = 5;
@@ -29,7 +29,7 @@ const PROBE_MS = 30_000;
 
 export type BreakerState = { open: false } | { open: true; retryInMs: number };
 
-// KEYS: breaker hash. ARGV: failures to open, first cool-down, max cool-down, streak ms, probe failed (1/0), jitter ms.
+// KEYS: breaker hash, its probe. ARGV: failures to open, first cool-down, max cool-down, streak ms, probe failed (1/0), jitter ms.
 // Returns {open (1/0), ms until a probe may go}.
 const failureScript = redisScript(`
 local t = redis.call('TIME')
@@ -42,14 +42,14 @@ if ARGV[5] == '1' or (openUntil == 0 and failures >= tonumber(ARGV[1])) then
   if cooldown == 0 then cooldown = tonumber(ARGV[2]) else cooldown = math.min(cooldown * 2, tonumber(ARGV[3])) end
   openUntil = now + cooldown + tonumber(ARGV[6])
   redis.call('HSET', b, 'open_until', openUntil, 'cooldown', cooldown)
-  redis.call('DEL', b .. ':probe')
+  redis.call('DEL', KEYS[2])
 end
 if openUntil == 0 then redis.call('PEXPIRE', b, tonumber(ARGV[4])) else redis.call('PERSIST', b) end
 if openUntil > 0 then return {1, math.max(openUntil - now, 0)} end
 return {0, 0}
 `);
 
-// KEYS: breaker hash. ARGV: probe ms. Returns {open, ms until a probe may go, probe taken by this
+// KEYS: breaker hash, its probe. ARGV: probe ms. Returns {open, ms until a probe may go, probe taken by this
 // caller (1/0), a failure streak is on record (1/0)}.
 const checkScript = redisScript(`
 local f = redis.call('HMGET', KEYS[1], 'open_until', 'failures')
@@ -60,7 +60,7 @@ if openUntil == 0 then return {0, 0, 0, streak} end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 if openUntil > now then return {1, openUntil - now, 0, 1} end
-if redis.call('SET', KEYS[1] .. ':probe', '1', 'NX', 'PX', tonumber(ARGV[1])) then return {1, 0, 1, 1} end
+if redis.call('SET', KEYS[2], '1', 'NX', 'PX', tonumber(ARGV[1])) then return {1, 0, 1, 1} end
 return {1, 1000, 0, 1}
 `);
 
@@ -85,26 +85,28 @@ export class CircuitBreakers {
     this.maxCooldownMs = Math.max(cooldownMs, MAX_PROBE_GAP_MS);
   }
 
-  private key(model: string): string {
-    return redisKey(this.redisPrefix, "breaker", model);
+  /** The breaker's hash and its probe's key (one hash slot). */
+  private keys(model: string): [string, string] {
+    const key = slotKey(this.redisPrefix, "breaker", model);
+    return [key, `${key}:probe`];
   }
 
   /** May a call go to the model now? Closed: yes. Open: only the probe, once the cool-down has passed. */
   async pass(model: string): Promise<Passage> {
-    const [open, retryInMs, probe, streak] = (await checkScript.run(this.redis, [this.key(model)], [PROBE_MS])) as [number, number, number, number];
+    const [open, retryInMs, probe, streak] = (await checkScript.run(this.redis, this.keys(model), [PROBE_MS])) as [number, number, number, number];
     return { go: open === 0 || probe === 1, probe: probe === 1, retryInMs, streak: streak === 1 };
   }
 
   /** A failure of the kind an outage makes; returns the breaker's state after it. */
   async failed(model: string, probe: boolean): Promise<BreakerState> {
     const jitterMs = Math.floor(Math.random() * Math.min(1000, this.cooldownMs * JITTER_SHARE));
-    const [open, retryInMs] = (await failureScript.run(this.redis, [this.key(model)], [FAILURES_TO_OPEN, this.cooldownMs, this.maxCooldownMs, STREAK_MS, probe ? 1 : 0, jitterMs])) as [number, number];
+    const [open, retryInMs] = (await failureScript.run(this.redis, this.keys(model), [FAILURES_TO_OPEN, this.cooldownMs, this.maxCooldownMs, STREAK_MS, probe ? 1 : 0, jitterMs])) as [number, number];
     return open === 1 ? { open: true, retryInMs } : { open: false };
   }
 
   /** A success closes the breaker and ends the failure streak for every replica (a call only when there is one). */
   async succeeded(model: string, passage: Pick<Passage, "streak">): Promise<void> {
     if (!passage.streak) return;
-    await this.redis.del(this.key(model), `${this.key(model)}:probe`);
+    await this.redis.del(...this.keys(model));
   }
 }

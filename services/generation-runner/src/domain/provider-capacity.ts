@@ -11,7 +11,7 @@
 // 429; a tenth more after each quiet minute). Budgets are enforced over one second, as providers
 // enforce theirs, and paced at HEADROOM of the limit so clocks and network jitter do not cross it.
 import type IORedis from "ioredis";
-import { redisKey } from "../../../kit/src/redis.ts";
+import { slotKey } from "../../../kit/src/redis.ts";
 import { redisScript } from "../../../kit/src/redis-scripts.ts";
 
 export interface ConfiguredLimits {
@@ -233,7 +233,7 @@ export class ProviderCapacity {
   ) {}
 
   private keys(budget: string): [string, string] {
-    const base = redisKey(this.redisPrefix, "capacity", budget);
+    const base = slotKey(this.redisPrefix, "capacity", budget);
     return [base, `${base}:calls`];
   }
 
@@ -326,15 +326,17 @@ export class ProviderCapacity {
     clearTimeout(this.countFlush);
     this.countFlush = undefined;
     if (this.uncounted.size === 0) return;
-    const batch = this.redis.pipeline();
+    // One command each, not a pipeline: on a cluster the budgets' keys live in different slots
+    // (the connection's auto-pipelining still sends them together).
+    const sent: Promise<unknown>[] = [];
     for (const [budget, buckets] of this.uncounted) {
       for (const [bucket, n] of buckets) {
         const key = this.countKey(budget, bucket);
-        batch.incrby(key, n).pexpire(key, 60_000 + 2 * COUNT_BUCKET_MS);
+        sent.push(this.redis.incrby(key, n), this.redis.pexpire(key, 60_000 + 2 * COUNT_BUCKET_MS));
       }
     }
     this.uncounted.clear();
-    await batch.exec();
+    await Promise.all(sent);
   }
 
   private countKey(budget: string, bucket: number): string {
