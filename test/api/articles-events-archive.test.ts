@@ -1,7 +1,8 @@
 // An ended article's events once its log has left Redis: article-store archived the stream (with
 // the publication and published that came after its completion) and the stream expired, yet
 // GET /v1/articles/{id}/events and the public gRPC WatchArticle replay it from the start or from
-// any event with the very ids, names and data the live stream gave.
+// any event with the very ids, names and data the live stream gave. And what finished articles
+// leave in Redis: nothing of their own, against a bound of 1 KB each (event logs and jobs gone).
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
@@ -10,10 +11,11 @@ import IORedis from "ioredis";
 import { apiClient, type ApiClient } from "../harness/http.ts";
 import { useStack, type TestStack } from "../harness/stack.ts";
 import { createTenant, type Tenant } from "../harness/tenants.ts";
+import { createArticle } from "../harness/articles.ts";
 import { eventually } from "../harness/eventually.ts";
 import { startReceiver, type Receiver } from "../harness/webhook-receiver.ts";
 import { articleEventsKey, ENDED_LOG_SECONDS } from "../../services/kit/src/article-events.ts";
-import { waitForArticle } from "./generation-support.ts";
+import { articleBody, createWorkflow, marker, waitForArticle } from "./generation-support.ts";
 import { openEvents, steppedArticle, type SseEvent } from "./article-events-support.ts";
 
 let stack: TestStack;
@@ -100,4 +102,41 @@ describe("an ended article's log, served from the archive", () => {
     expect(await watch({ id, last_event_id: live.at(-1)!.id })).toEqual([published]);
     expect((await watch({ id })).map((e) => [e.id, e.event])).toEqual([[published.id, "published"]]);
   }, 60_000);
+});
+
+describe("what finished articles leave in Redis", () => {
+  test("once finished (published by their webhook, or cancelled), an article keeps at most 1 KB in Redis: here nothing, neither its log nor its jobs", async () => {
+    const quick = marker("kept");
+    const slow = marker("kept-slow");
+    await createWorkflow(api, tenant.projectId, quick, [{ step_name: "Write", user: `[[sim:words=60]]write ${quick}` }]);
+    await createWorkflow(api, tenant.projectId, slow, [{ step_name: "Write", user: `[[sim:sleep=20000]]write ${slow}` }]);
+    const hook = receiver.hook();
+    const published = await Promise.all(Array.from({ length: 8 }, () => createArticle(api, articleBody(tenant.projectId, { article_type: quick, webhook_url: hook.url }))));
+    const cancelled = await createArticle(api, articleBody(tenant.projectId, { article_type: slow }));
+    await waitForArticle(api, cancelled.external_id, (a) => a.status === "writing");
+    expect((await api.post(`/v1/articles/${cancelled.external_id}/cancel`, {})).status).toBe(200);
+    const finished = [...published, cancelled];
+    for (const a of published) await waitForArticle(api, a.external_id, (x) => x.status === "published");
+    await waitForArticle(api, cancelled.external_id, (a) => a.status === "failed");
+    await hook.waitForRequests(published.length);
+    for (const a of finished) await streamGone(a.external_id);
+
+    // Every key of the stack that is one of these articles' own (its log, its jobs, their locks and logs).
+    const ids = finished.map((a) => a.external_id);
+    let bytes = 0;
+    let cursor = "0";
+    do {
+      const [next, keys] = await redis.scan(cursor, "MATCH", `${stack.redisPrefix}:*`, "COUNT", 1000);
+      cursor = next;
+      for (const key of keys.filter((k) => ids.some((id) => k.includes(id)))) bytes += Number(await redis.memory("USAGE", key, "SAMPLES", 0));
+    } while (cursor !== "0");
+    // Nor are they members of a queue's finished sets.
+    for (const queue of ["generation", "webhooks"]) {
+      for (const set of ["completed", "failed"]) {
+        for (const id of ids) expect(await redis.zscore(`${stack.redisPrefix}:bull:${queue}:${set}`, id)).toBeNull();
+      }
+    }
+    expect(bytes / finished.length).toBeLessThanOrEqual(1024);
+    expect(bytes).toBe(0);
+  }, 90_000);
 });

@@ -1,12 +1,16 @@
 // The completion webhook end to end (spec 6): an article finishes, the dispatcher POSTs it to a
-// real local receiver, retries what fails, logs every attempt on the article, and publishes it.
+// real local receiver, retries what fails, logs every attempt on the article, and publishes it;
+// once, even when its job is enqueued again after the first one left the queue.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import IORedis from "ioredis";
 import { eventually } from "../harness/eventually.ts";
 import { useStack, type TestStack } from "../harness/stack.ts";
 import { startReceiver, type Hook, type Receiver } from "../harness/webhook-receiver.ts";
 import { addStep, createQuickArticle, deliveryFailure, deliveryLog, publicArticle, webhookTenant, type WebhookTenant } from "./webhooks-fixtures.ts";
+import { openQueue, type WebhookJob } from "../../services/kit/src/queues.ts";
 
 let stack: TestStack;
+let redis: IORedis;
 let tenant: WebhookTenant;
 let receiver: Receiver;
 // Generation retries a failing model for about 30 s before failing the article, so the
@@ -15,6 +19,7 @@ let failing: { hook: Hook; article: any };
 
 beforeAll(async () => {
   stack = await useStack();
+  redis = new IORedis(stack.env.REDIS_URL ?? "redis://127.0.0.1:6379", { maxRetriesPerRequest: null });
   tenant = await webhookTenant(stack);
   receiver = startReceiver();
   await addStep(tenant.api, tenant.projectId, "webhook_failing", "This step cannot succeed. [[sim:fail]]");
@@ -22,7 +27,10 @@ beforeAll(async () => {
   failing = { hook, article: await createQuickArticle(tenant, { webhook_url: hook.url, article_type: "webhook_failing" }) };
 });
 
-afterAll(() => receiver?.stop());
+afterAll(() => {
+  receiver?.stop();
+  redis?.disconnect();
+});
 
 const status = (code: number) => () => new Response(code >= 300 && code < 400 ? null : "answer", { status: code });
 
@@ -129,6 +137,32 @@ describe("completion webhook", () => {
 
     await Bun.sleep(800);
     expect(hook.requests).toHaveLength(3);
+  });
+
+  test("a webhook job enqueued again after the first left the queue sends nothing: not after a delivery, nor after one given up", async () => {
+    // As a run repeating its hand-offs would enqueue it (its job id is free again once the first job finished).
+    const enqueueAgain = async (article: any) => {
+      const queue = openQueue<WebhookJob>("webhooks", redis, stack.redisPrefix);
+      await queue.add("deliver", { externalId: article.external_id, versionId: Number(article.current_version_id) }, { jobId: article.external_id });
+      await eventually(() => queue.getJob(article.external_id), (job) => job === undefined, 10_000, "the job to run and leave the queue");
+      await queue.close();
+    };
+    const delivered = receiver.hook();
+    const published = await createQuickArticle(tenant, { webhook_url: delivered.url });
+    await delivered.waitForRequests(1);
+    const done = await eventually(() => publicArticle(tenant, published.id), (a) => a.status === "published", 10_000, "status published");
+    const refused = receiver.hook(status(503));
+    const givenUp = await createQuickArticle(tenant, { webhook_url: refused.url });
+    await refused.waitForRequests(3);
+    await deliveryFailure(stack, givenUp.external_id);
+
+    await enqueueAgain(done);
+    await enqueueAgain(await publicArticle(tenant, givenUp.id));
+    await Bun.sleep(500);
+    expect(delivered.requests).toHaveLength(1);
+    expect(refused.requests).toHaveLength(3);
+    expect(await deliveryLog(stack, published.external_id)).toHaveLength(1);
+    expect(await deliveryLog(stack, givenUp.external_id)).toHaveLength(3);
   });
 
   test("a redirect is not followed and counts as a failed attempt", async () => {

@@ -88,7 +88,8 @@ export const httpDuration = new HistogramSeries("http_request_duration_seconds",
 
 // ---- BullMQ --------------------------------------------------------------------------------
 
-const QUEUE_STATES = ["waiting", "active", "delayed", "failed"] as const;
+// Live work only: a finished job leaves its queue at once (queues.ts); bullmq_jobs_processed_total counts them.
+const QUEUE_STATES = ["waiting", "active", "delayed"] as const;
 const watchedQueues = new Set<Queue>();
 new client.Gauge({
   name: "bullmq_queue_jobs",

@@ -1,6 +1,20 @@
 // The typed catalog of background jobs, kept apart from their handlers: queue names, payloads
 // and retry policies. Job ids are deterministic (the article's external_id), so enqueueing the
-// same work twice is harmless.
+// same work twice while it is queued or running is harmless.
+//
+// A job leaves Redis as soon as it finishes, completed or failed (FINISHED_JOBS_LEAVE): Redis
+// holds live work, and what a finished job stood for is already recorded in Postgres. A job id
+// deduplicates only while its job is live; afterwards these records keep each guarantee a kept
+// job used to:
+// - no second run of a finished article: the runner skips an article whose run finished (its
+//   runs row) or that failed, so a generation job enqueued again (the outbox relay repeating a
+//   send, the reconciler) ends at once without a model call;
+// - one completion webhook: the dispatcher sends nothing for a version already delivered
+//   (published_version_id) or a delivery given up (delivery_failed_at), and the reconciler owes
+//   a webhook only to a completed article with no delivery on record;
+// - one post per publication: a publishing job finds the post an earlier one made and updates it.
+// The failures themselves are on the article (failure_reason, its delivery attempts and
+// publications) and in the logs.
 import { Queue, type ConnectionOptions, type JobsOptions } from "bullmq";
 import { queuePrefix } from "./redis.ts";
 import { envInt, failOnConfigError } from "./config.ts";
@@ -64,32 +78,27 @@ export interface PublishingJob {
 /** The id of one publish request's job (BullMQ ids may not contain ":"). */
 export const publishingJobId = (job: Pick<PublishingJob, "externalId" | "destinationId" | "requestedAt">) => `${job.externalId}.${job.destinationId}.${Date.parse(job.requestedAt)}`;
 
+const FINISHED_JOBS_LEAVE = { removeOnComplete: true, removeOnFail: true } as const satisfies JobsOptions;
+
 export const QUEUES = {
   generation: {
     name: "generation",
     defaults: {
       attempts: 5,
       backoff: { type: "exponential", delay: generationRetryDelayMs },
-      removeOnComplete: { age: 86_400, count: 10_000 },
-      removeOnFail: { age: 7 * 86_400 },
+      ...FINISHED_JOBS_LEAVE,
     } satisfies JobsOptions,
   },
   webhooks: {
     name: "webhooks",
     // Attempts and backoff come from WEBHOOK_ATTEMPTS / WEBHOOK_BACKOFF_MS (webhook-dispatcher).
-    defaults: {
-      removeOnComplete: { age: 86_400, count: 10_000 },
-      removeOnFail: { age: 7 * 86_400 },
-    } satisfies JobsOptions,
+    defaults: FINISHED_JOBS_LEAVE,
   },
   publishing: {
     name: "publishing",
     // Attempts and backoff come from PUBLISH_ATTEMPTS / PUBLISH_BACKOFF_MS (webhook-dispatcher);
     // each attempt's outcome is recorded on the article.
-    defaults: {
-      removeOnComplete: { age: 86_400, count: 10_000 },
-      removeOnFail: { age: 7 * 86_400 },
-    } satisfies JobsOptions,
+    defaults: FINISHED_JOBS_LEAVE,
   },
 } as const;
 

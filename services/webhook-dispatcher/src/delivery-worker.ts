@@ -74,7 +74,7 @@ export function startDeliveryWorker(opts: DeliveryWorkerOptions): () => Promise<
         return retryLater(job, token, outcome.delayMs);
       case "given-up":
         logger.warn("delivery failed", { ...fields, reason: outcome.reason });
-        // Lands in the queue's failed set (kept a week) for operators to inspect.
+        // Fails the job, which then leaves the queue: the article records the delivery's attempts and why it was given up.
         throw new UnrecoverableError(outcome.reason);
       case "delivered":
         logger.info("webhook delivered", { ...fields, messageId: outcome.messageId });

@@ -1,6 +1,7 @@
 // The outbox of article creation: rows written with the article, relayed to the generation
 // queue. A row's mark as sent commits only once its job is enqueued, so a crash in between
-// re-enqueues on the next pass, which is harmless because the job id is the article's external_id.
+// re-enqueues on the next pass, which is harmless: the job id is the article's external_id, and a
+// job sent again after the first one finished (and left the queue) finds the run finished and ends.
 // Sent rows are pruned once SENT_KEPT_MS old: they had grown one per article for good.
 import { asc, inArray, isNull, lt, sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";

@@ -81,6 +81,8 @@ async function attemptCompletionDelivery(ctx: DeliveryContext, shared: SharedCal
   if (article.status === "published" && article.publishedVersionId === BigInt(job.versionId)) {
     return { kind: "not-sent", reason: "this version was already delivered" };
   }
+  // A delivery ends with its job: a job enqueued again after one gave up (which left the queue then) sends nothing.
+  if (article.deliveryFailedAt) return { kind: "not-sent", reason: "its delivery was given up" };
   if (!article.webhookUrl) return { kind: "not-sent", reason: "the article has no webhook_url" };
 
   const messageId = webhookMessageId(job.externalId, job.versionId);
