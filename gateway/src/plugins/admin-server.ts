@@ -8,11 +8,9 @@ import { fileURLToPath } from "node:url";
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { Elysia } from "elysia";
-import { Queue } from "bullmq";
 import type IORedis from "ioredis";
 import { registry } from "../../../services/kit/src/metrics.ts";
-import { QUEUES } from "../../../services/kit/src/queues.ts";
-import { queuePrefix } from "../../../services/kit/src/redis.ts";
+import { openQueue, QUEUES, type QueueName } from "../../../services/kit/src/queues.ts";
 
 export const DASHBOARD_PATH = "/queues";
 // The dashboard's page and scripts: the nearest node_modules above this module or its bundle
@@ -51,7 +49,8 @@ async function openDashboard(redis: IORedis, redisPrefix: string): Promise<{ han
     import("@bull-board/api/bullMQAdapter"),
     import("@bull-board/elysia"),
   ]);
-  const queues = Object.values(QUEUES).map((q) => new Queue(q.name, { connection: redis, prefix: queuePrefix(redisPrefix) }));
+  // Opened as every process opens them, so the queues' settings stay as they are.
+  const queues = (Object.keys(QUEUES) as QueueName[]).map((name) => openQueue(name, redis, redisPrefix));
   const board = new ElysiaAdapter(DASHBOARD_PATH);
   createBullBoard({ queues: queues.map((q) => new BullMQAdapter(q)), serverAdapter: board, options: { uiBasePath: uiBasePath(), uiConfig: { boardTitle: "Article queues" } } });
   const app = new Elysia().use(await board.registerPlugin());

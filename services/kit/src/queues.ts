@@ -104,6 +104,12 @@ export const QUEUES = {
 
 export type QueueName = keyof typeof QUEUES;
 
+// The entries BullMQ keeps of a queue's event log (each job's added, active, completed, …), a
+// record of finished work too: enough for a listener following the queue live, and nothing here
+// reads it. At BullMQ's default of 10,000 a queue's log held about 1 MB whatever the work.
+// Every process opens its queues here, so this is the value the queue's settings keep.
+const QUEUE_EVENTS_KEPT = 1_000;
+
 export function openQueue<T>(name: QueueName, connection: ConnectionOptions, redisPrefix: string): Queue<T> {
-  return new Queue<T>(QUEUES[name].name, { connection, prefix: queuePrefix(redisPrefix), defaultJobOptions: QUEUES[name].defaults });
+  return new Queue<T>(QUEUES[name].name, { connection, prefix: queuePrefix(redisPrefix), defaultJobOptions: QUEUES[name].defaults, streams: { events: { maxLen: QUEUE_EVENTS_KEPT } } });
 }
