@@ -14,8 +14,8 @@ import { serviceClient } from "../../services/kit/src/clients.ts";
  * The bench's database, on the machine's Postgres unless BENCH_POSTGRES names another server (for
  * example a private one with pg_stat_statements loaded, to see which statements take its time).
  */
-export function benchDatabaseUrl(id: string): string {
-  const server = new URL(process.env.BENCH_POSTGRES ?? "postgres://postgres@127.0.0.1:5432");
+export function benchDatabaseUrl(id: string, postgresServer = process.env.BENCH_POSTGRES ?? "postgres://postgres@127.0.0.1:5432"): string {
+  const server = new URL(postgresServer);
   server.pathname = `/articles_bench_${id}`;
   return server.toString();
 }
@@ -45,11 +45,14 @@ export interface BenchStack {
 /**
  * Boots the stack `npm start` runs on free ports, with its own database and Redis prefix (both
  * dropped by close). `env` is laid over the bench's settings; `sqlPoolSize` bounds the bench's own
- * connection to the database.
+ * connection to the database; `postgresServer` puts the database on another server than the
+ * bench's (a second stack beside the bench's would take most of one server's connections).
  */
-export async function openBenchStack(opts: { seconds: number; env?: Record<string, string | undefined>; sqlPoolSize?: number } & Pick<StackOptions, "runUnder" | "readyTimeoutMs">): Promise<BenchStack> {
+export async function openBenchStack(
+  opts: { seconds: number; env?: Record<string, string | undefined>; sqlPoolSize?: number; postgresServer?: string } & Pick<StackOptions, "runUnder" | "readyTimeoutMs">,
+): Promise<BenchStack> {
   const id = randomBytes(3).toString("hex");
-  const databaseUrl = benchDatabaseUrl(id);
+  const databaseUrl = benchDatabaseUrl(id, opts.postgresServer);
   const redisPrefix = `bench-${id}`;
   const stack = await startStack({
     randomPorts: true,

@@ -5,7 +5,9 @@
 // (P1 reads, P2 creation, P3 orchestration, P4 articles in flight, P10 the same burst of one-step
 // articles over three runner replicas, P5 webhooks, P6 data scale,
 // P7 open event streams: BENCH_STREAMS of them, default 2,000; P8 BENCH_PACED_ARTICLES articles,
-// default 600, over a provider limited to BENCH_PACED_RPM requests a minute, default 1,200).
+// default 600, over a provider limited to BENCH_PACED_RPM requests a minute, default 1,200; P9
+// Redis bytes per finished article, BENCH_REDIS_ARTICLES of them, default 2,000, on a stack of
+// its own over a private Redis and Postgres).
 import { cpus, totalmem } from "node:os";
 import { writeFileSync } from "node:fs";
 import { openBenchStack } from "./context.ts";
@@ -20,6 +22,7 @@ import { measureWebhookDeliveries } from "./webhooks.ts";
 import { measureDataScale } from "./data-scale.ts";
 import { measureEventStreams } from "./event-streams.ts";
 import { measurePacing, startLimitedProvider } from "./pacing.ts";
+import { measureRedisPerFinishedArticle } from "./redis-footprint.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const ONLY = process.env.BENCH_ONLY?.split(",").map((s) => s.trim().toUpperCase());
@@ -161,6 +164,7 @@ try {
   if (wanted("P5")) record(...(await measureWebhookDeliveries(ctx)));
   if (wanted("P7")) record(...(await measureEventStreams(ctx, Number(process.env.BENCH_STREAMS ?? 2000))));
   if (wanted("P8")) record(...(await measurePacing(ctx, limitedProvider.simulator, PACED_RPM, Number(process.env.BENCH_PACED_ARTICLES ?? 600))));
+  if (wanted("P9")) record(...(await measureRedisPerFinishedArticle(SECONDS, Number(process.env.BENCH_REDIS_ARTICLES ?? 2000))));
   // Last: it grows one project to a million articles.
   if (wanted("P6")) record(...(await measureDataScale(ctx)));
 } finally {

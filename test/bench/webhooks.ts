@@ -9,7 +9,7 @@ import { benchWorkflow, createBenchArticle, waitForArticles } from "./workflows.
 
 const CREATION_CONCURRENCY = 16;
 
-interface CountingReceiver {
+export interface CountingReceiver {
   url: string;
   received: () => number;
   /** performance.now() of the first and the latest request. */
@@ -20,7 +20,7 @@ interface CountingReceiver {
   stop(): void;
 }
 
-function countingReceiver(): CountingReceiver {
+export function countingReceiver(): CountingReceiver {
   let count = 0;
   let first = 0;
   let last = 0;
