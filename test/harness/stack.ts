@@ -49,7 +49,7 @@ async function bootStack(): Promise<TestStack> {
     stack = await startStack({
       randomPorts: true,
       output: process.env.STACK_LOGS ? "inherit" : "ignore",
-      env: { ...TEST_STACK_ENV, ...(process.env.STACK_LOGS ? { LOG_LEVEL: "info" } : {}), DATABASE_URL: databaseUrl, REDIS_URL, REDIS_PREFIX: redisPrefix, OPENAI_API_KEY: undefined, OPENAI_BASE_URL: undefined },
+      env: { ...TEST_STACK_ENV, ...(process.env.STACK_LOGS ? { LOG_LEVEL: process.env.STACK_LOG_LEVEL ?? "info" } : {}), DATABASE_URL: databaseUrl, REDIS_URL, REDIS_PREFIX: redisPrefix, OPENAI_API_KEY: undefined, OPENAI_BASE_URL: undefined },
     });
   } catch (error) {
     throw new Error(`The test stack could not start (Postgres at 127.0.0.1:5432 and Redis at 127.0.0.1:6379 must be running): ${(error as Error).message}`);

@@ -80,7 +80,7 @@ function pacingSuites(where: string, connect: () => Promise<{ redis: IORedis; st
         expect(admitted).toBeLessThanOrEqual(10);
         const refused = await capacity.admit(budget, limits(600), claim(0), "");
         expect(refused.admitted).toBe(false);
-        if (!refused.admitted) expect(refused.waitMs).toBeGreaterThan(0);
+        if ("waitMs" in refused) expect(refused.waitMs).toBeGreaterThan(0);
       });
 
       test("a token budget admits a call larger than a second's worth once it is full, then makes the next wait", async () => {
@@ -113,7 +113,7 @@ function pacingSuites(where: string, connect: () => Promise<{ redis: IORedis; st
         expect(state.learnedRequestsPerMinute).toBe(500);
         const refused = await other.admit(budget, NO_LIMITS, claim(0), "");
         expect(refused.admitted).toBe(false);
-        if (!refused.admitted) expect(refused.waitMs).toBeGreaterThan(55_000);
+        if ("waitMs" in refused) expect(refused.waitMs).toBeGreaterThan(55_000);
       });
 
       test("a 429 without headers learns the pace reached, less a tenth, and a fifth less at each further one", async () => {
@@ -186,26 +186,50 @@ function pacingSuites(where: string, connect: () => Promise<{ redis: IORedis; st
         expect(ratio).toBeLessThan(1.1);
       });
 
-      test("a call that waits past PARK_AFTER_MS is parked; its turn keeps the request for its article and wakes its job", async () => {
+      const parking = (article: string) => ({ article, park: async () => { throw new Error("unused"); }, outageEnded: async () => {} });
+
+      test("a call that waits past PARK_AFTER_MS is parked; its turn wakes its job, whose call then goes at once", async () => {
         const capacity = new ProviderCapacity(redis, prefix);
         const budget = `park-${crypto.randomUUID()}`;
         // One call at a time, and the first holds its slot: the second waits, then parks.
         const limits = { requestsPerMinute: null, tokensPerMinute: null, maxConcurrentCalls: 1 };
         const woken: string[] = [];
         const gate = new FairGate(capacity, budget, () => limits, async (article) => void woken.push(article));
-        const parking = (article: string) => ({ article, park: async () => { throw new Error("unused"); }, outageEnded: async () => {} });
         const first = await gate.enter({ account: "a", since: 1, tokens: 0 });
         const second = gate.enter({ account: "a", since: 2, tokens: 0, parking: parking("article-2") });
         expect(await second.then(() => "admitted", (error) => (error as Error).name)).toBe("CallParked");
         expect(woken).toEqual([]);
-        // The first call ends: the parked article's turn comes, its request is kept and its job woken.
+        // The first call ends: the parked article's turn comes and its job is woken, marked for its turn.
         await capacity.settle(budget, limits, 0, first.leaseId);
         await eventually(async () => woken, (w) => w.length === 1, 5000, "the parked article woken");
         expect(woken).toEqual(["article-2"]);
-        const kept = await capacity.takeReservation(budget, "article-2");
-        expect(kept?.leaseId).toBeString();
-        // Taken once: the next look finds none.
-        expect(await capacity.takeReservation(budget, "article-2")).toBeUndefined();
+        expect(await capacity.takeWoken(budget, "article-2")).toBe(true);
+        // Asked once: the next look finds no mark.
+        expect(await capacity.takeWoken(budget, "article-2")).toBe(false);
+        const back = await gate.enter({ account: "a", since: 2, tokens: 0, woken: true, parking: parking("article-2") });
+        expect(back.waitedMs).toBeLessThan(500);
+      });
+
+      test("parked articles are woken at the budget's pace, each owed its request until its call is made", async () => {
+        const capacity = new ProviderCapacity(redis, prefix);
+        const budget = `wakes-${crypto.randomUUID()}`;
+        // 600 a minute at 95%: a second's burst of 9.5 requests, then one every 105 ms.
+        const limits = { requestsPerMinute: 600, tokensPerMinute: null, maxConcurrentCalls: null };
+        const woken: number[] = [];
+        const calls: Promise<unknown>[] = [];
+        const started = Date.now();
+        // A woken job comes back 100 ms later and makes its call, which goes without a new turn.
+        const gate: FairGate = new FairGate(capacity, budget, () => limits, async (article) => {
+          woken.push(Date.now() - started);
+          calls.push(Bun.sleep(100).then(async () => gate.enter({ account: "a", since: 0, tokens: 0, woken: await capacity.takeWoken(budget, article), parking: parking(article) })));
+        });
+        for (let i = 0; i < 60; i++) gate.enterParked({ account: "a", since: i, tokens: 0, parking: parking(`article-${i}`) });
+        await eventually(async () => woken.length, (n) => n === 60, 15_000, "every parked article woken");
+        await Promise.all(calls);
+        // Not all at once: as many as the budget has room for over the next second (about 10),
+        // then one every 105 ms as their calls are made (50 more take 5.3 s).
+        expect(woken.filter((ms) => ms < 500).length).toBeLessThanOrEqual(20);
+        expect(woken.at(-1)!).toBeGreaterThan(4000);
       });
 
       test("an account alone gets the whole budget", async () => {

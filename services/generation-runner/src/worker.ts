@@ -46,6 +46,11 @@ const RUNNING = new Set(["queued", "batching", "writing", "polishing"]);
 const UNFAILABLE_RETRY_MS = Math.min(60_000, 5 * QUEUES.generation.defaults.backoff.delay);
 const PARK_LIMIT_MS = 86_400_000;
 
+/** The job's data without the outage a parked article carried. */
+function withoutOutage({ outage: _, ...data }: GenerationJob): GenerationJob {
+  return data;
+}
+
 /** What says our own services or Postgres could not be reached (not that a request was wrong). */
 function dependencyOutageOf(error: unknown): string | undefined {
   if (error instanceof ConnectError && (error.code === Code.Unavailable || error.code === Code.DeadlineExceeded)) return error.message;
@@ -188,15 +193,14 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
       },
       parking: {
         article: externalId,
-        outageSince: job.data.outageSince,
-        async park(delayMs, outageSince) {
-          if (outageSince !== undefined && outageSince !== job.data.outageSince) await job.updateData({ ...job.data, outageSince });
-          logger.debug("article parked", { externalId, outage: outageSince !== undefined });
+        outage: job.data.outage,
+        async park(delayMs, outage) {
+          if (outage?.since !== job.data.outage?.since || outage?.tries !== job.data.outage?.tries) await job.updateData({ ...withoutOutage(job.data), ...(outage ? { outage } : {}) });
+          logger.debug("article parked", { externalId, outage: outage !== undefined });
           return control.resumeLater(delayMs);
         },
         async outageEnded() {
-          const { outageSince: _, ...data } = job.data;
-          await job.updateData(data);
+          await job.updateData(withoutOutage(job.data));
         },
       },
     };
@@ -259,6 +263,8 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
         throw new UnrecoverableError(reason);
       }
       logger.warn("generation attempt failed; it will be retried", { externalId, attempt: job.attemptsMade + 1, reason });
+      // The next attempt rides out an outage of its own.
+      if (job.data.outage) await job.updateData(withoutOutage(job.data)).catch(() => {});
       throw error;
     } finally {
       watched.done();

@@ -29,8 +29,8 @@ export interface GenerationJob {
   trace?: string;
   /** The id of the request that created the article: its run's log lines carry it. */
   requestId?: string;
-  /** When its provider's outage began, while the article is parked waiting it out (ms since the epoch). */
-  outageSince?: number;
+  /** The provider outage a parked article is riding out: since when (ms since the epoch) and its attempt's outage errors. */
+  outage?: { since?: number; tries: number };
 }
 
 /** Deliver one article's completion webhook: produced by generation-runner, consumed by webhook-dispatcher. */

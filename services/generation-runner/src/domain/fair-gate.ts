@@ -27,6 +27,8 @@ export interface CallTicket {
   onWait?: (waitMs: number) => void;
   /** Given: a call that waits PARK_AFTER_MS is parked (its promise rejects with CallParked). */
   parking?: Parking;
+  /** The call of an article woken for its turn: it goes as soon as the budget has room. */
+  woken?: boolean;
 }
 
 /** An admitted call: it holds its concurrency slot (if the budget caps calls) until settled. */
@@ -44,6 +46,9 @@ interface Waiter {
   /** The parked article: its turn reserves the request for it and wakes its job. */
   parked?: string;
 }
+
+/** A call of an article woken for its turn, back in its job. */
+const isWokenCall = (w: Waiter) => Boolean(w.ticket.woken) && !w.parked;
 
 /** How long the loop sleeps at most before asking again (a pause may be lifted, a slot freed). */
 const MAX_NAP_MS = 1000;
@@ -85,7 +90,8 @@ export class FairGate {
       this.queue(waiter);
       signal?.addEventListener("abort", onAbort, { once: true });
       const parking = ticket.parking;
-      if (parking) {
+      // A woken article's call has its turn: it waits only for the budget's room, in its job.
+      if (parking && !ticket.woken) {
         // Still in line after a while: the ticket keeps the place, the job lets go.
         parkTimer = setTimeout(() => {
           waiter.parked = parking.article;
@@ -109,9 +115,11 @@ export class FairGate {
       this.byAccount.set(ticket.account, (queue = []));
       this.ring.push(ticket.account);
     }
-    // Oldest article first; equal times keep their arrival order.
+    // Oldest article first; equal times keep their arrival order. A woken article's call had its
+    // turn: it goes before the account's others (behind those woken before it).
+    const ahead = (w: Waiter) => (ticket.woken ? isWokenCall(w) : isWokenCall(w) || w.ticket.since <= ticket.since);
     let at = queue.length;
-    while (at > 0 && queue[at - 1]!.ticket.since > ticket.since) at--;
+    while (at > 0 && !ahead(queue[at - 1]!)) at--;
     queue.splice(at, 0, waiter);
     if (!this.running) void this.pump();
   }
@@ -135,10 +143,10 @@ export class FairGate {
     void this.capacity.leave(this.budget, account).catch(() => {});
   }
 
-  /** A parked article's turn came: the request is kept for it in Redis, and its job woken to make it. */
-  private async handOver(article: string, leaseId: string | undefined): Promise<void> {
+  /** A parked article's turn came: its job is woken, its call to skip the line when it comes back. */
+  private async handOver(article: string): Promise<void> {
     try {
-      await this.capacity.reserve(this.budget, article, leaseId);
+      await this.capacity.markWoken(this.budget, article);
       await this.wake(article);
     } catch {
       // Redis is away: the job wakes by itself (PARK_SAFETY_MS) and asks again.
@@ -161,14 +169,20 @@ export class FairGate {
         const leaseId = limits.maxConcurrentCalls ? randomBytes(8).toString("hex") : undefined;
         let admission;
         try {
-          const claims = heads.map(({ ticket }) => ({ account: ticket.account, weight: ticket.weight ?? 1, tokens: ticket.tokens }));
+          const claims = heads.map(({ ticket, parked }) => ({
+            account: ticket.account,
+            weight: ticket.weight ?? 1,
+            tokens: ticket.tokens,
+            wake: parked,
+            woken: !parked && ticket.woken ? ticket.parking?.article : undefined,
+          }));
           admission = await this.capacity.admit(this.budget, limits, claims, leaseId ?? "");
         } catch (error) {
           // Redis is away: the calls fail like any call that cannot reach a dependency.
           for (const waiter of heads) this.leave(waiter, error);
           continue;
         }
-        if (admission.admitted) {
+        if (admission.admitted || admission.wake) {
           const waiter = heads[admission.index]!;
           const queue = this.byAccount.get(waiter.ticket.account);
           // Left (aborted) while the budget was asked: the slot it was given goes unused until settled.
@@ -179,8 +193,11 @@ export class FairGate {
           queue.shift();
           this.turn = (this.ring.indexOf(waiter.ticket.account) + 1) % this.ring.length;
           this.dropIfEmpty(waiter.ticket.account);
-          if (waiter.parked) void this.handOver(waiter.parked, leaseId);
-          else waiter.resolve({ leaseId, waitedMs: Date.now() - waiter.enteredAt });
+          if (admission.wake || waiter.parked) {
+            // Parked while the budget was asked as a call: the call's slot goes back, the article is woken.
+            if (admission.admitted && leaseId) void this.capacity.settle(this.budget, limits, -waiter.ticket.tokens, leaseId).catch(() => {});
+            void this.handOver(waiter.parked!);
+          } else waiter.resolve({ leaseId, waitedMs: Date.now() - waiter.enteredAt });
           continue;
         }
         for (const queue of this.byAccount.values()) {

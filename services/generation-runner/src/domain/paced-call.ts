@@ -13,7 +13,7 @@ import { budgetLimit, budgetRemaining, capacityWaits, providerAnswers, recordBre
 import { CircuitBreakers } from "./circuit-breaker.ts";
 import { FairGate, type Admitted } from "./fair-gate.ts";
 import { OutageWaits, type ParkedOnOutage } from "./outage-waits.ts";
-import { CallParked, PARK_SAFETY_MS, type Parking } from "./parking.ts";
+import { CallParked, PARK_SAFETY_MS, type OutageSoFar, type Parking } from "./parking.ts";
 import { ProviderCapacity, type BudgetState, type ConfiguredLimits } from "./provider-capacity.ts";
 import { ProviderNotConfigured } from "./providers.ts";
 import { readLimitReport, retryDelayOf } from "./rate-limit-headers.ts";
@@ -173,9 +173,10 @@ export class Pacer {
     const { call, probe } = calls;
     const started = Date.now();
     let waitedMs = 0;
-    let outageSince: number | undefined;
-    let outageRecorded = ticket.parking?.outageSince !== undefined;
-    let outageTries = 0;
+    // An outage ridden out over the article's earlier parks goes on counting here.
+    let outageSince = ticket.parking?.outage?.since;
+    let outageTries = ticket.parking?.outage?.tries ?? 0;
+    const outageSoFar = (): OutageSoFar | undefined => (outageSince !== undefined || outageTries > 0 ? { since: outageSince, tries: outageTries } : undefined);
     const failures = new Map<string, unknown>();
     const told = new Set<WaitReason>();
     const waiting = (reason: WaitReason, target: string) => {
@@ -219,7 +220,7 @@ export class Pacer {
         retryInMs = Math.min(retryInMs, passage.retryInMs);
       }
       if (!chosen) {
-        outageSince ??= ticket.parking?.outageSince ?? Date.now();
+        outageSince ??= Date.now();
         if (Date.now() - outageSince > this.outageLimitMs) {
           const names = candidates.map((t) => t.id).join(", ");
           throw new ProviderOutage(`${names} unavailable for more than ${Math.round(this.outageLimitMs / 60_000)} min: ${describeFailures(failures)}`);
@@ -228,22 +229,16 @@ export class Pacer {
         if (ticket.parking) {
           // The breaker's watcher wakes the article when a probe finds one of its models back.
           this.outages.park({ targets: candidates, ticket: { ...ticket, signal: undefined, onWait: undefined, parking: ticket.parking }, probe, timeoutMs });
-          return await ticket.parking.park(PARK_SAFETY_MS, outageSince);
+          return await ticket.parking.park(PARK_SAFETY_MS, outageSoFar());
         }
         await nap(Math.min(Math.max(retryInMs === Infinity ? 0 : retryInMs, 250), 5000) + Math.random() * 500);
         continue;
       }
-      // The article waited out an outage while parked: it is over.
-      if (outageRecorded) {
-        outageRecorded = false;
-        await ticket.parking!.outageEnded();
-      }
-      outageSince = undefined;
 
       if (calls.readLimits) await this.readLimitsOnce(chosen, calls.readLimits);
       // An unbounded budget (nothing configured, learned or paused) costs no Redis call, before or after.
       const bounded = !(await this.capacity.isUnbounded(chosen.id, chosen.limits));
-      const admitted = bounded ? await this.admission(chosen, ticket, () => waiting("capacity", chosen.id)) : (this.capacity.countCall(chosen.id), { leaseId: undefined, waitedMs: 0 });
+      const admitted = bounded ? await this.admission(chosen, ticket, outageSoFar(), () => waiting("capacity", chosen.id)) : (this.capacity.countCall(chosen.id), { leaseId: undefined, waitedMs: 0 });
       waitedMs += admitted.waitedMs;
       let answer: ProviderAnswer<T>;
       try {
@@ -285,23 +280,24 @@ export class Pacer {
         bounded ? this.settle(chosen, ticket.tokens, answer.tokens ?? ticket.tokens, admitted.leaseId) : undefined,
         this.learn(chosen, answer.headers),
         this.breakers.succeeded(chosen.id, { streak }),
+        // An outage the article carried through its parks is over.
+        ticket.parking?.outage ? ticket.parking.outageEnded() : undefined,
       ]);
       return { value: answer.value, target: chosen, waitedMs };
     }
   }
 
   /**
-   * The call's turn in a bounded budget: the request kept for its parked article when it comes back
-   * for it, else its place in the budget's line (parking the article when it waits long).
+   * The call's turn in a bounded budget: its place in the budget's line (parking the article when
+   * it waits long), or, for an article woken because its turn came, the budget's next room.
    */
-  private async admission(target: PacedTarget, ticket: PacingTicket, onWait: () => void): Promise<Admitted> {
+  private async admission(target: PacedTarget, ticket: PacingTicket, outage: OutageSoFar | undefined, onWait: () => void): Promise<Admitted> {
     const { parking } = ticket;
-    const reserved = parking ? await this.capacity.takeReservation(target.id, parking.article) : undefined;
-    if (reserved) return { leaseId: reserved.leaseId, waitedMs: 0 };
+    const woken = parking ? await this.capacity.takeWoken(target.id, parking.article) : false;
     try {
-      return await this.gate(target).enter({ ...ticket, onWait });
+      return await this.gate(target).enter({ ...ticket, woken, onWait });
     } catch (error) {
-      if (error instanceof CallParked) return await parking!.park(PARK_SAFETY_MS);
+      if (error instanceof CallParked) return await parking!.park(PARK_SAFETY_MS, outage);
       throw error;
     }
   }

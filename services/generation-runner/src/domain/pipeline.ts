@@ -197,9 +197,9 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
   // A parked job lets go once its progress is in: a later pickup reports for itself.
   const parking: Parking | undefined = job.parking && {
     ...job.parking,
-    park: async (ms, outageSince) => {
+    park: async (ms, outage) => {
       await Promise.all([reports.flush(), events.flush()]);
-      return job.parking!.park(ms, outageSince);
+      return job.parking!.park(ms, outage);
     },
   };
 

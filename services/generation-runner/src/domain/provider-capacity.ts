@@ -34,17 +34,30 @@ const COUNT_FLUSH_MS = 1000;
 /** A budget nobody used for an hour is forgotten, with what it learned. */
 const BUDGET_TTL_MS = 3_600_000;
 
-export type Admission = { admitted: true; index: number } | { admitted: false; waitMs: number };
+/** A call let through, a parked article to wake (its turn came), or how long to wait before asking again. */
+export type Admission = { admitted: true; wake?: false; index: number } | { admitted: false; wake: true; index: number } | { admitted: false; wake?: false; waitMs: number };
 
-/** A call asking the budget: its account, the account's weight in the fair shares, its estimated tokens. */
+/**
+ * A claim on the budget: its account, the account's weight in the fair shares, its estimated
+ * tokens, and the parked article it stands for (`wake`) or the woken article whose call it is
+ * (`woken`), if any.
+ */
 export interface Claim {
   account: string;
   weight: number;
   tokens: number;
+  wake?: string;
+  woken?: string;
 }
 
-/** How long a request admitted for a parked article waits for its job (a job that does not come is a request unused). */
-const RESERVATION_MS = 120_000;
+/** How long a woken article is owed its request: a job that does not come back by then gives it up. */
+const WOKEN_MS = 60_000;
+/**
+ * How far ahead of the budget's room parked articles are woken: their jobs' way back (a pickup,
+ * the run's reads). Longer keeps a busier budget full on a slow runner; the calls woken ahead are
+ * those whose order within the fair shares is only roughly kept.
+ */
+const WAKE_AHEAD_MS = 1000;
 /** How long an account stays among those waiting after its runner last asked for it (a runner that died). */
 const PRESENCE_MS = 3000;
 
@@ -59,20 +72,29 @@ local function tighter(a, b)
 end
 `;
 
-// KEYS: budget hash, leases zset, then the fair shares' heads, tags, presence, weights and grants.
-// ARGV: rpm, tpm, max concurrent, lease id, lease ms, burst ms, headroom, ttl ms, presence ms, then
-// a triple (account, weight, tokens) per claim. Returns {1, index of the claim admitted} or {0, wait ms}.
+// KEYS: budget hash, leases zset, then the fair shares' heads, tags, presence, weights, grants,
+// live accounts and woken articles. ARGV: rpm, tpm, max concurrent, lease id, lease ms, burst ms,
+// headroom, ttl ms, presence ms, woken ms, then four per claim: account, weight, tokens, kind ('c':
+// a call waiting in its job; 'w:<article>': a parked article; 't:<article>': the call of an article
+// woken for its turn). Returns {1, index}: that call goes; {2, index}: wake that parked article;
+// {0, wait ms}.
 //
 // Fair shares (start-time fair queueing over the whole fleet): each account with a call waiting
 // anywhere is in the heads with its tag, and a call goes only for the account with the lowest
-// tag; each call admitted moves its account's tag on by 1/weight. An account that starts waiting
-// takes the tag of the last call admitted (vtime) unless its own is later, so idle time earns no
-// credit. Alone, an account is always the lowest: it gets the whole budget. When the budget has
-// room but the turn is an account this runner does not hold, the request is granted to that
-// account (its runner takes it at its next ask), so the budget never idles while a runner naps.
+// tag; each turn taken moves its account's tag on by 1/weight. An account that starts waiting
+// takes the tag of the last turn taken (vtime) unless its own is later, so idle time earns no
+// credit. Alone, an account is always the lowest: it gets the whole budget.
+//
+// A parked article's turn wakes it without spending the budget: it is owed a request until its job
+// comes back for it (or WOKEN_MS passes), and articles are woken only while what is owed fits in
+// the budget's room over the next WAKE_AHEAD_MS, so wakes keep the budget's pace and each call is
+// spent when it is made: a job slow to come back delays its call, it never bunches calls past the
+// limit. When the budget has room but the turn belongs to an
+// account with calls waiting in another runner's jobs, the request is granted to it (its runner
+// takes it at its next ask), so the budget never idles while a runner naps.
 const admitScript = redisScript(`${PRELUDE}
 local b = KEYS[1]
-local heads, tags, present, weights, grants = KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local heads, tags, present, weights, grants, live, woken = KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 local f = redis.call('HMGET', b, 'pause_until', 'rtat', 'ttat', 'learned_rpm', 'learned_tpm', 'learned_from', 'last_refusal', 'vtime')
 local pause = tonumber(f[1] or '0')
 if pause > now then return {0, pause - now} end
@@ -83,19 +105,30 @@ for _, account in ipairs(gone) do
   redis.call('HDEL', grants, account)
 end
 if #gone > 0 then redis.call('ZREMRANGEBYSCORE', present, '-inf', now) end
+redis.call('ZREMRANGEBYSCORE', woken, '-inf', now)
 local vtime = tonumber(f[8] or '0')
-local claims = (#ARGV - 9) / 3
-local chosen, chosenTag
+local claims = (#ARGV - 10) / 4
+local kinds = {}
+local chosen, chosenTag, turnTaken
 for i = 0, claims - 1 do
-  local account = ARGV[10 + i * 3]
+  local account = ARGV[11 + i * 4]
+  local kind = string.sub(ARGV[14 + i * 4], 1, 1)
+  kinds[i] = kind
   redis.call('ZADD', present, 'GT', now + tonumber(ARGV[9]), account)
+  if kind == 'c' then redis.call('ZADD', live, 'GT', now + tonumber(ARGV[9]), account) end
   local tag = tonumber(redis.call('ZSCORE', heads, account))
   if not tag then
     tag = math.max(tonumber(redis.call('ZSCORE', tags, account) or '0'), vtime)
     redis.call('ZADD', heads, tag, account)
-    redis.call('HSET', weights, account, ARGV[11 + i * 3])
+    redis.call('HSET', weights, account, ARGV[12 + i * 4])
   end
-  if not chosenTag or tag < chosenTag then chosen, chosenTag = i, tag end
+  if kind == 't' then
+    -- Its turn was taken when it was woken: it goes first, and is owed nothing more.
+    redis.call('ZREM', woken, string.sub(ARGV[14 + i * 4], 3))
+    if not turnTaken then chosen, chosenTag, turnTaken = i, tag, true end
+  elseif not turnTaken and (not chosenTag or tag < chosenTag) then
+    chosen, chosenTag = i, tag
+  end
 end
 local learnedRpm = tonumber(f[4] or '0')
 if f[6] == '429' and now - tonumber(f[7] or '0') > 60000 then
@@ -110,24 +143,28 @@ local headroom = tonumber(ARGV[7])
 local perToken = 0
 if tpm > 0 then perToken = 60000 / (tpm * headroom) end
 local ttat = math.max(tonumber(f[3] or '0'), now)
--- A request granted to one of these accounts by another runner goes now (its tokens are reserved as it goes).
+-- A request granted to one of these accounts by another runner goes now (its tokens are reserved
+-- as it goes), for a call that waited in its job: a woken article's call had its turn already.
 for i = 0, claims - 1 do
-  local account = ARGV[10 + i * 3]
-  if tonumber(redis.call('HGET', grants, account) or '0') > 0 then
+  local account = ARGV[11 + i * 4]
+  if kinds[i] == 'c' and tonumber(redis.call('HGET', grants, account) or '0') > 0 then
     redis.call('HINCRBY', grants, account, -1)
-    if tpm > 0 then redis.call('HSET', b, 'ttat', ttat + tonumber(ARGV[12 + i * 3]) * perToken) end
+    if tpm > 0 then redis.call('HSET', b, 'ttat', ttat + tonumber(ARGV[13 + i * 4]) * perToken) end
     return {1, i}
   end
 end
 local lowest = redis.call('ZRANGE', heads, 0, 0, 'WITHSCORES')
-local ours = chosenTag <= tonumber(lowest[2]) + 1e-9
-local tokens = tonumber(ARGV[12 + chosen * 3])
+local ours = turnTaken or chosenTag <= tonumber(lowest[2]) + 1e-9
+local tokens = tonumber(ARGV[13 + chosen * 4])
 local rtat = math.max(tonumber(f[2] or '0'), now)
 local wait = 0
 local interval = 0
 if rpm > 0 then
   interval = 60000 / (rpm * headroom)
   local w = rtat - now - math.max(burst - interval, 0)
+  -- An article is woken ahead of its call, so its job is back by the time the budget has room:
+  -- as long as the requests owed to those already woken fit in the budget's next WAKE_AHEAD_MS.
+  if kinds[chosen] == 'w' then w = rtat + redis.call('ZCARD', woken) * interval - now - ${WAKE_AHEAD_MS} end
   if w > wait then wait = w end
 end
 if tpm > 0 and ttat > now then
@@ -140,31 +177,42 @@ if cap > 0 then
   -- Calls at once are held by whoever makes them: the turn is waited for, not granted.
   if not ours then wait = math.max(wait, 20) end
 end
+-- Another account's turn, and its calls are all parked: nothing to grant it, it is woken by its own runner.
+if not ours and tonumber(redis.call('ZSCORE', live, lowest[1]) or '0') <= now then wait = math.max(wait, 20) end
 if wait > 0 then
   if not ours then wait = math.max(wait, 20) end
   return {0, math.ceil(wait)}
 end
-if rpm > 0 then redis.call('HSET', b, 'rtat', rtat + interval) end
-local account, tag = ARGV[10 + chosen * 3], chosenTag
-local weight = tonumber(ARGV[11 + chosen * 3])
-if ours then
+local account, tag = ARGV[11 + chosen * 4], chosenTag
+local weight = tonumber(ARGV[12 + chosen * 4])
+local reply = {1, chosen}
+if ours and kinds[chosen] == 'w' then
+  -- Its turn: the parked article is woken, owed the request until its job comes back.
+  redis.call('ZADD', woken, now + tonumber(ARGV[10]), string.sub(ARGV[14 + chosen * 4], 3))
+  reply = {2, chosen}
+elseif ours then
+  if rpm > 0 then redis.call('HSET', b, 'rtat', rtat + interval) end
   if tpm > 0 then redis.call('HSET', b, 'ttat', ttat + tokens * perToken) end
   if cap > 0 then
     redis.call('ZADD', KEYS[2], now + tonumber(ARGV[5]), ARGV[4])
     redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[5]))
   end
 else
+  if rpm > 0 then redis.call('HSET', b, 'rtat', rtat + interval) end
   account, tag = lowest[1], tonumber(lowest[2])
   weight = tonumber(redis.call('HGET', weights, account) or '1')
   redis.call('HINCRBY', grants, account, 1)
+  reply = {0, 0}
 end
-redis.call('ZADD', heads, tag + 1 / weight, account)
-redis.call('ZADD', tags, tag + 1 / weight, account)
-if tag > vtime then redis.call('HSET', b, 'vtime', tag) end
--- Renewed with each call let through: a budget nobody uses is forgotten with its shares.
-for _, key in ipairs({b, heads, tags, present, weights, grants}) do redis.call('PEXPIRE', key, ttl) end
-if ours then return {1, chosen} end
-return {0, 0}
+-- A woken article's call took its turn when it was woken.
+if not turnTaken then
+  redis.call('ZADD', heads, tag + 1 / weight, account)
+  redis.call('ZADD', tags, tag + 1 / weight, account)
+  if tag > vtime then redis.call('HSET', b, 'vtime', tag) end
+end
+-- Renewed with each turn taken: a budget nobody uses is forgotten with its shares.
+for _, key in ipairs({b, heads, tags, present, weights, grants, live, woken}) do redis.call('PEXPIRE', key, ttl) end
+return reply
 `);
 
 // KEYS: fair heads zset, fair presence zset, grants hash. ARGV: account. The account has no call
@@ -258,12 +306,13 @@ export class ProviderCapacity {
   }
 
   /**
-   * Admits one of the claims (the calls at the head of this runner's line, one per account): the
-   * one whose account's turn it is over the whole fleet, when the budget allows a call now. It
-   * holds concurrency slot `leaseId` when the budget caps calls at once.
+   * Admits one of the claims (the heads of this runner's lines, one per account): the one whose
+   * account's turn it is over the whole fleet, when the budget allows a call now. A parked
+   * article's claim is not admitted but woken, owed its request until its job comes back. A call
+   * let through holds concurrency slot `leaseId` when the budget caps calls at once.
    */
   async admit(budget: string, limits: ConfiguredLimits, claims: Claim[], leaseId: string): Promise<Admission> {
-    const [admitted, value] = (await admitScript.run(this.redis, [...this.keys(budget), ...this.fairKeys(budget)], [
+    const [code, value] = (await admitScript.run(this.redis, [...this.keys(budget), ...this.fairKeys(budget)], [
       limitOf(limits.requestsPerMinute),
       limitOf(limits.tokensPerMinute),
       limitOf(limits.maxConcurrentCalls),
@@ -273,27 +322,27 @@ export class ProviderCapacity {
       HEADROOM,
       BUDGET_TTL_MS,
       PRESENCE_MS,
-      ...claims.flatMap((claim) => [claim.account, Math.max(claim.weight, 1), Math.max(0, Math.round(claim.tokens))]),
+      WOKEN_MS,
+      ...claims.flatMap((claim) => [claim.account, Math.max(claim.weight, 1), Math.max(0, Math.round(claim.tokens)), claim.wake ? `w:${claim.wake}` : claim.woken ? `t:${claim.woken}` : "c"]),
     ])) as [number, number];
-    if (admitted !== 1) return { admitted: false, waitMs: value };
+    if (code === 2) return { admitted: false, wake: true, index: value };
+    if (code !== 1) return { admitted: false, waitMs: value };
     this.countCall(budget);
     return { admitted: true, index: value };
   }
 
-  /** Keeps a request admitted for a parked article until its job comes back for it (RESERVATION_MS at most). */
-  async reserve(budget: string, article: string, leaseId: string | undefined): Promise<void> {
-    await this.redis.set(this.reservationKey(budget, article), leaseId ?? "", "PX", RESERVATION_MS);
+  /** Notes that a parked article was woken for its turn: its call skips the line when it comes back for it. */
+  async markWoken(budget: string, article: string): Promise<void> {
+    await this.redis.set(this.wokenKey(budget, article), "1", "PX", WOKEN_MS);
   }
 
-  /** The request kept for the article, taken (with the concurrency slot it holds, if any); undefined: none. */
-  async takeReservation(budget: string, article: string): Promise<{ leaseId?: string } | undefined> {
-    const leaseId = await this.redis.getdel(this.reservationKey(budget, article));
-    if (leaseId === null) return undefined;
-    return leaseId ? { leaseId } : {};
+  /** Whether the article was woken for its turn (the mark is taken: asked once). */
+  async takeWoken(budget: string, article: string): Promise<boolean> {
+    return (await this.redis.getdel(this.wokenKey(budget, article))) !== null;
   }
 
-  private reservationKey(budget: string, article: string): string {
-    return `${this.keys(budget)[0]}:reserved:${article}`;
+  private wokenKey(budget: string, article: string): string {
+    return `${this.keys(budget)[0]}:woken:${article}`;
   }
 
   /** The account has no call waiting for the budget in this runner any more. */
@@ -302,9 +351,9 @@ export class ProviderCapacity {
     await leaveScript.run(this.redis, [heads, present, grants], [account]);
   }
 
-  private fairKeys(budget: string): [string, string, string, string, string] {
+  private fairKeys(budget: string): [string, string, string, string, string, string, string] {
     const base = `${this.keys(budget)[0]}:fair`;
-    return [`${base}:heads`, `${base}:tags`, `${base}:present`, `${base}:weights`, `${base}:grants`];
+    return [`${base}:heads`, `${base}:tags`, `${base}:present`, `${base}:weights`, `${base}:grants`, `${base}:live`, `${base}:woken`];
   }
 
   /**
