@@ -187,6 +187,7 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
     const control: JobControl = {
       signal: watched.signal,
       finalAttempt: job.attemptsMade + 1 >= (job.opts.attempts ?? 1),
+      resumedFromPark: job.data.parkedInAttempt === job.attemptsMade,
       async resumeLater(delayMs) {
         await job.moveToDelayed(Date.now() + delayMs, token);
         throw new DelayedError();
@@ -195,7 +196,8 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
         article: externalId,
         outage: job.data.outage,
         async park(delayMs, outage) {
-          if (outage?.since !== job.data.outage?.since || outage?.tries !== job.data.outage?.tries) await job.updateData({ ...withoutOutage(job.data), ...(outage ? { outage } : {}) });
+          // The attempt it parked in: its pickup after the wake goes on with the attempt, not a new one.
+          await job.updateData({ ...withoutOutage(job.data), ...(outage ? { outage } : {}), parkedInAttempt: job.attemptsMade });
           logger.debug("article parked", { externalId, outage: outage !== undefined });
           return control.resumeLater(delayMs);
         },

@@ -31,6 +31,8 @@ export interface GenerationJob {
   requestId?: string;
   /** The provider outage a parked article is riding out: since when (ms since the epoch) and its attempt's outage errors. */
   outage?: { since?: number; tries: number };
+  /** The attempt (BullMQ's attemptsMade) in which the article last parked. */
+  parkedInAttempt?: number;
 }
 
 /** Deliver one article's completion webhook: produced by generation-runner, consumed by webhook-dispatcher. */

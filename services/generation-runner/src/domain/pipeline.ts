@@ -78,6 +78,8 @@ export interface JobControl {
   signal?: AbortSignal;
   /** Parks the job while a live step's call waits long for its provider (parking.ts); undefined: calls wait in the job. */
   parking?: Parking;
+  /** This pickup resumes a parked attempt: its step goes on, it is not tried again. */
+  resumedFromPark?: boolean;
 }
 
 /** The article cannot run at all (no model, empty snapshot): retrying would not help. */
@@ -246,8 +248,9 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
       const stepStartedAt = performance.now();
       // The run's opening recorded a new run's first step start, each checkpoint the next step's;
       // a resumed run's first step is counted while its call runs (a batch counts its submission,
-      // not each poll of it). Only bookkeeping: a failure to record it is logged, not the step's.
-      const started = i > 0 || openedNow(run) || (batchMode && run.batchId)
+      // not each poll of it; a pickup after parking goes on with its attempt). Only bookkeeping: a
+      // failure to record it is logged, not the step's.
+      const started = i > 0 || openedNow(run) || job.resumedFromPark || (batchMode && run.batchId)
         ? undefined
         : recordStepStart(db, externalId, step).catch((error) => deps.logger.warn("could not record a step start", { externalId, step: step.stepNumber, error: (error as Error).message }));
       let checkpoint: StepCheckpoint;
