@@ -185,12 +185,14 @@ export class FairGate {
         if (admission.admitted || admission.wake) {
           const waiter = heads[admission.index]!;
           const queue = this.byAccount.get(waiter.ticket.account);
+          // A woken article's call may have gone ahead of it in its line meanwhile.
+          const at = queue?.indexOf(waiter) ?? -1;
           // Left (aborted) while the budget was asked: the slot it was given goes unused until settled.
-          if (queue?.[0] !== waiter) {
+          if (at === -1) {
             if (leaseId) void this.capacity.settle(this.budget, limits, -waiter.ticket.tokens, leaseId).catch(() => {});
             continue;
           }
-          queue.shift();
+          queue!.splice(at, 1);
           this.turn = (this.ring.indexOf(waiter.ticket.account) + 1) % this.ring.length;
           this.dropIfEmpty(waiter.ticket.account);
           if (admission.wake || waiter.parked) {
