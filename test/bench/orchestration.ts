@@ -160,6 +160,18 @@ export async function measureOrchestration(ctx: BenchContext): Promise<Figure[]>
   ];
 }
 
+/** Creates `articles` articles, CREATION_CONCURRENCY at a time, titled "<title> <n>": their ids. */
+async function createBurst(ctx: BenchContext, articleType: string, title: string, articles: number): Promise<number[]> {
+  const ids: number[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: CREATION_CONCURRENCY }, async () => {
+      while (next < articles) ids.push((await createBenchArticle(ctx, articleType, `${title} ${next++}`)).id);
+    }),
+  );
+  return ids;
+}
+
 export async function measureRunnerInFlight(ctx: BenchContext, articles = 1000): Promise<Figure[]> {
   const prompts = [1, 2].map((n) => `[[sim:sleep=${MODEL_SLEEP_MS}]] Part ${n} about {title}.`);
   const articleType = await benchWorkflow(ctx, "two_slow_steps", prompts);
@@ -175,17 +187,8 @@ export async function measureRunnerInFlight(ctx: BenchContext, articles = 1000):
   const rssBefore = peakRss;
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssMiB(runner.pid) ?? 0)), 100);
   try {
-    const ids: number[] = [];
-    let next = 0;
     const started = performance.now();
-    await Promise.all(
-      Array.from({ length: CREATION_CONCURRENCY }, async () => {
-        while (next < articles) {
-          const i = next++;
-          ids.push((await createBenchArticle(ctx, articleType, `In flight ${i}`)).id);
-        }
-      }),
-    );
+    const ids = await createBurst(ctx, articleType, "In flight", articles);
     const creationSeconds = (performance.now() - started) / 1000;
     const completedAt = await waitForArticles(ctx, ids, "completed");
     const seconds = (completedAt - started) / 1000;
@@ -217,14 +220,8 @@ export async function measureFleetBurst(ctx: BenchContext, articles = 1000, repl
   const articleType = await benchWorkflow(ctx, "fleet_burst", [`[[sim:sleep=${MODEL_SLEEP_MS}]] One part about {title}.`]);
   const more = await startRunnerReplicas(ctx.stack, replicas - 1);
   try {
-    const ids: number[] = [];
-    let next = 0;
     const started = performance.now();
-    await Promise.all(
-      Array.from({ length: CREATION_CONCURRENCY }, async () => {
-        while (next < articles) ids.push((await createBenchArticle(ctx, articleType, `Fleet ${next++}`)).id);
-      }),
-    );
+    const ids = await createBurst(ctx, articleType, "Fleet", articles);
     const creationSeconds = (performance.now() - started) / 1000;
     const seconds = ((await waitForArticles(ctx, ids, "completed")) - started) / 1000;
     const ideal = MODEL_SLEEP_MS / 1000 + creationSeconds;
