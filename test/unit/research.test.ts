@@ -6,7 +6,7 @@ import {
   DEFAULT_EXCLUDED_DOMAINS,
   domainAllowed,
   isValidDomain,
-} from "../../services/generation-runner/src/research/domains.ts";
+} from "../../services/kit/src/rules/research-domains.ts";
 import { extractMainText } from "../../services/generation-runner/src/research/extract.ts";
 import { createPageFetcher } from "../../services/generation-runner/src/research/page-fetcher.ts";
 import { searchProviderFromEnv } from "../../services/generation-runner/src/research/providers.ts";

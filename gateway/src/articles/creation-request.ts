@@ -2,7 +2,7 @@
 // failures collected rather than thrown, so that the rules that need other services (article
 // type, model, brand voice, image preset) can add theirs and all are reported at once.
 import { checkUrlShape } from "../../../services/kit/src/safe-http.ts";
-import { DEFAULT_EXCLUDED_DOMAINS, isValidDomain } from "../../../services/generation-runner/src/research/domains.ts";
+import { DEFAULT_EXCLUDED_DOMAINS, isValidDomain } from "../../../services/kit/src/rules/research-domains.ts";
 import { Validator } from "../validation.ts";
 import type { FieldTable } from "../openapi/fields.ts";
 

@@ -1,7 +1,7 @@
 // Research for a pipeline step's {research} variable: search, fetch the top pages, keep the
 // readable, distinct ones in search rank order, and number them so prompts can cite [n].
 import { createHash } from "node:crypto";
-import { DEFAULT_EXCLUDED_DOMAINS, domainAllowed, type DomainFilter } from "./domains.ts";
+import { DEFAULT_EXCLUDED_DOMAINS, domainAllowed, type DomainFilter } from "../../../kit/src/rules/research-domains.ts";
 import type { ExtractedPage } from "./extract.ts";
 import type { SearchProvider, SearchResult } from "./search-provider.ts";
 import { countWords, truncateWords } from "../../../kit/src/words.ts";

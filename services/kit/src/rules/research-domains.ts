@@ -1,4 +1,6 @@
 // Which search results research may use, by domain (spec 4.1: research include/exclude domains).
+// The gateway validates a creation request's domain lists with these rules and the runner filters
+// search results with them, so both processes apply the one copy here.
 
 /**
  * Excluded when the caller gives no exclude list. These sites rank well but yield little a writer
