@@ -11,7 +11,7 @@
 import { readFileSync, statSync } from "node:fs";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from "jose";
-import { ConfigError, envOptional, envString, type Env } from "./config.ts";
+import { ConfigError, envOptional, envString, type Env } from "./env.ts";
 
 export interface IdentitySettings {
   /** IDENTITY_TOKEN_FILE: this process's own token (on Kubernetes, its projected ServiceAccount token). */
