@@ -14,7 +14,7 @@ import type { Logger } from "../../services/kit/src/logger.ts";
 const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 import type { CatalogModel } from "../../services/generation-runner/src/domain/model-catalog.ts";
 import { ModelClients, providersFromEnv, splitModelId } from "../../services/generation-runner/src/domain/providers.ts";
-import { costOfUsage, formatUsd } from "../../services/generation-runner/src/domain/usd.ts";
+import { costOfUsage, formatUsd } from "../../services/kit/src/rules/usd.ts";
 import { findRunningBatch } from "../../services/generation-runner/src/domain/batch-mode.ts";
 import { toFile } from "openai";
 

@@ -5,7 +5,7 @@ import type { SnapshotStep } from "../../proto/gen/articles/workflow_catalog/v1/
 import { heuristicDetector, originalityDetector } from "../../services/generation-runner/src/domain/originality.ts";
 import { descriptionOf, outlineOf, wordCountOf } from "../../services/generation-runner/src/domain/step-values.ts";
 import { bodyOf } from "../../services/kit/src/article-envelope.ts";
-import { costOfUsage, formatUsd, parseUsd, sumUsd } from "../../services/generation-runner/src/domain/usd.ts";
+import { costOfUsage, formatUsd, parseUsd, sumUsd } from "../../services/kit/src/rules/usd.ts";
 
 const step = (stepNumber: number, outputFormat: string, role = ""): SnapshotStep => ({ stepNumber, outputFormat, role }) as SnapshotStep;
 

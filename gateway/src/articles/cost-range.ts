@@ -2,7 +2,7 @@
 // catalog's prices, from the words to generate and the workflow's steps. Prompts are not known
 // here (built-in prompts never leave the catalog), so each step is given a fixed allowance for
 // its instructions. docs/api.md, "Cost breakdown and estimates", states the same rules.
-import { formatUsd, parseUsd, type Picodollars } from "../../../services/generation-runner/src/domain/usd.ts";
+import { formatUsd, parseUsd, type Picodollars } from "../../../services/kit/src/rules/usd.ts";
 
 /** Instruction tokens per step: built-in steps run 140–420 words of instructions (about 190–560 tokens). */
 export const INSTRUCTION_TOKENS = { min: 200, max: 750 } as const;

@@ -10,7 +10,7 @@ import type { estimateArticle } from "../articles/estimate.ts";
 import type { stepBreakdown } from "../articles/step-breakdown.ts";
 import { nullable } from "./fields.ts";
 import type { PresentedDestination, presentCheck } from "../publishing/publishing-operations.ts";
-import { MAX_STEP_ICON_LENGTH, MAX_STEP_NAME_LENGTH, MAX_TIMEOUT_SECONDS, MIN_TIMEOUT_SECONDS, OUTPUT_FORMATS } from "../../../services/workflow-catalog/src/domain/step-rules.ts";
+import { MAX_STEP_ICON_LENGTH, MAX_STEP_NAME_LENGTH, MAX_TIMEOUT_SECONDS, MIN_TIMEOUT_SECONDS, OUTPUT_FORMATS } from "../../../services/kit/src/rules/workflow-steps.ts";
 
 const Nullable = <T extends TSchema>(schema: T) => nullable(schema) as unknown as ReturnType<typeof Type.Union<[T, ReturnType<typeof Type.Null>]>>;
 const Timestamp = (description = "ISO 8601, UTC.") => Type.String({ format: "date-time", description, examples: ["2025-01-15T10:30:00.000Z"] });

@@ -1,6 +1,6 @@
 // The fields of the workflow endpoints' bodies, once. The gateway checks presence and JSON types
-// from these tables (workflows/step-input.ts); the lengths, ranges and formats are workflow-catalog's
-// rules, so they are taken from the catalog's own constants and only documented here.
+// from these tables (workflows/step-input.ts); the lengths, ranges and formats are the step limits
+// workflow-catalog enforces, taken from the kit's one copy of them and only documented here.
 import {
   DEFAULT_TIMEOUT_SECONDS,
   MAX_ARTICLE_TYPE_LENGTH,
@@ -9,7 +9,7 @@ import {
   MAX_TIMEOUT_SECONDS,
   MIN_TIMEOUT_SECONDS,
   OUTPUT_FORMATS,
-} from "../../../services/workflow-catalog/src/domain/step-rules.ts";
+} from "../../../services/kit/src/rules/workflow-steps.ts";
 import type { FieldSpec, FieldTable } from "../openapi/fields.ts";
 
 export const INT32_MAX = 2_147_483_647;

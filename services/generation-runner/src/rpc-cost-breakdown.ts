@@ -4,7 +4,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import type { CostBreakdownService } from "../../../proto/gen/articles/generation_runner/v1/cost_breakdown_pb.ts";
 import type { Db } from "./db/client.ts";
 import { costBreakdownOf } from "./domain/cost-breakdown.ts";
-import { formatUsd } from "./domain/usd.ts";
+import { formatUsd } from "../../kit/src/rules/usd.ts";
 
 const at = (date: Date | null) => (date ? timestampFromDate(date) : undefined);
 

@@ -15,7 +15,7 @@ import type { ImageStores } from "./domain/image-store.ts";
 import { servedImage } from "./domain/served-images.ts";
 import * as catalog from "./domain/model-catalog.ts";
 import type { ProviderCheck } from "./domain/model-catalog.ts";
-import { formatUsd } from "./domain/usd.ts";
+import { formatUsd } from "../../kit/src/rules/usd.ts";
 
 const modelMessage = (m: catalog.CatalogModel): MessageInitShape<typeof ModelSchema> => ({
   id: m.id,

@@ -19,7 +19,7 @@ import { ImageStores } from "./domain/image-store.ts";
 import { ArticleCannotRun, generateArticle, type JobControl, type PipelineDeps } from "./domain/pipeline.ts";
 import { PinnedSnapshotMemory } from "./domain/pinned-snapshots.ts";
 import { articleReader } from "./domain/article-reads.ts";
-import { formatUsd } from "./domain/usd.ts";
+import { formatUsd } from "../../kit/src/rules/usd.ts";
 import { collectGarbageAbove } from "./memory-ceiling.ts";
 import { FETCH_SHARE } from "./domain/provider-connections.ts";
 import { onJobsStalledTooOften } from "./stalled-jobs.ts";

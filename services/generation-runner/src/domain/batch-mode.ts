@@ -11,7 +11,7 @@ import { chatBody, replyText, StepFailure, type ChatRequest, type ModelCalls } f
 import { CallFailed } from "./paced-call.ts";
 import { NO_LIMITS } from "./provider-capacity.ts";
 import type { CatalogModel } from "./model-catalog.ts";
-import { costOfUsage, type Picodollars } from "./usd.ts";
+import { costOfUsage, type Picodollars } from "../../../kit/src/rules/usd.ts";
 
 /** Providers bill batch work at about half price (spec 3). */
 export const BATCH_SHARE = { numerator: 1n, denominator: 2n };

@@ -7,7 +7,7 @@ import type { Db } from "../db/client.ts";
 import { preparedPerDatabase } from "../../../kit/src/prepared-statements.ts";
 import { articleImages, finishingCheckpoints, researchCheckpoints, runs, stepAttempts, stepCheckpoints } from "../db/schema.ts";
 import { repeatedStepStart } from "./step-attempts.ts";
-import { formatUsd, parseUsd, sumUsd, type Picodollars } from "./usd.ts";
+import { formatUsd, parseUsd, sumUsd, type Picodollars } from "../../../kit/src/rules/usd.ts";
 
 export type RunRow = typeof runs.$inferSelect;
 

@@ -4,7 +4,7 @@
 import { asc, eq, sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { articleImages, finishingCheckpoints, researchCheckpoints, runs, stepAttempts, stepCheckpoints } from "../db/schema.ts";
-import { parseUsd, sumUsd, type Picodollars } from "./usd.ts";
+import { parseUsd, sumUsd, type Picodollars } from "../../../kit/src/rules/usd.ts";
 
 export interface StepLine {
   stepNumber: number;

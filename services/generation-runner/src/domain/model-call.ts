@@ -6,7 +6,7 @@ import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/ch
 import type { CatalogModel } from "./model-catalog.ts";
 import type { ModelClients } from "./providers.ts";
 import { CallFailed, CallTimeout, type Pacer, type PacedTarget, type ProviderAnswer, type WaitReason } from "./paced-call.ts";
-import { costOfUsage, type Picodollars } from "./usd.ts";
+import { costOfUsage, type Picodollars } from "../../../kit/src/rules/usd.ts";
 import type { Parking } from "./parking.ts";
 import { modelCalls, recordModelUsage } from "../../../kit/src/metrics.ts";
 import { inSpan } from "../../../kit/src/tracing.ts";

@@ -9,7 +9,7 @@ import { preparedPerDatabase } from "../../../kit/src/prepared-statements.ts";
 import { models } from "../db/schema.ts";
 import { CatalogMemory } from "./catalog-memory.ts";
 import { NO_LIMITS } from "./provider-capacity.ts";
-import { formatUsd, isUsdDecimal, parseUsd } from "./usd.ts";
+import { formatUsd, isUsdDecimal, parseUsd } from "../../../kit/src/rules/usd.ts";
 
 export interface CatalogModel {
   id: string;

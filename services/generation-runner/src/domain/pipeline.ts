@@ -32,7 +32,7 @@ import { ProgressReports } from "./progress-reports.ts";
 import type { ModelClients } from "./providers.ts";
 import { descriptionOf, requirementsOf, templateValues, wordCountOf, type RunContext } from "./step-values.ts";
 import { bodyOf } from "../../../kit/src/article-envelope.ts";
-import { formatUsd, sumUsd } from "./usd.ts";
+import { formatUsd, sumUsd } from "../../../kit/src/rules/usd.ts";
 import { isCancelledArticle } from "../../../kit/src/article-events.ts";
 import { ArticleCancelled } from "./cancellation.ts";
 import { RunEvents, type ArticleEventLog } from "./run-events.ts";

@@ -8,7 +8,7 @@ import type IORedis from "ioredis";
 import { tryAppendArticleEvents, type ArticleEvent } from "../../../kit/src/article-events.ts";
 import type { Logger } from "../../../kit/src/logger.ts";
 import type { StepCheckpoint, StoredImage } from "./checkpoints.ts";
-import { formatUsd, type Picodollars } from "./usd.ts";
+import { formatUsd, type Picodollars } from "../../../kit/src/rules/usd.ts";
 
 export interface ArticleEventLog {
   redis: IORedis;

@@ -22,12 +22,11 @@ import {
   checkCustomTypeName,
   checkStep,
   checkTypeReference,
-  DEFAULT_TIMEOUT_SECONDS,
   parseJsonSchema,
   promptWarnings,
-  type OutputFormat,
   type StepFields,
 } from "./step-rules.ts";
+import { DEFAULT_TIMEOUT_SECONDS, type OutputFormat } from "../../../kit/src/rules/workflow-steps.ts";
 
 export const STEP_NOT_FOUND = "Workflow step not found.";
 export const FOREIGN_STEPS = "One or more steps do not belong to this project; no step was changed.";

@@ -1,22 +1,21 @@
 // The rules a custom step must satisfy (spec 2.3–2.5, 4.5, 4.7): names, lengths, ranges, the
-// output format, the JSON schema rule and the template vocabulary. Problems are collected per
-// public field name; suspicious but legal prompt content becomes warnings.
+// output format, the JSON schema rule and the template vocabulary. The limits are shared with the
+// gateway (kit/src/rules/workflow-steps.ts); the checks are the catalog's. Problems are collected
+// per public field name; suspicious but legal prompt content becomes warnings.
 import type { FieldErrors } from "../../../kit/src/errors.ts";
 import { findUnknownVariables, gatedVariablesWithoutFlag, stepOutputReferences, GATED_VARIABLES } from "../../../kit/src/prompt-template.ts";
 import { isReservedArticleType } from "./builtin-workflows/index.ts";
 import { checkJsonSchemaRule } from "./json-schema-rule.ts";
-
-export const OUTPUT_FORMATS = ["text", "json", "markdown"] as const;
-export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
-
-export const MAX_ARTICLE_TYPE_LENGTH = 255;
-export const MAX_STEP_NAME_LENGTH = 255;
-export const MAX_STEP_ICON_LENGTH = 50;
-export const MIN_TIMEOUT_SECONDS = 30;
-export const MAX_TIMEOUT_SECONDS = 600;
-/** The budget of a step created without timeout_seconds: enough for a long draft on a slow model. */
-export const DEFAULT_TIMEOUT_SECONDS = 300;
-const MAX_STEP_NUMBER = 2_147_483_647;
+import {
+  isOutputFormat,
+  MAX_ARTICLE_TYPE_LENGTH,
+  MAX_STEP_ICON_LENGTH,
+  MAX_STEP_NAME_LENGTH,
+  MAX_STEP_NUMBER,
+  MAX_TIMEOUT_SECONDS,
+  MIN_TIMEOUT_SECONDS,
+  OUTPUT_FORMATS,
+} from "../../../kit/src/rules/workflow-steps.ts";
 
 export const RESERVED_NAME_MESSAGE = "custom workflows cannot use reserved global article type names";
 
@@ -78,10 +77,6 @@ export function parseJsonSchema(errors: FieldErrors, text: string): Record<strin
     return null;
   }
   return value as Record<string, unknown>;
-}
-
-export function isOutputFormat(value: string): value is OutputFormat {
-  return (OUTPUT_FORMATS as readonly string[]).includes(value);
 }
 
 /** Every rule of one complete step (a new one, or an existing one with its changes applied). */

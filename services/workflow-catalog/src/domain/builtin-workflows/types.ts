@@ -1,7 +1,9 @@
 // Shapes of the built-in workflows. Only the step fields of spec 2.4 that matter to running a step,
 // plus the step's role in the pipeline so the runner can find e.g. the meta description output.
 
-export type OutputFormat = "text" | "json" | "markdown";
+import type { OutputFormat } from "../../../../kit/src/rules/workflow-steps.ts";
+
+export type { OutputFormat };
 
 /** What a built-in step contributes: research notes, outline, draft, meta description, final polish. */
 export type BuiltinStepRole = "research" | "outline" | "draft" | "meta" | "polish";

@@ -1,6 +1,8 @@
 // Exact USD arithmetic for prices and costs. Floats would drift when thousands of small step
 // costs are added up, so amounts are integers of pico-dollars (10^-12 USD) and travel as
 // decimal strings.
+// The runner prices model calls with these and the gateway prices estimates with them, so both
+// processes share this one copy.
 
 const SCALE_DIGITS = 12;
 const SCALE = 10n ** BigInt(SCALE_DIGITS);
