@@ -32,7 +32,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file articles/api/v1/articles.proto.
  */
 export const file_articles_api_v1_articles: GenFile = /*@__PURE__*/
-  fileDesc("Ch5hcnRpY2xlcy9hcGkvdjEvYXJ0aWNsZXMucHJvdG8SD2FydGljbGVzLmFwaS52MSK+CwoMQXJ0aWNsZUlucHV0EhIKCnByb2plY3RfaWQYASABKAMSDQoFdGl0bGUYAiABKAkSFAoMYXJ0aWNsZV90eXBlGAMgASgJEhkKEXRhcmdldF93b3JkX2NvdW50GAQgASgFEgwKBHRvbmUYBSABKAkSFQoNcG9pbnRfb2ZfdmlldxgGIAEoCRIQCghsYW5ndWFnZRgHIAEoCRIbCg50YXJnZXRfa2V5d29yZBgIIAEoCUgBiAEBEhAKCGtleXdvcmRzGAkgAygJEh4KEWNvdW50cnlfdGFyZ2V0aW5nGAogASgJSAKIAQESHQoQcmVzZWFyY2hfZW5hYmxlZBgLIAEoCEgDiAEBEiEKFHJlc2VhcmNoX21heF9zb3VyY2VzGAwgASgFSASIAQESJwoacmVzZWFyY2hfbWluX2NvbnRlbnRfd29yZHMYDSABKAVIBYgBARIqCh1yZXNlYXJjaF9tYXhfd29yZHNfcGVyX3NvdXJjZRgOIAEoBUgGiAEBEiAKGHJlc2VhcmNoX2luY2x1ZGVfZG9tYWlucxgPIAMoCRJCChhyZXNlYXJjaF9leGNsdWRlX2RvbWFpbnMYECABKAsyGy5hcnRpY2xlcy5hcGkudjEuRG9tYWluTGlzdEgHiAEBEhgKC3dlYmhvb2tfdXJsGBEgASgJSAiIAQESGgoNdXNlX2JhdGNoX2FwaRgSIAEoCEgJiAEBEhUKCGh1bWFuaXplGBMgASgISAqIAQESHwoSYWRkaXRpb25hbF9jb250ZXh0GBQgASgJSAuIAQESIwoWYWRkaXRpb25hbF9pbnN0cnVjdGlvbhgVIAEoCUgMiAEBEhkKD3RhcmdldF9hdWRpZW5jZRgWIAEoCUgAEhwKEm5vX3RhcmdldF9hdWRpZW5jZRgXIAEoCEgAEhIKBW1vZGVsGBggASgJSA2IAQESGwoOYnJhbmRfdm9pY2VfaWQYGSABKANIDogBARIiChVpbmNsdWRlX2tleV90YWtlYXdheXMYGiABKAhID4gBARIYCgtpbmNsdWRlX2ZhcRgbIAEoCEgQiAEBEiMKFmhlYWRpbmdfY2FwaXRhbGl6YXRpb24YHCABKAlIEYgBARITCgZzdGF0dXMYHSABKAlIEogBARIYCgtpbWFnZV9jb3VudBgeIAEoBUgTiAEBEh8KEmltYWdlX2FzcGVjdF9yYXRpbxgfIAEoCUgUiAEBEhwKD2ltYWdlX3ByZXNldF9pZBggIAEoA0gViAEBEjMKB3B1Ymxpc2gYISABKAsyHS5hcnRpY2xlcy5hcGkudjEuUHVibGlzaElucHV0SBaIAQFCCgoIYXVkaWVuY2VCEQoPX3RhcmdldF9rZXl3b3JkQhQKEl9jb3VudHJ5X3RhcmdldGluZ0ITChFfcmVzZWFyY2hfZW5hYmxlZEIXChVfcmVzZWFyY2hfbWF4X3NvdXJjZXNCHQobX3Jlc2VhcmNoX21pbl9jb250ZW50X3dvcmRzQiAKHl9yZXNlYXJjaF9tYXhfd29yZHNfcGVyX3NvdXJjZUIbChlfcmVzZWFyY2hfZXhjbHVkZV9kb21haW5zQg4KDF93ZWJob29rX3VybEIQCg5fdXNlX2JhdGNoX2FwaUILCglfaHVtYW5pemVCFQoTX2FkZGl0aW9uYWxfY29udGV4dEIZChdfYWRkaXRpb25hbF9pbnN0cnVjdGlvbkIICgZfbW9kZWxCEQoPX2JyYW5kX3ZvaWNlX2lkQhgKFl9pbmNsdWRlX2tleV90YWtlYXdheXNCDgoMX2luY2x1ZGVfZmFxQhkKF19oZWFkaW5nX2NhcGl0YWxpemF0aW9uQgkKB19zdGF0dXNCDgoMX2ltYWdlX2NvdW50QhUKE19pbWFnZV9hc3BlY3RfcmF0aW9CEgoQX2ltYWdlX3ByZXNldF9pZEIKCghfcHVibGlzaCIdCgpEb21haW5MaXN0Eg8KB2RvbWFpbnMYASADKAkiyQkKB0FydGljbGUSCgoCaWQYASABKAMSEwoLZXh0ZXJuYWxfaWQYAiABKAkSDQoFdGl0bGUYAyABKAkSGAoLZGVzY3JpcHRpb24YBCABKAlIAIgBARIUCgdjb250ZW50GAUgASgJSAGIAQESHQoQb3JpZ2luYWxfY29udGVudBgGIAEoCUgCiAEBEi0KBmltYWdlcxgHIAMoCzIdLmFydGljbGVzLmFwaS52MS5BcnRpY2xlSW1hZ2USHwoSY3VycmVudF92ZXJzaW9uX2lkGAggASgDSAOIAQESIQoUcHVibGlzaGVkX3ZlcnNpb25faWQYCSABKANIBIgBARIOCgZzdGF0dXMYCiABKAkSGwoOZmFpbHVyZV9yZWFzb24YCyABKAlIBYgBARIUCgxhcnRpY2xlX3R5cGUYDCABKAkSGwoOdGFyZ2V0X2tleXdvcmQYDSABKAlIBogBARIQCghrZXl3b3JkcxgOIAMoCRIZChF0YXJnZXRfd29yZF9jb3VudBgPIAEoBRIZChFhY3R1YWxfd29yZF9jb3VudBgQIAEoBRIMCgR0b25lGBEgASgJEhUKDXBvaW50X29mX3ZpZXcYEiABKAkSEAoIbGFuZ3VhZ2UYEyABKAkSHgoRY291bnRyeV90YXJnZXRpbmcYFCABKAlIB4gBARIaCg1haV9tb2RlbF91c2VkGBUgASgJSAiIAQESDAoEY29zdBgWIAEoCRIZCgxjdXJyZW50X3N0ZXAYFyABKAlICYgBARIQCghodW1hbml6ZRgYIAEoCBIfChJhaV9kZXRlY3Rpb25fc2NvcmUYGSABKAFICogBARI/ChZvcmlnaW5hbGl0eV9jaGVja2VkX2F0GBogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgLiAEBEh8KEmFkZGl0aW9uYWxfY29udGV4dBgbIAEoCUgMiAEBEhgKC3dlYmhvb2tfdXJsGBwgASgJSA2IAQESLAoHcHJvamVjdBgdIAEoCzIbLmFydGljbGVzLmFwaS52MS5Qcm9qZWN0UmVmEi4KCmNyZWF0ZWRfYXQYHiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYHyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjIKDHB1YmxpY2F0aW9ucxggIAMoCzIcLmFydGljbGVzLmFwaS52MS5QdWJsaWNhdGlvbkIOCgxfZGVzY3JpcHRpb25CCgoIX2NvbnRlbnRCEwoRX29yaWdpbmFsX2NvbnRlbnRCFQoTX2N1cnJlbnRfdmVyc2lvbl9pZEIXChVfcHVibGlzaGVkX3ZlcnNpb25faWRCEQoPX2ZhaWx1cmVfcmVhc29uQhEKD190YXJnZXRfa2V5d29yZEIUChJfY291bnRyeV90YXJnZXRpbmdCEAoOX2FpX21vZGVsX3VzZWRCDwoNX2N1cnJlbnRfc3RlcEIVChNfYWlfZGV0ZWN0aW9uX3Njb3JlQhkKF19vcmlnaW5hbGl0eV9jaGVja2VkX2F0QhUKE19hZGRpdGlvbmFsX2NvbnRleHRCDgoMX3dlYmhvb2tfdXJsIqkDCgtQdWJsaWNhdGlvbhIWCg5kZXN0aW5hdGlvbl9pZBgBIAEoAxIYChBkZXN0aW5hdGlvbl9raW5kGAIgASgJEg0KBXN0YXRlGAMgASgJEhYKCXJlbW90ZV9pZBgEIAEoCUgAiAEBEhcKCnJlbW90ZV91cmwYBSABKAlIAYgBARIaCg1yZW1vdGVfc3RhdHVzGAYgASgJSAKIAQESFwoKdmVyc2lvbl9pZBgHIAEoA0gDiAEBEhIKBWVycm9yGAggASgJSASIAQESMAoMcmVxdWVzdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI1CghhdHRlbXB0cxgLIAMoCzIjLmFydGljbGVzLmFwaS52MS5QdWJsaWNhdGlvbkF0dGVtcHRCDAoKX3JlbW90ZV9pZEINCgtfcmVtb3RlX3VybEIQCg5fcmVtb3RlX3N0YXR1c0INCgtfdmVyc2lvbl9pZEIICgZfZXJyb3Ii2QEKElB1YmxpY2F0aW9uQXR0ZW1wdBIPCgdhdHRlbXB0GAEgASgFEjAKDGF0dGVtcHRlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHb3V0Y29tZRgDIAEoCRIYCgtzdGF0dXNfY29kZRgEIAEoBUgAiAEBEhIKBWVycm9yGAUgASgJSAGIAQESEwoLZHVyYXRpb25fbXMYBiABKAUSEgoKdmVyc2lvbl9pZBgHIAEoA0IOCgxfc3RhdHVzX2NvZGVCCAoGX2Vycm9yIhkKCFRlcm1MaXN0Eg0KBW5hbWVzGAEgAygJIqACCgxQdWJsaXNoSW5wdXQSFgoOZGVzdGluYXRpb25faWQYASABKAMSEwoGc3RhdHVzGAIgASgJSACIAQESMwoKcHVibGlzaF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAYgBARIyCgpjYXRlZ29yaWVzGAQgASgLMhkuYXJ0aWNsZXMuYXBpLnYxLlRlcm1MaXN0SAKIAQESLAoEdGFncxgFIAEoCzIZLmFydGljbGVzLmFwaS52MS5UZXJtTGlzdEgDiAEBEhEKBHNsdWcYBiABKAlIBIgBAUIJCgdfc3RhdHVzQg0KC19wdWJsaXNoX2F0Qg0KC19jYXRlZ29yaWVzQgcKBV90YWdzQgcKBV9zbHVnIm8KDEFydGljbGVJbWFnZRILCgN1cmwYASABKAkSCwoDYWx0GAIgASgJEg0KBXdpZHRoGAMgASgFEg4KBmhlaWdodBgEIAEoBRIUCgxhc3BlY3RfcmF0aW8YBSABKAkSEAoIcG9zaXRpb24YBiABKAUiJgoKUHJvamVjdFJlZhIKCgJpZBgBIAEoAxIMCgRuYW1lGAIgASgJIngKFENyZWF0ZUFydGljbGVSZXF1ZXN0Ei4KB2FydGljbGUYASABKAsyHS5hcnRpY2xlcy5hcGkudjEuQXJ0aWNsZUlucHV0EhwKD2lkZW1wb3RlbmN5X2tleRgCIAEoCUgAiAEBQhIKEF9pZGVtcG90ZW5jeV9rZXkiVAoVQ3JlYXRlQXJ0aWNsZVJlc3BvbnNlEikKB2FydGljbGUYASABKAsyGC5hcnRpY2xlcy5hcGkudjEuQXJ0aWNsZRIQCghyZXBsYXllZBgCIAEoCCIfChFHZXRBcnRpY2xlUmVxdWVzdBIKCgJpZBgBIAEoCSI/ChJHZXRBcnRpY2xlUmVzcG9uc2USKQoHYXJ0aWNsZRgBIAEoCzIYLmFydGljbGVzLmFwaS52MS5BcnRpY2xlIp0BChNMaXN0QXJ0aWNsZXNSZXF1ZXN0EhMKBnN0YXR1cxgBIAEoCUgAiAEBEhcKCnByb2plY3RfaWQYAiABKANIAYgBARIRCgRwYWdlGAMgASgFSAKIAQESFQoIcGVyX3BhZ2UYBCABKAVIA4gBAUIJCgdfc3RhdHVzQg0KC19wcm9qZWN0X2lkQgcKBV9wYWdlQgsKCV9wZXJfcGFnZSJrChRMaXN0QXJ0aWNsZXNSZXNwb25zZRIqCghhcnRpY2xlcxgBIAMoCzIYLmFydGljbGVzLmFwaS52MS5BcnRpY2xlEicKBG1ldGEYAiABKAsyGS5hcnRpY2xlcy5hcGkudjEuUGFnZU1ldGEiVAoIUGFnZU1ldGESFAoMY3VycmVudF9wYWdlGAEgASgFEhEKCWxhc3RfcGFnZRgCIAEoBRIQCghwZXJfcGFnZRgDIAEoBRINCgV0b3RhbBgEIAEoAyIiChRDYW5jZWxBcnRpY2xlUmVxdWVzdBIKCgJpZBgBIAEoCSJCChVDYW5jZWxBcnRpY2xlUmVzcG9uc2USKQoHYXJ0aWNsZRgBIAEoCzIYLmFydGljbGVzLmFwaS52MS5BcnRpY2xlIkgKFkVzdGltYXRlQXJ0aWNsZVJlcXVlc3QSLgoHYXJ0aWNsZRgBIAEoCzIdLmFydGljbGVzLmFwaS52MS5BcnRpY2xlSW5wdXQiRAoXRXN0aW1hdGVBcnRpY2xlUmVzcG9uc2USKQoIZXN0aW1hdGUYASABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IiQKFkdldEFydGljbGVTdGVwc1JlcXVlc3QSCgoCaWQYASABKAkiRQoXR2V0QXJ0aWNsZVN0ZXBzUmVzcG9uc2USKgoJYnJlYWtkb3duGAEgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCJPChNXYXRjaEFydGljbGVSZXF1ZXN0EgoKAmlkGAEgASgJEhoKDWxhc3RfZXZlbnRfaWQYAiABKAlIAIgBAUIQCg5fbGFzdF9ldmVudF9pZCJrChRXYXRjaEFydGljbGVSZXNwb25zZRIKCgJpZBgBIAEoCRINCgVldmVudBgCIAEoCRIlCgRkYXRhGAMgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIRCglkYXRhX2pzb24YBCABKAkyrwUKDkFydGljbGVTZXJ2aWNlEl4KDUNyZWF0ZUFydGljbGUSJS5hcnRpY2xlcy5hcGkudjEuQ3JlYXRlQXJ0aWNsZVJlcXVlc3QaJi5hcnRpY2xlcy5hcGkudjEuQ3JlYXRlQXJ0aWNsZVJlc3BvbnNlElUKCkdldEFydGljbGUSIi5hcnRpY2xlcy5hcGkudjEuR2V0QXJ0aWNsZVJlcXVlc3QaIy5hcnRpY2xlcy5hcGkudjEuR2V0QXJ0aWNsZVJlc3BvbnNlElsKDExpc3RBcnRpY2xlcxIkLmFydGljbGVzLmFwaS52MS5MaXN0QXJ0aWNsZXNSZXF1ZXN0GiUuYXJ0aWNsZXMuYXBpLnYxLkxpc3RBcnRpY2xlc1Jlc3BvbnNlEl4KDUNhbmNlbEFydGljbGUSJS5hcnRpY2xlcy5hcGkudjEuQ2FuY2VsQXJ0aWNsZVJlcXVlc3QaJi5hcnRpY2xlcy5hcGkudjEuQ2FuY2VsQXJ0aWNsZVJlc3BvbnNlEmQKD0VzdGltYXRlQXJ0aWNsZRInLmFydGljbGVzLmFwaS52MS5Fc3RpbWF0ZUFydGljbGVSZXF1ZXN0GiguYXJ0aWNsZXMuYXBpLnYxLkVzdGltYXRlQXJ0aWNsZVJlc3BvbnNlEmQKD0dldEFydGljbGVTdGVwcxInLmFydGljbGVzLmFwaS52MS5HZXRBcnRpY2xlU3RlcHNSZXF1ZXN0GiguYXJ0aWNsZXMuYXBpLnYxLkdldEFydGljbGVTdGVwc1Jlc3BvbnNlEl0KDFdhdGNoQXJ0aWNsZRIkLmFydGljbGVzLmFwaS52MS5XYXRjaEFydGljbGVSZXF1ZXN0GiUuYXJ0aWNsZXMuYXBpLnYxLldhdGNoQXJ0aWNsZVJlc3BvbnNlMAFiBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("Ch5hcnRpY2xlcy9hcGkvdjEvYXJ0aWNsZXMucHJvdG8SD2FydGljbGVzLmFwaS52MSLkCwoMQXJ0aWNsZUlucHV0EhIKCnByb2plY3RfaWQYASABKAMSDQoFdGl0bGUYAiABKAkSFAoMYXJ0aWNsZV90eXBlGAMgASgJEhkKEXRhcmdldF93b3JkX2NvdW50GAQgASgFEgwKBHRvbmUYBSABKAkSFQoNcG9pbnRfb2ZfdmlldxgGIAEoCRIQCghsYW5ndWFnZRgHIAEoCRIbCg50YXJnZXRfa2V5d29yZBgIIAEoCUgBiAEBEhAKCGtleXdvcmRzGAkgAygJEh4KEWNvdW50cnlfdGFyZ2V0aW5nGAogASgJSAKIAQESHQoQcmVzZWFyY2hfZW5hYmxlZBgLIAEoCEgDiAEBEiEKFHJlc2VhcmNoX21heF9zb3VyY2VzGAwgASgFSASIAQESJwoacmVzZWFyY2hfbWluX2NvbnRlbnRfd29yZHMYDSABKAVIBYgBARIqCh1yZXNlYXJjaF9tYXhfd29yZHNfcGVyX3NvdXJjZRgOIAEoBUgGiAEBEiAKGHJlc2VhcmNoX2luY2x1ZGVfZG9tYWlucxgPIAMoCRJCChhyZXNlYXJjaF9leGNsdWRlX2RvbWFpbnMYECABKAsyGy5hcnRpY2xlcy5hcGkudjEuRG9tYWluTGlzdEgHiAEBEhgKC3dlYmhvb2tfdXJsGBEgASgJSAiIAQESGgoNdXNlX2JhdGNoX2FwaRgSIAEoCEgJiAEBEhUKCGh1bWFuaXplGBMgASgISAqIAQESHwoSYWRkaXRpb25hbF9jb250ZXh0GBQgASgJSAuIAQESIwoWYWRkaXRpb25hbF9pbnN0cnVjdGlvbhgVIAEoCUgMiAEBEhkKD3RhcmdldF9hdWRpZW5jZRgWIAEoCUgAEhwKEm5vX3RhcmdldF9hdWRpZW5jZRgXIAEoCEgAEhIKBW1vZGVsGBggASgJSA2IAQESGwoOYnJhbmRfdm9pY2VfaWQYGSABKANIDogBARIiChVpbmNsdWRlX2tleV90YWtlYXdheXMYGiABKAhID4gBARIYCgtpbmNsdWRlX2ZhcRgbIAEoCEgQiAEBEiMKFmhlYWRpbmdfY2FwaXRhbGl6YXRpb24YHCABKAlIEYgBARITCgZzdGF0dXMYHSABKAlIEogBARIYCgtpbWFnZV9jb3VudBgeIAEoBUgTiAEBEh8KEmltYWdlX2FzcGVjdF9yYXRpbxgfIAEoCUgUiAEBEhwKD2ltYWdlX3ByZXNldF9pZBggIAEoA0gViAEBEjMKB3B1Ymxpc2gYISABKAsyHS5hcnRpY2xlcy5hcGkudjEuUHVibGlzaElucHV0SBaIAQESFgoJY2l0YXRpb25zGCIgASgJSBeIAQFCCgoIYXVkaWVuY2VCEQoPX3RhcmdldF9rZXl3b3JkQhQKEl9jb3VudHJ5X3RhcmdldGluZ0ITChFfcmVzZWFyY2hfZW5hYmxlZEIXChVfcmVzZWFyY2hfbWF4X3NvdXJjZXNCHQobX3Jlc2VhcmNoX21pbl9jb250ZW50X3dvcmRzQiAKHl9yZXNlYXJjaF9tYXhfd29yZHNfcGVyX3NvdXJjZUIbChlfcmVzZWFyY2hfZXhjbHVkZV9kb21haW5zQg4KDF93ZWJob29rX3VybEIQCg5fdXNlX2JhdGNoX2FwaUILCglfaHVtYW5pemVCFQoTX2FkZGl0aW9uYWxfY29udGV4dEIZChdfYWRkaXRpb25hbF9pbnN0cnVjdGlvbkIICgZfbW9kZWxCEQoPX2JyYW5kX3ZvaWNlX2lkQhgKFl9pbmNsdWRlX2tleV90YWtlYXdheXNCDgoMX2luY2x1ZGVfZmFxQhkKF19oZWFkaW5nX2NhcGl0YWxpemF0aW9uQgkKB19zdGF0dXNCDgoMX2ltYWdlX2NvdW50QhUKE19pbWFnZV9hc3BlY3RfcmF0aW9CEgoQX2ltYWdlX3ByZXNldF9pZEIKCghfcHVibGlzaEIMCgpfY2l0YXRpb25zIh0KCkRvbWFpbkxpc3QSDwoHZG9tYWlucxgBIAMoCSKhCgoHQXJ0aWNsZRIKCgJpZBgBIAEoAxITCgtleHRlcm5hbF9pZBgCIAEoCRINCgV0aXRsZRgDIAEoCRIYCgtkZXNjcmlwdGlvbhgEIAEoCUgAiAEBEhQKB2NvbnRlbnQYBSABKAlIAYgBARIdChBvcmlnaW5hbF9jb250ZW50GAYgASgJSAKIAQESLQoGaW1hZ2VzGAcgAygLMh0uYXJ0aWNsZXMuYXBpLnYxLkFydGljbGVJbWFnZRIfChJjdXJyZW50X3ZlcnNpb25faWQYCCABKANIA4gBARIhChRwdWJsaXNoZWRfdmVyc2lvbl9pZBgJIAEoA0gEiAEBEg4KBnN0YXR1cxgKIAEoCRIbCg5mYWlsdXJlX3JlYXNvbhgLIAEoCUgFiAEBEhQKDGFydGljbGVfdHlwZRgMIAEoCRIbCg50YXJnZXRfa2V5d29yZBgNIAEoCUgGiAEBEhAKCGtleXdvcmRzGA4gAygJEhkKEXRhcmdldF93b3JkX2NvdW50GA8gASgFEhkKEWFjdHVhbF93b3JkX2NvdW50GBAgASgFEgwKBHRvbmUYESABKAkSFQoNcG9pbnRfb2ZfdmlldxgSIAEoCRIQCghsYW5ndWFnZRgTIAEoCRIeChFjb3VudHJ5X3RhcmdldGluZxgUIAEoCUgHiAEBEhoKDWFpX21vZGVsX3VzZWQYFSABKAlICIgBARIMCgRjb3N0GBYgASgJEhkKDGN1cnJlbnRfc3RlcBgXIAEoCUgJiAEBEhAKCGh1bWFuaXplGBggASgIEh8KEmFpX2RldGVjdGlvbl9zY29yZRgZIAEoAUgKiAEBEj8KFm9yaWdpbmFsaXR5X2NoZWNrZWRfYXQYGiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAuIAQESHwoSYWRkaXRpb25hbF9jb250ZXh0GBsgASgJSAyIAQESGAoLd2ViaG9va191cmwYHCABKAlIDYgBARIsCgdwcm9qZWN0GB0gASgLMhsuYXJ0aWNsZXMuYXBpLnYxLlByb2plY3RSZWYSLgoKY3JlYXRlZF9hdBgeIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgfIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoMcHVibGljYXRpb25zGCAgAygLMhwuYXJ0aWNsZXMuYXBpLnYxLlB1YmxpY2F0aW9uEigKB3NvdXJjZXMYISADKAsyFy5hcnRpY2xlcy5hcGkudjEuU291cmNlEhEKCWNpdGF0aW9ucxgiIAEoCRIZChFjaXRhdGlvbnNfcmVtb3ZlZBgjIAEoBUIOCgxfZGVzY3JpcHRpb25CCgoIX2NvbnRlbnRCEwoRX29yaWdpbmFsX2NvbnRlbnRCFQoTX2N1cnJlbnRfdmVyc2lvbl9pZEIXChVfcHVibGlzaGVkX3ZlcnNpb25faWRCEQoPX2ZhaWx1cmVfcmVhc29uQhEKD190YXJnZXRfa2V5d29yZEIUChJfY291bnRyeV90YXJnZXRpbmdCEAoOX2FpX21vZGVsX3VzZWRCDwoNX2N1cnJlbnRfc3RlcEIVChNfYWlfZGV0ZWN0aW9uX3Njb3JlQhkKF19vcmlnaW5hbGl0eV9jaGVja2VkX2F0QhUKE19hZGRpdGlvbmFsX2NvbnRleHRCDgoMX3dlYmhvb2tfdXJsIoYBCgZTb3VyY2USDgoGbnVtYmVyGAEgASgFEgsKA3VybBgCIAEoCRINCgV0aXRsZRgDIAEoCRIRCglzaXRlX25hbWUYBCABKAkSLgoKZmV0Y2hlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFY2l0ZWQYBiABKAgiqQMKC1B1YmxpY2F0aW9uEhYKDmRlc3RpbmF0aW9uX2lkGAEgASgDEhgKEGRlc3RpbmF0aW9uX2tpbmQYAiABKAkSDQoFc3RhdGUYAyABKAkSFgoJcmVtb3RlX2lkGAQgASgJSACIAQESFwoKcmVtb3RlX3VybBgFIAEoCUgBiAEBEhoKDXJlbW90ZV9zdGF0dXMYBiABKAlIAogBARIXCgp2ZXJzaW9uX2lkGAcgASgDSAOIAQESEgoFZXJyb3IYCCABKAlIBIgBARIwCgxyZXF1ZXN0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjUKCGF0dGVtcHRzGAsgAygLMiMuYXJ0aWNsZXMuYXBpLnYxLlB1YmxpY2F0aW9uQXR0ZW1wdEIMCgpfcmVtb3RlX2lkQg0KC19yZW1vdGVfdXJsQhAKDl9yZW1vdGVfc3RhdHVzQg0KC192ZXJzaW9uX2lkQggKBl9lcnJvciLZAQoSUHVibGljYXRpb25BdHRlbXB0Eg8KB2F0dGVtcHQYASABKAUSMAoMYXR0ZW1wdGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdvdXRjb21lGAMgASgJEhgKC3N0YXR1c19jb2RlGAQgASgFSACIAQESEgoFZXJyb3IYBSABKAlIAYgBARITCgtkdXJhdGlvbl9tcxgGIAEoBRISCgp2ZXJzaW9uX2lkGAcgASgDQg4KDF9zdGF0dXNfY29kZUIICgZfZXJyb3IiGQoIVGVybUxpc3QSDQoFbmFtZXMYASADKAkioAIKDFB1Ymxpc2hJbnB1dBIWCg5kZXN0aW5hdGlvbl9pZBgBIAEoAxITCgZzdGF0dXMYAiABKAlIAIgBARIzCgpwdWJsaXNoX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgBiAEBEjIKCmNhdGVnb3JpZXMYBCABKAsyGS5hcnRpY2xlcy5hcGkudjEuVGVybUxpc3RIAogBARIsCgR0YWdzGAUgASgLMhkuYXJ0aWNsZXMuYXBpLnYxLlRlcm1MaXN0SAOIAQESEQoEc2x1ZxgGIAEoCUgEiAEBQgkKB19zdGF0dXNCDQoLX3B1Ymxpc2hfYXRCDQoLX2NhdGVnb3JpZXNCBwoFX3RhZ3NCBwoFX3NsdWcibwoMQXJ0aWNsZUltYWdlEgsKA3VybBgBIAEoCRILCgNhbHQYAiABKAkSDQoFd2lkdGgYAyABKAUSDgoGaGVpZ2h0GAQgASgFEhQKDGFzcGVjdF9yYXRpbxgFIAEoCRIQCghwb3NpdGlvbhgGIAEoBSImCgpQcm9qZWN0UmVmEgoKAmlkGAEgASgDEgwKBG5hbWUYAiABKAkieAoUQ3JlYXRlQXJ0aWNsZVJlcXVlc3QSLgoHYXJ0aWNsZRgBIAEoCzIdLmFydGljbGVzLmFwaS52MS5BcnRpY2xlSW5wdXQSHAoPaWRlbXBvdGVuY3lfa2V5GAIgASgJSACIAQFCEgoQX2lkZW1wb3RlbmN5X2tleSJUChVDcmVhdGVBcnRpY2xlUmVzcG9uc2USKQoHYXJ0aWNsZRgBIAEoCzIYLmFydGljbGVzLmFwaS52MS5BcnRpY2xlEhAKCHJlcGxheWVkGAIgASgIIh8KEUdldEFydGljbGVSZXF1ZXN0EgoKAmlkGAEgASgJIj8KEkdldEFydGljbGVSZXNwb25zZRIpCgdhcnRpY2xlGAEgASgLMhguYXJ0aWNsZXMuYXBpLnYxLkFydGljbGUinQEKE0xpc3RBcnRpY2xlc1JlcXVlc3QSEwoGc3RhdHVzGAEgASgJSACIAQESFwoKcHJvamVjdF9pZBgCIAEoA0gBiAEBEhEKBHBhZ2UYAyABKAVIAogBARIVCghwZXJfcGFnZRgEIAEoBUgDiAEBQgkKB19zdGF0dXNCDQoLX3Byb2plY3RfaWRCBwoFX3BhZ2VCCwoJX3Blcl9wYWdlImsKFExpc3RBcnRpY2xlc1Jlc3BvbnNlEioKCGFydGljbGVzGAEgAygLMhguYXJ0aWNsZXMuYXBpLnYxLkFydGljbGUSJwoEbWV0YRgCIAEoCzIZLmFydGljbGVzLmFwaS52MS5QYWdlTWV0YSJUCghQYWdlTWV0YRIUCgxjdXJyZW50X3BhZ2UYASABKAUSEQoJbGFzdF9wYWdlGAIgASgFEhAKCHBlcl9wYWdlGAMgASgFEg0KBXRvdGFsGAQgASgDIiIKFENhbmNlbEFydGljbGVSZXF1ZXN0EgoKAmlkGAEgASgJIkIKFUNhbmNlbEFydGljbGVSZXNwb25zZRIpCgdhcnRpY2xlGAEgASgLMhguYXJ0aWNsZXMuYXBpLnYxLkFydGljbGUiSAoWRXN0aW1hdGVBcnRpY2xlUmVxdWVzdBIuCgdhcnRpY2xlGAEgASgLMh0uYXJ0aWNsZXMuYXBpLnYxLkFydGljbGVJbnB1dCJEChdFc3RpbWF0ZUFydGljbGVSZXNwb25zZRIpCghlc3RpbWF0ZRgBIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QiJAoWR2V0QXJ0aWNsZVN0ZXBzUmVxdWVzdBIKCgJpZBgBIAEoCSJFChdHZXRBcnRpY2xlU3RlcHNSZXNwb25zZRIqCglicmVha2Rvd24YASABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Ik8KE1dhdGNoQXJ0aWNsZVJlcXVlc3QSCgoCaWQYASABKAkSGgoNbGFzdF9ldmVudF9pZBgCIAEoCUgAiAEBQhAKDl9sYXN0X2V2ZW50X2lkImsKFFdhdGNoQXJ0aWNsZVJlc3BvbnNlEgoKAmlkGAEgASgJEg0KBWV2ZW50GAIgASgJEiUKBGRhdGEYAyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhEKCWRhdGFfanNvbhgEIAEoCTKvBQoOQXJ0aWNsZVNlcnZpY2USXgoNQ3JlYXRlQXJ0aWNsZRIlLmFydGljbGVzLmFwaS52MS5DcmVhdGVBcnRpY2xlUmVxdWVzdBomLmFydGljbGVzLmFwaS52MS5DcmVhdGVBcnRpY2xlUmVzcG9uc2USVQoKR2V0QXJ0aWNsZRIiLmFydGljbGVzLmFwaS52MS5HZXRBcnRpY2xlUmVxdWVzdBojLmFydGljbGVzLmFwaS52MS5HZXRBcnRpY2xlUmVzcG9uc2USWwoMTGlzdEFydGljbGVzEiQuYXJ0aWNsZXMuYXBpLnYxLkxpc3RBcnRpY2xlc1JlcXVlc3QaJS5hcnRpY2xlcy5hcGkudjEuTGlzdEFydGljbGVzUmVzcG9uc2USXgoNQ2FuY2VsQXJ0aWNsZRIlLmFydGljbGVzLmFwaS52MS5DYW5jZWxBcnRpY2xlUmVxdWVzdBomLmFydGljbGVzLmFwaS52MS5DYW5jZWxBcnRpY2xlUmVzcG9uc2USZAoPRXN0aW1hdGVBcnRpY2xlEicuYXJ0aWNsZXMuYXBpLnYxLkVzdGltYXRlQXJ0aWNsZVJlcXVlc3QaKC5hcnRpY2xlcy5hcGkudjEuRXN0aW1hdGVBcnRpY2xlUmVzcG9uc2USZAoPR2V0QXJ0aWNsZVN0ZXBzEicuYXJ0aWNsZXMuYXBpLnYxLkdldEFydGljbGVTdGVwc1JlcXVlc3QaKC5hcnRpY2xlcy5hcGkudjEuR2V0QXJ0aWNsZVN0ZXBzUmVzcG9uc2USXQoMV2F0Y2hBcnRpY2xlEiQuYXJ0aWNsZXMuYXBpLnYxLldhdGNoQXJ0aWNsZVJlcXVlc3QaJS5hcnRpY2xlcy5hcGkudjEuV2F0Y2hBcnRpY2xlUmVzcG9uc2UwAWIGcHJvdG8z", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * The article to create: the fields of POST /v1/articles' body.
@@ -279,6 +279,13 @@ export type ArticleInput = Message<"articles.api.v1.ArticleInput"> & {
    * @generated from field: optional articles.api.v1.PublishInput publish = 33;
    */
   publish?: PublishInput | undefined;
+
+  /**
+   * How the text cites the research sources: none (default), inline or list.
+   *
+   * @generated from field: optional string citations = 34;
+   */
+  citations?: string | undefined;
 };
 
 /**
@@ -538,6 +545,27 @@ export type Article = Message<"articles.api.v1.Article"> & {
    * @generated from field: repeated articles.api.v1.Publication publications = 32;
    */
   publications: Publication[];
+
+  /**
+   * The pages its research read, numbered as the text cites them; empty without research.
+   *
+   * @generated from field: repeated articles.api.v1.Source sources = 33;
+   */
+  sources: Source[];
+
+  /**
+   * How the text cites them: none, inline or list.
+   *
+   * @generated from field: string citations = 34;
+   */
+  citations: string;
+
+  /**
+   * Citations of a number not among the sources, removed from the text.
+   *
+   * @generated from field: int32 citations_removed = 35;
+   */
+  citationsRemoved: number;
 };
 
 /**
@@ -546,6 +574,62 @@ export type Article = Message<"articles.api.v1.Article"> & {
  */
 export const ArticleSchema: GenMessage<Article> = /*@__PURE__*/
   messageDesc(file_articles_api_v1_articles, 2);
+
+/**
+ * One page an article's research read.
+ *
+ * @generated from message articles.api.v1.Source
+ */
+export type Source = Message<"articles.api.v1.Source"> & {
+  /**
+   * The number the text cites it by, as [1].
+   *
+   * @generated from field: int32 number = 1;
+   */
+  number: number;
+
+  /**
+   * The address fetched (after redirects; no credentials or fragment).
+   *
+   * @generated from field: string url = 2;
+   */
+  url: string;
+
+  /**
+   * The page's title, plain text.
+   *
+   * @generated from field: string title = 3;
+   */
+  title: string;
+
+  /**
+   * The site's name, plain text.
+   *
+   * @generated from field: string site_name = 4;
+   */
+  siteName: string;
+
+  /**
+   * When the page was fetched.
+   *
+   * @generated from field: google.protobuf.Timestamp fetched_at = 5;
+   */
+  fetchedAt?: Timestamp | undefined;
+
+  /**
+   * True when the text cites it.
+   *
+   * @generated from field: bool cited = 6;
+   */
+  cited: boolean;
+};
+
+/**
+ * Describes the message articles.api.v1.Source.
+ * Use `create(SourceSchema)` to create a new message.
+ */
+export const SourceSchema: GenMessage<Source> = /*@__PURE__*/
+  messageDesc(file_articles_api_v1_articles, 3);
 
 /**
  * The article's post on one destination, as its publishing job last recorded it.
@@ -636,7 +720,7 @@ export type Publication = Message<"articles.api.v1.Publication"> & {
  * Use `create(PublicationSchema)` to create a new message.
  */
 export const PublicationSchema: GenMessage<Publication> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 3);
+  messageDesc(file_articles_api_v1_articles, 4);
 
 /**
  * One attempt of a publishing job.
@@ -699,7 +783,7 @@ export type PublicationAttempt = Message<"articles.api.v1.PublicationAttempt"> &
  * Use `create(PublicationAttemptSchema)` to create a new message.
  */
 export const PublicationAttemptSchema: GenMessage<PublicationAttempt> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 4);
+  messageDesc(file_articles_api_v1_articles, 5);
 
 /**
  * A list of term names (categories or tags).
@@ -720,7 +804,7 @@ export type TermList = Message<"articles.api.v1.TermList"> & {
  * Use `create(TermListSchema)` to create a new message.
  */
 export const TermListSchema: GenMessage<TermList> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 5);
+  messageDesc(file_articles_api_v1_articles, 6);
 
 /**
  * How to publish an article: the fields of POST /v1/articles/{id}/publish's body.
@@ -778,7 +862,7 @@ export type PublishInput = Message<"articles.api.v1.PublishInput"> & {
  * Use `create(PublishInputSchema)` to create a new message.
  */
 export const PublishInputSchema: GenMessage<PublishInput> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 6);
+  messageDesc(file_articles_api_v1_articles, 7);
 
 /**
  * An image of an article's content.
@@ -834,7 +918,7 @@ export type ArticleImage = Message<"articles.api.v1.ArticleImage"> & {
  * Use `create(ArticleImageSchema)` to create a new message.
  */
 export const ArticleImageSchema: GenMessage<ArticleImage> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 7);
+  messageDesc(file_articles_api_v1_articles, 8);
 
 /**
  * The project an article belongs to.
@@ -862,7 +946,7 @@ export type ProjectRef = Message<"articles.api.v1.ProjectRef"> & {
  * Use `create(ProjectRefSchema)` to create a new message.
  */
 export const ProjectRefSchema: GenMessage<ProjectRef> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 8);
+  messageDesc(file_articles_api_v1_articles, 9);
 
 /**
  * The article to create and, optionally, an idempotency key.
@@ -890,7 +974,7 @@ export type CreateArticleRequest = Message<"articles.api.v1.CreateArticleRequest
  * Use `create(CreateArticleRequestSchema)` to create a new message.
  */
 export const CreateArticleRequestSchema: GenMessage<CreateArticleRequest> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 9);
+  messageDesc(file_articles_api_v1_articles, 10);
 
 /**
  * The created article.
@@ -918,7 +1002,7 @@ export type CreateArticleResponse = Message<"articles.api.v1.CreateArticleRespon
  * Use `create(CreateArticleResponseSchema)` to create a new message.
  */
 export const CreateArticleResponseSchema: GenMessage<CreateArticleResponse> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 10);
+  messageDesc(file_articles_api_v1_articles, 11);
 
 /**
  * Which article.
@@ -939,7 +1023,7 @@ export type GetArticleRequest = Message<"articles.api.v1.GetArticleRequest"> & {
  * Use `create(GetArticleRequestSchema)` to create a new message.
  */
 export const GetArticleRequestSchema: GenMessage<GetArticleRequest> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 11);
+  messageDesc(file_articles_api_v1_articles, 12);
 
 /**
  * The article.
@@ -960,7 +1044,7 @@ export type GetArticleResponse = Message<"articles.api.v1.GetArticleResponse"> &
  * Use `create(GetArticleResponseSchema)` to create a new message.
  */
 export const GetArticleResponseSchema: GenMessage<GetArticleResponse> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 12);
+  messageDesc(file_articles_api_v1_articles, 13);
 
 /**
  * Filters and paging, as GET /v1/articles' query.
@@ -1002,7 +1086,7 @@ export type ListArticlesRequest = Message<"articles.api.v1.ListArticlesRequest">
  * Use `create(ListArticlesRequestSchema)` to create a new message.
  */
 export const ListArticlesRequestSchema: GenMessage<ListArticlesRequest> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 13);
+  messageDesc(file_articles_api_v1_articles, 14);
 
 /**
  * A page of articles, newest first.
@@ -1030,7 +1114,7 @@ export type ListArticlesResponse = Message<"articles.api.v1.ListArticlesResponse
  * Use `create(ListArticlesResponseSchema)` to create a new message.
  */
 export const ListArticlesResponseSchema: GenMessage<ListArticlesResponse> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 14);
+  messageDesc(file_articles_api_v1_articles, 15);
 
 /**
  * Pagination of a list.
@@ -1072,7 +1156,7 @@ export type PageMeta = Message<"articles.api.v1.PageMeta"> & {
  * Use `create(PageMetaSchema)` to create a new message.
  */
 export const PageMetaSchema: GenMessage<PageMeta> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 15);
+  messageDesc(file_articles_api_v1_articles, 16);
 
 /**
  * Which article to cancel.
@@ -1093,7 +1177,7 @@ export type CancelArticleRequest = Message<"articles.api.v1.CancelArticleRequest
  * Use `create(CancelArticleRequestSchema)` to create a new message.
  */
 export const CancelArticleRequestSchema: GenMessage<CancelArticleRequest> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 16);
+  messageDesc(file_articles_api_v1_articles, 17);
 
 /**
  * The cancelled article.
@@ -1114,7 +1198,7 @@ export type CancelArticleResponse = Message<"articles.api.v1.CancelArticleRespon
  * Use `create(CancelArticleResponseSchema)` to create a new message.
  */
 export const CancelArticleResponseSchema: GenMessage<CancelArticleResponse> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 17);
+  messageDesc(file_articles_api_v1_articles, 18);
 
 /**
  * The article creation would get.
@@ -1135,7 +1219,7 @@ export type EstimateArticleRequest = Message<"articles.api.v1.EstimateArticleReq
  * Use `create(EstimateArticleRequestSchema)` to create a new message.
  */
 export const EstimateArticleRequestSchema: GenMessage<EstimateArticleRequest> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 18);
+  messageDesc(file_articles_api_v1_articles, 19);
 
 /**
  * What creating the article would reserve and cost; nothing is created.
@@ -1158,7 +1242,7 @@ export type EstimateArticleResponse = Message<"articles.api.v1.EstimateArticleRe
  * Use `create(EstimateArticleResponseSchema)` to create a new message.
  */
 export const EstimateArticleResponseSchema: GenMessage<EstimateArticleResponse> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 19);
+  messageDesc(file_articles_api_v1_articles, 20);
 
 /**
  * Which article's run to break down.
@@ -1179,7 +1263,7 @@ export type GetArticleStepsRequest = Message<"articles.api.v1.GetArticleStepsReq
  * Use `create(GetArticleStepsRequestSchema)` to create a new message.
  */
 export const GetArticleStepsRequestSchema: GenMessage<GetArticleStepsRequest> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 20);
+  messageDesc(file_articles_api_v1_articles, 21);
 
 /**
  * What each part of the run cost.
@@ -1201,7 +1285,7 @@ export type GetArticleStepsResponse = Message<"articles.api.v1.GetArticleStepsRe
  * Use `create(GetArticleStepsResponseSchema)` to create a new message.
  */
 export const GetArticleStepsResponseSchema: GenMessage<GetArticleStepsResponse> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 21);
+  messageDesc(file_articles_api_v1_articles, 22);
 
 /**
  * Which article to follow, and from where.
@@ -1229,7 +1313,7 @@ export type WatchArticleRequest = Message<"articles.api.v1.WatchArticleRequest">
  * Use `create(WatchArticleRequestSchema)` to create a new message.
  */
 export const WatchArticleRequestSchema: GenMessage<WatchArticleRequest> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 22);
+  messageDesc(file_articles_api_v1_articles, 23);
 
 /**
  * One event of the article's progress.
@@ -1275,7 +1359,7 @@ export type WatchArticleResponse = Message<"articles.api.v1.WatchArticleResponse
  * Use `create(WatchArticleResponseSchema)` to create a new message.
  */
 export const WatchArticleResponseSchema: GenMessage<WatchArticleResponse> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 23);
+  messageDesc(file_articles_api_v1_articles, 24);
 
 /**
  * Articles: create, read, list, follow, cancel, estimate and cost.
