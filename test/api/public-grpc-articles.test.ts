@@ -16,6 +16,7 @@ import { useStack, type TestStack } from "../harness/stack.ts";
 import { addMemberWithKey, createProject, createTenant, type Tenant } from "../harness/tenants.ts";
 import { eventually } from "../harness/eventually.ts";
 import { createWorkflow, marker, wordUsage } from "./generation-support.ts";
+import { openEvents } from "./article-events-support.ts";
 
 const protoRoot = fileURLToPath(new URL("../../proto", import.meta.url));
 
@@ -171,8 +172,8 @@ describe("ArticleService over a stock grpc-js client", () => {
     const type = await slowType(tenant, 800);
     const created = await call("CreateArticle", { article: article(tenant, { article_type: type }) }, tenant.token);
     const watch = (request: object) =>
-      new Promise<{ id: string; event: string; data: any }[]>((resolve, reject) => {
-        const events: { id: string; event: string; data: any }[] = [];
+      new Promise<{ id: string; event: string; data: any; data_json: string }[]>((resolve, reject) => {
+        const events: { id: string; event: string; data: any; data_json: string }[] = [];
         const stream = articles.WatchArticle(request, keyed(tenant.token));
         stream.on("data", (e: any) => events.push(e));
         stream.on("error", reject);
@@ -187,6 +188,12 @@ describe("ArticleService over a stock grpc-js client", () => {
     const finished = events.find((e) => e.event === "step_finished")!;
     expect(finished.data.fields.name.stringValue).toBe("Slow");
     expect(finished.data.fields.waited_ms.numberValue).toBeGreaterThanOrEqual(0);
+    // data_json is each event's data line of /v1's stream, text for text: whole numbers stay whole
+    // where Struct made them doubles (Python reads `'step': 5.0` from data, 5 from data_json).
+    const overHttp = await openEvents(stack.baseUrl, tenant.token, created.article.external_id, { lastEventId: "0-0" });
+    await overHttp.done;
+    expect(events.map((e) => [e.id, e.data_json])).toEqual(overHttp.events.map((e) => [e.id, JSON.stringify(e.data)]));
+    expect(JSON.parse(events.find((e) => e.event === "step_started")!.data_json)).toMatchObject({ step: 1, name: "Slow" });
 
     // Without an event id, an ended article's watch is its final event alone.
     expect((await watch({ id: created.article.external_id })).map((e) => e.event)).toEqual(["completed"]);
