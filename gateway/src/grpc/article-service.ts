@@ -3,20 +3,24 @@
 // "articles" rate limit) and runs the same operation (articles/article-operations.ts); it only
 // translates between the proto messages and the public JSON shape, whose wire names the messages
 // share, so proto3's JSON mapping is the translation.
-import { toJson, type JsonObject, type MessageInitShape } from "@bufbuild/protobuf";
+import { fromJson, toJson, type JsonObject, type JsonValue, type MessageInitShape } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
 import {
   ArticleInputSchema,
+  ArticleSchema,
   ArticleService,
+  type Article as ApiArticle,
   type ArticleInput,
   WatchArticleResponseSchema,
 } from "../../../proto/gen/articles/api/v1/articles_pb.ts";
+import type { Project } from "../../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
+import type { Article } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import { isStreamId } from "../../../services/kit/src/article-events.ts";
+import { presentArticle } from "../../../services/kit/src/public-article.ts";
 import type { ArticleOperations } from "../articles/article-operations.ts";
 import { listQueryOf } from "../articles/reading.ts";
 import { validationError } from "../errors.ts";
 import { pageMetaOf, queryNumber, type PublicCalls } from "./public-calls.ts";
-import { apiArticle } from "./api-article.ts";
 import { publishBody } from "./publishing-service.ts";
 
 const BUCKET = "articles";
@@ -39,6 +43,10 @@ export function creationBody(input: ArticleInput | undefined): JsonObject {
   return body;
 }
 
+/** The article as /v1 presents it, as the proto message. */
+export function apiArticle(article: Article, project: Pick<Project, "id" | "name">): ApiArticle {
+  return fromJson(ArticleSchema, presentArticle(article, project) as unknown as JsonValue, { ignoreUnknownFields: true });
+}
 
 /** A google.protobuf.Struct field (a plain JSON object in the generated code) holding the public JSON as /v1 answers it. */
 const struct = (value: unknown) => JSON.parse(JSON.stringify(value)) as JsonObject;
