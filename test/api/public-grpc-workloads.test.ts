@@ -1,19 +1,19 @@
 // An internal team's workload calling the public gRPC API for an account without an API key: its
 // ServiceAccount token in `authorization`, the account and user in `x-account-id` / `x-user-id`.
 // A gateway of its own is started beside the test stack with PUBLIC_GRPC_WORKLOADS granting one
-// workload a single account and another every account. The grant, the acting user's membership
+// workload a single account as a writer and another every account as a reader (each role against
+// each method: public-grpc-roles.test.ts). The grant, the acting user's membership
 // and project access, the subscription and the word reservation are checked as for a key.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { fileURLToPath } from "node:url";
-import type { Subprocess } from "bun";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import { useStack, type TestStack } from "../harness/stack.ts";
 import { addMemberWithKey, createProject, createTenant, type Tenant } from "../harness/tenants.ts";
-import { freePort } from "../harness/ports.ts";
+import { startOwnGateway, type OwnGateway } from "../harness/own-gateway.ts";
 import { eventually } from "../harness/eventually.ts";
 import { apiClient } from "../harness/http.ts";
-import { wordUsage } from "./generation-support.ts";
+import { createWorkflow, marker, wordUsage } from "./generation-support.ts";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const protoRoot = `${root}proto`;
@@ -21,36 +21,21 @@ const protoRoot = `${root}proto`;
 let stack: TestStack;
 let granted: Tenant;
 let other: Tenant;
-let gateway: Subprocess;
+let gateway: OwnGateway;
 let articles: any;
 
 beforeAll(async () => {
   stack = await useStack();
   granted = await createTenant(stack);
   other = await createTenant(stack);
-  const [port, grpcPort] = [await freePort(), await freePort()];
-  gateway = Bun.spawn([process.execPath, "gateway/src/main.ts"], {
-    cwd: root,
-    env: {
-      ...stack.env,
-      IDENTITY_TOKEN_FILE: await stack.identity.tokenFile("gateway"),
-      PORT: String(port),
-      GRPC_PORT: String(grpcPort),
-      METRICS_PORT: "0",
-      PUBLIC_GRPC_WORKLOADS: `reporting/exporter=${granted.accountId}; cms/sync=*`,
-    },
-    stdout: "ignore",
-    stderr: "inherit",
-  });
-  await eventually(() => fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status, () => 0), (status) => status === 200, 30_000, "the second gateway to be ready");
+  gateway = await startOwnGateway(stack, { PUBLIC_GRPC_WORKLOADS: `reporting/exporter=${granted.accountId}:writer; cms/sync=*:reader` });
   const definition = protoLoader.loadSync("articles/api/v1/articles.proto", { includeDirs: [protoRoot], keepCase: true, longs: String, enums: String, defaults: false, oneofs: true });
-  articles = new (grpc.loadPackageDefinition(definition) as any).articles.api.v1.ArticleService(`127.0.0.1:${grpcPort}`, grpc.credentials.createInsecure());
+  articles = new (grpc.loadPackageDefinition(definition) as any).articles.api.v1.ArticleService(`127.0.0.1:${gateway.grpcPort}`, grpc.credentials.createInsecure());
 }, 60_000);
 
 afterAll(async () => {
   articles?.close();
-  gateway?.kill("SIGTERM");
-  await gateway?.exited;
+  await gateway?.stop();
 });
 
 /** Metadata of a workload acting for a user of an account. */
@@ -79,16 +64,23 @@ const article = (tenant: Tenant, projectId = tenant.projectId) => ({
 
 describe("a granted workload acting for an account", () => {
   test("creates an article for the acting user: words reserved, the article theirs over HTTP too", async () => {
+    // A workflow whose step waits far longer than the test, so the reservation is still held when read.
+    const type = marker("held");
+    await createWorkflow(apiClient(stack.baseUrl, granted.token), granted.projectId, type, [{ user: "[[sim:sleep=600000]]hold" }]);
     const exporter = await stack.identity.mint("reporting/exporter");
-    const created = await call("CreateArticle", { article: article(granted), idempotency_key: crypto.randomUUID() }, acting(exporter, granted.accountId, granted.userId));
+    const asGranted = acting(exporter, granted.accountId, granted.userId);
+    const created = await call("CreateArticle", { article: { ...article(granted), article_type: type }, idempotency_key: crypto.randomUUID() }, asGranted);
     expect(created.article.status).toBe("queued");
-    // 120% of the target is held for it, as for a key's creation (unless it already finished and settled).
-    const usage = await wordUsage(stack, granted.accountId);
-    expect(Number(usage.reservedWords) === 120 || Number(usage.usedWords) > 0).toBe(true);
+    // 120% of the target is held for it, as for a key's creation.
+    expect(await wordUsage(stack, granted.accountId)).toMatchObject({ reservedWords: 120n, usedWords: 0n });
     const overHttp = await apiClient(stack.baseUrl, granted.token).get(`/v1/articles/${created.article.external_id}`);
     expect(overHttp.status).toBe(200);
-    const listed = await call("ListArticles", { project_id: String(granted.projectId) }, acting(exporter, granted.accountId, granted.userId));
+    const listed = await call("ListArticles", { project_id: String(granted.projectId) }, asGranted);
     expect(listed.articles.map((a: any) => a.external_id)).toContain(created.article.external_id);
+    // Cancelled before any word was written: the reservation is released, nothing used.
+    const cancelled = (await call("CancelArticle", { id: created.article.external_id }, asGranted)).article;
+    expect([cancelled.status, cancelled.failure_reason]).toEqual(["failed", "Cancelled by the client."]);
+    await eventually(() => wordUsage(stack, granted.accountId), (u) => u.reservedWords === 0n && u.usedWords === 0n, 10_000, "the reservation to be released");
   });
 
   test("is refused for an account outside its grant, naming the workload and the account", async () => {
@@ -108,7 +100,7 @@ describe("a granted workload acting for an account", () => {
     expect((await refusal("ListArticles", {}, acting(stranger, granted.accountId, granted.userId))).code).toBe(grpc.status.PERMISSION_DENIED);
     expect((await refusal("ListArticles", {}, acting("not-a-token", granted.accountId, granted.userId))).code).toBe(grpc.status.UNAUTHENTICATED);
     const exporter = await stack.identity.mint("reporting/exporter");
-    expect((await refusal("ListArticles", {}, acting(exporter, granted.accountId, other.userId))).code).toBe(grpc.status.UNAUTHENTICATED);
+    expect((await refusal("ListArticles", {}, acting(exporter, granted.accountId, other.userId))).code).toBe(grpc.status.PERMISSION_DENIED);
     const badId = acting(exporter, granted.accountId, granted.userId);
     badId.set("x-user-id", "me");
     expect((await refusal("ListArticles", {}, badId)).code).toBe(grpc.status.INVALID_ARGUMENT);

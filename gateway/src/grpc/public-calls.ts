@@ -5,7 +5,8 @@
 // Who acts is named one of two ways: an API key in the `authorization` metadata (`Bearer <key>`),
 // as /v1 takes it; or, for an internal team's workload granted it (PUBLIC_GRPC_WORKLOADS), the
 // workload's identity token in `authorization` with the account and user it acts for in
-// `x-account-id` and `x-user-id`. Either way the acting user's project access is checked by the
+// `x-account-id` and `x-user-id`, limited by its grant to those accounts, their members and the
+// methods of its roles (workload-roles.ts). Either way the acting user's project access is checked by the
 // operation itself, exactly as for /v1.
 import { ConnectError, type HandlerContext } from "@connectrpc/connect";
 import type { Logger } from "../../../services/kit/src/logger.ts";
@@ -13,7 +14,7 @@ import { countRefusal } from "../../../services/kit/src/access-policy.ts";
 import type { CallerVerifier } from "../../../services/kit/src/workload-identity.ts";
 import { plainError, validationError } from "../errors.ts";
 import { v1Caller, v1MemberCaller, type Caller, type V1Gate } from "../plugins/caller.ts";
-import { mayActFor, type ActingWorkloads } from "./acting-workloads.ts";
+import { mayActFor, mayCall, type ActingWorkloads } from "./acting-workloads.ts";
 import { publicGrpcError } from "./public-errors.ts";
 
 /** Internal teams' workloads acting for accounts: their tokens' check and their grants. */
@@ -32,6 +33,13 @@ function idOf(ctx: HandlerContext, header: string): number {
   return Number(value);
 }
 
+/** Refuses a workload's call outside its grant: PERMISSION_DENIED naming both, logged and counted. */
+function refuse(logger: Logger, workload: string, method: string, accountId: number, message: string): never {
+  countRefusal(workload, method);
+  logger.warn("call refused", { caller: workload, method, accountId });
+  throw plainError(403, message);
+}
+
 /** The caller of a workload's call acting for an account: its token, its grant, then the gates. */
 async function actingCaller(gate: V1Gate, workloads: PublicWorkloads, ctx: HandlerContext, bucket: string, logger: Logger) {
   const accountId = idOf(ctx, ACCOUNT_HEADER);
@@ -42,13 +50,12 @@ async function actingCaller(gate: V1Gate, workloads: PublicWorkloads, ctx: Handl
   } catch (error) {
     throw plainError(401, `Unauthenticated: ${error instanceof ConnectError ? error.rawMessage : (error as Error).message}.`);
   }
-  if (!mayActFor(workloads.acting, workload, accountId)) {
-    const method = `${ctx.service.typeName}/${ctx.method.name}`;
-    countRefusal(workload, method);
-    logger.warn("call refused", { caller: workload, method, accountId });
-    throw plainError(403, `Workload "${workload}" may not act for account ${accountId}.`);
-  }
-  return v1MemberCaller(gate, accountId, userId, bucket);
+  const method = `${ctx.service.typeName}/${ctx.method.name}`;
+  if (!mayActFor(workloads.acting, workload, accountId)) refuse(logger, workload, method, accountId, `Workload "${workload}" may not act for account ${accountId}.`);
+  if (!mayCall(workloads.acting, workload, accountId, method)) refuse(logger, workload, method, accountId, `Workload "${workload}" may not call ${method} for account ${accountId}.`);
+  // The acting user must be one the grant allows: a member of the granted account.
+  const notMember = () => refuse(logger, workload, method, accountId, `Workload "${workload}" may not act for user ${userId}: not a member of account ${accountId}.`);
+  return v1MemberCaller(gate, accountId, userId, bucket, notMember);
 }
 
 export interface PublicCalls {

@@ -63,17 +63,23 @@ export async function v1Caller(gate: V1Gate, authorization: string | null, bucke
 
 /**
  * A call of a granted workload acting for a member of an account (the public gRPC API): the
- * same gates as a key's, for that user on that account. A user who is not a member is
- * unauthenticated, as an unknown key is.
+ * same gates as a key's, for that user on that account. A user who is not a member is refused
+ * with `notMember`'s error (the workload's grant does not reach that user).
  */
-export async function v1MemberCaller(gate: V1Gate, accountId: number, userId: number, bucket: string): Promise<{ caller: Caller; headers: Record<string, string> }> {
+export async function v1MemberCaller(
+  gate: V1Gate,
+  accountId: number,
+  userId: number,
+  bucket: string,
+  notMember: () => Error,
+): Promise<{ caller: Caller; headers: Record<string, string> }> {
   let resolved: AuthenticateKeyResponse | null;
   try {
     resolved = await gate.keys.resolveMember(accountId, userId);
   } catch (error) {
     throw error instanceof ConnectError ? fromServiceError(error) : error;
   }
-  if (!resolved) throw unauthenticatedGate();
+  if (!resolved) throw notMember();
   return gateResolved(gate, resolved, bucket);
 }
 
