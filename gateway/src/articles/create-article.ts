@@ -19,7 +19,7 @@ import type { ServiceClients } from "../services.ts";
 import { Validator } from "../validation.ts";
 import { readArticleRequest, type ArticleRequest } from "./creation-request.ts";
 import { KEY_REUSED_MESSAGE, requestHashOf } from "./idempotency.ts";
-import { checkAutoPublish } from "../publishing/publishing-operations.ts";
+import { checkAutoPublish } from "../publishing/dispatcher-refusals.ts";
 
 /** Creation reserves 120% of the target (spec 4.1 rule 1); settled later to the words generated. */
 export const reservedWordsFor = (targetWordCount: number) => Math.ceil(targetWordCount * 1.2);

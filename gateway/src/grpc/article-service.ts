@@ -3,24 +3,20 @@
 // "articles" rate limit) and runs the same operation (articles/article-operations.ts); it only
 // translates between the proto messages and the public JSON shape, whose wire names the messages
 // share, so proto3's JSON mapping is the translation.
-import { fromJson, toJson, type JsonObject, type JsonValue, type MessageInitShape } from "@bufbuild/protobuf";
+import { toJson, type JsonObject, type MessageInitShape } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
 import {
   ArticleInputSchema,
-  ArticleSchema,
   ArticleService,
-  type Article as ApiArticle,
   type ArticleInput,
   WatchArticleResponseSchema,
 } from "../../../proto/gen/articles/api/v1/articles_pb.ts";
-import type { Project } from "../../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
-import type { Article } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import { isStreamId } from "../../../services/kit/src/article-events.ts";
-import { presentArticle } from "../../../services/kit/src/public-article.ts";
 import type { ArticleOperations } from "../articles/article-operations.ts";
 import { listQueryOf } from "../articles/reading.ts";
 import { validationError } from "../errors.ts";
 import { pageMetaOf, queryNumber, type PublicCalls } from "./public-calls.ts";
+import { apiArticle } from "./api-article.ts";
 import { publishBody } from "./publishing-service.ts";
 
 const BUCKET = "articles";
@@ -41,11 +37,6 @@ export function creationBody(input: ArticleInput | undefined): JsonObject {
   // As POST /v1/articles/{id}/publish's body (its times and term lists written as /v1 takes them).
   if (input.publish) body.publish = publishBody(input.publish);
   return body;
-}
-
-/** The article as /v1 presents it, as the proto message. */
-export function apiArticle(article: Article, project: Pick<Project, "id" | "name">): ApiArticle {
-  return fromJson(ArticleSchema, presentArticle(article, project) as unknown as JsonValue, { ignoreUnknownFields: true });
 }
 
 /** A google.protobuf.Struct field (a plain JSON object in the generated code) holding the public JSON as /v1 answers it. */

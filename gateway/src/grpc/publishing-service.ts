@@ -17,7 +17,7 @@ import {
 } from "../../../proto/gen/articles/api/v1/publishing_pb.ts";
 import { PublishInputSchema, type PublishInput } from "../../../proto/gen/articles/api/v1/articles_pb.ts";
 import type { PublishingOperations } from "../publishing/publishing-operations.ts";
-import { apiArticle } from "./article-service.ts";
+import { apiArticle } from "./api-article.ts";
 import type { PublicCalls } from "./public-calls.ts";
 
 /** The buckets of the HTTP routes: destinations are project settings, publishing is articles' work. */

@@ -3,17 +3,14 @@
 // and `publish` at creation). Order of checks as for workflows: path ids (404), project access
 // (404/403, update access for every change and for a connection check, which uses the stored
 // credential), body (422), then webhook-dispatcher, which owns the destinations.
-import { Code, ConnectError } from "@connectrpc/connect";
-import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { AutoPublishSchema } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import type { CheckDestinationResponse, Destination } from "../../../proto/gen/articles/webhook_dispatcher/v1/publishing_pb.ts";
-import { fieldErrorsOf, type FieldErrors } from "../../../services/kit/src/errors.ts";
 import { iso } from "../../../services/kit/src/public-article.ts";
 import type { ArticleOperations, ArticleWithProject } from "../articles/article-operations.ts";
 import { notFoundError, validationError } from "../errors.ts";
 import type { Caller, V1Gate } from "../plugins/caller.ts";
 import type { ProjectAccess } from "../plugins/project-authorizer.ts";
 import { pathId } from "../workflows/step-input.ts";
+import { fieldErrorsOfRefusal } from "./dispatcher-refusals.ts";
 import { destinationInput, publishInput } from "./publish-input.ts";
 
 export const presentDestination = (d: Destination) => ({
@@ -40,16 +37,6 @@ export const presentCheck = (c: CheckDestinationResponse) => ({
 });
 
 export type PresentedDestination = ReturnType<typeof presentDestination>;
-
-/** The dispatcher's refusal of a request's fields, under `prefix`: its NOT_FOUND for the destination is a field error of destination_id. */
-function fieldErrorsOfRefusal(prefix: string, error: unknown): FieldErrors | undefined {
-  if (!(error instanceof ConnectError)) return undefined;
-  if (error.code === Code.NotFound && /destination/i.test(error.rawMessage)) return { [`${prefix}destination_id`]: ["No such destination in the article's project."] };
-  if (error.code !== Code.InvalidArgument && error.code !== Code.FailedPrecondition) return undefined;
-  const errors: FieldErrors = {};
-  for (const [field, messages] of Object.entries(fieldErrorsOf(error))) errors[`${prefix}${field}`] = messages;
-  return Object.keys(errors).length ? errors : { [`${prefix}destination_id`]: [error.rawMessage] };
-}
 
 async function asFieldErrors<T>(call: () => Promise<T>): Promise<T> {
   try {
@@ -122,21 +109,4 @@ export class PublishingOperations {
     const { article: queued } = await this.gate.clients.articles.getArticle({ identifier: article.externalId });
     return { article: queued!, project };
   }
-}
-
-/**
- * `publish` of a creation request, checked against the project's destination (validate_only):
- * what the article keeps, or its field errors under `publish.` to join the request's others.
- */
-export async function checkAutoPublish(dispatcher: V1Gate["clients"]["publishing"], projectId: bigint, body: unknown): Promise<{ publish?: MessageInitShape<typeof AutoPublishSchema>; errors: FieldErrors }> {
-  const { destinationId, options, errors } = publishInput(body, "publish.");
-  if (Object.keys(errors).length > 0) return { errors };
-  try {
-    await dispatcher.publishArticle({ projectId, externalId: "-", destinationId: BigInt(destinationId!), options, validateOnly: true });
-  } catch (error) {
-    const refused = fieldErrorsOfRefusal("publish.", error);
-    if (!refused) throw error;
-    return { errors: refused };
-  }
-  return { publish: { destinationId: BigInt(destinationId!), options }, errors: {} };
 }
