@@ -11,12 +11,15 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
-import { exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from "jose";
-import { DEFAULT_AUDIENCE, DEFAULT_NAMESPACE, type Credential } from "../../services/kit/src/workload-identity.ts";
+import { exportJWK, generateKeyPair, importJWK, SignJWT, type JWK, type JWTPayload } from "jose";
+import { DEFAULT_AUDIENCE, DEFAULT_MAX_LIFETIME_SECONDS, DEFAULT_NAMESPACE, type Credential } from "../../services/kit/src/workload-identity.ts";
 
 export const LOCAL_ISSUER = "urn:article-service:local-launcher";
-/** A token lives a day and is renewed every hour: a process reads its file again within 30 s. */
-const TOKEN_LIFETIME_S = 24 * 3600;
+/**
+ * A token lives a day, the longest the verifiers take by default (IDENTITY_TOKEN_MAX_SECONDS), and
+ * is renewed every hour: a process reads its file again within 30 s.
+ */
+const TOKEN_LIFETIME_S = DEFAULT_MAX_LIFETIME_SECONDS;
 const RENEW_EVERY_MS = 3600_000;
 const ALGORITHM = "ES256";
 
@@ -37,6 +40,8 @@ export interface WorkloadTokens {
   credential(caller: string): Promise<Credential>;
   /** A token for any caller, signed now; `lifetimeSeconds` may be negative (an expired token). */
   mint(caller: string, options?: { lifetimeSeconds?: number; audience?: string }): Promise<string>;
+  /** Exactly these claims signed with the current key, nothing added (tests of what a verifier refuses). */
+  sign(claims: JWTPayload): Promise<string>;
   /** Publishes a new key beside the current ones and signs every token file again with it. */
   rotate(): Promise<void>;
   /** Drops every key but the newest from the published set. */
@@ -88,18 +93,15 @@ export async function prepareWorkloadTokens(dir: string): Promise<WorkloadTokens
   const namespace = DEFAULT_NAMESPACE;
   const tokens = new Map<string, string>();
 
-  const mint = async (caller: string, options: { lifetimeSeconds?: number; audience?: string } = {}) => {
+  const sign = async (claims: JWTPayload) => {
     const key = keys[keys.length - 1];
+    return new SignJWT(claims).setProtectedHeader({ alg: ALGORITHM, kid: key.kid, typ: "JWT" }).sign(await importJWK(key.privateJwk, ALGORITHM));
+  };
+  // iat and exp always: the verifiers refuse a token without them.
+  const mint = async (caller: string, options: { lifetimeSeconds?: number; audience?: string } = {}) => {
     const now = Math.floor(Date.now() / 1000);
-    return new SignJWT({})
-      .setProtectedHeader({ alg: ALGORITHM, kid: key.kid, typ: "JWT" })
-      .setIssuer(LOCAL_ISSUER)
-      .setAudience(options.audience ?? DEFAULT_AUDIENCE)
-      .setSubject(subjectOf(caller, namespace))
-      .setIssuedAt(now)
-      .setNotBefore(now)
-      .setExpirationTime(now + (options.lifetimeSeconds ?? TOKEN_LIFETIME_S))
-      .sign(await importJWK(key.privateJwk, ALGORITHM));
+    const exp = now + (options.lifetimeSeconds ?? TOKEN_LIFETIME_S);
+    return sign({ iss: LOCAL_ISSUER, aud: options.audience ?? DEFAULT_AUDIENCE, sub: subjectOf(caller, namespace), iat: now, nbf: now, exp });
   };
   const fileOf = (caller: string) => join(dir, "tokens", `${caller.replace("/", "__")}.jwt`);
   const renew = async (caller: string) => {
@@ -126,6 +128,7 @@ export async function prepareWorkloadTokens(dir: string): Promise<WorkloadTokens
       return { authorization: () => `Bearer ${tokens.get(caller)}` };
     },
     mint,
+    sign,
     async rotate() {
       keys = [...keys, await newSigningKey()];
       publish();

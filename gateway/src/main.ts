@@ -27,7 +27,7 @@ const logger = failOnConfigError(() => createLogger("gateway"));
 const config = failOnConfigError(() => loadGatewayConfig());
 // The gateway's own identity for its calls, and the check of the workloads and operator calling it.
 const credential = failOnConfigError(() => new OwnToken(config.identity.tokenFile));
-const verifier = new CallerVerifier(config.identity);
+const verifier = new CallerVerifier(config.identity, logger);
 // TLS on the public gRPC listener from mounted files, and the authority of the services' https URLs.
 const tls = failOnConfigError(() => loadListenerTls());
 failOnConfigError(() => trustServiceCa());

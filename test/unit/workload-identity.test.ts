@@ -1,8 +1,9 @@
 // Workload identity and the caller check, on a real service server of the kit with the launcher's
-// keys: who a token names, what it takes for a token to be refused, a key rotation with both keys
-// valid for a while, and the access table with an operator's grant.
+// keys: who a token names, what it takes for a token to be refused (each refusal UNAUTHENTICATED
+// and one log line saying why, never holding the token), where the keys may come from, a key
+// rotation with both keys valid for a while, and the access table with an operator's grant.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
@@ -13,8 +14,9 @@ import { ConfigError } from "../../services/kit/src/config.ts";
 import { createLogger } from "../../services/kit/src/logger.ts";
 import { registry } from "../../services/kit/src/metrics.ts";
 import { startServiceServer, type ServiceServer } from "../../services/kit/src/server.ts";
-import { CallerVerifier, callerOfSubject, fixedCredential } from "../../services/kit/src/workload-identity.ts";
-import { prepareWorkloadTokens } from "../../deploy/local/workload-tokens.ts";
+import { CallerVerifier, callerOfSubject, fixedCredential, loadIdentitySettings } from "../../services/kit/src/workload-identity.ts";
+import { LOCAL_ISSUER, prepareWorkloadTokens } from "../../deploy/local/workload-tokens.ts";
+import { generateKeyPair, SignJWT, type JWK, type JWTPayload } from "jose";
 import { testIdentity, type TestIdentity } from "../harness/identity.ts";
 
 let identity: TestIdentity;
@@ -60,20 +62,73 @@ describe("callers' names", () => {
   });
 });
 
+/** Claims of a good token for `sub`, as the launcher signs them, with `changes` over them (undefined drops one). */
+function claims(changes: Partial<Record<keyof JWTPayload, unknown>> = {}): JWTPayload {
+  const now = Math.floor(Date.now() / 1000);
+  const all: Record<string, unknown> = { iss: LOCAL_ISSUER, aud: "article-service", sub: "system:serviceaccount:article-service:gateway", iat: now, nbf: now, exp: now + 3600, ...changes };
+  return Object.fromEntries(Object.entries(all).filter(([, v]) => v !== undefined));
+}
+
+/** The launcher's published key (public half): what a forger has. */
+const publishedKey = (): JWK => JSON.parse(readFileSync(identity.settings.jwks, "utf8")).keys.at(-1);
+const base64url = (value: object) => Buffer.from(JSON.stringify(value)).toString("base64url");
+
+/** A call with the token is UNAUTHENTICATED, logged once with `reason`, the token in no line. */
+async function expectRefused(token: string, reason: RegExp) {
+  const before = identity.logged.length;
+  expect(await codeOf(catalogWith(token).resolveModel({}))).toBe("Unauthenticated");
+  const lines = identity.logged.slice(before);
+  expect(lines).toHaveLength(1);
+  expect(JSON.parse(lines[0]!)).toMatchObject({ message: "workload credential refused", reason: expect.stringMatching(reason) });
+  if (token) expect(lines[0]).not.toContain(token.split(".")[1] ?? token);
+}
+
 describe("a token is refused", () => {
-  test("when missing, malformed, expired, for another audience, or signed by a key not published", async () => {
-    const stranger = await prepareWorkloadTokens(mkdtempSync(join(tmpdir(), "stranger-")));
-    const cases: [string, string][] = [
-      ["missing", ""],
-      ["not a JWT", "not-a-token"],
-      ["expired", await identity.tokens.mint("gateway", { lifetimeSeconds: -120 })],
-      ["another audience", await identity.tokens.mint("gateway", { audience: "some-other-system" })],
-      ["another launcher's key", await stranger.mint("gateway")],
-    ];
-    stranger.stop();
-    for (const [, token] of cases) expect(await codeOf(catalogWith(token).resolveModel({}))).toBe("Unauthenticated");
-    // The same caller with a good token is served.
-    expect(await codeOf(catalogWith(await identity.tokens.mint("gateway")).resolveModel({}))).toBe("ok");
+  const unsigned = (header: object, payload: object) => `${base64url(header)}.${base64url(payload)}.`;
+  const cases: [string, () => Promise<string>, RegExp][] = [
+    ["missing", async () => "", /no workload credential/],
+    ["not a JWT", async () => "not-a-token", /not a signed token/],
+    ["expired", () => identity.tokens.mint("gateway", { lifetimeSeconds: -120 }), /expired/],
+    ["for another audience", () => identity.tokens.mint("gateway", { audience: "some-other-system" }), /another audience/],
+    ["from another issuer", () => identity.tokens.sign(claims({ iss: "https://issuer.example.com" })), /another issuer/],
+    ["without exp", () => identity.tokens.sign(claims({ exp: undefined })), /carries no exp/],
+    ["without iat", () => identity.tokens.sign(claims({ iat: undefined })), /carries no iat/],
+    ["valid for 100 years", () => identity.tokens.sign(claims({ exp: Math.floor(Date.now() / 1000) + 100 * 365 * 86_400 })), /lifetime .* longer than IDENTITY_TOKEN_MAX_SECONDS \(86400 s\)/],
+    ["a second over the maximum lifetime", () => identity.tokens.sign(claims({ exp: Math.floor(Date.now() / 1000) + 86_401 })), /lifetime \(exp - iat\) is 86401 s/],
+    ["issued in the future (a short lifetime that starts in years)", () => identity.tokens.sign(claims({ iat: Math.floor(Date.now() / 1000) + 10 * 365 * 86_400, nbf: undefined, exp: Math.floor(Date.now() / 1000) + 10 * 365 * 86_400 + 60 })), /issued in the future/],
+    ["not valid yet (nbf in an hour)", () => identity.tokens.sign(claims({ nbf: Math.floor(Date.now() / 1000) + 3600 })), /not valid yet \(nbf/],
+    ["unsigned (alg none)", async () => unsigned({ alg: "none", kid: publishedKey().kid, typ: "JWT" }, claims()), /algorithm none is not/],
+    ["HS256 keyed with the published public key", async () => {
+      const key = publishedKey();
+      return new SignJWT(claims()).setProtectedHeader({ alg: "HS256", kid: key.kid }).sign(new TextEncoder().encode(JSON.stringify(key)));
+    }, /algorithm HS256 is not/],
+    ["signed with another algorithm under the published key's id (ES384 for an ES256 key)", async () => {
+      const { privateKey } = await generateKeyPair("ES384");
+      return new SignJWT(claims()).setProtectedHeader({ alg: "ES384", kid: publishedKey().kid }).sign(privateKey);
+    }, /algorithm ES384 is not its key's \(ES256\)/],
+    ["signed by a key never published (another launcher's), even after the keys are read again", async () => {
+      const stranger = await prepareWorkloadTokens(mkdtempSync(join(tmpdir(), "stranger-")));
+      stranger.stop();
+      return stranger.mint("gateway");
+    }, /is not published, even after reading the keys again/],
+  ];
+  test.each(cases)("%s", async (_, token, reason) => expectRefused(await token(), reason));
+
+  test("the launcher's own tokens pass: iat and exp, a lifetime of the maximum (a day) and no more", async () => {
+    const token = await identity.tokens.mint("gateway");
+    const [, payload] = token.split(".");
+    const { iat, exp } = JSON.parse(Buffer.from(payload!, "base64url").toString());
+    expect(exp - iat).toBe(86_400);
+    expect(await codeOf(catalogWith(token).resolveModel({}))).toBe("ok");
+  });
+
+  test("IDENTITY_TOKEN_MAX_SECONDS lowers the maximum: the launcher's day-long token is refused under an hour's", async () => {
+    const logged: string[] = [];
+    const strict = new CallerVerifier({ ...identity.settings, maxLifetimeSeconds: 3600 }, { warn: (message, fields) => logged.push(JSON.stringify({ message, ...fields })) });
+    const refused = await strict.callerOf(`Bearer ${await identity.tokens.mint("gateway")}`).catch((e: ConnectError) => e);
+    expect((refused as ConnectError).code).toBe(Code.Unauthenticated);
+    expect(logged.join("\n")).toContain("longer than IDENTITY_TOKEN_MAX_SECONDS (3600 s)");
+    expect(await strict.callerOf(`Bearer ${await identity.tokens.mint("gateway", { lifetimeSeconds: 3600 })}`)).toBe("gateway");
   });
 
   test("health needs no token: probes carry none", async () => {
@@ -116,9 +171,38 @@ describe("the access table", () => {
   });
 });
 
+describe("where the keys come from", () => {
+  const settingsWith = (env: Record<string, string>) => loadIdentitySettings({ IDENTITY_TOKEN_FILE: "/unused", IDENTITY_ISSUER: LOCAL_ISSUER, ...env });
+  test.each([
+    ["a file", "/var/run/keys/jwks.json", {}],
+    ["an https URL", "https://kubernetes.default.svc/openid/v1/jwks", {}],
+    ["http to loopback in a development setup", "http://127.0.0.1:8080/jwks", { ALLOW_PRIVATE_URLS: "true" }],
+    ["http to localhost in a development setup", "http://localhost:8080/jwks", { ALLOW_PRIVATE_URLS: "true" }],
+    ["http to a private address in a development setup", "http://10.0.4.2/jwks", { ALLOW_PRIVATE_URLS: "true" }],
+  ])("%s is taken", (_, jwks, env) => {
+    expect(settingsWith({ IDENTITY_JWKS: jwks, ...env }).jwks).toBe(jwks);
+  });
+  test.each([
+    ["plain http", "http://127.0.0.1:8080/jwks", {}, /plain http is only for a development setup \(ALLOW_PRIVATE_URLS=true\)/],
+    ["plain http to a public name, even in a development setup", "http://keys.example.com/jwks", { ALLOW_PRIVATE_URLS: "true" }, /not keys\.example\.com; use https/],
+    ["plain http to a public address, even in a development setup", "http://203.0.113.9/jwks", { ALLOW_PRIVATE_URLS: "true" }, /not 203\.0\.113\.9; use https/],
+    ["another scheme", "ftp://keys.example.com/jwks", {}, /got a ftp: URL/],
+  ])("%s is refused at start, one line naming IDENTITY_JWKS", (_, jwks, env, problem) => {
+    expect(() => settingsWith({ IDENTITY_JWKS: jwks, ...env })).toThrow(ConfigError);
+    expect(() => settingsWith({ IDENTITY_JWKS: jwks, ...env })).toThrow(new RegExp(`^IDENTITY_JWKS: .*${problem.source}`));
+  });
+  test("IDENTITY_TOKEN_MAX_SECONDS is a whole number of seconds, a day unless set", () => {
+    expect(settingsWith({ IDENTITY_JWKS: "/k.json" }).maxLifetimeSeconds).toBe(86_400);
+    expect(settingsWith({ IDENTITY_JWKS: "/k.json", IDENTITY_TOKEN_MAX_SECONDS: "3600" }).maxLifetimeSeconds).toBe(3600);
+    expect(() => settingsWith({ IDENTITY_JWKS: "/k.json", IDENTITY_TOKEN_MAX_SECONDS: "1h" })).toThrow(/^IDENTITY_TOKEN_MAX_SECONDS: /);
+    expect(() => settingsWith({ IDENTITY_JWKS: "/k.json", IDENTITY_TOKEN_MAX_SECONDS: "0" })).toThrow(/^IDENTITY_TOKEN_MAX_SECONDS: must be at least 60/);
+  });
+});
+
 describe("key rotation", () => {
   test("both keys are valid while both are published; tokens of a retired key are refused once the keys are read again", async () => {
-    const verifier = new CallerVerifier(identity.settings);
+    const logged: string[] = [];
+    const verifier = new CallerVerifier(identity.settings, { warn: (message, fields) => logged.push(JSON.stringify({ message, ...fields })) });
     const before = await identity.tokens.mint("gateway");
     expect(await verifier.callerOf(`Bearer ${before}`)).toBe("gateway");
 
@@ -138,5 +222,7 @@ describe("key rotation", () => {
     const refused = await verifier.callerOf(`Bearer ${before}`).catch((e: ConnectError) => e);
     expect(refused).toBeInstanceOf(ConnectError);
     expect((refused as ConnectError).code).toBe(Code.Unauthenticated);
+    expect(logged).toHaveLength(1);
+    expect(logged[0]).toMatch(/"reason":"its key [0-9a-f]+ has been retired"/);
   });
 });

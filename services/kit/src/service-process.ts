@@ -101,7 +101,7 @@ export async function runService<S extends Record<string, unknown>>(def: Service
   const interceptors = [refuseUnstorableText(), ...(def.interceptors?.(ctx) ?? [])];
   let server: ServiceServer;
   try {
-    server = await startServiceServer({ name: def.name, ...ports, verifier: new CallerVerifier(config.identity), access: def.access, grants, logger, routes: def.routes(ctx), interceptors, tls, accessLogSample: accessLogShare, metrics: ownMetricsPort !== 0 });
+    server = await startServiceServer({ name: def.name, ...ports, verifier: new CallerVerifier(config.identity, logger), access: def.access, grants, logger, routes: def.routes(ctx), interceptors, tls, accessLogSample: accessLogShare, metrics: ownMetricsPort !== 0 });
   } catch (error) {
     if (!isPortInUse(error)) throw error;
     console.error(`${def.name}: ${portInUseMessage(error, [ports.port, ports.grpcPort])}`);

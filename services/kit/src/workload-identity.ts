@@ -10,13 +10,15 @@
 // team's). What each caller may call is the services' access tables (access-policy.ts).
 import { readFileSync, statSync } from "node:fs";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from "jose";
-import { ConfigError, envOptional, envString, type Env } from "./env.ts";
+import ipaddr from "ipaddr.js";
+import { createLocalJWKSet, decodeProtectedHeader, errors, jwtVerify, type JSONWebKeySet, type JWK } from "jose";
+import { ConfigError, envBool, envInt, envOptional, envString, type Env } from "./env.ts";
+import type { Logger } from "./logger.ts";
 
 export interface IdentitySettings {
   /** IDENTITY_TOKEN_FILE: this process's own token (on Kubernetes, its projected ServiceAccount token). */
   tokenFile: string;
-  /** IDENTITY_JWKS: the keys callers' tokens are signed with: a file, or an http(s) URL such as https://kubernetes.default.svc/openid/v1/jwks. */
+  /** IDENTITY_JWKS: the keys callers' tokens are signed with: a file, or an https URL such as https://kubernetes.default.svc/openid/v1/jwks (http only in a development setup, see jwksSourceProblem). */
   jwks: string;
   /** IDENTITY_JWKS_TOKEN_FILE: a bearer token sent when fetching IDENTITY_JWKS (the cluster's JWKS endpoint wants one). */
   jwksTokenFile?: string;
@@ -28,10 +30,14 @@ export interface IdentitySettings {
   audience: string;
   /** IDENTITY_NAMESPACE: the stack's own namespace; its ServiceAccounts are named without it. */
   namespace: string;
+  /** IDENTITY_TOKEN_MAX_SECONDS: the longest lifetime (exp - iat) a token may have. */
+  maxLifetimeSeconds: number;
 }
 
 export const DEFAULT_AUDIENCE = "article-service";
 export const DEFAULT_NAMESPACE = "article-service";
+/** A day: the launcher's tokens live that long; a cluster's projected tokens an hour. */
+export const DEFAULT_MAX_LIFETIME_SECONDS = 24 * 3600;
 
 export function loadIdentitySettings(env: Env): IdentitySettings {
   const required = (name: string, what: string) => {
@@ -40,7 +46,8 @@ export function loadIdentitySettings(env: Env): IdentitySettings {
     return value;
   };
   const jwks = required("IDENTITY_JWKS", "where the keys that sign callers' tokens are published (a file or an https URL)");
-  if (/^[a-z]+:\/\//i.test(jwks) && !/^https?:\/\//i.test(jwks)) throw new ConfigError("IDENTITY_JWKS", "expected a file or an http(s) URL");
+  const problem = jwksSourceProblem(jwks, envBool(env, "ALLOW_PRIVATE_URLS", false));
+  if (problem) throw new ConfigError("IDENTITY_JWKS", problem);
   return {
     tokenFile: required("IDENTITY_TOKEN_FILE", "the file holding this process's own identity token"),
     jwks,
@@ -49,8 +56,33 @@ export function loadIdentitySettings(env: Env): IdentitySettings {
     issuer: required("IDENTITY_ISSUER", "the issuer every caller's token must name"),
     audience: envString(env, "IDENTITY_AUDIENCE", DEFAULT_AUDIENCE),
     namespace: envString(env, "IDENTITY_NAMESPACE", DEFAULT_NAMESPACE),
+    maxLifetimeSeconds: envInt(env, "IDENTITY_TOKEN_MAX_SECONDS", DEFAULT_MAX_LIFETIME_SECONDS, { min: 60, max: 30 * 86_400 }),
   };
 }
+
+/**
+ * Why IDENTITY_JWKS cannot be where the keys come from, or undefined: the keys decide who may call
+ * what, so they come from a file or over https. Plain http is for a development setup
+ * (ALLOW_PRIVATE_URLS) and only to this machine or a private network, named by address or as
+ * localhost, so that no name resolved elsewhere can hand out keys.
+ */
+export function jwksSourceProblem(jwks: string, allowPrivateUrls: boolean): string | undefined {
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(jwks)?.[1]?.toLowerCase();
+  if (scheme === undefined || scheme === "https") return undefined;
+  if (scheme !== "http") return `expected a file or an https URL, got a ${scheme}: URL`;
+  if (!allowPrivateUrls) return "expected a file or an https URL; plain http is only for a development setup (ALLOW_PRIVATE_URLS=true) on a loopback or private address";
+  let host: string;
+  try {
+    host = new URL(jwks).hostname.replace(/^\[|\]$/g, "");
+  } catch {
+    return "not a valid URL";
+  }
+  if (host === "localhost" || host.endsWith(".localhost")) return undefined;
+  if (ipaddr.isValid(host) && PRIVATE_RANGES.has(ipaddr.process(host).range())) return undefined;
+  return `plain http reaches only a loopback or private address given as such (localhost, 127.0.0.1, 10.x, ...), not ${host}; use https`;
+}
+
+const PRIVATE_RANGES = new Set(["loopback", "private", "uniqueLocal", "linkLocal"]);
 
 /** A caller's name from a token's subject, or undefined when it is not a ServiceAccount's. */
 export function callerOfSubject(subject: string, namespace: string): string | undefined {
@@ -121,7 +153,11 @@ const KEYS_REFRESH_MS = 5 * 60_000;
 const UNKNOWN_KEY_REFRESH_MS = 1000;
 /** Verified tokens remembered per process; a stack's callers hold a handful. */
 const REMEMBERED_TOKENS = 10_000;
-const ALGORITHMS = ["RS256", "RS384", "RS512", "ES256", "ES384", "PS256", "EdDSA"];
+/** Retired keys remembered, to say so when a token still names one. */
+const REMEMBERED_RETIRED_KEYS = 100;
+/** Clocks of the token's issuer and of this process may differ by this much. */
+const CLOCK_TOLERANCE_S = 30;
+const ALGORITHMS = new Set(["RS256", "RS384", "RS512", "ES256", "ES384", "ES512", "PS256", "PS384", "PS512", "EdDSA"]);
 
 interface Verified {
   caller: string;
@@ -130,58 +166,112 @@ interface Verified {
 }
 
 /**
- * Checks callers' tokens: signature against the published keys, issuer, audience, expiry, and a
- * ServiceAccount subject. A token is verified once and then remembered until it expires, so a
- * call costs one map look-up; a key that leaves the key set takes the tokens it signed with it at
- * the next refresh, and a key added (rotation: two are published for a while) is fetched the
- * first time a token names it.
+ * The one algorithm a published key signs with: its `alg` (a cluster's keys name it), else the one
+ * its type and curve imply (RSA keys without `alg`: RS256, the algorithm of ServiceAccount tokens).
+ */
+function algorithmOf(key: JWK): string | undefined {
+  if (key.alg) return key.alg;
+  if (key.kty === "RSA") return "RS256";
+  if (key.kty === "EC") return { "P-256": "ES256", "P-384": "ES384", "P-521": "ES512" }[key.crv ?? ""];
+  if (key.kty === "OKP") return "EdDSA";
+  return undefined;
+}
+
+/** Why jose refused a token, in the words of the log line (jose's messages never hold the token). */
+function refusalOf(error: unknown): string {
+  if (error instanceof errors.JWTExpired) return "it has expired (exp)";
+  if (error instanceof errors.JWTClaimValidationFailed) {
+    if (error.reason === "missing") return `it carries no ${error.claim}`;
+    if (error.claim === "iss") return "another issuer (iss) signed it";
+    if (error.claim === "aud") return "it is meant for another audience (aud)";
+    if (error.claim === "nbf") return "it is not valid yet (nbf in the future)";
+    return `its ${error.claim} claim is invalid (${error.message})`;
+  }
+  if (error instanceof errors.JWSSignatureVerificationFailed) return "its signature does not verify";
+  if (error instanceof errors.JOSEAlgNotAllowed) return "its algorithm is not its key's";
+  return `it does not verify (${(error as Error).message})`;
+}
+
+/**
+ * Checks callers' tokens: signature against the published keys with the key's own algorithm,
+ * issuer, audience, a lifetime (exp - iat) within IDENTITY_TOKEN_MAX_SECONDS, not issued in the
+ * future nor before its nbf, and a ServiceAccount subject. A refused token is UNAUTHENTICATED and
+ * one log line naming why (never the token). A token is verified once and then remembered until it
+ * expires, so a call costs one map look-up; a key that leaves the key set takes the tokens it
+ * signed with it at the next refresh, and a key added (rotation: two are published for a while) is
+ * fetched the first time a token names it.
  */
 export class CallerVerifier {
   private keys: ReturnType<typeof createLocalJWKSet> | undefined;
-  private kids = new Set<string | undefined>();
+  private published = new Map<string | undefined, JWK>();
+  private readonly retired = new Set<string>();
   private loadedAt = 0;
   private loading: Promise<void> | undefined;
   private readonly verified = new Map<string, Verified>();
 
-  constructor(private readonly settings: Pick<IdentitySettings, "jwks" | "jwksTokenFile" | "jwksCaFile" | "issuer" | "audience" | "namespace">) {}
+  constructor(
+    private readonly settings: Pick<IdentitySettings, "jwks" | "jwksTokenFile" | "jwksCaFile" | "issuer" | "audience" | "namespace" | "maxLifetimeSeconds">,
+    private readonly logger: Pick<Logger, "warn">,
+  ) {}
 
   /** The caller a bearer token names; UNAUTHENTICATED when it does not verify. */
   async callerOf(authorization: string | null): Promise<string> {
     const token = authorization?.startsWith("Bearer ") ? authorization.slice(7).trim() : "";
-    if (!token) throw unauthenticated("missing workload credential");
+    if (!token) throw this.refuse("no workload credential was sent");
     const now = Date.now();
     const known = this.verified.get(token);
     if (known && known.expiresAt > now) return known.caller;
     if (now - this.loadedAt > KEYS_REFRESH_MS) await this.loadKeys();
-    let kid: string | undefined;
+    let header;
     try {
-      kid = decodeProtectedHeader(token).kid;
+      header = decodeProtectedHeader(token);
     } catch {
-      throw unauthenticated("the workload credential is not a signed token");
+      throw this.refuse("it is not a signed token");
     }
-    if (!this.kids.has(kid)) {
+    const { kid, alg } = header;
+    if (!alg || !ALGORITHMS.has(alg)) throw this.refuse(`its algorithm ${alg ?? "(none named)"} is not one of a published key's`);
+    if (!this.published.has(kid)) {
       const wait = this.loadedAt + UNKNOWN_KEY_REFRESH_MS - Date.now();
       if (wait > 0) await Bun.sleep(wait);
-      if (!this.kids.has(kid) && Date.now() - this.loadedAt >= UNKNOWN_KEY_REFRESH_MS) await this.loadKeys();
+      if (!this.published.has(kid) && Date.now() - this.loadedAt >= UNKNOWN_KEY_REFRESH_MS) await this.loadKeys();
       else await this.loading;
     }
+    const key = this.published.get(kid);
+    if (!key) throw this.refuse(kid !== undefined && this.retired.has(kid) ? `its key ${kid} has been retired` : `its key ${kid ?? "(none named)"} is not published, even after reading the keys again`);
+    const keyAlgorithm = algorithmOf(key);
+    if (alg !== keyAlgorithm) throw this.refuse(`its algorithm ${alg} is not its key's (${keyAlgorithm ?? "unknown"})`);
     let payload;
     try {
-      ({ payload } = await jwtVerify(token, this.keys!, { issuer: this.settings.issuer, audience: this.settings.audience, algorithms: ALGORITHMS, clockTolerance: 30 }));
+      ({ payload } = await jwtVerify(token, this.keys!, {
+        issuer: this.settings.issuer,
+        audience: this.settings.audience,
+        algorithms: [keyAlgorithm],
+        requiredClaims: ["exp", "iat"],
+        clockTolerance: CLOCK_TOLERANCE_S,
+      }));
     } catch (error) {
-      throw unauthenticated(`the workload credential does not verify (${(error as Error).message})`);
+      throw this.refuse(refusalOf(error));
     }
+    const [exp, iat] = [payload.exp!, payload.iat!];
+    if (exp - iat > this.settings.maxLifetimeSeconds) throw this.refuse(`its lifetime (exp - iat) is ${exp - iat} s, longer than IDENTITY_TOKEN_MAX_SECONDS (${this.settings.maxLifetimeSeconds} s)`);
+    // A lifetime counts from iat: one issued in the future would outlive the maximum from now.
+    if (iat * 1000 > now + CLOCK_TOLERANCE_S * 1000) throw this.refuse("it was issued in the future (iat)");
     const caller = payload.sub ? callerOfSubject(payload.sub, this.settings.namespace) : undefined;
-    if (!caller) throw unauthenticated("the workload credential names no ServiceAccount");
+    if (!caller) throw this.refuse("it names no ServiceAccount (sub)");
     if (this.verified.size >= REMEMBERED_TOKENS) this.forget((v) => v.expiresAt <= now);
     if (this.verified.size >= REMEMBERED_TOKENS) this.verified.clear();
-    this.verified.set(token, { caller, expiresAt: payload.exp ? payload.exp * 1000 : now + KEYS_REFRESH_MS, kid });
+    this.verified.set(token, { caller, expiresAt: exp * 1000, kid });
     return caller;
   }
 
   /** Reads the key set now (a test, or an operator's signal after retiring a key). */
   refreshKeys(): Promise<void> {
     return this.loadKeys();
+  }
+
+  private refuse(reason: string): ConnectError {
+    this.logger.warn("workload credential refused", { reason });
+    return new ConnectError(`the workload credential is refused: ${reason}`, Code.Unauthenticated);
   }
 
   private forget(drop: (v: Verified) => boolean) {
@@ -204,10 +294,13 @@ export class CallerVerifier {
       throw new ConnectError(`the workload keys cannot be read (${(error as Error).message})`, Code.Unavailable);
     }
     this.keys = createLocalJWKSet(set);
-    this.kids = new Set(set.keys.map((k) => k.kid));
+    const published = new Map(set.keys.map((k) => [k.kid, k] as const));
+    for (const kid of this.published.keys()) if (kid !== undefined && !published.has(kid)) this.retired.add(kid);
+    for (const kid of this.retired) if (this.retired.size > REMEMBERED_RETIRED_KEYS || published.has(kid)) this.retired.delete(kid);
+    this.published = published;
     this.loadedAt = Date.now();
     // A key that left the set no longer vouches for the tokens it signed.
-    this.forget((v) => !this.kids.has(v.kid));
+    this.forget((v) => !this.published.has(v.kid));
   }
 }
 
@@ -221,4 +314,3 @@ async function readKeySet(settings: Pick<IdentitySettings, "jwks" | "jwksTokenFi
   return (await response.json()) as JSONWebKeySet;
 }
 
-const unauthenticated = (message: string) => new ConnectError(message, Code.Unauthenticated);
