@@ -83,6 +83,6 @@ export async function signingSecretOf(db: Db, key: Buffer, projectId: number): P
     return openSecret(key, row, contextOf(projectId));
   } catch {
     // Never fall back to an unsigned delivery for a project that expects signatures.
-    throw new Error(`the signing secret of project ${projectId} cannot be decrypted (was WEBHOOK_SECRET_KEY or SERVICE_TOKEN changed?)`);
+    throw new Error(`the signing secret of project ${projectId} cannot be decrypted (was WEBHOOK_SECRET_KEY changed? It is the only key secrets are sealed with)`);
   }
 }
