@@ -5,6 +5,7 @@ import type IORedis from "ioredis";
 import { HttpError, fromServiceError } from "./errors.ts";
 import { jsonBody } from "./plugins/json-body.ts";
 import { requestIdOf } from "./plugins/request-ids.ts";
+import { protectiveHeaders, strictTransport } from "./plugins/protective-headers.ts";
 import { requestLimits } from "./plugins/request-limits.ts";
 import { RateLimiter } from "./plugins/rate-limiter.ts";
 import { KeyResolver } from "./plugins/key-resolver.ts";
@@ -81,6 +82,8 @@ function readiness(deps: GatewayDeps) {
 export function buildApp(deps: GatewayDeps, core: GatewayCore = gatewayCore(deps)) {
   const { gate } = core;
   return new Elysia()
+    // Cache-Control, nosniff, frame-ancestors and HSTS on every answer, errors included.
+    .wrap(protectiveHeaders({ hsts: strictTransport(process.env) }))
     .use(requestLimits)
     .use(jsonBody)
     .onError({ as: "global" }, ({ code, error: raised, set, request }) => {

@@ -1,5 +1,5 @@
 // A gateway of its own beside the test stack, for settings the stack's gateway does not carry
-// (PUBLIC_GRPC_WORKLOADS): the same services, its own ports; ready when its /readyz answers.
+// (PUBLIC_GRPC_WORKLOADS, an https PUBLIC_BASE_URL): the same services, its own ports; ready when its /readyz answers.
 import { fileURLToPath } from "node:url";
 import type { Subprocess } from "bun";
 import { eventually } from "./eventually.ts";
@@ -9,6 +9,8 @@ import type { TestStack } from "./stack.ts";
 const root = fileURLToPath(new URL("../../", import.meta.url));
 
 export interface OwnGateway {
+  /** Its HTTP API, http://127.0.0.1:<port>. */
+  baseUrl: string;
   grpcPort: number;
   /** Its metrics port, or 0 when off. */
   metricsPort: number;
@@ -42,6 +44,7 @@ export async function startOwnGateway(stack: TestStack, env: Record<string, stri
   }
   await eventually(() => fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status, () => 0), (status) => status === 200, 30_000, "the test's own gateway to be ready");
   return {
+    baseUrl: `http://127.0.0.1:${port}`,
     grpcPort,
     metricsPort,
     log: () => log,

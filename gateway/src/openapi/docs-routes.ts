@@ -6,7 +6,7 @@ import { openApiDocument } from "./document.ts";
 
 const ASSET = "redoc.standalone.js";
 // Inline styles come from the viewer's CSS-in-JS; its search runs in a blob worker.
-const CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; worker-src blob:; connect-src 'self'; object-src 'none'; base-uri 'none'";
+const CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; worker-src blob:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
 
 const PAGE = `<!doctype html>
 <html lang="en">
