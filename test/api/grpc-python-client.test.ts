@@ -1,0 +1,51 @@
+// The Python route of docs/grpc.md, run as documented with Debian's packages (protobuf-compiler,
+// protobuf-compiler-grpc, python3-grpcio, python3-protobuf): Debian's protoc with
+// grpc_python_plugin generates the client from proto/articles/api/v1, and a Python program
+// creates an article and follows WatchArticle against the whole stack. Its events are /v1's, and
+// data_json keeps whole numbers whole where Struct hands Python floats. Skipped, saying so, on a
+// machine without those packages.
+import { afterAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { apiClient } from "../harness/http.ts";
+import { useStack } from "../harness/stack.ts";
+import { createTenant } from "../harness/tenants.ts";
+import { openEvents } from "./article-events-support.ts";
+import { createWorkflow, marker } from "./generation-support.ts";
+
+const root = fileURLToPath(new URL("../..", import.meta.url));
+const DEBIAN_PYTHON = "/usr/bin/python3";
+const tools = ["/usr/bin/protoc", "/usr/bin/grpc_python_plugin", DEBIAN_PYTHON].every(existsSync) && Bun.spawnSync([DEBIAN_PYTHON, "-c", "import grpc, google.protobuf"]).exitCode === 0;
+if (!tools) console.warn("grpc-python-client: skipped; apt-get install protobuf-compiler protobuf-compiler-grpc python3-grpcio python3-protobuf to run it");
+
+const out = mkdtempSync(join(tmpdir(), "python-client-"));
+afterAll(() => rmSync(out, { recursive: true, force: true }));
+
+describe("the documented Python client on Debian's grpc tools", () => {
+  test.skipIf(!tools)("generates with protoc + grpc_python_plugin, watches an article, and reads whole numbers from data_json", async () => {
+    // The command of docs/grpc.md, as written there.
+    const generate = Bun.spawnSync(["/usr/bin/protoc", "-Iproto", `--python_out=${out}`, `--grpc_out=${out}`, "--plugin=protoc-gen-grpc=/usr/bin/grpc_python_plugin", "proto/articles/api/v1/articles.proto", "proto/articles/api/v1/publishing.proto", "proto/articles/api/v1/workflows.proto"], { cwd: root });
+    expect(generate.stderr.toString()).toBe("");
+    expect(generate.exitCode).toBe(0);
+
+    const stack = await useStack();
+    const tenant = await createTenant(stack);
+    const type = marker("python");
+    await createWorkflow(apiClient(stack.baseUrl, tenant.token), tenant.projectId, type, [{ step_name: "Write", user: `[[sim:words=30]] ${type}` }]);
+    const run = Bun.spawn([DEBIAN_PYTHON, join(root, "test/api/python/watch_article.py"), out, new URL(stack.publicGrpcUrl).host, tenant.token, String(tenant.projectId), type], { stdout: "pipe", stderr: "pipe" });
+    const [stdout, stderr, code] = await Promise.all([new Response(run.stdout).text(), new Response(run.stderr).text(), run.exited]);
+    expect(stderr).toBe("");
+    expect(code).toBe(0);
+    const events = stdout.trim().split("\n").map((line) => JSON.parse(line));
+    expect(events.at(-1).event).toBe("completed");
+    const started = events.find((e) => e.event === "step_started");
+    expect(started).toMatchObject({ data: { step: 1, name: "Write" }, step_type_in_data: "float", step_type_in_data_json: "int" });
+
+    // The same events, with the same data, as /v1's stream of that article.
+    const overHttp = await openEvents(stack.baseUrl, tenant.token, events[0].article, { lastEventId: "0-0" });
+    await overHttp.done;
+    expect(events.map((e) => [e.id, e.event, e.data])).toEqual(overHttp.events.map((e) => [e.id, e.event, e.data]));
+  });
+});
