@@ -191,6 +191,17 @@ describe("where the keys come from", () => {
     expect(() => settingsWith({ IDENTITY_JWKS: jwks, ...env })).toThrow(ConfigError);
     expect(() => settingsWith({ IDENTITY_JWKS: jwks, ...env })).toThrow(new RegExp(`^IDENTITY_JWKS: .*${problem.source}`));
   });
+  test("a service given plain http keys outside a development setup stops at start with one line naming IDENTITY_JWKS", async () => {
+    const service = Bun.spawn([process.execPath, "services/accounts-billing/src/main.ts"], {
+      cwd: new URL("../..", import.meta.url).pathname,
+      env: { ...process.env, IDENTITY_JWKS: "http://10.0.4.2/jwks", ALLOW_PRIVATE_URLS: "false", IDENTITY_ISSUER: LOCAL_ISSUER, IDENTITY_TOKEN_FILE: "/nonexistent", CONNECT_PORT: "0", GRPC_PORT: "0", METRICS_PORT: "0" },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const [code, stderr] = await Promise.all([service.exited, new Response(service.stderr).text()]);
+    expect(code).toBe(2);
+    expect(stderr.trim().split("\n")).toEqual(["configuration error: IDENTITY_JWKS: expected a file or an https URL; plain http is only for a development setup (ALLOW_PRIVATE_URLS=true) on a loopback or private address"]);
+  });
   test("IDENTITY_TOKEN_MAX_SECONDS is a whole number of seconds, a day unless set", () => {
     expect(settingsWith({ IDENTITY_JWKS: "/k.json" }).maxLifetimeSeconds).toBe(86_400);
     expect(settingsWith({ IDENTITY_JWKS: "/k.json", IDENTITY_TOKEN_MAX_SECONDS: "3600" }).maxLifetimeSeconds).toBe(3600);
