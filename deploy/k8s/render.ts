@@ -2,7 +2,8 @@
 // `kubectl kustomize` does, for the features these manifests use: resources (files and
 // directories), namespace, images, replicas and patches (strategic merge or JSON 6902, inline or
 // from a file, with an optional target). CI validates what it renders without a kustomize binary;
-// test/unit/k8s-manifests.test.ts compares it with `kubectl kustomize` wherever kubectl exists.
+// test/unit/k8s-render-kustomize.test.ts compares it, object for object, with `kubectl kustomize`
+// (the suite's setup installs Debian's kubectl when none is there).
 // `bun deploy/k8s/render.ts deploy/k8s/overlays/production` prints the objects as YAML.
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
