@@ -6,6 +6,8 @@ import { timestampDate, timestampFromDate } from "@bufbuild/protobuf/wkt";
 import {
   ArticleLifecycleService,
   ArticleSchema,
+  ArticleSourceSchema,
+  type ArticleSource as SourceMessage,
   ArticleStoreService,
   DeliveryAttemptSchema,
   GenerationSettingsSchema,
@@ -18,7 +20,7 @@ import type { AccountsService } from "../../../proto/gen/articles/accounts_billi
 import { codeToString } from "@connectrpc/connect/protocol-connect";
 import { invalidFields, toConnectError } from "../../kit/src/errors.ts";
 import type { Db } from "./db/client.ts";
-import type { GenerationSettings } from "./db/schema.ts";
+import type { ArticleSource as ArticleSourceRecord, GenerationSettings } from "./db/schema.ts";
 import * as store from "./domain/articles.ts";
 import * as listing from "./domain/article-list.ts";
 import * as idempotency from "./domain/idempotency.ts";
@@ -63,6 +65,7 @@ const settingsMessage = (s: GenerationSettings): MessageInitShape<typeof Generat
   imagePresetId: bigOpt(s.imagePresetId),
   reservedWords: big(s.reservedWords),
   publish: autoPublishMessage(s.publish),
+  citations: s.citations ?? "none",
 });
 
 const settingsOf = (s: SettingsMessage | undefined): GenerationSettings => {
@@ -90,8 +93,19 @@ const settingsOf = (s: SettingsMessage | undefined): GenerationSettings => {
     imagePresetId: numOpt(s.imagePresetId),
     reservedWords: Number(s.reservedWords),
     publish: autoPublishOf(s.publish),
+    citations: s.citations || "none",
   };
 };
+
+const sourceMessage = (s: ArticleSourceRecord): MessageInitShape<typeof ArticleSourceSchema> => ({ ...s, fetchedAt: ts(new Date(s.fetchedAt)) });
+const sourceOf = (s: SourceMessage): ArticleSourceRecord => ({
+  number: s.number,
+  url: s.url,
+  title: s.title,
+  siteName: s.siteName,
+  fetchedAt: s.fetchedAt ? timestampDate(s.fetchedAt).toISOString() : "",
+  cited: s.cited,
+});
 
 const articleMessage = (a: store.ArticleRecord): MessageInitShape<typeof ArticleSchema> => ({
   id: big(a.id),
@@ -131,6 +145,8 @@ const articleMessage = (a: store.ArticleRecord): MessageInitShape<typeof Article
   // A first response stored before images existed has none.
   images: a.images ?? [],
   publications: (a.publications ?? []).map(publicationMessage),
+  sources: (a.sources ?? []).map(sourceMessage),
+  citationsRemoved: a.citationsRemoved ?? 0,
 });
 
 /**
@@ -282,6 +298,8 @@ export function articleStoreRoutes({ db, accounts, relay }: ArticleStoreDeps) {
             moreVersionsFollow: req.moreVersionsFollow,
             images: req.images.map((i) => ({ position: i.position, imageId: i.imageId, url: i.url, alt: i.alt, width: i.width, height: i.height, aspectRatio: i.aspectRatio, mediaType: i.mediaType })),
             aiDetectionScore: req.aiDetectionScore,
+            sources: req.sources.map(sourceOf),
+            citationsRemoved: req.citationsRemoved,
           }),
         ),
       async addVersion(req) {
@@ -292,6 +310,7 @@ export function articleStoreRoutes({ db, accounts, relay }: ArticleStoreDeps) {
           complete: req.complete,
           cost: req.cost,
           aiDetectionScore: req.aiDetectionScore,
+          sources: req.sources && { sources: req.sources.sources.map(sourceOf), citationsRemoved: req.sources.citationsRemoved },
         });
         return { article: articleMessage(added.article), versionId: big(added.version.id) };
       },

@@ -41,6 +41,8 @@ export interface GenerationSettings {
   reservedWords: number;
   /** Where the article is published when it completes (proto AutoPublish); absent when not asked for. */
   publish?: AutoPublish | null;
+  /** How the text cites its sources; absent (stored before citations existed) means "none". */
+  citations?: string;
 }
 
 export interface AutoPublish {
@@ -77,6 +79,17 @@ export interface Publication {
   /** ISO 8601. */
   requestedAt: string;
   updatedAt: string;
+}
+
+/** One page an article's research read, as its text cites it (proto ArticleSource). */
+export interface ArticleSource {
+  number: number;
+  url: string;
+  title: string;
+  siteName: string;
+  /** ISO 8601. */
+  fetchedAt: string;
+  cited: boolean;
 }
 
 /** One image of an article's content (proto ArticleImage). */
@@ -131,6 +144,10 @@ export const articles = articleStoreSchema.table(
     images: jsonb("images").$type<ArticleImage[]>().notNull().default([]),
     // Its publications to the project's destinations, one per destination (webhook-dispatcher records them).
     publications: jsonb("publications").$type<Publication[]>().notNull().default([]),
+    // The pages its research read, numbered as its current version cites them (set with that version).
+    sources: jsonb("sources").$type<ArticleSource[]>().notNull().default([]),
+    // Citations of unknown numbers the runner removed from the current version.
+    citationsRemoved: integer("citations_removed").notNull().default(0),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },

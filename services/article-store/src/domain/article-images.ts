@@ -23,7 +23,7 @@ export function checkArticleImages(images: ArticleImage[], errors: Record<string
   if (problems.length > 0) errors.images = problems;
 }
 
-function isWebUrl(value: string): boolean {
+export function isWebUrl(value: string): boolean {
   try {
     return ["http:", "https:"].includes(new URL(value).protocol);
   } catch {

@@ -3,10 +3,11 @@
 // failArticle touches a failed article again.
 import { and, eq, max, sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
-import { articles, articleVersions, type ArticleImage, type ArticleStatus } from "../db/schema.ts";
+import { articles, articleVersions, type ArticleImage, type ArticleSource, type ArticleStatus } from "../db/schema.ts";
 import { articleStatement } from "../db/article-rows.ts";
 import { invalidFields, notFound, precondition, throwIfAny } from "../../../kit/src/errors.ts";
 import { checkArticleImages } from "./article-images.ts";
+import { checkArticleSources } from "./article-sources.ts";
 import { getArticleByExternalId, lockArticle, requireUuid, updateArticle, type ArticleRecord } from "./articles.ts";
 import { CANCELLED_REASON } from "../../../kit/src/article-events.ts";
 
@@ -108,6 +109,10 @@ export interface GenerationOutput {
   images?: ArticleImage[];
   /** The originality score of content when it was scored before completion (0 to 100). */
   aiDetectionScore?: number;
+  /** The pages the research read, numbered as content cites them. */
+  sources?: ArticleSource[];
+  /** Citations of unknown numbers removed from content. */
+  citationsRemoved?: number;
 }
 
 /** A score given with the version it scores is checked as RecordOriginality checks it. */
@@ -144,6 +149,8 @@ const storeFirstVersion = articleStatement(`
     ai_model_used = $6::text,
     cost = $7::numeric,
     images = $8::jsonb,
+    sources = $10::jsonb,
+    citations_removed = $11::int4,
     status = case when $9::bool then 'polishing' else 'completed' end,
     current_step = case when $9::bool then a.current_step end,
     updated_at = now()
@@ -160,10 +167,12 @@ export async function completeGeneration(db: Db, externalId: string, output: Gen
   const images = [...(output.images ?? [])].sort((a, b) => a.position - b.position);
   checkArticleImages(images, errors);
   checkScore(output.aiDetectionScore, errors);
+  const sources = [...(output.sources ?? [])].sort((a, b) => a.number - b.number);
+  checkArticleSources(sources, output.citationsRemoved ?? 0, errors);
   throwIfAny(errors);
   const id = requireUuid(externalId);
   // A score given here is the version's first check, stored with it (one call where two were).
-  const values = [id, output.content, output.actualWordCount, output.aiDetectionScore ?? null, output.description ?? null, output.aiModelUsed, output.cost, articles.images.mapToDriverValue(images), output.moreVersionsFollow];
+  const values = [id, output.content, output.actualWordCount, output.aiDetectionScore ?? null, output.description ?? null, output.aiModelUsed, output.cost, articles.images.mapToDriverValue(images), output.moreVersionsFollow, articles.sources.mapToDriverValue(sources), output.citationsRemoved ?? 0];
   return untilApplied(db, id, () => storeFirstVersion(db, values), (article) => {
     refuseFailed(article);
     return article.currentVersionId !== null ? article : undefined; // already stored: the retry is a no-op
@@ -179,6 +188,8 @@ export interface NewVersion {
   cost?: string;
   /** The version's originality score when it was scored before being added (0 to 100). */
   aiDetectionScore?: number;
+  /** The sources as this version cites them, replacing the article's; absent leaves them. */
+  sources?: { sources: ArticleSource[]; citationsRemoved: number };
 }
 
 /** Stores a further version and makes it current; one version per kind. */
@@ -188,6 +199,7 @@ export async function addVersion(db: Db, externalId: string, input: NewVersion):
   checkCount("actual_word_count", input.actualWordCount, errors);
   checkCost(input.cost, errors);
   checkScore(input.aiDetectionScore, errors);
+  if (input.sources) checkArticleSources(input.sources.sources, input.sources.citationsRemoved, errors);
   throwIfAny(errors);
   return onArticle(db, externalId, async (tx, article) => {
     refuseFailed(article);
@@ -213,6 +225,7 @@ export async function addVersion(db: Db, externalId: string, input: NewVersion):
       actualWordCount: input.actualWordCount,
       ...checkOf(version),
       ...(input.cost !== undefined ? { cost: input.cost } : {}),
+      ...(input.sources ? { sources: input.sources.sources, citationsRemoved: input.sources.citationsRemoved } : {}),
       ...(input.complete && RUNNING.includes(article.status) ? { status: "completed" as const, currentStep: null } : {}),
     });
     return { article: updated, version };
