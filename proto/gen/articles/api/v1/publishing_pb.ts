@@ -565,9 +565,10 @@ export const PublishingService: GenService<{
   },
   /**
    * Adds a destination (POST /v1/projects/{project}/destinations). The site is asked first: when it
-   * refuses the credential (or the username), INVALID_ARGUMENT on that field and nothing is added;
-   * when it cannot be reached or answers something else amiss, the destination is added and
-   * warnings say what (CheckDestination tries again later). Update access.
+   * refuses the credential (a wrong password and an unknown WordPress user alike), INVALID_ARGUMENT
+   * on the credential's field and nothing is added; when it cannot be reached or answers something
+   * else amiss, the destination is added and warnings say what (CheckDestination tries again
+   * later). Update access.
    *
    * @generated from rpc articles.api.v1.PublishingService.CreateDestination
    */

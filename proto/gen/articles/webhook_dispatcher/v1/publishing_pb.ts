@@ -538,9 +538,9 @@ export const PublishArticleResponseSchema: GenMessage<PublishArticleResponse> = 
 export const PublishingService: GenService<{
   /**
    * Adds a destination to a project. Its credentials are checked for shape, then tried against the
-   * site: a site that refuses them is INVALID_ARGUMENT on credential (or username, or site_url for
-   * an address the site's answer rules out) and nothing is added; a site that cannot be reached,
-   * or whose answer shows another problem, still gets the destination, with warnings.
+   * site: a site that refuses them is INVALID_ARGUMENT on credential (or on site_url, for an
+   * address the site's answer rules out) and nothing is added; a site that cannot be reached, or
+   * whose answer shows another problem, still gets the destination, with warnings.
    *
    * @generated from rpc articles.webhook_dispatcher.v1.PublishingService.CreateDestination
    */
