@@ -2,13 +2,15 @@
 // protobuf-compiler-grpc, python3-grpcio, python3-protobuf): Debian's protoc with
 // grpc_python_plugin generates the client from proto/articles/api/v1, and a Python program
 // creates an article and follows WatchArticle against the whole stack. Its events are /v1's, and
-// data_json keeps whole numbers whole where Struct hands Python floats. Skipped, saying so, on a
+// data_json keeps whole numbers whole where Struct hands Python floats; a refusal's message reads
+// in grpcio as /v1's. Skipped, saying so, on a
 // machine without those packages.
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { articleBody } from "../harness/articles.ts";
 import { apiClient } from "../harness/http.ts";
 import { useStack } from "../harness/stack.ts";
 import { createTenant } from "../harness/tenants.ts";
@@ -24,7 +26,7 @@ const out = mkdtempSync(join(tmpdir(), "python-client-"));
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 
 describe("the documented Python client on Debian's grpc tools", () => {
-  test.skipIf(!tools)("generates with protoc + grpc_python_plugin, watches an article, and reads whole numbers from data_json", async () => {
+  test.skipIf(!tools)("generates with protoc + grpc_python_plugin, watches an article reading whole numbers from data_json, and shows a refusal as /v1 words it", async () => {
     // The command of docs/grpc.md, as written there.
     const generate = Bun.spawnSync(["/usr/bin/protoc", "-Iproto", `--python_out=${out}`, `--grpc_out=${out}`, "--plugin=protoc-gen-grpc=/usr/bin/grpc_python_plugin", "proto/articles/api/v1/articles.proto", "proto/articles/api/v1/publishing.proto", "proto/articles/api/v1/workflows.proto"], { cwd: root });
     expect(generate.stderr.toString()).toBe("");
@@ -47,5 +49,13 @@ describe("the documented Python client on Debian's grpc tools", () => {
     const overHttp = await openEvents(stack.baseUrl, tenant.token, events[0].article, { lastEventId: "0-0" });
     await overHttp.done;
     expect(events.map((e) => [e.id, e.event, e.data])).toEqual(overHttp.events.map((e) => [e.id, e.event, e.data]));
+
+    // grpcio shows a refusal's message as /v1 answers it, ";", ",", "/", "%" and non-ASCII included.
+    const given = "caf\u00e9;docs,v2/50%-off";
+    const http = await apiClient(stack.baseUrl, tenant.token).post("/v1/articles", articleBody(tenant.projectId, { research_include_domains: [given] }));
+    expect(http.body.message).toContain(given);
+    const refusal = Bun.spawnSync([DEBIAN_PYTHON, join(root, "test/api/python/refusal_message.py"), out, new URL(stack.publicGrpcUrl).host, tenant.token, String(tenant.projectId), given]);
+    expect(refusal.stderr.toString()).toBe("");
+    expect(JSON.parse(refusal.stdout.toString())).toEqual({ code: "INVALID_ARGUMENT", details: http.body.message });
   });
 });
