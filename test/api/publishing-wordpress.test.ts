@@ -1,20 +1,24 @@
 // Publishing to a real WordPress (Debian's, served by php -S on a MariaDB database of its own)
-// through the public API: destinations under a project, an article created with `publish`, a
-// re-publish, racing publish requests, and wrong credentials. What landed is checked through
-// WordPress's own REST API, as the site's administrator would look at it.
+// through the public API: destinations under a project, checked against the site when added (a
+// refused credential, a site that cannot be reached, a REST root on another origin), an article
+// created with `publish`, a re-publish, racing publish requests, revoked credentials, and model
+// output full of markup reaching the post inert. What landed is checked through WordPress's own
+// REST API, as the site's administrator would look at it.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Queue } from "bullmq";
+import { parseHTML } from "linkedom";
 import postgres from "postgres";
 import { publishingJobId, type PublishingJob } from "../../services/kit/src/queues.ts";
 import { queuePrefix } from "../../services/kit/src/redis.ts";
 import { articleMarker } from "../../services/webhook-dispatcher/src/publishing/wordpress.ts";
 import { createArticle } from "../harness/articles.ts";
 import { eventually } from "../harness/eventually.ts";
+import { freePort } from "../harness/ports.ts";
 import { apiClient, type ApiClient } from "../harness/http.ts";
 import { useStack, type TestStack } from "../harness/stack.ts";
 import { createTenant, type Tenant } from "../harness/tenants.ts";
 import { startWordPress, type WordPressSite } from "../harness/wordpress.ts";
-import { articleBody, waitForArticle } from "./generation-support.ts";
+import { articleBody, createWorkflow, waitForArticle } from "./generation-support.ts";
 
 let stack: TestStack;
 let tenant: Tenant;
@@ -46,14 +50,28 @@ afterAll(async () => {
   await site?.stop();
 });
 
-/** WordPress's own REST API, as the site's administrator. */
-async function wp(route: string, query: Record<string, string | number> = {}): Promise<any> {
+/** A route of WordPress's own REST API, under the root the site announced. */
+function restUrl(route: string): URL {
   const url = new URL(site.restRoot);
   if (url.searchParams.has("rest_route")) url.searchParams.set("rest_route", `/${route}`);
   else url.pathname += route;
+  return url;
+}
+const asAdmin = () => ({ authorization: `Basic ${btoa(`${site.username}:${site.applicationPassword}`)}` });
+
+/** A read through WordPress's own REST API, as the site's administrator. */
+async function wp(route: string, query: Record<string, string | number> = {}): Promise<any> {
+  const url = restUrl(route);
   for (const [k, v] of Object.entries(query)) url.searchParams.set(k, String(v));
-  const response = await fetch(url, { headers: { authorization: `Basic ${btoa(`${site.username}:${site.applicationPassword}`)}` } });
+  const response = await fetch(url, { headers: asAdmin() });
   expect(response.status).toBe(200);
+  return response.json();
+}
+
+/** A change through WordPress's own REST API, as the site's administrator. */
+async function wpAdmin(method: "POST" | "DELETE", route: string, body?: unknown): Promise<any> {
+  const response = await fetch(restUrl(route), { method, headers: { ...asAdmin(), "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+  expect(response.status).toBeLessThan(300);
   return response.json();
 }
 
@@ -86,13 +104,69 @@ describe("destinations", () => {
     expect(check.body.data).toMatchObject({ ok: true, problems: [], user_name: expect.any(String), can_create_posts: true, can_publish_posts: true, can_upload_media: true });
   });
 
-  test("a wrong application password fails the check with a sentence saying so", async () => {
-    const wrong = await api.post(`/v1/projects/${tenant.projectId}/destinations`, destinationBody(site, { name: "Wrong password", application_password: "aaaa bbbb cccc dddd eeee ffff" }));
-    expect(wrong.status).toBe(201);
-    const check = await api.post(`/v1/projects/${tenant.projectId}/destinations/${wrong.body.data.id}/check`, {});
-    expect(check.status).toBe(200);
-    expect(check.body.data.ok).toBe(false);
-    expect(check.body.data.problems.join(" ")).toContain("rejected the username or application password");
+  test("added with credentials the site accepts, with no warning", async () => {
+    const created = await api.post(`/v1/projects/${tenant.projectId}/destinations`, destinationBody(site, { name: "Checked on adding" }));
+    expect(created.status).toBe(201);
+    expect(created.body.warnings).toEqual([]);
+    expect(JSON.stringify(created.body)).not.toContain(site.applicationPassword);
+  });
+
+  test("a wrong application password or an unknown user is refused when the destination is added: 422 on application_password, nothing added, the password never echoed", async () => {
+    const before = (await api.get(`/v1/projects/${tenant.projectId}/destinations`)).body.data.length;
+    const password = "aaaa bbbb cccc dddd eeee ffff";
+    const wrong = await api.post(`/v1/projects/${tenant.projectId}/destinations`, destinationBody(site, { name: "Wrong password", application_password: password }));
+    expect(wrong.status).toBe(422);
+    expect(wrong.body).toMatchObject({ errors: { application_password: [expect.stringContaining("rejected the username or application password")] } });
+    expect(Object.keys(wrong.body.errors)).toEqual(["application_password"]);
+    const stranger = await api.post(`/v1/projects/${tenant.projectId}/destinations`, destinationBody(site, { name: "Unknown user", username: "nobody-here" }));
+    expect(stranger.status).toBe(422);
+    // WordPress answers an unknown login as it answers a wrong password.
+    expect(stranger.body.errors).toEqual({ application_password: [expect.stringContaining("username or application password")] });
+    for (const answer of [wrong, stranger]) {
+      expect(JSON.stringify(answer.body)).not.toContain(password);
+      expect(JSON.stringify(answer.body)).not.toContain(site.applicationPassword);
+    }
+    expect((await api.get(`/v1/projects/${tenant.projectId}/destinations`)).body.data).toHaveLength(before);
+  });
+
+  test("a site that cannot be reached is still added, with a warning saying so", async () => {
+    const deadSite = `http://127.0.0.1:${await freePort()}`;
+    const offline = await api.post(`/v1/projects/${tenant.projectId}/destinations`, destinationBody(site, { name: "Offline for now", site_url: deadSite }));
+    expect(offline.status).toBe(201);
+    expect(offline.body.data).toMatchObject({ name: "Offline for now", site_url: deadSite });
+    expect(offline.body.warnings).toEqual([expect.stringContaining("could not be reached")]);
+    expect(JSON.stringify(offline.body)).not.toContain(site.applicationPassword);
+  });
+
+  test("a REST API announced on another origin is refused on site_url, and that origin never gets the credential", async () => {
+    // The site's home page names a REST root elsewhere (as an injected Link header would).
+    const elsewhere: string[] = [];
+    const foreign = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: (request) => (elsewhere.push(`${request.method} ${request.headers.get("authorization") ?? "-"}`), Response.json({})) });
+    const front = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      async fetch(request) {
+        const url = new URL(request.url);
+        const forwarded = new Headers(request.headers);
+        forwarded.delete("host");
+        const answer = await fetch(new URL(url.pathname + url.search, site.url), { method: request.method, headers: forwarded, redirect: "manual" });
+        const headers = new Headers(answer.headers);
+        headers.set("link", `<http://localhost:${foreign.port}/wp-json/>; rel="https://api.w.org/"`);
+        headers.delete("content-encoding");
+        headers.delete("content-length");
+        return new Response(await answer.arrayBuffer(), { status: answer.status, headers });
+      },
+    });
+    try {
+      const refused = await api.post(`/v1/projects/${tenant.projectId}/destinations`, destinationBody(site, { name: "Elsewhere", site_url: `http://127.0.0.1:${front.port}` }));
+      expect(refused.status).toBe(422);
+      expect(Object.keys(refused.body.errors)).toEqual(["site_url"]);
+      expect(refused.body.errors.site_url[0]).toContain(`http://localhost:${foreign.port}`);
+      expect(elsewhere).toEqual([]);
+    } finally {
+      front.stop(true);
+      foreign.stop(true);
+    }
   });
 
   test("bad input is a 422 naming each field; another project's destination is 404", async () => {
@@ -101,7 +175,7 @@ describe("destinations", () => {
     expect(Object.keys(bad.body.errors).sort()).toEqual(["default_status", "name", "site_url"]);
     const ghostKey = await api.post(`/v1/projects/${tenant.projectId}/destinations`, { kind: "ghost", name: "Ghost", site_url: "https://ghost.example", admin_api_key: "not-a-key" });
     expect(ghostKey.status).toBe(422);
-    expect(Object.keys(ghostKey.body.errors)).toEqual(["credential"]);
+    expect(Object.keys(ghostKey.body.errors)).toEqual(["admin_api_key"]);
 
     const other = await createTenant(stack);
     const otherApi = apiClient(stack.baseUrl, other.token);
@@ -222,8 +296,12 @@ describe("publishing an article", () => {
     }
   }, 150_000);
 
-  test("wrong credentials end in a recorded failure and a publication event, the article's content and status untouched", async () => {
-    const wrong = await api.post(`/v1/projects/${tenant.projectId}/destinations`, destinationBody(site, { name: "Revoked", application_password: "zzzz yyyy xxxx wwww vvvv uuuu" }));
+  test("credentials revoked after the destination was added end in a recorded failure and a publication event, the article's content and status untouched", async () => {
+    // An application password of its own, accepted when the destination is added, then revoked on the site.
+    const issued = await wpAdmin("POST", "wp/v2/users/me/application-passwords", { name: "revoked later" });
+    const wrong = await api.post(`/v1/projects/${tenant.projectId}/destinations`, destinationBody(site, { name: "Revoked", application_password: issued.password }));
+    expect(wrong.status).toBe(201);
+    await wpAdmin("DELETE", `wp/v2/users/me/application-passwords/${issued.uuid}`);
     const wrongId = wrong.body.data.id;
     const created = await createArticle(api, articleBody(tenant.projectId, { title: "Cleaning a burr grinder" }));
     const done = await waitForArticle(api, created.external_id, (a) => a.status === "completed" && a.ai_detection_score !== null, 60_000);
@@ -273,4 +351,69 @@ describe("publishing an article", () => {
     expect(refusals.map((r) => r.status)).toEqual([422, 422, 422, 422, 422]);
     expect(refusals.map((r) => Object.keys(r.body.errors))).toEqual([["destination_id"], ["publish_at"], ["slug"], ["destination_id"], ["publish.destination_id"]]);
   });
+});
+
+describe("markup in model output", () => {
+  // What a model may write: a heading with an escaped and a raw script, an image with onerror, a
+  // javascript: link in markdown and in HTML, an event handler, escaped markup in the text, and
+  // the same in the description (the excerpt).
+  const body = [
+    `# Brewing &lt;script&gt;alert("title")&lt;/script&gt; <script>alert("h1")</script> at home`,
+    "",
+    `Intro <img src="x" onerror="alert('img')"> with a [plain link](javascript:alert('md')) and <a href="javascript:alert('a')">another</a>.`,
+    "",
+    `<script>alert("body")</script>`,
+    "",
+    `## Grinding <b onmouseover="alert('b')">beans</b>`,
+    "",
+    `Text &lt;script&gt;alert("escaped")&lt;/script&gt; stays text, and so do an image's alt text and a link's title:`,
+    `![Crema &lt;script&gt;alert("alt")&lt;/script&gt;](https://images.example/crema.png) [more](https://example.com/ "&lt;script&gt;alert('title')&lt;/script&gt;")`,
+  ].join("\n");
+  const description = `Excerpt &lt;script&gt;alert("e")&lt;/script&gt; <script>alert("x")</script> <img src=x onerror=alert(1)> <a href="javascript:alert(2)">go</a>`;
+
+  /** What would run where this HTML is shown (script elements, on… handlers, javascript: URLs), and any raw "<script" at all. */
+  function live(html: string): string[] {
+    const { document } = parseHTML(`<!doctype html><html><head></head><body>${html}</body></html>`);
+    const found = /<script/i.test(html) ? ["a raw <script"] : [];
+    for (const element of document.querySelectorAll("*")) {
+      if (element.tagName === "SCRIPT") found.push("a script element");
+      for (const { name, value } of element.attributes) {
+        if (/^on/i.test(name)) found.push(`an ${name} attribute`);
+        if (/^\s*javascript:/i.test(value)) found.push(`a javascript: URL in ${name}`);
+      }
+    }
+    return found;
+  }
+
+  test("reaches the post inert: title, body, excerpt, alt text and tags stored without a script, a handler or a javascript: link, the text kept as text", async () => {
+    const type = `hostile-${Date.now().toString(36)}`;
+    // The simulator answers with the prompt itself ([[sim:echo]]): the article is exactly this envelope.
+    await createWorkflow(api, tenant.projectId, type, [{ output_format: "json", user: `[[sim:echo]]${JSON.stringify({ article: { content: body, meta_description: description } })}` }]);
+    const created = await createArticle(
+      api,
+      articleBody(tenant.projectId, {
+        title: `Beans &lt;script&gt;alert("t")&lt;/script&gt; <img src=x onerror=alert(3)>`,
+        article_type: type,
+        image_count: 1,
+        publish: { destination_id: destinationId, status: "publish", tags: [`<script>alert("tag")</script>roast`] },
+      }),
+    );
+    const article = await waitForArticle(api, created.external_id, publicationIs("published"), 120_000);
+    expect(article.description).toBe(description);
+
+    const [post] = await postsOf(article.external_id);
+    expect(post).toBeDefined();
+    // Stored (raw, as editors and admins get it) and rendered.
+    const fields = { "title.raw": post.title.raw, "title.rendered": post.title.rendered, "content.raw": post.content.raw, "excerpt.raw": post.excerpt.raw, "excerpt.rendered": post.excerpt.rendered };
+    const media = await wp("wp/v2/media", { parent: post.id, context: "edit" });
+    expect(media).toHaveLength(1);
+    const tags = await wp("wp/v2/tags", { include: post.tags.join(","), context: "edit" });
+    const stored = { ...fields, alt_text: media[0].alt_text, "media title": media[0].title.raw, tags: tags.map((t: any) => t.name).join(" ") };
+    expect(Object.fromEntries(Object.entries(stored).map(([field, html]) => [field, live(String(html))]))).toEqual(Object.fromEntries(Object.keys(stored).map((field) => [field, []])));
+
+    // The text is all there, as text: the escaped script of the heading shows as written.
+    expect(post.title.raw).toContain(`Brewing &lt;script&gt;alert("title")&lt;/script&gt;`);
+    expect(post.content.raw).toContain(`&lt;script&gt;alert("escaped")&lt;/script&gt;`);
+    expect(post.excerpt.raw).toContain(`&lt;script&gt;alert("x")&lt;/script&gt;`);
+  }, 150_000);
 });

@@ -18,6 +18,8 @@ const CREDENTIAL_VARIABLE = "DESTINATION_CREDENTIAL";
 // The site gets 30 s for each of the check's requests (its REST root, then the user), longer than
 // the CLI's usual 10 s deadline: a slow site is answered as a problem, not cut off as DEADLINE_EXCEEDED.
 const CHECK_TIMEOUT_MS = 65_000;
+// Adding one waits on the site's first contact, which the service cuts off at 10 s.
+const ADD_TIMEOUT_MS = 20_000;
 
 /**
  * A comma-separated list of names (the parser takes each flag once); undefined when the flag is
@@ -103,7 +105,8 @@ export const destinationCommands: AdminCommand[] = [
     ],
     summary:
       `add a publishing destination to a project (--username: the WordPress login; lists comma-separated). The credential (WordPress application password, ` +
-      `Ghost Admin API key) is read from ${CREDENTIAL_VARIABLE}, else the first line of standard input (a prompt without echo on a terminal); it is never printed`,
+      `Ghost Admin API key) is read from ${CREDENTIAL_VARIABLE}, else the first line of standard input (a prompt without echo on a terminal); it is never printed. ` +
+      "The site is asked first: a credential it refuses fails the command (INVALID_ARGUMENT on credential); a site that cannot be reached still gets the destination, with warnings",
     run: async (f, c) => {
       const kind = required(f, "kind");
       if (!KINDS.includes(kind)) throw new UsageError(`--kind must be ${KINDS.join(" or ")}, got "${kind}"`);
@@ -120,7 +123,10 @@ export const destinationCommands: AdminCommand[] = [
         defaultTags: names(f, "tags") ?? [],
         authorId: authorId === undefined ? undefined : BigInt(authorId),
       };
-      return asJson(CreateDestinationResponseSchema, await c.publishing.createDestination({ ...request, credential: await credential() })).destination;
+      // The service tries the credential against the site first (up to 10 s), longer than the CLI's usual deadline.
+      const reply = asJson(CreateDestinationResponseSchema, await c.publishing.createDestination({ ...request, credential: await credential() }, { timeoutMs: ADD_TIMEOUT_MS }));
+      for (const warning of reply.warnings ?? []) console.error(`destination added with a warning: ${warning}`);
+      return { ...reply.destination, warnings: reply.warnings ?? [] };
     },
   }),
   command({

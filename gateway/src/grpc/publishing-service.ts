@@ -66,9 +66,10 @@ export function publishingService(router: ConnectRouter, calls: PublicCalls, pub
     listDestinations: (req, ctx) =>
       answer("ListDestinations", async () => ({ destinations: (await publishing.list(await destinationsCaller(ctx), String(req.projectId))).map(destinationOf) })),
     createDestination: (req, ctx) =>
-      answer("CreateDestination", async () => ({
-        destination: destinationOf(await publishing.create(await destinationsCaller(ctx), String(req.projectId), destinationBody(req.destination))),
-      })),
+      answer("CreateDestination", async () => {
+        const { destination, warnings } = await publishing.create(await destinationsCaller(ctx), String(req.projectId), destinationBody(req.destination));
+        return { destination: destinationOf(destination), warnings };
+      }),
     getDestination: (req, ctx) =>
       answer("GetDestination", async () => ({
         destination: destinationOf(await publishing.get(await destinationsCaller(ctx), String(req.projectId), String(req.destinationId))),

@@ -62,8 +62,8 @@ const ARTICLE_EVENT = {
   required: ["id", "event", "data"],
 };
 
-/** The success envelope around `data` (and the optional message). */
-function envelope(data: Json | null, opts: { message?: "required" | "optional"; meta?: boolean } = {}): Json {
+/** The success envelope around `data` (and the optional message, the page, or the warnings of an accepted change). */
+function envelope(data: Json | null, opts: { message?: "required" | "optional"; meta?: boolean; warnings?: string } = {}): Json {
   const properties: Json = { success: { type: "boolean", const: true } };
   const required = ["success"];
   if (data) {
@@ -77,6 +77,10 @@ function envelope(data: Json | null, opts: { message?: "required" | "optional"; 
   if (opts.meta) {
     properties.meta = ref("PageMeta");
     required.push("meta");
+  }
+  if (opts.warnings) {
+    properties.warnings = { type: "array", items: { type: "string" }, description: opts.warnings };
+    required.push("warnings");
   }
   return { type: "object", properties, required };
 }
@@ -251,11 +255,21 @@ const PATHS: Record<string, Record<string, Operation>> = {
     post: {
       operationId: "createDestination",
       summary: "Add a WordPress or Ghost destination; its credential is write-only",
-      description: "The credential is stored encrypted and never returned. Needs update access. POST …/check tries it against the site.",
+      description:
+        "The site is asked first, with the credential: when it refuses the credential (a wrong password and an unknown WordPress user alike) the answer is 422 naming `application_password` / `admin_api_key` and nothing is added; an address the site's answer rules out (a REST API announced on another origin, an address the guard refuses) is 422 on `site_url`. A site that cannot be reached within 10 s, or whose answer shows another problem (the user may not publish, no REST API found), still gets its destination: 201 with `warnings`. Outside development (`ALLOW_PRIVATE_URLS`) `site_url` must be `https://`. The credential is stored encrypted and never returned or logged. Needs update access. POST …/check tries it again later.",
       tags: publishingTags,
       parameters: [PROJECT_PARAM],
       requestBody: body("DestinationCreate", "The site and its credential."),
-      responses: { "201": ok("The destination.", envelope(ref("Destination"))), "403": resp("Forbidden"), "404": resp("NotFound"), ...BODY_ERRORS, ...GATE },
+      responses: {
+        "201": ok(
+          "The destination, and what the first contact with the site found amiss without refusing it.",
+          envelope(ref("Destination"), { warnings: "Additive: one sentence per problem the site's first contact showed without refusing the destination (e.g. the site could not be reached); empty when all is well." }),
+        ),
+        "403": resp("Forbidden"),
+        "404": resp("NotFound"),
+        ...BODY_ERRORS,
+        ...GATE,
+      },
     },
   },
   "/v1/projects/{project}/destinations/{destination}": {

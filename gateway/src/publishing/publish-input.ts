@@ -23,7 +23,7 @@ export const PUBLISH_FIELDS = {
 export const DESTINATION_FIELDS = {
   kind: { type: "string", required: true, enum: ["wordpress", "ghost"], description: "The kind of site.", example: "wordpress" },
   name: { type: "string", required: true, max: 100, description: "A name for people, 1 to 100 characters.", example: "Company blog" },
-  site_url: { type: "string", required: true, max: 2000, format: "uri", description: "The site's http(s) address.", example: "https://blog.example.com" },
+  site_url: { type: "string", required: true, max: 2000, format: "uri", description: "The site's https:// address (http:// only where ALLOW_PRIVATE_URLS marks a development setup).", example: "https://blog.example.com" },
   username: { type: "string", max: 60, description: "WordPress: the login name of the user posts are published as.", example: "editor" },
   application_password: { type: "string", max: 200, description: "WordPress: an application password of that user (Users → Profile → Application Passwords). Write-only.", example: "abcd EFGH ijkl MNOP qrst UVWX" },
   admin_api_key: { type: "string", max: 200, description: "Ghost: an Admin API key, \"<id>:<secret>\" (Settings → Integrations). Write-only.", example: "6489d1c5e4b0c2a1f0e9d8c7:3f9a…" },

@@ -76,10 +76,21 @@ export class PublishingOperations {
     return (await this.dispatcher.listDestinations({ projectId })).destinations.map(presentDestination);
   }
 
-  async create(caller: Caller, project: string, body: unknown): Promise<PresentedDestination> {
+  /** The destination added, and what the site's first contact found amiss without refusing it. */
+  async create(caller: Caller, project: string, body: unknown): Promise<{ destination: PresentedDestination; warnings: string[] }> {
     const projectId = await this.project(caller, project, "update");
     const input = destinationInput(body);
-    return presentDestination((await asFieldErrors(() => this.dispatcher.createDestination({ projectId, ...input }))).destination!);
+    // The dispatcher names the credential by its own field; the request names it by its kind's.
+    const credentialField = input.kind === "ghost" ? "admin_api_key" : "application_password";
+    try {
+      const created = await this.dispatcher.createDestination({ projectId, ...input });
+      return { destination: presentDestination(created.destination!), warnings: [...created.warnings] };
+    } catch (error) {
+      const errors = fieldErrorsOfRefusal("", error);
+      if (!errors) throw error;
+      const { credential, ...others } = errors;
+      throw validationError(credential ? { ...others, [credentialField]: credential } : others);
+    }
   }
 
   async get(caller: Caller, project: string, destination: string): Promise<PresentedDestination> {

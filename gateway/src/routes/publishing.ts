@@ -21,11 +21,11 @@ export const publishingRoutes = (gate: V1Gate, publishing: PublishingOperations)
         .post(
           "/v1/projects/:project/destinations",
           async ({ caller, params, body, set }) => {
-            const data = await publishing.create(caller, params.project, body);
+            const { destination, warnings } = await publishing.create(caller, params.project, body);
             set.status = 201;
-            return { success: true, data };
+            return { success: true, data: destination, warnings };
           },
-          { detail: { summary: "Add a WordPress or Ghost destination; its credential is write-only", tags: TAGS } },
+          { detail: { summary: "Add a WordPress or Ghost destination, its credential tried against the site; the credential is write-only", tags: TAGS } },
         )
         .get("/v1/projects/:project/destinations/:destination", async ({ caller, params }) => ({ success: true, data: await publishing.get(caller, params.project, params.destination) }), {
           detail: { summary: "Retrieve one destination", tags: TAGS },

@@ -62,6 +62,7 @@ await runService({
       lifecycle: services.lifecycle,
       queue: () => (publishingQueue ??= openQueue<PublishingJob>("publishing", connectRedis(config.redisUrl), config.redisPrefix)),
       fetch: guardedFetch({ allowPrivate: settings.allowPrivateUrls }),
+      allowPlainHttp: settings.allowPrivateUrls,
     });
     return (router) => {
       signing(router);

@@ -13,7 +13,8 @@ import { publishingJobId, type PublishingJob } from "../../kit/src/queues.ts";
 import { currentRequestId } from "../../kit/src/request-context.ts";
 import { currentTraceparent } from "../../kit/src/tracing.ts";
 import type { Db } from "./db/client.ts";
-import { createDestination, deleteDestination, getDestination, listDestinations, openDestination, positiveId, type Destination } from "./domain/destinations.ts";
+import { checkedDestination, createDestination, deleteDestination, getDestination, listDestinations, openDestination, positiveId, type Destination } from "./domain/destinations.ts";
+import { firstContact } from "./publishing/first-contact.ts";
 import { postSettings } from "./publishing/post-settings.ts";
 import { publisherFor } from "./publishing/publishers.ts";
 
@@ -26,6 +27,8 @@ export interface PublishingRoutesDeps {
   /** The `publishing` queue, opened when the service starts. */
   queue: () => Queue<PublishingJob>;
   fetch: typeof fetch;
+  /** ALLOW_PRIVATE_URLS: plain http sites may be added (local development, tests). */
+  allowPlainHttp: boolean;
 }
 
 const destinationMessage = (d: Destination): MessageInitShape<typeof DestinationSchema> => ({
@@ -44,6 +47,7 @@ const destinationMessage = (d: Destination): MessageInitShape<typeof Destination
 
 export function publishingRoutes(deps: PublishingRoutesDeps) {
   const { db, secretKey } = deps;
+  const rules = { allowPlainHttp: deps.allowPlainHttp };
   const ids = (req: { projectId: bigint; destinationId: bigint }) => [positiveId("project_id", req.projectId), positiveId("destination_id", req.destinationId)] as const;
 
   return (router: ConnectRouter) => {
@@ -52,7 +56,7 @@ export function publishingRoutes(deps: PublishingRoutesDeps) {
         const projectId = positiveId("project_id", req.projectId);
         // NOT_FOUND from accounts-billing passes through: no destination for a project that does not exist.
         await deps.accounts.getProject({ projectId: req.projectId });
-        const destination = await createDestination(db, secretKey, {
+        const input = {
           projectId,
           kind: req.kind,
           name: req.name,
@@ -63,8 +67,11 @@ export function publishingRoutes(deps: PublishingRoutesDeps) {
           defaultCategories: req.defaultCategories,
           defaultTags: req.defaultTags,
           authorId: req.authorId === undefined ? undefined : Number(req.authorId),
-        });
-        return { destination: destinationMessage(destination) };
+        };
+        // Every field's own rules first, so the site is only asked about a destination that could be stored.
+        const site = checkedDestination(input, rules);
+        const warnings = await firstContact(site, input.credential.trim(), deps.fetch);
+        return { destination: destinationMessage(await createDestination(db, secretKey, input, rules)), warnings };
       },
       async listDestinations(req) {
         return { destinations: (await listDestinations(db, positiveId("project_id", req.projectId))).map(destinationMessage) };
@@ -74,7 +81,8 @@ export function publishingRoutes(deps: PublishingRoutesDeps) {
       },
       async checkDestination(req) {
         const { destination, credential } = await openDestination(db, secretKey, ...ids(req));
-        return publisherFor(destination, credential, deps.fetch).check();
+        const { refusedField: _field, ...check } = await publisherFor(destination, credential, deps.fetch).check();
+        return check;
       },
       async deleteDestination(req) {
         return { deleted: await deleteDestination(db, ...ids(req)) };

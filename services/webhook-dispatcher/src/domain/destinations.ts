@@ -50,7 +50,13 @@ export function termNames(field: string, names: readonly string[], errors: Field
   return trimmed;
 }
 
-function checked(input: NewDestination): { kind: DestinationKind; defaults: DestinationDefaults; name: string; siteUrl: string; username: string | null } {
+export interface DestinationRules {
+  /** ALLOW_PRIVATE_URLS (local development, tests): plain http sites may be added. */
+  allowPlainHttp: boolean;
+}
+
+/** The destination's fields as they will be stored, or INVALID_ARGUMENT naming every field that is wrong. */
+export function checkedDestination(input: NewDestination, rules: DestinationRules): { kind: DestinationKind; defaults: DestinationDefaults; name: string; siteUrl: string; username: string | null } {
   const errors: FieldErrors = {};
   const kind = (DESTINATION_KINDS as readonly string[]).includes(input.kind) ? (input.kind as DestinationKind) : undefined;
   if (!kind) errors.kind = [`kind must be one of ${DESTINATION_KINDS.join(", ")}.`];
@@ -58,7 +64,9 @@ function checked(input: NewDestination): { kind: DestinationKind; defaults: Dest
   if (name.length === 0 || name.length > LIMITS.name) errors.name = [`name must be 1 to ${LIMITS.name} characters.`];
   const siteUrl = input.siteUrl.trim();
   const shape = siteUrl.length > LIMITS.siteUrl ? `longer than ${LIMITS.siteUrl} characters` : checkUrlShape(siteUrl);
-  if (shape) errors.site_url = [`site_url must be the site's http or https address: ${shape}.`];
+  if (shape) errors.site_url = [`site_url must be the site's https address: ${shape}.`];
+  // The credential goes with every request to the site: never in clear outside development.
+  else if (!rules.allowPlainHttp && new URL(siteUrl).protocol === "http:") errors.site_url = ["site_url must be an https:// address: the credential is sent with every request to the site."];
   const username = input.username?.trim() || null;
   if (kind === "wordpress" && (!username || username.length > LIMITS.username)) errors.username = [`username (the WordPress login name) is required, at most ${LIMITS.username} characters.`];
   if (kind === "ghost" && username) errors.username = ["username is for WordPress destinations only."];
@@ -82,8 +90,8 @@ function checked(input: NewDestination): { kind: DestinationKind; defaults: Dest
 
 const withoutCredential = ({ credentialNonce: _n, credentialCiphertext: _c, ...destination }: DestinationRecord): Destination => destination;
 
-export async function createDestination(db: Db, key: Buffer, input: NewDestination): Promise<Destination> {
-  const { kind, name, siteUrl, username, defaults } = checked(input);
+export async function createDestination(db: Db, key: Buffer, input: NewDestination, rules: DestinationRules): Promise<Destination> {
+  const { kind, name, siteUrl, username, defaults } = checkedDestination(input, rules);
   const sealed = sealSecret(key, input.credential.trim(), credentialContext(input.projectId));
   const [row] = await db
     .insert(destinations)

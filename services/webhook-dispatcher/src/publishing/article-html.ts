@@ -5,6 +5,7 @@
 // own, and soft line breaks become spaces (WordPress's wpautop would turn them into <br>).
 import { parseHTML } from "linkedom";
 import { renderHtml, unwrapBody, type SizedImage } from "../domain/completion-payload.ts";
+import { htmlText } from "./html-text.ts";
 
 export interface ArticleHtml {
   /** The post's body. */
@@ -25,6 +26,27 @@ const levelOf = (element: Element) => Number(element.tagName[1]);
 function fragment(html: string) {
   const { document } = parseHTML(`<!doctype html><html><head></head><body>${html}</body></html>`);
   return { document, body: document.body };
+}
+
+/**
+ * The HTML of a node's children, with `<` and `>` escaped in attribute values as well as in text
+ * (innerHTML leaves them raw in attributes, as HTML allows): an alt text holding "<script>" then
+ * stands nowhere in the post as markup, for WordPress's filters, which read HTML with regular
+ * expressions, or for anything else that does. The body is sanitised: no script or style content.
+ */
+function serialize(node: Node): string {
+  let out = "";
+  for (const child of node.childNodes) {
+    if (child.nodeType === 3) out += htmlText(child.nodeValue ?? "");
+    else if (child.nodeType === 8) out += `<!--${child.nodeValue}-->`;
+    else if (child.nodeType === 1) {
+      const element = child as Element;
+      const tag = element.tagName.toLowerCase();
+      const attributes = [...element.attributes].map((a) => ` ${a.name}="${htmlText(a.value).replace(/"/g, "&quot;")}"`).join("");
+      out += VOID.has(element.tagName) ? `<${tag}${attributes}>` : `<${tag}${attributes}>${serialize(element)}</${tag}>`;
+    }
+  }
+  return out;
 }
 
 /** A heading's anchor as GitHub spells it ("Why it works?" → "why-it-works"), told apart by a number when met again. */
@@ -79,7 +101,7 @@ export function articleHtml(content: string, images: readonly SizedImage[] = [])
   for (const h of body.querySelectorAll("h2, h3, h4, h5, h6")) h.setAttribute("id", anchorOf(h.textContent ?? "", anchors));
   wrapSections(document, body);
   joinSoftBreaks(body);
-  return { html: body.innerHTML.trim(), heading };
+  return { html: serialize(body).trim(), heading };
 }
 
 /** Where an image of the article now lives on the site. */
@@ -109,7 +131,7 @@ export function withUploadedImages(html: string, uploaded: ReadonlyMap<string, U
     const media = uploaded.get(a.getAttribute("href") ?? "");
     if (media) a.setAttribute("href", media.sourceUrl);
   }
-  return body.innerHTML;
+  return serialize(body);
 }
 
 /**
@@ -123,7 +145,7 @@ export function withHiddenComment(html: string, text: string): string {
   if (!first) return `<!-- ${text} -->${html}`;
   if (VOID.has(first.tagName)) body.insertBefore(comment, first);
   else first.insertBefore(comment, first.firstChild);
-  return body.innerHTML;
+  return serialize(body);
 }
 
 const VOID = new Set(["AREA", "BR", "COL", "EMBED", "HR", "IMG", "INPUT", "SOURCE", "TRACK", "WBR"]);

@@ -72,6 +72,8 @@ export interface GhostConnectionCheck {
   ok: boolean;
   siteTitle?: string;
   problems: string[];
+  /** The failure behind `ok: false`. */
+  error?: GhostError;
 }
 
 interface PostRecord {
@@ -199,7 +201,7 @@ export function ghostClient(access: GhostAccess) {
           : error.status === 404 || error.code === "not_json" ? "No Ghost Admin API was found at this address."
           : error.retryable ? `The site could not be reached just now (${error.message}).`
           : error.message;
-        return { ok: false, problems: [problem] };
+        return { ok: false, problems: [problem], error };
       }
     },
 

@@ -1,7 +1,8 @@
 // The `fetch` the publishing clients use: every request to a customer's site goes through the
 // same address guard as webhooks (kit/safe-http.ts: resolved once, private and internal addresses
 // refused, each redirect hop judged again), so a destination's address cannot reach inside the
-// cluster. A refused address is a permanent failure, not one to retry.
+// cluster; nor, outside development (ALLOW_PRIVATE_URLS), to a plain http address. A refused
+// address is a permanent failure, not one to retry.
 import { safeRequest, SafeHttpError } from "../../../kit/src/safe-http.ts";
 
 export interface GuardOptions {
@@ -25,6 +26,11 @@ export function guardedFetch(options: GuardOptions): typeof fetch {
   const guarded = async (input: RequestInfo | URL, init: RequestInit = {}): Promise<Response> => {
     const url = input instanceof Request ? input.url : String(input);
     const headers = Object.fromEntries(new Headers(init.headers).entries());
+    // Every request to a site carries its credential: over plain http it would cross the network in
+    // clear. Destinations are made https-only (domain/destinations.ts); this holds for older ones too.
+    if (!options.allowPrivate && URL.canParse(url) && new URL(url).protocol === "http:") {
+      throw new RefusedRequest(`${new URL(url).origin} is plain http, which would send the credential in clear: the site must be https://`);
+    }
     const started = Date.now();
     // safeRequest takes a duration, not the caller's signal: the clients' own budgets (30 s, uploads 60 s) are matched here.
     const timeoutMs = init.body ? 60_000 : 30_000;

@@ -26,9 +26,14 @@ export interface PostedArticle {
   created: boolean;
 }
 
+/** A field of a destination the site's answer shows to be wrong (rather than the site unavailable). */
+export type RefusedField = "credential" | "site_url";
+
 export interface DestinationCheck {
   ok: boolean;
   problems: string[];
+  /** Set when the site refused the credential, or its address cannot be used. */
+  refusedField?: RefusedField;
   userName?: string;
   canCreatePosts: boolean;
   canPublishPosts: boolean;
@@ -49,17 +54,31 @@ export interface PublishFailure extends Error {
 
 export const isPublishFailure = (error: unknown): error is PublishFailure => error instanceof Error && typeof (error as { retryable?: unknown }).retryable === "boolean";
 
-export function publisherFor(destination: Destination, credential: string, fetchFn: typeof fetch): Publisher {
+/** The site of a destination: enough to connect to it. */
+export type DestinationSite = Pick<Destination, "kind" | "siteUrl" | "username">;
+
+// Failures that say the address itself cannot be used: not allowed by the guard, not a web
+// address, or a REST root on another origin.
+const ADDRESS_CODES = new Set(["refused_address", "bad_site_url", "foreign_rest_root"]);
+
+function refusedFieldOf(error: { status?: number; code: string } | undefined): RefusedField | undefined {
+  if (!error) return undefined;
+  // WordPress answers an unknown login and a wrong password alike (401 rest_not_logged_in): both are the credential's.
+  if (error.status === 401) return "credential";
+  return ADDRESS_CODES.has(error.code) ? "site_url" : undefined;
+}
+
+export function publisherFor(destination: DestinationSite, credential: string, fetchFn: typeof fetch): Publisher {
   return destination.kind === "ghost" ? ghostPublisher(destination, credential, fetchFn) : wordPressPublisher(destination, credential, fetchFn);
 }
 
-function ghostPublisher(destination: Destination, credential: string, fetchFn: typeof fetch): Publisher {
+function ghostPublisher(destination: DestinationSite, credential: string, fetchFn: typeof fetch): Publisher {
   const client = ghostClient({ siteUrl: destination.siteUrl, adminApiKey: credential, fetch: fetchFn });
   return {
     async check() {
       const c = await client.checkConnection();
       // An integration's key may do everything the Admin API allows: posts, publishing, images.
-      return { ok: c.ok, problems: c.problems, userName: c.siteTitle, canCreatePosts: c.ok, canPublishPosts: c.ok, canUploadMedia: c.ok };
+      return { ok: c.ok, problems: c.problems, refusedField: refusedFieldOf(c.error), userName: c.siteTitle, canCreatePosts: c.ok, canPublishPosts: c.ok, canUploadMedia: c.ok };
     },
     async publish(post) {
       const { settings } = post;
@@ -80,12 +99,12 @@ function ghostPublisher(destination: Destination, credential: string, fetchFn: t
   };
 }
 
-function wordPressPublisher(destination: Destination, credential: string, fetchFn: typeof fetch): Publisher {
+function wordPressPublisher(destination: DestinationSite, credential: string, fetchFn: typeof fetch): Publisher {
   const client = wordPressClient({ siteUrl: destination.siteUrl, username: destination.username ?? "", applicationPassword: credential, fetch: fetchFn });
   return {
     async check() {
       const c = await client.checkConnection();
-      return { ok: c.ok, problems: c.problems, userName: c.user?.name, canCreatePosts: c.can.createPosts, canPublishPosts: c.can.publishPosts, canUploadMedia: c.can.uploadFiles };
+      return { ok: c.ok, problems: c.problems, refusedField: refusedFieldOf(c.error), userName: c.user?.name, canCreatePosts: c.can.createPosts, canPublishPosts: c.can.publishPosts, canUploadMedia: c.can.uploadFiles };
     },
     async publish(post) {
       const { settings } = post;

@@ -2,6 +2,7 @@
 // ends in a hash of them), so publishing the same article again, or a retried job, finds the
 // images already there instead of filling the library with copies.
 import { createHash } from "node:crypto";
+import { htmlText } from "./html-text.ts";
 import type { WordPressRest } from "./wordpress-rest.ts";
 
 export interface ImageFile {
@@ -10,9 +11,9 @@ export interface ImageFile {
   contentType: string;
   /** The file name the library shows, e.g. "espresso-grind.png". */
   filename: string;
-  /** Alternative text, as the article has it. */
+  /** Alternative text, as the article has it (plain text). */
   alt: string;
-  /** The media item's title; the alt text when left out. */
+  /** The media item's title (plain text); the alt text when left out. */
   title?: string;
 }
 
@@ -57,6 +58,10 @@ export function mediaSlugOf(image: ImageFile): string {
   return `${fileNameOf(image).stem}-${createHash("sha256").update(image.bytes).digest("hex").slice(0, 16)}`;
 }
 
+// WordPress strips tags from alt text (sanitize_text_field) and prints it through esc_attr, which
+// leaves entities alone: escaped, "<b>" shows as written instead of vanishing. The title is HTML.
+const altTextOf = (image: ImageFile) => htmlText(image.alt);
+
 const toUploaded = (item: MediaItem, uploaded: boolean): UploadedMedia => ({ id: item.id, sourceUrl: item.source_url, altText: item.alt_text, uploaded, postId: item.post ?? 0 });
 
 /** Media items already in the library under these slugs, by slug. */
@@ -72,7 +77,7 @@ export async function uploadImage(rest: WordPressRest, image: ImageFile, options
   const { data } = await rest.call<MediaItem>("wp/v2/media", {
     method: "POST",
     // With a raw body, WordPress takes the item's fields from the query.
-    query: { alt_text: image.alt, title: image.title ?? image.alt, slug: options.slug, post: options.postId, context: "edit", _fields: MEDIA_FIELDS },
+    query: { alt_text: altTextOf(image), title: htmlText(image.title ?? image.alt), slug: options.slug, post: options.postId, context: "edit", _fields: MEDIA_FIELDS },
     body: image.bytes.slice(),
     headers: { "content-type": image.contentType, "content-disposition": `attachment; filename="${name}"` },
     timeoutMs: 120_000,
@@ -97,8 +102,8 @@ export async function ensureImages<K>(rest: WordPressRest, images: ReadonlyMap<K
       out.set(key, uploaded);
       continue;
     }
-    if (item.alt_text !== image.alt) {
-      const { data } = await rest.call<MediaItem>(`wp/v2/media/${item.id}`, { method: "POST", json: { alt_text: image.alt }, query: { context: "edit", _fields: MEDIA_FIELDS } });
+    if (item.alt_text !== altTextOf(image)) {
+      const { data } = await rest.call<MediaItem>(`wp/v2/media/${item.id}`, { method: "POST", json: { alt_text: altTextOf(image) }, query: { context: "edit", _fields: MEDIA_FIELDS } });
       item = data;
       existing.set(slug, data);
     }

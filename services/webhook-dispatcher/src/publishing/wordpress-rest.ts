@@ -1,6 +1,7 @@
 // Requests to a WordPress site's REST API, as one user (an application password over HTTP Basic
 // auth). The API's root is where the site says it is: `/wp-json/` with pretty permalinks,
-// `/?rest_route=/` without them, or anywhere a plugin moved it.
+// `/?rest_route=/` without them, or anywhere a plugin moved it on the site's own origin; a root
+// announced on another origin is refused, never sent the credential.
 import { errorOfFailure, errorOfResponse, isRetryableStatus, WordPressError } from "./wordpress-errors.ts";
 
 export interface WordPressSiteAccess {
@@ -97,7 +98,18 @@ export function wordPressRest(options: WordPressRestOptions): WordPressRest {
     await response.body?.cancel().catch(() => {});
     if (isRetryableStatus(response.status)) throw errorOfResponse(response, undefined, `GET ${home}`, secrets);
     // A site that hides the header (some security plugins do) still usually serves the default root.
-    return restRootOfLinkHeader(response.headers.get("link"), response.url || home) ?? new URL("wp-json/", home).href;
+    const announced = restRootOfLinkHeader(response.headers.get("link"), response.url || home) ?? new URL("wp-json/", home).href;
+    // The application password goes to the root: only ever to the site's own origin, whatever its
+    // home page (or whatever answers for it) announces.
+    if (new URL(announced).origin !== new URL(home).origin) {
+      throw new WordPressError({
+        retryable: false,
+        code: "foreign_rest_root",
+        message: `GET ${home}: the site announces its REST API at ${new URL(announced).origin}, another origin than ${new URL(home).origin}; credentials are only sent to the site's own origin (set the site's address to the origin that serves it)`,
+        request: `GET ${home}`,
+      });
+    }
+    return announced;
   }
 
   async function call<T>(route: string, c: RestCall = {}): Promise<RestAnswer<T>> {

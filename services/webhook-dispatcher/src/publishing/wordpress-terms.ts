@@ -1,5 +1,6 @@
 // Categories and tags by name: a post takes term ids, a user thinks in names. A name the site
 // does not have yet is created (that needs the manage_categories capability).
+import { htmlText } from "./html-text.ts";
 import { WordPressError } from "./wordpress-errors.ts";
 import type { WordPressRest } from "./wordpress-rest.ts";
 
@@ -25,10 +26,8 @@ const decodeEntities = (text: string) =>
 const sameName = (a: string, b: string) => decodeEntities(a).trim().toLowerCase() === b.trim().toLowerCase();
 
 // …and stores them escaped, so a search for "Tips & tricks" only finds "Tips &amp; tricks" by that spelling.
-const escapeEntities = (text: string) => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
-
 async function findTerm(rest: WordPressRest, taxonomy: Taxonomy, name: string): Promise<number | undefined> {
-  for (const search of new Set([name, escapeEntities(name)])) {
+  for (const search of new Set([name, htmlText(name)])) {
     const { data } = await rest.call<Term[]>(`wp/v2/${taxonomy}`, { query: { search, per_page: 100, hide_empty: false, _fields: "id,name" } });
     const found = data.find((term) => sameName(term.name, name));
     if (found) return found.id;

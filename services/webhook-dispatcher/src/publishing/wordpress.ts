@@ -3,6 +3,7 @@
 // marker naming the article, so a retried job or a second publish finds the post it made before
 // and updates it instead of making another.
 import { withHiddenComment, withUploadedImages } from "./article-html.ts";
+import { htmlText } from "./html-text.ts";
 import { WordPressError } from "./wordpress-errors.ts";
 import { attachToPost, ensureImages, uploadImage, type ImageFile, type UploadedMedia } from "./wordpress-media.ts";
 import { wordPressRest, type WordPressRest, type WordPressRestOptions } from "./wordpress-rest.ts";
@@ -22,10 +23,11 @@ export interface ArticleImageFile extends ImageFile {
 export interface ArticlePost {
   /** The article's identity on this service, written into the post as a hidden marker. */
   articleKey: string;
+  /** Plain text (escaped here: WordPress keeps titles and excerpts as HTML). */
   title: string;
   /** The post's body (article-html.ts); its images still at the article's URLs. */
   html: string;
-  /** Plain text. */
+  /** Plain text, escaped like the title. */
   excerpt?: string;
   slug?: string;
   status: PostStatus;
@@ -198,9 +200,9 @@ async function publishPost(rest: WordPressRest, post: ArticlePost): Promise<Publ
     post.tags ? termIdsByName(rest, "tags", post.tags) : undefined,
   ]);
   const fields = {
-    title: post.title,
+    title: htmlText(post.title),
     content: withHiddenComment(withUploadedImages(post.html, new Map([...media].map(([url, m]) => [url, { id: m.id, sourceUrl: m.sourceUrl }]))), markerText(post.articleKey)),
-    excerpt: post.excerpt,
+    excerpt: post.excerpt === undefined ? undefined : htmlText(post.excerpt),
     slug: post.slug,
     status: post.status,
     date_gmt: post.date ? post.date.toISOString().replace(/\.\d{3}Z$/, "") : undefined,
