@@ -1,13 +1,17 @@
 // A plan's articles_in_flight (an explicit cap on an account's articles the generation runner
 // keeps in flight at once) and share_weight (the account's weight in the runners' fair shares)
 // through the operator CLI, and QuotaService.GetGenerationShare, which the runner asks for an
-// account's cap and weight, through a real client against the running stack.
+// account's cap and weight, through a real client against the running stack; then the cap as the
+// runner enforces it, seen through the API: articles beyond it wait queued, then run.
 import { beforeAll, describe, expect, test } from "bun:test";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { runAdmin } from "../harness/admin-cli.ts";
 import { quotaClient } from "../harness/service-clients.ts";
 import { useStack, type TestStack } from "../harness/stack.ts";
-import { operatorClient } from "../harness/tenants.ts";
+import { createTenant, operatorClient } from "../harness/tenants.ts";
+import { apiClient } from "../harness/http.ts";
+import { articleBody, createWorkflow, marker } from "./generation-support.ts";
+import { createArticles } from "./provider-support.ts";
 import { fieldErrorsOf } from "../../services/kit/src/errors.ts";
 
 let stack: TestStack;
@@ -261,4 +265,33 @@ describe("QuotaService.GetGenerationShare", () => {
     expect(error.code).toBe(Code.NotFound);
     expect(error.rawMessage).toBe("No such account.");
   }, 30_000);
+});
+
+describe("the generation runner enforces articles_in_flight", () => {
+  test("with a cap of 2, five articles created at once run two at a time: the others wait queued, then run, and all complete", async () => {
+    const CAP = 2;
+    const ARTICLES = 5;
+    const tenant = await createTenant(stack, { articlesInFlight: CAP });
+    const api = apiClient(stack.baseUrl, tenant.token);
+    // Each article's one step takes 1.5 s, so any article running beyond the cap is seen by the polls below.
+    const type = marker("capped");
+    await createWorkflow(api, tenant.projectId, type, [{ step_name: "Write", user: `[[sim:sleep=1500]][[sim:words=30]] capped ${type}` }]);
+    await createArticles(api, ARTICLES, articleBody(tenant.projectId, { article_type: type }), ARTICLES);
+
+    // Every 100 ms until all have ended: how many run (started, not ended) and how many wait queued.
+    const seen: { running: number; queued: number }[] = [];
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const listed = (await api.get(`/v1/articles?project_id=${tenant.projectId}&per_page=50`)).body.data as { status: string }[];
+      const count = (statuses: string[]) => listed.filter((a) => statuses.includes(a.status)).length;
+      seen.push({ running: count(["batching", "writing", "polishing"]), queued: count(["queued"]) });
+      if (count(["completed", "failed"]) === ARTICLES || Date.now() > deadline) break;
+      await Bun.sleep(100);
+    }
+    const statuses = ((await api.get(`/v1/articles?project_id=${tenant.projectId}&per_page=50`)).body.data as { status: string }[]).map((a) => a.status);
+    expect(statuses).toEqual(Array(ARTICLES).fill("completed"));
+    // Never more than the cap at once; the cap reached while others waited their turn.
+    expect(Math.max(...seen.map((s) => s.running))).toBe(CAP);
+    expect(seen.some((s) => s.running === CAP && s.queued === ARTICLES - CAP)).toBe(true);
+  }, 90_000);
 });

@@ -16,6 +16,8 @@ export interface TenantOptions {
   audience?: string;
   /** The plan's weight in the runners' fair shares between accounts (1 when unset). */
   shareWeight?: number;
+  /** The plan's cap on the account's articles in flight at once (none when unset). */
+  articlesInFlight?: number;
 }
 
 export interface Tenant {
@@ -40,6 +42,7 @@ export async function createTenant(stack: TestStack, opts: TenantOptions = {}): 
     requestsPerHour: opts.perHour ?? 100_000,
     requestsPerDay: opts.perDay ?? 1_000_000,
     shareWeight: opts.shareWeight,
+    articlesInFlight: opts.articlesInFlight,
   });
   const { account } = await op.createAccount({ name: "Test account", planId: opts.subscribed === false ? undefined : plan!.id });
   const email = `user-${randomBytes(5).toString("hex")}@example.com`;
