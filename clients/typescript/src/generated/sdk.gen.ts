@@ -120,7 +120,7 @@ export const listDestinations = <ThrowOnError extends boolean = false>(options: 
 /**
  * Add a WordPress or Ghost destination; its credential is write-only
  *
- * The credential is stored encrypted and never returned. Needs update access. POST …/check tries it against the site.
+ * The site is asked first, with the credential: when it refuses the credential (a wrong password and an unknown WordPress user alike) the answer is 422 naming `application_password` / `admin_api_key` and nothing is added; an address the site's answer rules out (a REST API announced on another origin, an address the guard refuses) is 422 on `site_url`. A site that cannot be reached within 10 s, or whose answer shows another problem (the user may not publish, no REST API found), still gets its destination: 201 with `warnings`. Outside development (`ALLOW_PRIVATE_URLS`) `site_url` must be `https://`. The credential is stored encrypted and never returned or logged. Needs update access. POST …/check tries it again later.
  */
 export const createDestination = <ThrowOnError extends boolean = false>(options: Options<CreateDestinationData, ThrowOnError>): RequestResult<CreateDestinationResponses, CreateDestinationErrors, ThrowOnError> => (options.client ?? client).post<CreateDestinationResponses, CreateDestinationErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],

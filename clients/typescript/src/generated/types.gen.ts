@@ -792,7 +792,7 @@ export type DestinationCreate = {
      */
     name: string;
     /**
-     * The site's http(s) address.
+     * The site's https:// address (http:// only where ALLOW_PRIVATE_URLS marks a development setup).
      */
     site_url: string;
     /**
@@ -1936,11 +1936,15 @@ export type CreateDestinationError = CreateDestinationErrors[keyof CreateDestina
 
 export type CreateDestinationResponses = {
     /**
-     * The destination.
+     * The destination, and what the first contact with the site found amiss without refusing it.
      */
     201: {
         success: true;
         data: Destination;
+        /**
+         * Additive: one sentence per problem the site's first contact showed without refusing the destination (e.g. the site could not be reached); empty when all is well.
+         */
+        warnings: Array<string>;
     };
 };
 
