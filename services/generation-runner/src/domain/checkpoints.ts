@@ -244,8 +244,7 @@ export async function imageById(db: Db, imageId: string): Promise<StoredImage | 
 
 export interface StoredResearch {
   query: string;
-  /** siteName is absent in research checkpointed before sources were shown. */
-  sources: { index: number; title: string; url: string; siteName?: string; text: string; wordCount: number; fetchedAt: string }[];
+  sources: { index: number; title: string; url: string; text: string; wordCount: number; fetchedAt: string }[];
   questions: string[];
 }
 
