@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import type { Subprocess } from "bun";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import IORedis from "ioredis";
+import { connectRedis, onRedisError } from "../../services/kit/src/redis.ts";
 import { Health, HealthCheckResponse_ServingStatus } from "../../proto/gen/grpc/health/v1/health_pb.ts";
 import { ConfigError, GRPC_PORT_OFFSET, METRICS_PORT_OFFSET, SERVICE_URL_VARIABLES, loadDataStores, redactUrl, type ServiceUrls } from "../../services/kit/src/config.ts";
 import { ensureDatabase } from "../../services/kit/src/db.ts";
@@ -118,9 +118,9 @@ async function checkPortsFree(ports: [variable: string, port: number][]): Promis
 async function checkDependencies(env: Record<string, string>): Promise<void> {
   const config = loadDataStores(env);
   await ensureDatabase(config.databaseUrl);
-  const redis = new IORedis(config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 3000, retryStrategy: () => null });
+  const redis = connectRedis(config.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 3000, retryStrategy: () => null });
   let reason = "";
-  redis.on("error", (error) => (reason ||= error.message));
+  onRedisError(redis, (error) => (reason ||= error.message));
   try {
     await redis.connect();
     await redis.ping();

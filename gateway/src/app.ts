@@ -1,7 +1,7 @@
 // Builds the gateway's Elysia app (no listen), so tests and main share it.
+import type { RedisConnection } from "../../services/kit/src/redis.ts";
 import { Elysia } from "elysia";
 import { ConnectError } from "@connectrpc/connect";
-import type IORedis from "ioredis";
 import { HttpError, fromServiceError } from "./errors.ts";
 import { jsonBody } from "./plugins/json-body.ts";
 import { requestIdOf } from "./plugins/request-ids.ts";
@@ -29,9 +29,9 @@ import type { Logger } from "../../services/kit/src/logger.ts";
 
 export interface GatewayDeps {
   clients: ServiceClients;
-  redis: IORedis;
+  redis: RedisConnection;
   /** A connection of its own for listening to article and workflow changes (subscriber mode). */
-  subscriber: IORedis;
+  subscriber: RedisConnection;
   redisPrefix: string;
   logger: Logger;
   /** What the gateway cannot serve without (Redis, its services); /healthz answers 503 while any is unreachable. */

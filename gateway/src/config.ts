@@ -1,5 +1,6 @@
 // Gateway configuration from the environment, validated at start.
 import { loadIdentitySettings, type IdentitySettings } from "../../services/kit/src/workload-identity.ts";
+import { REDIS_URL_SCHEMES } from "../../services/kit/src/redis.ts";
 import { loadActingWorkloads, type ActingWorkloads } from "./grpc/acting-workloads.ts";
 import { envPort, envString, envUrl, ConfigError, GRPC_PORT_OFFSET, loadServiceUrls, metricsPort, type ServiceUrls } from "../../services/kit/src/config.ts";
 
@@ -28,7 +29,7 @@ export function loadGatewayConfig(env: Record<string, string | undefined> = proc
     port,
     grpcPort,
     metricsPort: metricsPort(env, port === 0 ? 0 : port + 1, [port, grpcPort]),
-    redisUrl: envUrl(env, "REDIS_URL", "redis://127.0.0.1:6379", ["redis:", "rediss:"]),
+    redisUrl: envUrl(env, "REDIS_URL", "redis://127.0.0.1:6379", REDIS_URL_SCHEMES),
     redisPrefix,
     identity: loadIdentitySettings(env),
     actingWorkloads: loadActingWorkloads(env),

@@ -3,7 +3,7 @@ import http from "node:http";
 import { failOnConfigError } from "../../services/kit/src/config.ts";
 import { isPortInUse, portInUseMessage } from "../../services/kit/src/port-in-use.ts";
 import { createLogger } from "../../services/kit/src/logger.ts";
-import { connectRedis } from "../../services/kit/src/redis.ts";
+import { connectRedis, duplicateConnection, onRedisError } from "../../services/kit/src/redis.ts";
 import { redisDependency, serviceDependency, watchDependencies } from "../../services/kit/src/dependency-watch.ts";
 import { onShutdown } from "../../services/kit/src/server.ts";
 import { buildApp, gatewayCore } from "./app.ts";
@@ -34,9 +34,9 @@ failOnConfigError(() => trustServiceCa());
 // Commands issued in the same tick by concurrent requests go out in one write. While Redis is
 // away a command fails at once (or after a second) instead of waiting: the request answers 503.
 const redis = connectRedis(config.redisUrl, { enableAutoPipelining: true, enableOfflineQueue: false, commandTimeout: 1000 });
-redis.on("error", (error) => logger.error("redis error", { error: error.message }));
-const subscriber = redis.duplicate({ enableAutoPipelining: false, enableOfflineQueue: true, commandTimeout: undefined });
-subscriber.on("error", (error) => logger.error("redis error", { error: error.message, connection: "subscriber" }));
+onRedisError(redis, (error) => logger.error("redis error", { error: error.message }));
+const subscriber = duplicateConnection(redis, { enableAutoPipelining: false, enableOfflineQueue: true, commandTimeout: undefined });
+onRedisError(subscriber, (error) => logger.error("redis error", { error: error.message, connection: "subscriber" }));
 
 // Bun answers a request head over its limit with an empty 431; raised (Bun reads this setting at
 // run time) so that the gateway's own, lower limits answer in JSON instead.

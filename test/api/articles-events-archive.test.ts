@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import IORedis from "ioredis";
+import { queuePrefix } from "../../services/kit/src/redis.ts";
 import { apiClient, type ApiClient } from "../harness/http.ts";
 import { useStack, type TestStack } from "../harness/stack.ts";
 import { createTenant, type Tenant } from "../harness/tenants.ts";
@@ -133,7 +134,7 @@ describe("what finished articles leave in Redis", () => {
     // Nor are they members of a queue's finished sets.
     for (const queue of ["generation", "webhooks"]) {
       for (const set of ["completed", "failed"]) {
-        for (const id of ids) expect(await redis.zscore(`${stack.redisPrefix}:bull:${queue}:${set}`, id)).toBeNull();
+        for (const id of ids) expect(await redis.zscore(`${queuePrefix(stack.redisPrefix)}:${queue}:${set}`, id)).toBeNull();
       }
     }
     expect(bytes / finished.length).toBeLessThanOrEqual(1024);

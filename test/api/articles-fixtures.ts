@@ -3,6 +3,7 @@
 import { randomUUID } from "node:crypto";
 import { Queue } from "bullmq";
 import IORedis from "ioredis";
+import { queuePrefix } from "../../services/kit/src/redis.ts";
 import postgres from "postgres";
 import { drizzle } from "drizzle-orm/postgres-js";
 import { lifecycleClient, quotaClient } from "../harness/service-clients.ts";
@@ -69,10 +70,10 @@ export async function wordUsage(stack: TestStack, accountId: number) {
   return { used: Number(u.usedWords), reserved: Number(u.reservedWords), remaining: Number(u.remainingWords), monthly: Number(u.monthlyWords) };
 }
 
-/** The generation queue exactly as the stack names it (REDIS_PREFIX:bull:generation). */
+/** The generation queue exactly as the stack names it (under queuePrefix(REDIS_PREFIX)). */
 export function generationQueue(stack: TestStack) {
   const connection = new IORedis(stack.env.REDIS_URL ?? "redis://127.0.0.1:6379", { maxRetriesPerRequest: null });
-  const queue = new Queue("generation", { connection, prefix: `${stack.redisPrefix}:bull` });
+  const queue = new Queue("generation", { connection, prefix: queuePrefix(stack.redisPrefix) });
   return {
     queue,
     async close() {

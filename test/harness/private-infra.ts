@@ -4,6 +4,7 @@
 // Whatever starts here is stopped by `stop()`, and also when the test process exits without calling it.
 import { startStack, type Stack } from "../../deploy/local/stack.ts";
 import { startPrivatePostgres, startPrivateRedis, stopOnExit, type PrivatePostgres, type PrivateRedis } from "../../deploy/local/private-servers.ts";
+import { startRedisCluster, type PrivateRedisCluster } from "./redis-cluster.ts";
 import { TEST_STACK_ENV, type TestStack } from "./stack.ts";
 
 export { freePort, startPrivatePostgres, startPrivateRedis, type PrivatePostgres, type PrivateRedis } from "../../deploy/local/private-servers.ts";
@@ -20,8 +21,29 @@ export interface PrivateStack {
 }
 
 export async function startPrivateStack(env: Record<string, string> = {}): Promise<PrivateStack> {
+  const { stack, postgres, redis, exited, stop } = await startStackOn(startPrivateRedis, env);
+  return { stack, postgres, redis, exited, stop };
+}
+
+/** A stack of its own on a private Postgres and a private Redis Cluster (three masters, a replica each). */
+export interface ClusterStack {
+  stack: TestStack;
+  cluster: PrivateRedisCluster;
+  exited(): string[];
+  stop(): Promise<void>;
+}
+
+export async function startClusterStack(env: Record<string, string> = {}): Promise<ClusterStack> {
+  const { stack, redis, exited, stop } = await startStackOn(async () => {
+    const cluster = await startRedisCluster(3, 1);
+    return Object.assign(cluster, { cleanup: () => cluster.stop() });
+  }, env);
+  return { stack, cluster: redis, exited, stop };
+}
+
+async function startStackOn<R extends { url: string; cleanup(): Promise<void> }>(startRedis: () => Promise<R>, env: Record<string, string>) {
   const pg = await startPrivatePostgres();
-  let redis: PrivateRedis | undefined;
+  let redis: R | undefined;
   let stack: Stack | undefined;
   let keptStack: (() => void) | undefined;
   const killStack = () => {
@@ -34,7 +56,7 @@ export async function startPrivateStack(env: Record<string, string> = {}): Promi
     await pg.cleanup();
   };
   try {
-    redis = await startPrivateRedis();
+    redis = await startRedis();
     keptStack = stopOnExit(killStack);
     const databaseUrl = pg.url("articles");
     const redisPrefix = "faults";

@@ -2,13 +2,12 @@
 // shared budget, fair gate, breaker and account shares on the machine's Redis (under a prefix of
 // their own) and again on a private Redis Cluster, where every script's keys must share a slot.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type IORedis from "ioredis";
 import { parseResetDuration, readLimitReport, retryDelayOf } from "../../services/generation-runner/src/domain/rate-limit-headers.ts";
 import { ProviderCapacity, NO_LIMITS } from "../../services/generation-runner/src/domain/provider-capacity.ts";
 import { CircuitBreakers, FAILURES_TO_OPEN, MAX_PROBE_GAP_MS } from "../../services/generation-runner/src/domain/circuit-breaker.ts";
 import { FairGate } from "../../services/generation-runner/src/domain/fair-gate.ts";
 import { AccountShares } from "../../services/generation-runner/src/domain/account-shares.ts";
-import { connectRedis } from "../../services/kit/src/redis.ts";
+import { connectRedis, type RedisConnection } from "../../services/kit/src/redis.ts";
 import { dropTestData } from "../harness/stack.ts";
 import { eventually } from "../harness/eventually.ts";
 import { startRedisCluster } from "../harness/redis-cluster.ts";
@@ -58,9 +57,9 @@ const claim = (tokens: number) => [{ account: "a", weight: 1, tokens }];
  * The shared budget, fair gate, breaker and account shares, on `where`'s Redis: the same on one
  * server and on a cluster, where every script's keys must share a hash slot.
  */
-function pacingSuites(where: string, connect: () => Promise<{ redis: IORedis; stop(): Promise<void> }>) {
+function pacingSuites(where: string, connect: () => Promise<{ redis: RedisConnection; stop(): Promise<void> }>) {
   describe(where, () => {
-    let redis: IORedis;
+    let redis: RedisConnection;
     let stop: () => Promise<void>;
     beforeAll(async () => {
       ({ redis, stop } = await connect());
@@ -337,5 +336,5 @@ pacingSuites("one Redis", async () => {
 pacingSuites("a Redis Cluster of three masters", async () => {
   const cluster = await startRedisCluster(3);
   // The runner's pacing connection is auto-pipelined, as here; a cluster client has the commands it uses.
-  return { redis: cluster.connect({ enableAutoPipelining: true }) as unknown as IORedis, stop: () => cluster.stop() };
+  return { redis: cluster.connect({ enableAutoPipelining: true }), stop: () => cluster.stop() };
 });

@@ -6,7 +6,7 @@
 // the gateway is not listening to the announcements (before its subscription, or after losing
 // it) nothing is remembered and everything remembered is forgotten. List pages read their
 // records through here too (getMany), and concurrent readers of the same records share one read.
-import type IORedis from "ioredis";
+import type { RedisConnection } from "../../../services/kit/src/redis.ts";
 import type { Article } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import { articleChangesChannel, readArticleChange } from "../../../services/kit/src/article-changes.ts";
 import type { Logger } from "../../../services/kit/src/logger.ts";
@@ -27,7 +27,7 @@ export class ArticleMemory {
   private readonly changes: ChangeListener;
 
   /** `subscriber` is a connection in subscriber mode (ChangeListener). */
-  constructor(subscriber: IORedis, redisPrefix: string, logger: Logger) {
+  constructor(subscriber: RedisConnection, redisPrefix: string, logger: Logger) {
     this.changes = new ChangeListener(
       subscriber,
       articleChangesChannel(redisPrefix),

@@ -1,5 +1,6 @@
 // GET /v1/articles/{id}/events: Server-Sent Events from the article's durable event log
-// (services/kit/src/article-events.ts). One blocking XREAD loop per gateway reads every watched
+// (services/kit/src/article-events.ts). One blocking XREAD loop per gateway (per event-log shard on a
+// Redis Cluster, whose multi-key reads stay within a slot) reads every watched
 // article's stream and fans each event out to that article's open clients, so an open stream
 // costs a map entry and a response, never a query of its own; one timer writes the heartbeat
 // comment to all of them. A client starts from the article's current state, or from the event
@@ -7,7 +8,7 @@
 // has ended its log moves to article-store's archive and its stream leaves Redis soon after, so a
 // client catching up on an ended article reads the archive too (ListArticleEvents), with the same
 // ids and data the stream had.
-import type IORedis from "ioredis";
+import { duplicateConnection, hashTagOf, isCluster, onRedisError, type RedisConnection } from "../../../services/kit/src/redis.ts";
 import type { Article } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import {
   articleEventsKey,
@@ -149,22 +150,27 @@ interface Watched {
   watchers: Set<Watcher>;
 }
 
+/** One blocking XREAD loop and its connection, over the watched keys that one command may read together. */
+interface Lane {
+  reader: RedisConnection;
+  keys: Set<string>;
+  reading: boolean;
+}
+
 export class ArticleEventHub {
-  private readonly reader: IORedis;
   private readonly watched = new Map<string, Watched>();
-  private reading = false;
+  // One lane on a single server; on a cluster one per event-log shard (its keys share a slot).
+  private readonly lanes = new Map<string, Lane>();
   private stopped = false;
   private readonly heartbeat: ReturnType<typeof setInterval>;
 
-  /** `redis` answers the catch-up reads; the blocking loop gets a connection of its own. */
+  /** `redis` answers the catch-up reads; each blocking loop gets a connection of its own. */
   constructor(
-    private readonly redis: IORedis,
+    private readonly redis: RedisConnection,
     private readonly redisPrefix: string,
     private readonly logger: Logger,
     private readonly archive: EventArchive,
   ) {
-    this.reader = redis.duplicate({ enableAutoPipelining: false, enableOfflineQueue: true, commandTimeout: undefined });
-    this.reader.on("error", (error) => logger.error("redis error", { error: error.message, connection: "article-events" }));
     this.heartbeat = setInterval(() => {
       for (const { watchers } of this.watched.values()) for (const w of watchers) w.heartbeat();
     }, HEARTBEAT_MS);
@@ -261,21 +267,36 @@ export class ArticleEventHub {
     this.stopped = true;
     clearInterval(this.heartbeat);
     for (const { watchers } of [...this.watched.values()]) for (const w of [...watchers]) w.end();
-    this.reader.disconnect();
+    for (const lane of this.lanes.values()) lane.reader.disconnect();
+  }
+
+  private laneOf(key: string): Lane {
+    const name = isCluster(this.redis) ? hashTagOf(key) : "";
+    let lane = this.lanes.get(name);
+    if (!lane) {
+      const reader = duplicateConnection(this.redis, { enableAutoPipelining: false, enableOfflineQueue: true, commandTimeout: undefined });
+      onRedisError(reader, (error) => this.logger.error("redis error", { error: error.message, connection: "article-events" }));
+      this.lanes.set(name, (lane = { reader, keys: new Set(), reading: false }));
+    }
+    return lane;
   }
 
   private join(watcher: Watcher, cursor: string): void {
     const entry = this.watched.get(watcher.key);
     if (entry) entry.watchers.add(watcher);
     else this.watched.set(watcher.key, { cursor, watchers: new Set([watcher]) });
-    if (!this.reading) void this.read();
+    const lane = this.laneOf(watcher.key);
+    lane.keys.add(watcher.key);
+    if (!lane.reading) void this.read(lane);
   }
 
   private leave(watcher: Watcher): void {
     const entry = this.watched.get(watcher.key);
     if (!entry) return;
     entry.watchers.delete(watcher);
-    if (entry.watchers.size === 0) this.watched.delete(watcher.key);
+    if (entry.watchers.size > 0) return;
+    this.watched.delete(watcher.key);
+    this.laneOf(watcher.key).keys.delete(watcher.key);
   }
 
   private async catchUp(watcher: Watcher, externalId: string, cursor: string, ended?: Article): Promise<void> {
@@ -293,15 +314,15 @@ export class ArticleEventHub {
     }
   }
 
-  private async read(): Promise<void> {
-    this.reading = true;
+  private async read(lane: Lane): Promise<void> {
+    lane.reading = true;
     try {
-      while (!this.stopped && this.watched.size > 0) {
-        const keys = [...this.watched.keys()];
+      while (!this.stopped && lane.keys.size > 0) {
+        const keys = [...lane.keys];
         const cursors = keys.map((k) => this.watched.get(k)!.cursor);
         let reply: [string, StreamEntry[]][] | null;
         try {
-          reply = (await this.reader.xread("COUNT", READ_COUNT, "BLOCK", BLOCK_MS, "STREAMS", ...keys, ...cursors)) as [string, StreamEntry[]][] | null;
+          reply = (await lane.reader.xread("COUNT", READ_COUNT, "BLOCK", BLOCK_MS, "STREAMS", ...keys, ...cursors)) as [string, StreamEntry[]][] | null;
         } catch (error) {
           if (this.stopped) break;
           this.logger.warn("reading article events failed; retrying", { error: (error as Error).message });
@@ -319,7 +340,7 @@ export class ArticleEventHub {
         }
       }
     } finally {
-      this.reading = false;
+      lane.reading = false;
     }
   }
 }

@@ -2,13 +2,13 @@
 // /metrics, and the BullMQ queue dashboard on /queues for the operator only: the operator's
 // identity token as `Bearer <token>`, or as the password of basic auth (a browser's login prompt).
 // Kept off the public API port so that only the cluster network (a NetworkPolicy) reaches it.
+import type { RedisConnection } from "../../../services/kit/src/redis.ts";
 import { CALLERS } from "../../../services/kit/src/access-policy.ts";
 import type { CallerVerifier } from "../../../services/kit/src/workload-identity.ts";
 import { fileURLToPath } from "node:url";
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { Elysia } from "elysia";
-import type IORedis from "ioredis";
 import { registry } from "../../../services/kit/src/metrics.ts";
 import { openQueue, QUEUES, type QueueName } from "../../../services/kit/src/queues.ts";
 
@@ -43,7 +43,7 @@ export interface AdminServer {
 }
 
 /** The dashboard as a request handler: built on its first request, since most gateways never serve one. */
-async function openDashboard(redis: IORedis, redisPrefix: string): Promise<{ handle(request: Request): Promise<Response>; close(): Promise<void> }> {
+async function openDashboard(redis: RedisConnection, redisPrefix: string): Promise<{ handle(request: Request): Promise<Response>; close(): Promise<void> }> {
   const [{ createBullBoard }, { BullMQAdapter }, { ElysiaAdapter }] = await Promise.all([
     import("@bull-board/api"),
     import("@bull-board/api/bullMQAdapter"),
@@ -60,7 +60,7 @@ async function openDashboard(redis: IORedis, redisPrefix: string): Promise<{ han
   };
 }
 
-export async function startAdminServer(opts: { port: number; verifier: CallerVerifier; redis: () => IORedis; redisPrefix: string }): Promise<AdminServer> {
+export async function startAdminServer(opts: { port: number; verifier: CallerVerifier; redis: () => RedisConnection; redisPrefix: string }): Promise<AdminServer> {
   let dashboard: ReturnType<typeof openDashboard> | undefined;
   const server = Bun.serve({
     port: opts.port,

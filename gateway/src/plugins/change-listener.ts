@@ -2,7 +2,7 @@
 // on which every change is announced, and may remember a record only while listening. A read may
 // be remembered only if no change was heard, and listening did not lapse, while it was under way:
 // a change can overtake a read, and an announcement missed while not subscribed is lost.
-import type IORedis from "ioredis";
+import type { RedisConnection } from "../../../services/kit/src/redis.ts";
 import type { Logger } from "../../../services/kit/src/logger.ts";
 
 export class ChangeListener {
@@ -16,7 +16,7 @@ export class ChangeListener {
    * runs for each announcement on `channel`; `stopped` when listening lapses (everything
    * remembered must then be forgotten).
    */
-  constructor(subscriber: IORedis, channel: string, logger: Logger, heard: (message: string) => void, stopped: () => void) {
+  constructor(subscriber: RedisConnection, channel: string, logger: Logger, heard: (message: string) => void, stopped: () => void) {
     const stopListening = () => {
       this.listening = false;
       stopped();

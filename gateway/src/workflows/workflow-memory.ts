@@ -7,10 +7,9 @@
 // lives a second at most (an announcement lost with a gateway that stopped between the change and
 // its publish), nothing is remembered while not listening, refusals (an unknown type) are never
 // remembered, and entries are keyed by project: a project's custom types are its own.
-import type IORedis from "ioredis";
 import type { PinnedWorkflow } from "../../../proto/gen/articles/workflow_catalog/v1/snapshots_pb.ts";
 import type { Logger } from "../../../services/kit/src/logger.ts";
-import { redisKey } from "../../../services/kit/src/redis.ts";
+import { redisKey, type RedisConnection } from "../../../services/kit/src/redis.ts";
 import { ChangeListener } from "../plugins/change-listener.ts";
 
 const TTL_MS = 1_000;
@@ -32,8 +31,8 @@ export class WorkflowMemory {
 
   /** `redis` publishes; `subscriber` is a connection in subscriber mode (ChangeListener). */
   constructor(
-    private readonly redis: IORedis,
-    subscriber: IORedis,
+    private readonly redis: RedisConnection,
+    subscriber: RedisConnection,
     redisPrefix: string,
     private readonly logger: Logger,
   ) {

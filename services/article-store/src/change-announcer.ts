@@ -2,8 +2,8 @@
 // which) before the call returns, so a caller that then reads through any gateway sees the
 // change. A failed announcement is logged, never fails the committed change: gateways forget
 // what they remember within a second anyway.
+import type { RedisConnection } from "../../kit/src/redis.ts";
 import type { Interceptor } from "@connectrpc/connect";
-import type IORedis from "ioredis";
 import { ArticleLifecycleService } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import { announceArticleChange } from "../../kit/src/article-changes.ts";
 import type { Logger } from "../../kit/src/logger.ts";
@@ -11,7 +11,7 @@ import { changedArticles } from "./changed-articles.ts";
 
 const ANNOUNCE_TIMEOUT_MS = 250;
 
-export function announceArticleChanges(redis: IORedis, redisPrefix: string, logger: Logger): Interceptor {
+export function announceArticleChanges(redis: RedisConnection, redisPrefix: string, logger: Logger): Interceptor {
   return (next) => async (req) => {
     const res = await next(req);
     if (req.service.typeName !== ArticleLifecycleService.typeName || res.stream) return res;

@@ -6,24 +6,26 @@
 // the hourly sweep here copies it: it finds every stream still kept that long whose article has
 // ended. The same sweep prunes archived logs past their week, as the outbox relay prunes its rows.
 // Every step is safe to repeat, so replicas sweeping side by side only repeat each other.
-import type IORedis from "ioredis";
 import {
   appendEndingEvents,
   articleEventsKey,
+  articleEventsPattern,
   ENDED_LOG_SECONDS,
   expireArchivedLog,
+  externalIdOfEventsKey,
   rawStreamEntry,
   type ArticleEvent,
   type RawLoggedEvent,
   type StreamEntry,
 } from "../../kit/src/article-events.ts";
 import type { Logger } from "../../kit/src/logger.ts";
+import { scanKeys, type RedisConnection } from "../../kit/src/redis.ts";
 import type { Db } from "./db/client.ts";
 import { archivedLogEnd, archiveEntries, endedArticlesAmong, pruneArchivedEvents } from "./domain/event-archive.ts";
 
 export interface LogArchive {
   db: Db;
-  redis: IORedis;
+  redis: RedisConnection;
   redisPrefix: string;
 }
 
@@ -69,20 +71,16 @@ export async function archiveArticleLogs(archive: LogArchive, articles: readonly
  */
 export async function sweepUnarchivedLogs(archive: LogArchive): Promise<number> {
   const { db, redis, redisPrefix } = archive;
-  const keyOf = (externalId: string) => articleEventsKey(redisPrefix, externalId);
-  const keyStart = keyOf("").length;
   let swept = 0;
-  let cursor = "0";
-  do {
-    const [next, keys] = await redis.scan(cursor, "MATCH", keyOf("*"), "COUNT", SCAN_COUNT);
-    cursor = next;
+  // On a cluster, every master's keys in turn.
+  for await (const keys of scanKeys(redis, articleEventsPattern(redisPrefix), SCAN_COUNT)) {
     const ttls = await Promise.all(keys.map((key) => redis.ttl(key)));
     // -1: no expiry; longer than an archived stream keeps: not archived since its last entry.
-    const unarchived = keys.filter((_, i) => ttls[i] === -1 || ttls[i]! > ENDED_LOG_SECONDS).map((key) => key.slice(keyStart));
+    const unarchived = keys.filter((_, i) => ttls[i] === -1 || ttls[i]! > ENDED_LOG_SECONDS).map(externalIdOfEventsKey);
     const ended = await endedArticlesAmong(db, unarchived);
     if (ended.length > 0) await archiveArticleLogs(archive, ended);
     swept += ended.length;
-  } while (cursor !== "0");
+  }
   return swept;
 }
 

@@ -8,7 +8,7 @@ import { AccountsService } from "../../../proto/gen/articles/accounts_billing/v1
 import { QuotaService } from "../../../proto/gen/articles/accounts_billing/v1/quota_pb.ts";
 import { serviceClient } from "../../kit/src/clients.ts";
 import { openQueue, type GenerationJob, type WebhookJob } from "../../kit/src/queues.ts";
-import { connectRedis } from "../../kit/src/redis.ts";
+import { connectRedis, type RedisConnection } from "../../kit/src/redis.ts";
 import { runService } from "../../kit/src/service-process.ts";
 import { articleStoreAccess } from "./access.ts";
 import { schema } from "./db/client.ts";
@@ -22,7 +22,6 @@ import { logArticleEnds } from "./article-event-log.ts";
 import { startLogArchiveUpkeep } from "./log-archiver.ts";
 import { failOnConfigError, loadReconcileSettings, type PlatformConfig } from "../../kit/src/config.ts";
 import type { Logger } from "../../kit/src/logger.ts";
-import type IORedis from "ioredis";
 import type { RedisOptions } from "ioredis";
 
 const reconcile = failOnConfigError(() => loadReconcileSettings());
@@ -31,9 +30,9 @@ const reconcile = failOnConfigError(() => loadReconcileSettings());
 let relay: OutboxRelay | undefined;
 /** A Redis connection opened on first use, its errors logged. */
 function lazyRedis(options: RedisOptions = {}) {
-  let redis: IORedis | undefined;
+  let redis: RedisConnection | undefined;
   return {
-    of(config: PlatformConfig, logger: Logger): IORedis {
+    of(config: PlatformConfig, logger: Logger): RedisConnection {
       if (!redis) {
         redis = connectRedis(config.redisUrl, options);
         redis.on("error", (error) => logger.error("redis error", { error: error.message }));

@@ -27,11 +27,10 @@
 import { randomUUID } from "node:crypto";
 import type { Client } from "@connectrpc/connect";
 import type { Job, Queue } from "bullmq";
-import type IORedis from "ioredis";
 import type { ReconcileSettings } from "../../kit/src/config.ts";
 import type { Logger } from "../../kit/src/logger.ts";
 import type { GenerationJob, WebhookJob } from "../../kit/src/queues.ts";
-import { redisKey } from "../../kit/src/redis.ts";
+import { redisKey, type RedisConnection } from "../../kit/src/redis.ts";
 import { redisScript } from "../../kit/src/redis-scripts.ts";
 import { ReservationState, type QuotaService } from "../../../proto/gen/articles/accounts_billing/v1/quota_pb.ts";
 import type { Db } from "./db/client.ts";
@@ -40,7 +39,7 @@ import { owedJob, unfinishedArticlesAfter, type OwedJob, type UnfinishedArticle 
 
 export interface ReconcilerOptions {
   db: Db;
-  redis: IORedis;
+  redis: RedisConnection;
   redisPrefix: string;
   generationQueue: Queue<GenerationJob>;
   webhookQueue: Queue<WebhookJob>;

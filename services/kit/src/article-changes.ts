@@ -1,8 +1,7 @@
 // Announcements that an article record changed, on a Redis channel under REDIS_PREFIX. article-store
 // announces every committed change before it answers; gateways drop what they remember of the
 // article when they hear it (gateway/src/articles/article-memory.ts).
-import type IORedis from "ioredis";
-import { redisKey } from "./redis.ts";
+import { redisKey, type RedisConnection } from "./redis.ts";
 
 export const articleChangesChannel = (redisPrefix: string) => redisKey(redisPrefix, "article-changes");
 
@@ -11,7 +10,7 @@ export interface ChangedArticle {
   externalId: string;
 }
 
-export const announceArticleChange = (redis: IORedis, redisPrefix: string, article: ChangedArticle) =>
+export const announceArticleChange = (redis: RedisConnection, redisPrefix: string, article: ChangedArticle) =>
   redis.publish(articleChangesChannel(redisPrefix), `${article.id} ${article.externalId}`);
 
 export function readArticleChange(message: string): ChangedArticle | undefined {

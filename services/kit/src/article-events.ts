@@ -5,8 +5,7 @@
 // has ended, article-store copies the stream to its archive in Postgres (event-archive.ts there)
 // and lets the stream expire ENDED_LOG_SECONDS later: Redis holds live work only.
 // Also the cancel signal a cancelled article sends to whichever runner works on it.
-import type IORedis from "ioredis";
-import { redisKey } from "./redis.ts";
+import { redisKey, slotKey, type RedisConnection } from "./redis.ts";
 import { redisScript } from "./redis-scripts.ts";
 
 /** Events after which an article's stream ends. */
@@ -23,7 +22,27 @@ const MAX_EVENTS_PER_ARTICLE = 1000;
 const KEEP_SECONDS = 7 * 86_400;
 const APPEND_TIMEOUT_MS = 500;
 
-export const articleEventsKey = (redisPrefix: string, externalId: string) => redisKey(redisPrefix, "article-events", externalId);
+/**
+ * Article logs are spread over this many hash tags: on a Redis Cluster a reader watching many
+ * articles makes one blocking XREAD per shard (a multi-key command stays within one slot), and
+ * the logs still spread over up to this many masters.
+ */
+export const EVENT_LOG_SHARDS = 16;
+
+/** The shard of an article's log (a stable hash of its external_id). */
+export function eventLogShardOf(externalId: string): number {
+  let hash = 0;
+  for (let i = 0; i < externalId.length; i++) hash = (hash * 31 + externalId.charCodeAt(i)) >>> 0;
+  return hash % EVENT_LOG_SHARDS;
+}
+
+export const articleEventsKey = (redisPrefix: string, externalId: string) => `${slotKey(redisPrefix, "article-events", `s${eventLogShardOf(externalId)}`)}:${externalId}`;
+
+/** A SCAN pattern matching every article log of the deployment. */
+export const articleEventsPattern = (redisPrefix: string) => redisKey(redisPrefix, "article-events", "*");
+
+/** The external_id whose log `key` is (the key's last part). */
+export const externalIdOfEventsKey = (key: string) => key.slice(key.lastIndexOf(":") + 1);
 
 /** The channel on which article-store announces a cancelled article (message: its external_id). */
 export const articleCancelsChannel = (redisPrefix: string) => redisKey(redisPrefix, "article-cancels");
@@ -41,7 +60,7 @@ redis.call('EXPIRE', KEYS[1], ARGV[2])
 return 0`);
 
 /** Appends events in order in one command, with one renewal of the stream's expiry; each event's stream id (milliseconds-sequence) is its SSE event id. */
-export async function appendArticleEvents(redis: IORedis, redisPrefix: string, externalId: string, events: readonly ArticleEvent[]): Promise<void> {
+export async function appendArticleEvents(redis: RedisConnection, redisPrefix: string, externalId: string, events: readonly ArticleEvent[]): Promise<void> {
   if (events.length === 0) return;
   const fields: string[] = [];
   for (const event of events) fields.push(event.event, JSON.stringify(event.data));
@@ -53,7 +72,7 @@ export async function appendArticleEvents(redis: IORedis, redisPrefix: string, e
  * `onError` rather than thrown (the log is for watchers; the article record stays the truth).
  * Events made together go out together: a producer pays one round trip for them, not one each.
  */
-export async function tryAppendArticleEvents(redis: IORedis, redisPrefix: string, externalId: string, events: readonly ArticleEvent[], onError: (error: Error) => void): Promise<void> {
+export async function tryAppendArticleEvents(redis: RedisConnection, redisPrefix: string, externalId: string, events: readonly ArticleEvent[], onError: (error: Error) => void): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error("timed out")), APPEND_TIMEOUT_MS)));
   await Promise.race([appendArticleEvents(redis, redisPrefix, externalId, events), timeout])
@@ -181,7 +200,7 @@ return 'appended'`);
  * gone and `archivedEnd` was not given: the caller reads where the archive ends and asks again.
  */
 export async function appendEndingEvents(
-  redis: IORedis,
+  redis: RedisConnection,
   redisPrefix: string,
   externalId: string,
   events: readonly ArticleEvent[],
@@ -201,6 +220,6 @@ if last and last[1] == ARGV[1] then return redis.call('EXPIRE', KEYS[1], ARGV[2]
 return 0`);
 
 /** After the stream's entries up to `lastArchivedId` are in the archive: the stream goes ENDED_LOG_SECONDS later. */
-export async function expireArchivedLog(redis: IORedis, redisPrefix: string, externalId: string, lastArchivedId: string): Promise<void> {
+export async function expireArchivedLog(redis: RedisConnection, redisPrefix: string, externalId: string, lastArchivedId: string): Promise<void> {
   await expireArchived.run(redis, [articleEventsKey(redisPrefix, externalId)], [lastArchivedId, ENDED_LOG_SECONDS]);
 }

@@ -1,6 +1,7 @@
 // Environment configuration with validated defaults: the settings every process shares. The
 // readers of single variables live in env.ts and are re-exported here for the processes' configs.
 import { ConfigError, envInt, envPort, envString, envUrl, type Env } from "./env.ts";
+import { REDIS_URL_SCHEMES } from "./redis.ts";
 import { placeholderIn } from "./secret-strength.ts";
 import { loadIdentitySettings, type IdentitySettings } from "./workload-identity.ts";
 
@@ -61,7 +62,7 @@ export function loadDataStores(env: Env = process.env): Pick<PlatformConfig, "da
   const password = decodeURIComponent(new URL(databaseUrl).password);
   const placeholder = password ? placeholderIn(password) : undefined;
   if (placeholder !== undefined) throw new ConfigError("DATABASE_URL", "its password is a placeholder; set the database's real password");
-  return { databaseUrl, redisUrl: envUrl(env, "REDIS_URL", "redis://127.0.0.1:6379", ["redis:", "rediss:"]), redisPrefix };
+  return { databaseUrl, redisUrl: envUrl(env, "REDIS_URL", "redis://127.0.0.1:6379", REDIS_URL_SCHEMES), redisPrefix };
 }
 
 export function loadPlatformConfig(env: Env = process.env): PlatformConfig {

@@ -3,12 +3,12 @@
 // any other: ioredis's own defineCommand breaks there when the command is defined after the turn's
 // pipeline was made (redis/ioredis#1931: "pipeline[functionName] is not a function", then replies
 // matched to the wrong callers).
+import type { RedisConnection } from "./redis.ts";
 import { createHash } from "node:crypto";
-import type IORedis from "ioredis";
 
 export interface RedisScript {
   /** Runs the script with these keys and arguments on `redis`. */
-  run(redis: IORedis, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown>;
+  run(redis: RedisConnection, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown>;
 }
 
 export function redisScript(lua: string): RedisScript {

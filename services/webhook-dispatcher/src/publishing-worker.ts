@@ -4,11 +4,10 @@
 // create the same post would both miss each other's marker. A job that finds the lock held, or
 // whose attempt our own services cut short, waits without spending an attempt.
 import { UnrecoverableError, Worker, type Job } from "bullmq";
-import type IORedis from "ioredis";
 import type { Logger } from "../../kit/src/logger.ts";
 import { countWorkerJobs, watchQueueDepth } from "../../kit/src/metrics.ts";
 import { openQueue, QUEUES, type PublishingJob } from "../../kit/src/queues.ts";
-import { connectRedis, queuePrefix, redisKey } from "../../kit/src/redis.ts";
+import { connectRedis, queuePrefix, redisKey, type RedisConnection } from "../../kit/src/redis.ts";
 import { withRequestId } from "../../kit/src/request-context.ts";
 import { inJobSpan } from "../../kit/src/tracing.ts";
 import { retryLater } from "./delivery-worker.ts";
@@ -28,7 +27,7 @@ export interface PublishingWorkerOptions {
 }
 
 /** Holds the post of (article, destination) for one job; false when another job has it. A job run again after its worker died takes back its own. */
-async function takeLock(redis: IORedis, key: string, owner: string): Promise<boolean> {
+async function takeLock(redis: RedisConnection, key: string, owner: string): Promise<boolean> {
   const taken = await redis.eval(
     "if redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX') or redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 end return 0",
     1, key, owner, LOCK_MS,
@@ -36,7 +35,7 @@ async function takeLock(redis: IORedis, key: string, owner: string): Promise<boo
   return taken === 1;
 }
 
-async function releaseLock(redis: IORedis, key: string, owner: string): Promise<void> {
+async function releaseLock(redis: RedisConnection, key: string, owner: string): Promise<void> {
   // Only its own: a lock that expired and was taken by another job stays.
   await redis.eval("if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0", 1, key, owner);
 }

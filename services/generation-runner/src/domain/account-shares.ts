@@ -11,8 +11,7 @@
 // A slot is a lease renewed while the article runs: a runner that dies gives its slots back
 // within LEASE_MS. A parked job also wakes by itself after PARK_MS, in case the place it was
 // given was lost with a runner.
-import type IORedis from "ioredis";
-import { slotKey } from "../../../kit/src/redis.ts";
+import { slotKey, type RedisConnection } from "../../../kit/src/redis.ts";
 import { redisScript } from "../../../kit/src/redis-scripts.ts";
 
 const LEASE_MS = 120_000;
@@ -80,7 +79,7 @@ export class AccountShares {
   private readonly renewal: ReturnType<typeof setInterval>;
 
   constructor(
-    private readonly redis: IORedis,
+    private readonly redis: RedisConnection,
     private readonly redisPrefix: string,
     private readonly options: AccountSharesOptions,
   ) {

@@ -4,8 +4,8 @@
 // waited is found at pickup. Either way the run then settles the words of the steps it finished
 // (the latest finished step's output, counted as a completion counts its content) or, with none
 // finished, gives the whole reservation back; no webhook is sent for a failed article.
+import type { RedisConnection } from "../../../kit/src/redis.ts";
 import { Code, ConnectError, type Client } from "@connectrpc/connect";
-import type IORedis from "ioredis";
 import type { ArticleStoreService } from "../../../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import type { QuotaService } from "../../../../proto/gen/articles/accounts_billing/v1/quota_pb.ts";
 import { articleCancelsChannel, isCancelledArticle } from "../../../kit/src/article-events.ts";
@@ -27,7 +27,7 @@ export class CancelWatch {
   private readonly runs = new Map<string, AbortController>();
 
   constructor(
-    subscriber: IORedis,
+    subscriber: RedisConnection,
     redisPrefix: string,
     logger: Logger,
     /** Also told of every cancel, e.g. to wake a job parked between batch polls. */

@@ -9,8 +9,7 @@
 // wait do not probe in step. A provider that answers again is noticed within about that bound. A
 // call never fails for the breaker itself; how long one may wait is the runner's outage bound
 // (PROVIDER_OUTAGE_LIMIT_MS).
-import type IORedis from "ioredis";
-import { slotKey } from "../../../kit/src/redis.ts";
+import { slotKey, type RedisConnection } from "../../../kit/src/redis.ts";
 import { redisScript } from "../../../kit/src/redis-scripts.ts";
 
 export const FAILURES_TO_OPEN = 5;
@@ -77,7 +76,7 @@ export class CircuitBreakers {
   private readonly maxCooldownMs: number;
 
   constructor(
-    private readonly redis: IORedis,
+    private readonly redis: RedisConnection,
     private readonly redisPrefix: string,
     /** The first cool-down of an opened breaker (PROVIDER_BREAKER_COOLDOWN_MS); it doubles at each failed probe. */
     private readonly cooldownMs = 5000,

@@ -10,8 +10,7 @@
 // headers, else from 429s (the pace every replica together had reached, less a tenth; less a fifth at each further
 // 429; a tenth more after each quiet minute). Budgets are enforced over one second, as providers
 // enforce theirs, and paced at HEADROOM of the limit so clocks and network jitter do not cross it.
-import type IORedis from "ioredis";
-import { slotKey } from "../../../kit/src/redis.ts";
+import { slotKey, type RedisConnection } from "../../../kit/src/redis.ts";
 import { redisScript } from "../../../kit/src/redis-scripts.ts";
 
 export interface ConfiguredLimits {
@@ -276,7 +275,7 @@ export class ProviderCapacity {
   private countFlush: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
-    private readonly redis: IORedis,
+    private readonly redis: RedisConnection,
     private readonly redisPrefix: string,
   ) {}
 

@@ -4,14 +4,14 @@
 // is under way (or in the same turn, as a step's end and the next one's start are) go out
 // together in the next; `flush` waits for them, so they land before the article-store call that
 // ends the run logs its final event.
-import type IORedis from "ioredis";
+import type { RedisConnection } from "../../../kit/src/redis.ts";
 import { tryAppendArticleEvents, type ArticleEvent } from "../../../kit/src/article-events.ts";
 import type { Logger } from "../../../kit/src/logger.ts";
 import type { StepCheckpoint, StoredImage } from "./checkpoints.ts";
 import { formatUsd, type Picodollars } from "../../../kit/src/rules/usd.ts";
 
 export interface ArticleEventLog {
-  redis: IORedis;
+  redis: RedisConnection;
   redisPrefix: string;
 }
 
