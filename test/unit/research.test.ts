@@ -521,7 +521,7 @@ describe("gatherResearch", () => {
 
 describe("renderResearch", () => {
   test("numbers each source with its title and URL, followed by its text, separated by blank lines", () => {
-    const sources: ResearchSource[] = [
+    const sources: Omit<ResearchSource, "siteName">[] = [
       { index: 1, title: "Solar farm approved", url: "https://news.example.com/a", text: "First para.\n\nSecond para.", wordCount: 4, fetchedAt: "2024-05-01T00:00:00.000Z" },
       { index: 2, title: "Pour-over guide", url: "https://brew.example.com/b", text: "Grind medium fine.", wordCount: 3, fetchedAt: "2024-05-01T00:00:00.000Z" },
     ];

@@ -161,6 +161,7 @@ function articleMessage(caller: Caller, project: Project, request: ArticleReques
       researchMaxWordsPerSource: request.researchMaxWordsPerSource,
       researchIncludeDomains: request.researchIncludeDomains,
       researchExcludeDomains: request.researchExcludeDomains,
+      citations: request.citations,
       useBatchApi: request.useBatchApi,
       additionalInstruction: request.additionalInstruction ?? undefined,
       imageCount: request.imageCount,

@@ -3,6 +3,7 @@
 // type, model, brand voice, image preset) can add theirs and all are reported at once.
 import { checkUrlShape } from "../../../services/kit/src/safe-http.ts";
 import { DEFAULT_EXCLUDED_DOMAINS, isValidDomain } from "../../../services/kit/src/rules/research-domains.ts";
+import { CITATION_STYLES } from "../../../services/kit/src/citations.ts";
 import { Validator } from "../validation.ts";
 import type { FieldTable } from "../openapi/fields.ts";
 
@@ -81,6 +82,12 @@ export const ARTICLE_FIELDS = {
   include_faq: { type: "boolean", description: "4 to 6 questions after the conclusion.", default: false },
   heading_capitalization: { type: "string", enum: HEADING_CAPITALIZATIONS, description: "Heading case; omitted, left to the model." },
   status: { type: "string", enum: INITIAL_STATUSES, description: "Initial status override (batching only with use_batch_api); rarely used, leave unset." },
+  citations: {
+    type: "string",
+    enum: CITATION_STYLES,
+    default: "none",
+    description: "How the text cites the research sources (needs research_enabled): none leaves the text as written; inline makes each [n] a link to its source; list keeps [n] and adds a Sources section.",
+  },
   image_count: { type: "integer", ...LIMITS.imageCount, description: "Images generated into the article.", default: 0 },
   image_aspect_ratio: { type: "string", enum: IMAGE_ASPECT_RATIOS, description: "Aspect ratio of the images." },
   image_preset_id: { ...ID, description: "An image preset (consistent visual style) of the project." },
@@ -124,6 +131,7 @@ export interface ArticleRequest {
   includeFaq: boolean;
   headingCapitalization: string | null;
   status: (typeof INITIAL_STATUSES)[number] | null;
+  citations: (typeof CITATION_STYLES)[number];
   imageCount: number;
   imageAspectRatio: string | null;
   imagePresetId: number | null;
@@ -196,6 +204,7 @@ export function readArticleRequest(v: Validator): ArticleRequest {
     // Omitted: the default blocklist, stored so the article keeps the list it was created with.
     researchExcludeDomains: domainsOf(v, "research_exclude_domains") ?? (v.has("research_exclude_domains") ? [] : [...DEFAULT_EXCLUDED_DOMAINS]),
     researchMaxWordsPerSource: v.integer("research_max_words_per_source", F.research_max_words_per_source) ?? F.research_max_words_per_source.default,
+    citations: v.oneOf("citations", F.citations.enum, F.citations) ?? F.citations.default,
     imageCount: v.integer("image_count", F.image_count) ?? F.image_count.default,
     imageAspectRatio: v.oneOf("image_aspect_ratio", F.image_aspect_ratio.enum, F.image_aspect_ratio) ?? null,
     imagePresetId: v.integer("image_preset_id", F.image_preset_id) ?? null,
@@ -206,6 +215,9 @@ export function readArticleRequest(v: Validator): ArticleRequest {
   const rangesValid = !v.errors.research_min_content_words && !v.errors.research_max_words_per_source;
   if (rangesValid && request.researchMaxWordsPerSource < request.researchMinContentWords) {
     v.fail("research_max_words_per_source", `The research max words per source field must be at least research_min_content_words (${request.researchMinContentWords}).`);
+  }
+  if (request.citations !== "none" && !request.researchEnabled && !v.errors.research_enabled) {
+    v.fail("citations", `The citations ${request.citations} need research_enabled: without research there are no sources to cite.`);
   }
   if (request.status === "batching" && !request.useBatchApi) {
     v.fail("status", "The status batching is only possible with use_batch_api set to true.");

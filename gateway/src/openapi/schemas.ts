@@ -67,6 +67,18 @@ export const Publication = Type.Object(
   { description: "The article's post on one destination (additive)." },
 );
 
+export const Source = Type.Object(
+  {
+    number: Type.Integer({ minimum: 1, description: "The number the text cites it by, as [1]." }),
+    url: Type.String({ format: "uri", description: "The page fetched (after redirects; no credentials or fragment, no parameters added)." }),
+    title: Type.String({ description: "The page's title, plain text." }),
+    site_name: Type.String({ description: "The site's name (its og:site_name, else its host), plain text." }),
+    fetched_at: Nullable(Timestamp("When the page was fetched.")),
+    cited: Type.Boolean({ description: "True when the article's text cites it." }),
+  },
+  { description: "A page the article's research read (additive)." },
+);
+
 export const Destination = Type.Object(
   {
     id: Id("Destination id."),
@@ -127,6 +139,9 @@ export const Article = Type.Object(
     additional_context: Nullable(Type.String()),
     webhook_url: Nullable(Type.String({ description: "The completion webhook target." })),
     publications: Type.Array(Publication, { description: "Additive: its posts on the project's publishing destinations, one per destination." }),
+    sources: Type.Array(Source, { description: "Additive: the pages its research read, numbered as the text cites them; empty without research." }),
+    citations: Type.Union([Type.Literal("none"), Type.Literal("inline"), Type.Literal("list")], { description: "Additive: how the text cites its sources, as asked at creation." }),
+    citations_removed: Type.Integer({ minimum: 0, description: "Additive: citations of a number that was not among the sources, removed from the text." }),
     project: Type.Object({ id: Id("Project id."), name: Type.String() }, { description: "Owning project." }),
     created_at: Timestamp(),
     updated_at: Timestamp("Advances as the pipeline progresses."),

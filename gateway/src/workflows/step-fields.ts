@@ -30,7 +30,7 @@ export const STEP_FIELDS = {
   include_additional_context: { type: "boolean", default: false, description: `{additional_context}: ${FLAG_NOTE}` },
   include_additional_instruction: { type: "boolean", default: false, description: `{additional_instruction}: ${FLAG_NOTE}` },
   include_requirements: { type: "boolean", default: false, description: `{requirements}: ${FLAG_NOTE}` },
-  include_research: { type: "boolean", default: false, description: `{research}: ${FLAG_NOTE}` },
+  include_research: { type: "boolean", default: false, description: `{research} (the sources' text) and {sources} (their numbered list): ${FLAG_NOTE}` },
   include_outline: { type: "boolean", default: false, description: `{outline}: ${FLAG_NOTE}` },
   json_schema: {
     type: "object",

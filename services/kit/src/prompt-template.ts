@@ -28,6 +28,8 @@ export const GATED_VARIABLES: Readonly<Record<string, GateFlag>> = Object.freeze
   additional_instruction: "include_additional_instruction",
   requirements: "include_requirements",
   research: "include_research",
+  // The numbered list of pages read ("[n] Title (Site) — URL"), for prompts that cite them.
+  sources: "include_research",
   outline: "include_outline",
 });
 
@@ -55,6 +57,7 @@ export interface TemplateValues {
   /** Usually renderRequirements(...) for the article. */
   requirements?: string | null;
   research?: string | null;
+  sources?: string | null;
   outline?: string | null;
   /** Outputs of steps already run, keyed by step_number (a position, not an index). */
   step_outputs?: ReadonlyMap<number, string> | Readonly<Record<number, string>>;

@@ -2,7 +2,7 @@
 // Shared by the gateway's responses and the completion webhook's `data`, so they cannot drift.
 import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import type { Project } from "../../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
-import type { Article, ArticleImage, Publication } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
+import type { Article, ArticleImage, ArticleSource, Publication } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
 
 export const iso = (t: Timestamp | undefined) => (t ? timestampDate(t).toISOString() : null);
 export const optionalNumber = (n: bigint | undefined) => (n === undefined ? null : Number(n));
@@ -24,6 +24,16 @@ export const presentImage = (image: ArticleImage) => ({
   height: image.height,
   aspect_ratio: image.aspectRatio,
   position: image.position,
+});
+
+/** A page the article's research read: the number its text cites it by, and whether it does. */
+export const presentSource = (s: ArticleSource) => ({
+  number: s.number,
+  url: s.url,
+  title: s.title,
+  site_name: s.siteName,
+  fetched_at: iso(s.fetchedAt),
+  cited: s.cited,
 });
 
 /** The article's publication to one destination: where the post is and how each attempt went. */
@@ -82,6 +92,11 @@ export function presentArticle(article: Article, project: ProjectRef) {
     webhook_url: article.webhookUrl ?? null,
     // Additive: its posts on the project's publishing destinations (POST /v1/articles/{id}/publish).
     publications: article.publications.map(presentPublication),
+    // Additive: the pages its research read (empty without research), how the text cites them,
+    // and how many citations of a number that was not a source were removed from it.
+    sources: article.sources.map(presentSource),
+    citations: article.settings?.citations || "none",
+    citations_removed: article.citationsRemoved,
     project: { id: Number(project.id), name: project.name },
     created_at: iso(article.createdAt),
     updated_at: iso(article.updatedAt),

@@ -8,6 +8,7 @@ import { openAIErrorBody } from "./openai-errors.ts";
 import { fingerprint } from "./prompt-seed.ts";
 import { DEFAULT_WORDS, keywordsFor, outlineHeadings, titleFor, topicFor, wordsAskedFor } from "./prompt-reading.ts";
 import { writeArticle } from "./writer.ts";
+import { citing } from "./citing.ts";
 
 export interface ChatState {
   calls: CallCounter;
@@ -131,5 +132,6 @@ function compose(
 
   if (format?.type === "json_schema") return JSON.stringify(jsonFromSchema(format.json_schema!.schema as JsonSchema, subject));
   if (format?.type === "json_object") return JSON.stringify(smallJsonObject(subject));
-  return writeArticle({ ...subject, headings: outlineHeadings(prompt) });
+  const article = writeArticle({ ...subject, headings: outlineHeadings(prompt) });
+  return citing(prompt, article);
 }

@@ -244,7 +244,8 @@ export async function imageById(db: Db, imageId: string): Promise<StoredImage | 
 
 export interface StoredResearch {
   query: string;
-  sources: { index: number; title: string; url: string; text: string; wordCount: number; fetchedAt: string }[];
+  /** siteName is absent in research checkpointed before sources were shown. */
+  sources: { index: number; title: string; url: string; siteName?: string; text: string; wordCount: number; fetchedAt: string }[];
   questions: string[];
 }
 

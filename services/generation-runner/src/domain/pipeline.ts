@@ -30,6 +30,7 @@ import type { OriginalityDetector } from "./originality.ts";
 import type { PinnedSnapshotMemory } from "./pinned-snapshots.ts";
 import { ProgressReports } from "./progress-reports.ts";
 import type { ModelClients } from "./providers.ts";
+import { citationStyleOf, citedText, promptWithCitations, sourcesText, writesArticleText } from "./cited-writing.ts";
 import { descriptionOf, requirementsOf, templateValues, wordCountOf, type RunContext } from "./step-values.ts";
 import { bodyOf } from "../../../kit/src/article-envelope.ts";
 import { formatUsd, sumUsd } from "../../../kit/src/rules/usd.ts";
@@ -196,6 +197,7 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
   };
   // Batch mode takes single-step workflows only (spec 4.1); creation enforces it.
   const batchMode = settings.useBatchApi && steps.length === 1;
+  const citations = citationStyleOf(settings.citations);
   // A parked job lets go once its progress is in: a later pickup reports for itself.
   const parking: Parking | undefined = job.parking && {
     ...job.parking,
@@ -220,6 +222,7 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
       settings,
       brandVoice: brandVoice ? { name: brandVoice.name, description: brandVoice.description } : null,
       research: researchText(research),
+      sources: sourcesText(research),
       faqQuestions: research?.questions ?? [],
     };
     const ctx: RunContext = { ...known, requirements: requirementsOf(known) };
@@ -231,9 +234,11 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
       if (batchMode) await reports.flush();
       const values = templateValues(ctx, steps, outputs);
       const flags = flagsOf(step);
+      const user = renderTemplate(step.user, values, flags);
       const request: ChatRequest = {
         system: renderTemplate(step.system, values, flags),
-        user: renderTemplate(step.user, values, flags),
+        // Told to cite only when the article asked for citations: otherwise the prompt is as it always was.
+        user: writesArticleText(step, steps) ? promptWithCitations(user, citations, research) : user,
         temperature,
         outputFormat: step.outputFormat,
         jsonSchema: step.jsonSchema,
@@ -274,7 +279,12 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
 
   // Polishing: the finishing touches.
   const last = steps[steps.length - 1]!;
-  const content = outputs.get(last.stepNumber)!;
+  // The text as written, with its citations resolved (unchanged without citations); a humanize
+  // pass rewrites the text as written, and its output is resolved in turn.
+  const written = outputs.get(last.stepNumber)!;
+  const sourcesRead = settings.researchEnabled ? await researchOf(db, externalId) : undefined;
+  const cited = citedText(written, citations, sourcesRead);
+  const content = cited.content;
   let images: StoredImage[] = [];
   if (settings.imageCount > 0 && article.currentVersionId !== undefined) {
     // Completed by an earlier pickup (its hand-offs remain): the images are those it completed with.
@@ -323,6 +333,8 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
     cost: formatUsd(totalCost),
     moreVersionsFollow: article.humanize,
     aiDetectionScore: firstScore,
+    sources: cited.sources,
+    citationsRemoved: cited.removed,
   });
   // The text of the current version without its images: what is scored and counted.
   let finalContent = content;
@@ -330,7 +342,7 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
   let completed = generated;
   if (article.humanize) {
     // The pass rewrites the text alone; the images are placed in its output as in the first version.
-    const pass = await humanize(db, deps, externalId, content, {
+    const pass = await humanize(db, deps, externalId, written, {
       primary: requested,
       fallback,
       temperature,
@@ -343,17 +355,20 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
       onWait: onWait("Humanizing"),
     });
     await events.flush();
+    const humanized = citedText(pass.output, citations, sourcesRead);
     const added = await lifecycle.addVersion({
       externalId,
-      content: illustrated(pass.output),
+      content: illustrated(humanized.content),
       kind: "humanized",
-      actualWordCount: wordCountOf(pass.output),
+      actualWordCount: wordCountOf(humanized.content),
       complete: true,
       cost: formatUsd(await runCost(db, externalId)),
-      aiDetectionScore: await deps.detector.score(bodyOf(pass.output)),
+      aiDetectionScore: await deps.detector.score(bodyOf(humanized.content)),
+      // Without citations the sources stay as version 1 recorded them (none cited).
+      sources: citations === "none" ? undefined : { sources: humanized.sources, citationsRemoved: humanized.removed },
     });
     await updateRun(db, externalId, { humanizedVersionId: Number(added.versionId) });
-    finalContent = pass.output;
+    finalContent = humanized.content;
     versionId = added.versionId;
     completed = added.article;
   }

@@ -17,6 +17,8 @@ export interface RunContext {
   brandVoice: BrandVoiceGuidance | null;
   /** The rendered {research} text ("" when research is off). */
   research: string;
+  /** The {sources} list of pages read ("" when research is off). */
+  sources: string;
   /** Searchers' questions from research, preferred for the FAQ. */
   faqQuestions: string[];
   /** The rendered {requirements} brief: the same for every step of the run, so made once (requirementsOf). */
@@ -69,6 +71,7 @@ export function templateValues(ctx: RunContext, steps: readonly SnapshotStep[], 
     additional_instruction: settings.additionalInstruction ?? null,
     requirements: ctx.requirements,
     research: ctx.research,
+    sources: ctx.sources,
     outline: outlineOf(steps, outputs),
     step_outputs: outputs,
   };

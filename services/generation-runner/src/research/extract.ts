@@ -10,6 +10,8 @@ export interface ExtractedPage {
   text: string;
   /** Absolute http(s) URL from <link rel="canonical">, or null. */
   canonicalUrl: string | null;
+  /** The site's name from its metadata (og:site_name), when it gives one. */
+  siteName?: string;
 }
 
 // Never article text, wherever it sits.
@@ -119,9 +121,10 @@ export function extractMainText(html: string, url: string): ExtractedPage {
   removeFurniture(document);
   const article = new Readability(document).parse();
   if (!article?.content) return { title: pageTitle, text: "", canonicalUrl };
+  const siteName = (article.siteName ?? "").replace(/\s+/g, " ").trim() || undefined;
 
   const { document: content } = parseHTML(`<!doctype html><html><body>${article.content}</body></html>`);
   const text = textBlocks(content.body).join("\n\n");
   const title = (article.title ?? "").replace(/\s+/g, " ").trim() || pageTitle;
-  return { title, text, canonicalUrl };
+  return { title, text, canonicalUrl, siteName };
 }

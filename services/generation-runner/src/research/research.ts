@@ -5,6 +5,7 @@ import { DEFAULT_EXCLUDED_DOMAINS, domainAllowed, type DomainFilter } from "../.
 import type { ExtractedPage } from "./extract.ts";
 import type { SearchProvider, SearchResult } from "./search-provider.ts";
 import { countWords, truncateWords } from "../../../kit/src/words.ts";
+import { plainText } from "../../../kit/src/citations.ts";
 
 export const RESEARCH_DEFAULTS = { maxSources: 5, minContentWords: 100, maxWordsPerSource: 1000, concurrency: 4 } as const;
 
@@ -34,8 +35,12 @@ export interface ResearchDeps {
 export interface ResearchSource {
   /** 1-based citation number, as in [1]. */
   index: number;
+  /** Plain text (citations.ts plainText). */
   title: string;
+  /** The address fetched, after redirects, without credentials or fragment (citableUrl). */
   url: string;
+  /** The site's name (og:site_name, else the host), plain text. */
+  siteName: string;
   text: string;
   wordCount: number;
   /** ISO 8601 time the page was fetched. */
@@ -58,6 +63,7 @@ type PageOutcome =
       usable: true;
       title: string;
       url: string;
+      siteName: string;
       text: string;
       wordCount: number;
       fetchedAt: string;
@@ -69,6 +75,24 @@ type UsablePage = Extract<PageOutcome, { usable: true }>;
 
 // Tracking parameters that make one page look like several.
 const TRACKING_PARAM = /^(utm_[a-z]+|fbclid|gclid|mc_cid|mc_eid|ref_src)$/i;
+
+/**
+ * The address a reader is sent to: the page as fetched (after redirects), with any credentials
+ * and fragment taken off and nothing added; tracking parameters the page came with stay, as
+ * removing them could change the page. A URL with neither is kept exactly as fetched.
+ */
+export function citableUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (!u.username && !u.password && !u.hash && !url.includes("#")) return url;
+    u.username = "";
+    u.password = "";
+    u.hash = "";
+    return u.href;
+  } catch {
+    return url;
+  }
+}
 
 /** Compares URLs as pages: no fragment, no tracking parameters, no trailing slash, no default port. */
 export function pageKey(url: string): string {
@@ -184,10 +208,13 @@ export async function gatherResearch(input: ResearchInput, deps: ResearchDeps): 
     if (words === 0) return { usable: false, reason: "no readable text" };
     if (words < minWords) return { usable: false, reason: `too short: ${words} words (minimum ${minWords})` };
     const text = words > maxWords ? truncateWords(extracted.text, maxWords) : extracted.text;
+    const url = citableUrl(finalUrl);
     return {
       usable: true,
-      title: extracted.title || candidate.title || finalUrl,
-      url: finalUrl,
+      // Page text, never markup: it reaches prompts, clients and published posts.
+      title: plainText(extracted.title || candidate.title || "") || url,
+      url,
+      siteName: plainText(extracted.siteName ?? "", 100) || new URL(url).hostname,
       text,
       wordCount: Math.min(words, maxWords),
       fetchedAt,
@@ -220,12 +247,12 @@ export async function gatherResearch(input: ResearchInput, deps: ResearchDeps): 
 
   const sources = chosen.map((rank, i): ResearchSource => {
     const page = outcomes[rank] as UsablePage;
-    return { index: i + 1, title: page.title, url: page.url, text: page.text, wordCount: page.wordCount, fetchedAt: page.fetchedAt };
+    return { index: i + 1, title: page.title, url: page.url, siteName: page.siteName, text: page.text, wordCount: page.wordCount, fetchedAt: page.fetchedAt };
   });
   return { sources, questions: outcome.questions.slice(0, MAX_QUESTIONS), discarded };
 }
 
 /** The {research} prompt text: each source headed "[n] Title — URL", then its text. */
-export function renderResearch(sources: readonly ResearchSource[]): string {
+export function renderResearch(sources: readonly Pick<ResearchSource, "index" | "title" | "url" | "text">[]): string {
   return sources.map((s) => `[${s.index}] ${s.title} — ${s.url}\n${s.text}`).join("\n\n");
 }
