@@ -206,6 +206,43 @@ export type Article = {
         }>;
     }>;
     /**
+     * Additive: the pages its research read, numbered as the text cites them; empty without research.
+     */
+    sources: Array<{
+        /**
+         * The number the text cites it by, as [1].
+         */
+        number: number;
+        /**
+         * The page fetched (after redirects; no credentials or fragment, no parameters added).
+         */
+        url: string;
+        /**
+         * The page's title, plain text.
+         */
+        title: string;
+        /**
+         * The site's name (its og:site_name, else its host), plain text.
+         */
+        site_name: string;
+        /**
+         * When the page was fetched.
+         */
+        fetched_at: string | null;
+        /**
+         * True when the article's text cites it.
+         */
+        cited: boolean;
+    }>;
+    /**
+     * Additive: how the text cites its sources, as asked at creation.
+     */
+    citations: 'none' | 'inline' | 'list';
+    /**
+     * Additive: citations of a number that was not among the sources, removed from the text.
+     */
+    citations_removed: number;
+    /**
      * Owning project.
      */
     project: {
@@ -972,6 +1009,10 @@ export type ArticleCreate = {
      */
     status?: 'queued' | 'batching';
     /**
+     * How the text cites the research sources (needs research_enabled): none leaves the text as written; inline makes each [n] a link to its source; list keeps [n] and adds a Sources section.
+     */
+    citations?: 'none' | 'inline' | 'list';
+    /**
      * Images generated into the article.
      */
     image_count?: number;
@@ -1044,7 +1085,7 @@ export type StepCreate = {
      */
     include_requirements?: boolean;
     /**
-     * {research}: Makes the matching prompt variable available to this step's prompts.
+     * {research} (the sources' text) and {sources} (their numbered list): Makes the matching prompt variable available to this step's prompts.
      */
     include_research?: boolean;
     /**
@@ -1112,7 +1153,7 @@ export type StepUpdate = {
      */
     include_requirements?: boolean;
     /**
-     * {research}: Makes the matching prompt variable available to this step's prompts.
+     * {research} (the sources' text) and {sources} (their numbered list): Makes the matching prompt variable available to this step's prompts.
      */
     include_research?: boolean;
     /**
