@@ -37,9 +37,9 @@ let prometheusUrl: string;
 let dir: string;
 
 /** Prometheus's instant query API; fails the test on a query Prometheus refuses. */
-async function query(expr: string): Promise<{ metric: Record<string, string> }[]> {
+async function query(expr: string): Promise<{ metric: Record<string, string>; value?: [number, string] }[]> {
   const response = await fetch(`${prometheusUrl}/api/v1/query?query=${encodeURIComponent(expr)}`);
-  const body = (await response.json()) as { status: string; error?: string; data?: { result: { metric: Record<string, string> }[] } };
+  const body = (await response.json()) as { status: string; error?: string; data?: { result: { metric: Record<string, string>; value?: [number, string] }[] } };
   if (body.status !== "success") throw new Error(`Prometheus refused ${expr}: ${body.error}`);
   return body.data!.result;
 }
@@ -96,8 +96,15 @@ beforeAll(async () => {
   expect((await api.get(`/v1/articles/${crypto.randomUUID()}`)).status).toBe(404);
   await Promise.all(created.map((a) => waitForArticle(api, a.external_id, undefined, 90_000)));
   await hook.waitForRequests(1);
-  // A few scrapes after the traffic, so every rate has two samples in its window.
-  await Bun.sleep(3_000);
+  // Two scrapes of every process after the traffic, so every rate has two samples in its window:
+  // the oldest of the processes' latest scrapes is more than one scrape interval after it ended.
+  const trafficEnded = Date.now() / 1000;
+  await eventually(
+    async () => Number((await query(`min(timestamp(up{job="${JOB}"}))`))[0]?.value?.[1] ?? 0),
+    (lastScrape) => lastScrape > trafficEnded + 1,
+    30_000,
+    "two scrapes of every process after the traffic",
+  );
 }, 240_000);
 
 afterAll(async () => {

@@ -112,15 +112,22 @@ test("replacing each gateway replica in turn under load fails no request", async
   };
   const clients = Array.from({ length: 8 }, (_, n) => client(n));
 
-  // The rolling update: a new replica in, an old one out, twice.
+  /** Waits until the clients have had `n` more answers (the load runs through what comes next). */
+  const answered = (n: number, what: string) => {
+    const from = outcomes.length;
+    return eventually(async () => outcomes.length, (count) => count >= from + n, 10_000, `${n} more answers ${what}`);
+  };
+
+  // The rolling update: a new replica in, an old one out, twice, each under load.
   for (const old of replicas.slice(0, 2)) {
-    await Bun.sleep(500);
+    await answered(20, "before a replica is replaced");
     const fresh = await startReplica();
     await eventually(async () => ready.has(fresh.url), Boolean, 5_000, "the new replica in rotation");
     old.process.kill("SIGTERM");
     expect(await old.process.exited).toBe(0);
   }
-  await Bun.sleep(500);
+  // Load on the new replicas alone, up to the count the test asks for.
+  await answered(Math.max(50, 201 - outcomes.length), "from the new replicas");
   running = false;
   await Promise.all(clients);
 
