@@ -45,6 +45,10 @@ const ARTICLE_FIELDS = [
   "failure_reason",
   // Additive (docs/api.md, Publishing): its posts on the project's destinations, empty until published.
   "publications",
+  // Additive (docs/api.md, Sources and citations): the pages its research read, how its text cites them.
+  "sources",
+  "citations",
+  "citations_removed",
 ].sort();
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;

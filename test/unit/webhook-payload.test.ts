@@ -65,6 +65,7 @@ describe("completionPayload", () => {
         "actual_word_count", "tone", "point_of_view", "language", "country_targeting", "ai_model_used", "cost",
         "current_step", "humanize", "ai_detection_score", "originality_checked_at", "additional_context",
         "webhook_url", "project", "created_at", "updated_at", "images", "failure_reason", "publications",
+        "sources", "citations", "citations_removed",
       ].sort(),
     );
     expect(data).toMatchObject({
