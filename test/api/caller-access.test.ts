@@ -1,9 +1,14 @@
 // Every (caller, method) pair of the stack's internal contracts, through the running services:
 // the expected table below is this test's own statement of least privilege, written by hand (it
 // never reads the services' access tables). Each call is made with the caller's real identity
-// token; an allowed call carries a NUL in a text field where the method has one, so that it stops
-// at the services' input check (INVALID_ARGUMENT) after authorization and changes nothing.
-import { beforeAll, describe, expect, test } from "bun:test";
+// token, and its answer is checked exactly: a refused call is PERMISSION_DENIED; an allowed one
+// answers what its request makes it answer, written here per method. A request carries a NUL in a
+// text field where the method has one, so that it stops at the services' input check
+// (INVALID_ARGUMENT) after authorization; a method without one gets an empty request, which names
+// nothing that exists (NOT_FOUND) or only reads (OK). Nothing changes: the operator's methods,
+// two of which take no input and so create a demo tenant when allowed, are called on an
+// accounts-billing of their own over a throwaway database.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { DescMessage, DescService } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { AccountsService } from "../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
@@ -21,6 +26,7 @@ import { WorkflowCatalogService } from "../../proto/gen/articles/workflow_catalo
 import { serviceClient } from "../../services/kit/src/clients.ts";
 import { fixedCredential } from "../../services/kit/src/workload-identity.ts";
 import { useStack, type TestStack } from "../harness/stack.ts";
+import { startScratchService, type ScratchService } from "../harness/scratch-service.ts";
 
 const GATEWAY = "gateway";
 const ACCOUNTS = "accounts-billing";
@@ -100,10 +106,39 @@ const EXPECTED: Record<string, Record<string, string[]>> = {
   [WorkflowCatalogService.typeName]: Object.fromEntries(WorkflowCatalogService.methods.map((m) => [m.name, [GATEWAY]])),
 };
 
+// What an allowed call answers, for the methods whose request cannot carry a NUL: every other
+// allowed call answers INVALID_ARGUMENT.
+const ALLOWED_ANSWERS: Record<string, string> = {
+  [`${AccountsService.typeName}/GetProject`]: "NotFound",
+  [`${AccountsService.typeName}/GetUser`]: "NotFound",
+  [`${AccountsService.typeName}/ResolveMember`]: "NotFound",
+  [`${AccountsService.typeName}/ListViewableProjects`]: "ok",
+  [`${QuotaService.typeName}/GetGenerationShare`]: "NotFound",
+  [`${QuotaService.typeName}/GetWordUsage`]: "ok",
+  [`${ArticleStoreService.typeName}/BatchGetArticles`]: "ok",
+  [`${ArticleStoreService.typeName}/BatchGetArticlesByExternalId`]: "ok",
+  [`${ArticleStoreService.typeName}/GetBrandVoice`]: "NotFound",
+  [`${ArticleStoreService.typeName}/GetImagePreset`]: "NotFound",
+  // No deliveries to record: nothing recorded.
+  [`${ArticleLifecycleService.typeName}/RecordDeliveries`]: "ok",
+  [`${ModelCatalogService.typeName}/ListModels`]: "ok",
+  [`${OperatorService.typeName}/DisableUser`]: "NotFound",
+  [`${OperatorService.typeName}/RemoveMember`]: "NotFound",
+  [`${OperatorService.typeName}/RevokeApiKey`]: "NotFound",
+  [`${OperatorService.typeName}/Subscribe`]: "NotFound",
+  [`${OperatorService.typeName}/Unsubscribe`]: "NotFound",
+  // No input at all: they create a demo tenant, in the throwaway database.
+  [`${OperatorService.typeName}/CreateDemoTenant`]: "ok",
+  [`${OperatorService.typeName}/EnsureDemoTenant`]: "ok",
+  [`${WorkflowCatalogService.typeName}/GetStep`]: "NotFound",
+  [`${WorkflowCatalogService.typeName}/DeleteStep`]: "NotFound",
+};
+
 const SERVED: [DescService, string][] = [
   [AccountsService, "ACCOUNTS_BILLING_URL"],
   [QuotaService, "ACCOUNTS_BILLING_URL"],
-  [OperatorService, "ACCOUNTS_BILLING_URL"],
+  // On an accounts-billing of its own (see above).
+  [OperatorService, "SCRATCH_ACCOUNTS_BILLING_URL"],
   [ArticleStoreService, "ARTICLE_STORE_URL"],
   [ArticleLifecycleService, "ARTICLE_STORE_URL"],
   [ModelCatalogService, "GENERATION_RUNNER_URL"],
@@ -127,12 +162,20 @@ function harmlessRequest(input: DescMessage): Record<string, unknown> {
 }
 
 let stack: TestStack;
+let scratch: ScratchService;
 const tokens = new Map<string, string>();
 
 beforeAll(async () => {
   stack = await useStack();
+  scratch = await startScratchService(stack, "accountsBilling", ACCOUNTS);
   for (const caller of CALLERS) tokens.set(caller, await stack.identity.mint(caller));
+}, 60_000);
+
+afterAll(async () => {
+  await scratch?.stop();
 });
+
+const urlOf = (variable: string) => (variable === "SCRATCH_ACCOUNTS_BILLING_URL" ? scratch.url : stack.env[variable]);
 
 describe("every caller reaches exactly the methods its table allows", () => {
   test("the expected table covers every served method", () => {
@@ -142,19 +185,19 @@ describe("every caller reaches exactly the methods its table allows", () => {
   });
 
   for (const [service, urlVariable] of SERVED) {
-    test(`${service.name}: each (caller, method) is allowed or PERMISSION_DENIED as expected`, async () => {
+    test(`${service.name}: each (caller, method) answers exactly as allowed, or PERMISSION_DENIED`, async () => {
       const outcomes: string[] = [];
       const expected: string[] = [];
       for (const caller of CALLERS) {
-        const client = serviceClient(service, { baseUrl: stack.env[urlVariable], credential: fixedCredential(tokens.get(caller)!), timeoutMs: 10_000 }) as Record<string, (req: unknown) => Promise<unknown>>;
+        const client = serviceClient(service, { baseUrl: urlOf(urlVariable), credential: fixedCredential(tokens.get(caller)!), timeoutMs: 10_000 }) as Record<string, (req: unknown) => Promise<unknown>>;
         for (const method of service.methods) {
           const code = await client[method.localName](harmlessRequest(method.input)).then(
             () => "ok",
             (error: ConnectError) => Code[error.code],
           );
           const allowed = EXPECTED[service.typeName][method.name]?.includes(caller) ?? false;
-          outcomes.push(`${caller} ${method.name}: ${code === "PermissionDenied" ? "denied" : code === "Unauthenticated" ? "unauthenticated" : "allowed"}`);
-          expected.push(`${caller} ${method.name}: ${allowed ? "allowed" : "denied"}`);
+          outcomes.push(`${caller} ${method.name}: ${code}`);
+          expected.push(`${caller} ${method.name}: ${allowed ? (ALLOWED_ANSWERS[`${service.typeName}/${method.name}`] ?? "InvalidArgument") : "PermissionDenied"}`);
         }
       }
       expect(outcomes).toEqual(expected);
@@ -176,7 +219,14 @@ describe("what the issue found is closed", () => {
   });
 
   test("refusals are counted by caller and method on the refusing service's metrics", async () => {
-    const text = await (await fetch(`${stack.metricsUrls.accountsBilling}/metrics`)).text();
-    expect(text).toMatch(/rpc_server_refused_total\{[^}]*caller="generation-runner"[^}]*rpc_method="articles\.accounts_billing\.v1\.OperatorService\/CreateApiKey"[^}]*\} [1-9]/);
+    const counted = async () => {
+      const text = await (await fetch(`${stack.metricsUrls.accountsBilling}/metrics`)).text();
+      const line = /rpc_server_refused_total\{[^}]*caller="generation-runner"[^}]*rpc_method="articles\.accounts_billing\.v1\.OperatorService\/CreateApiKey"[^}]*\} (\d+)/.exec(text);
+      return line ? Number(line[1]) : 0;
+    };
+    const before = await counted();
+    const asRunner = serviceClient(OperatorService, { baseUrl: stack.env.ACCOUNTS_BILLING_URL, credential: fixedCredential(tokens.get(RUNNER)!) }) as any;
+    expect((await asRunner.createApiKey({ accountId: 1n, userId: 1n, name: "stolen" }).catch((e: ConnectError) => e)).code).toBe(Code.PermissionDenied);
+    expect(await counted()).toBe(before + 1);
   });
 });
