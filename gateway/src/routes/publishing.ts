@@ -25,7 +25,7 @@ export const publishingRoutes = (gate: V1Gate, publishing: PublishingOperations)
             set.status = 201;
             return { success: true, data: destination, warnings };
           },
-          { detail: { summary: "Add a WordPress or Ghost destination, its credential tried against the site; the credential is write-only", tags: TAGS } },
+          { detail: { summary: "Add a WordPress or Ghost destination; its credential is write-only", tags: TAGS } },
         )
         .get("/v1/projects/:project/destinations/:destination", async ({ caller, params }) => ({ success: true, data: await publishing.get(caller, params.project, params.destination) }), {
           detail: { summary: "Retrieve one destination", tags: TAGS },
