@@ -3,8 +3,9 @@
 // minute shared by two runner replicas. On a private stack (its own Postgres and Redis), so the
 // budgets, breakers and account shares in Redis are this file's alone.
 //
-// The outage starts first and lasts while the 1,000-article drain runs, so the two-minute wait
-// costs the suite no time of its own.
+// The outage starts first (in the file's setup, so each test about it stands on its own, in any
+// order or alone) and lasts while the 1,000-article drain runs, so the two-minute wait costs the
+// suite no time of its own.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startSimulator, type RunningSimulator } from "../../services/model-simulator/src/simulator.ts";
 import { apiClient, type ApiClient } from "../harness/http.ts";
@@ -15,6 +16,7 @@ import { modelCatalogClient } from "../harness/service-clients.ts";
 import type { TestStack } from "../harness/stack.ts";
 import { createTenant, type Tenant } from "../harness/tenants.ts";
 import { articleBody, createWorkflow, marker, waitForArticle } from "./generation-support.ts";
+import { openEvents } from "./article-events-support.ts";
 import { configureProvider, countIn, createArticles, providerState } from "./provider-support.ts";
 
 const LIMITED_RPM = 600;
@@ -49,6 +51,7 @@ beforeAll(async () => {
   // the others' are learned from the provider.
   for (const id of ["limited:sim-fast", "flaky:sim-fast"]) await catalog.addModel({ model: { id, active: true, inputPricePerMillion: "1", outputPricePerMillion: "1" } });
   await catalog.addModel({ model: { id: "shared:sim-fast", active: true, inputPricePerMillion: "1", outputPricePerMillion: "1", requestsPerMinute: SHARED_RPM } });
+  outage = await startOutage();
 }, 120_000);
 
 afterAll(async () => {
@@ -69,7 +72,8 @@ async function eventsOf(token: string, id: string): Promise<{ event: string; dat
 
 let outage: { tenant: Tenant; api: ApiClient; ids: string[]; endsAt: number };
 
-test("a provider down with no fallback holds its articles unchanged, their step kept, instead of failing them", async () => {
+/** The flaky provider goes down for two minutes, then an account creates its two-step articles on it. */
+async function startOutage(): Promise<typeof outage> {
   const tenant = await createTenant(stack);
   const api = apiClient(stack.baseUrl, tenant.token);
   const type = marker("outage");
@@ -80,11 +84,18 @@ test("a provider down with no fallback holds its articles unchanged, their step 
   await configureProvider(flaky, { outage: { status: 503, duration_ms: OUTAGE_MS } });
   const endsAt = Date.now() + OUTAGE_MS;
   const ids = await createArticles(api, OUTAGE_ARTICLES, articleBody(tenant.projectId, { article_type: type, model: "flaky:sim-fast" }), 10);
-  outage = { tenant, api, ids, endsAt };
+  return { tenant, api, ids, endsAt };
+}
 
-  // Every article reaches its first step and stays there, none failed, while the provider refuses.
+test("a provider down with no fallback holds its articles unchanged, their step kept, instead of failing them", async () => {
+  const { tenant, api, ids } = outage;
+  // Every article reaches its first step and says it waits for its provider, none failed.
   await eventually(() => countIn(api, tenant.projectId, "writing"), (n) => n === OUTAGE_ARTICLES, 30_000, "every outage article writing");
-  await Bun.sleep(5000);
+  for (const id of ids) {
+    const events = await openEvents(stack.baseUrl, tenant.token, id, { lastEventId: "0-0", deadlineMs: 30_000 });
+    await events.until((e) => e.event === "waiting" && e.data.reason === "provider_unavailable" && e.data.step === "Outline");
+    events.close();
+  }
   expect(await countIn(api, tenant.projectId, "failed")).toBe(0);
   for (const id of ids.slice(0, 3)) expect((await api.get(`/v1/articles/${id}`)).body.data).toMatchObject({ status: "writing", current_step: "Outline" });
   // The breaker holds the calls back: far fewer refused calls than articles times their tries.
