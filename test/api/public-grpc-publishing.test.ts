@@ -4,7 +4,8 @@
 // what /v1 answers: destinations without their credentials, every field error at once in a
 // google.rpc.BadRequest, another account's project NOT_FOUND, a view-only member's change
 // PERMISSION_DENIED, a failed connection check as an answer, and a publish queued on the article.
-// No site is needed: the destination points at a dead local address.
+// Most cases need no site: the destination points at a dead local address (added, with a
+// warning); a real WordPress shows a refused credential refused on creation.
 import { beforeAll, describe, expect, test } from "bun:test";
 import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
@@ -17,6 +18,7 @@ import { createArticle } from "../harness/articles.ts";
 import { apiClient } from "../harness/http.ts";
 import { useStack, type TestStack } from "../harness/stack.ts";
 import { addMemberWithKey, createTenant } from "../harness/tenants.ts";
+import { startWordPress } from "../harness/wordpress.ts";
 import { articleBody, finished, waitForArticle } from "./generation-support.ts";
 
 const protoRoot = fileURLToPath(new URL("../../proto", import.meta.url));
@@ -125,6 +127,25 @@ describe("PublishingService over a stock grpc-js client", () => {
     expect((await refusal("CheckDestination", { project_id: project, destination_id: created.id }, viewer.token)).code).toBe(grpc.status.PERMISSION_DENIED);
     expect((await refusal("DeleteDestination", { project_id: project, destination_id: created.id }, viewer.token)).code).toBe(grpc.status.PERMISSION_DENIED);
   });
+
+  test("tries the credential against the site as /v1 does: one a real WordPress refuses is INVALID_ARGUMENT on application_password, nothing added; the right one is added without warnings", async () => {
+    const site = await startWordPress();
+    try {
+      const tenant = await createTenant(stack);
+      const project = String(tenant.projectId);
+      const onSite = (password: string) => destination({ site_url: site.url, username: site.username, application_password: password, author_id: undefined });
+      const refused = await refusal("CreateDestination", { project_id: project, destination: onSite(PASSWORD) }, tenant.token);
+      expect(refused.code).toBe(grpc.status.INVALID_ARGUMENT);
+      expect(violatedFields(refused)).toEqual(["application_password"]);
+      expect(`${refused.details} ${JSON.stringify(refused.metadata.getMap())}`).not.toContain(PASSWORD);
+      expect((await call("ListDestinations", { project_id: project }, tenant.token)).destinations ?? []).toEqual([]);
+      const added = await call("CreateDestination", { project_id: project, destination: onSite(site.applicationPassword) }, tenant.token);
+      expect(added.destination).toMatchObject({ site_url: site.url, username: site.username });
+      expect(added.warnings ?? []).toEqual([]);
+    } finally {
+      await site.stop();
+    }
+  }, 90_000);
 
   test("publishes an article: the article comes back as ArticleService returns it, its publication queued as over HTTP", async () => {
     const tenant = await createTenant(stack);
