@@ -181,6 +181,16 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
     }
   }
 
+  // A job moved to delayed (parked, or resumed later) stays in BullMQ's lock renewal until its
+  // processor has returned, so a renewal in between fails, harmlessly: the job is no longer this
+  // runner's to hold. Its id is kept for a lock's length to tell that failure from a lost lock.
+  const movedAway = new Set<string>();
+  const moveToDelayed = async (job: Job<GenerationJob>, until: number, token?: string) => {
+    movedAway.add(job.id!);
+    setTimeout(() => movedAway.delete(job.id!), runner.lockDurationMs).unref?.();
+    await job.moveToDelayed(until, token);
+  };
+
   async function runJobInSpan(job: Job<GenerationJob>, token?: string): Promise<string> {
     const { externalId } = job.data;
     const watched = cancels.watch(externalId);
@@ -189,7 +199,7 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
       finalAttempt: job.attemptsMade + 1 >= (job.opts.attempts ?? 1),
       resumedFromPark: job.data.parkedInAttempt === job.attemptsMade,
       async resumeLater(delayMs) {
-        await job.moveToDelayed(Date.now() + delayMs, token);
+        await moveToDelayed(job, Date.now() + delayMs, token);
         throw new DelayedError();
       },
       parking: {
@@ -213,7 +223,7 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
       if (article && RUNNING.has(article.status)) {
         const account = String(article.accountId);
         if (!(await shares.take(account, externalId, timestampMs(article.createdAt)))) {
-          await job.moveToDelayed(Date.now() + PARK_MS, token);
+          await moveToDelayed(job, Date.now() + PARK_MS, token);
           // A place given while the job was parking found it not yet delayed: it wakes itself.
           if (await shares.holds(account, externalId)) await job.promote();
           throw new DelayedError();
@@ -284,7 +294,11 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
     stalledInterval: Math.max(1000, Math.floor(runner.lockDurationMs / 2)),
     maxStalledCount: MAX_STALLS,
   });
-  worker.on("error", (error) => logger.error("generation worker error", { error: error.message }));
+  worker.on("error", (error) => {
+    const renewed = /^could not renew lock for job (.+)$/.exec(error.message)?.[1];
+    if (renewed !== undefined && movedAway.has(renewed)) return logger.debug("no lock to renew: the job was parked", { jobId: renewed });
+    logger.error("generation worker error", { error: error.message });
+  });
   countWorkerJobs(worker);
   watchQueueDepth(generationQueue);
 
