@@ -37,6 +37,9 @@ const LINKED = /\[\\\[(\d+)\\\]\]\(([^)\s]+)\)/g;
 // Plain citations: a run of [n], [n, m] or [n][m], not a link's text.
 const BARE = /(?<![\]\\!\w])((?:\[\d{1,3}(?:\s*,\s*\d{1,3})*\])+)(?!\()/g;
 
+/** The source numbers a text's plain citations name, in order. */
+const numbersCited = (text: string): number[] => [...text.matchAll(BARE)].flatMap((m) => Array.from(m[1]!.matchAll(/\d+/g), (d) => Number(d[0])));
+
 /** The search results the simulator gives the article's query, and which of them are stubs no one can read. */
 async function searchResults(query: string): Promise<{ url: string; stub: boolean }[]> {
   const res = await fetch(`${stack.simulatorUrl}/search?format=json&q=${encodeURIComponent(query)}`);
@@ -156,13 +159,36 @@ describe("citations over gRPC (articles.api.v1)", () => {
       expect(line).toContain(`](${sources[i].url})`);
       expect(line).toEndWith(` — ${sources[i].site_name.replace(/([\\`*_{}[\]()#+\-.!|<>~&])/g, "\\$1")}`);
     });
-    const markers = [...(body as string).matchAll(BARE)].flatMap((m) => Array.from(m[1]!.matchAll(/\d+/g), (d) => Number(d[0])));
+    const markers = numbersCited(body);
     expect(markers.length).toBeGreaterThan(0);
     for (const m of markers) expect(m >= 1 && m <= n).toBe(true);
     expect(new Set(markers)).toEqual(new Set(sources.slice(0, -1).map((s: any) => s.number)));
     expect(sources.map((s: any) => s.cited)).toEqual(sources.map((_: any, i: number) => i < n - 1));
     expect(article.citations_removed).toBe(1);
   }, 120_000);
+});
+
+describe("a humanize pass", () => {
+  test("keeps the citations: both versions resolve against the sources, and the article says what the humanized text cites", async () => {
+    const keyword = "chemex filter paper";
+    const created = await createArticle(api, research({ title: "Why Chemex filters are thick", target_keyword: keyword, citations: "list", humanize: true }));
+    const done = await waitForArticle(api, created.external_id, finished, 120_000);
+    expect(done.status).toBe("completed");
+    expect(done.content).not.toBe(done.original_content);
+    const n = done.sources.length;
+    for (const version of [done.original_content, done.content]) {
+      const [body, section] = version.split("\n## Sources\n\n");
+      expect(section.trim().split("\n")).toHaveLength(n);
+      const markers = numbersCited(body);
+      expect(new Set(markers)).toEqual(new Set(done.sources.slice(0, -1).map((s: any) => s.number)));
+    }
+    // The humanize prompt was told to keep them.
+    const { calls } = await simulatorCalls(stack, "Rewrite the article below");
+    const prompt = calls.map((c) => c.prompt).find((p) => p.includes("Why Chemex filters are thick"))!;
+    expect(prompt).toContain("Keep every bracketed source number");
+    expect(done.sources.map((s: any) => s.cited)).toEqual(done.sources.map((_: any, i: number) => i < n - 1));
+    expect(done.citations_removed).toBe(1);
+  }, 150_000);
 });
 
 describe("custom workflows and batch mode", () => {

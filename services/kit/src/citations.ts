@@ -49,6 +49,13 @@ export function citationInstruction(sources: readonly CitableSource[]): string {
 ${numberedSources(sources)}`;
 }
 
+/** Appended to a rewriting pass's prompt (humanize) when the article asked for citations. */
+export function keepCitationsInstruction(sources: readonly CitableSource[]): string {
+  return `${CITATION_INSTRUCTION_START}
+- Keep every bracketed source number, such as [2] or [1][3], next to the fact it supports; add none and change none.
+${numberedSources(sources)}`;
+}
+
 /**
  * Text that came from a web page, made plain: tags and control characters gone, whitespace
  * collapsed, at most `max` characters. What a title or site name may be before it reaches a

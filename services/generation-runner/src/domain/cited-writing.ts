@@ -6,7 +6,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ArticleSourceSchema } from "../../../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import type { SnapshotStep } from "../../../../proto/gen/articles/workflow_catalog/v1/snapshots_pb.ts";
-import { CITATION_STYLES, citationInstruction, numberedSources, resolveCitations, type CitableSource, type CitationStyle } from "../../../kit/src/citations.ts";
+import { CITATION_STYLES, citationInstruction, keepCitationsInstruction, numberedSources, resolveCitations, type CitableSource, type CitationStyle } from "../../../kit/src/citations.ts";
 import { envelopeOf } from "../../../kit/src/article-envelope.ts";
 import type { StoredResearch } from "./checkpoints.ts";
 
@@ -37,6 +37,12 @@ export const sourcesText = (research: StoredResearch | undefined): string => num
 export function writesArticleText(step: SnapshotStep, steps: readonly SnapshotStep[]): boolean {
   if (step.role) return step.role === "draft" || step.role === "polish";
   return step === steps[steps.length - 1];
+}
+
+/** What a humanize pass is told so the citations survive its rewrite; undefined without citations. */
+export function humanizeCitationNote(style: CitationStyle, research: StoredResearch | undefined): string | undefined {
+  const sources = citableSources(research);
+  return style === "none" || sources.length === 0 ? undefined : keepCitationsInstruction(sources);
 }
 
 /** A writing step's user prompt with the citation instruction after it, when the article asked for citations. */

@@ -36,14 +36,27 @@ export async function humanize(
   calls: ModelCalls,
   externalId: string,
   content: string,
-  opts: { primary: CatalogModel; fallback?: CatalogModel; temperature: number; title: string; keyword?: string; language: string; timeoutMs: number; signal?: AbortSignal; turn: CallTurn; onWait?: ChatRequest["onWait"] },
+  opts: {
+    primary: CatalogModel;
+    fallback?: CatalogModel;
+    temperature: number;
+    title: string;
+    keyword?: string;
+    language: string;
+    timeoutMs: number;
+    signal?: AbortSignal;
+    turn: CallTurn;
+    onWait?: ChatRequest["onWait"];
+    /** Said after the article when its citations must survive the rewrite (cited-writing.ts); absent, the prompt is as it always was. */
+    citationNote?: string;
+  },
 ): Promise<FinishingCheckpoint> {
   const done = await finishingCheckpointOf(db, externalId, "humanize");
   if (done) return done;
   const body = bodyOf(content);
   const reply = await callModel(calls, opts.primary, opts.fallback, {
     system: HUMANIZE_SYSTEM,
-    user: humanizePrompt(body, wordCountOf(body), opts),
+    user: opts.citationNote ? `${humanizePrompt(body, wordCountOf(body), opts)}\n\n${opts.citationNote}` : humanizePrompt(body, wordCountOf(body), opts),
     temperature: opts.temperature,
     outputFormat: "markdown",
     schemaName: "humanized",

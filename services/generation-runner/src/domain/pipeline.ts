@@ -30,7 +30,7 @@ import type { OriginalityDetector } from "./originality.ts";
 import type { PinnedSnapshotMemory } from "./pinned-snapshots.ts";
 import { ProgressReports } from "./progress-reports.ts";
 import type { ModelClients } from "./providers.ts";
-import { citationStyleOf, citedText, promptWithCitations, sourcesText, writesArticleText } from "./cited-writing.ts";
+import { citationStyleOf, citedText, humanizeCitationNote, promptWithCitations, sourcesText, writesArticleText } from "./cited-writing.ts";
 import { descriptionOf, requirementsOf, templateValues, wordCountOf, type RunContext } from "./step-values.ts";
 import { bodyOf } from "../../../kit/src/article-envelope.ts";
 import { formatUsd, sumUsd } from "../../../kit/src/rules/usd.ts";
@@ -353,6 +353,7 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
       signal: job.signal,
       turn,
       onWait: onWait("Humanizing"),
+      citationNote: humanizeCitationNote(citations, sourcesRead),
     });
     await events.flush();
     const humanized = citedText(pass.output, citations, sourcesRead);
