@@ -6,7 +6,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ArticleSourceSchema } from "../../../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import type { SnapshotStep } from "../../../../proto/gen/articles/workflow_catalog/v1/snapshots_pb.ts";
-import { CITATION_STYLES, citationInstruction, keepCitationsInstruction, numberedSources, resolveCitations, type CitableSource, type CitationStyle } from "../../../kit/src/citations.ts";
+import { CITATION_STYLES, citationInstruction, keepCitationsInstruction, numberedSources, plainText, resolveCitations, type CitableSource, type CitationStyle } from "../../../kit/src/citations.ts";
 import { envelopeOf } from "../../../kit/src/article-envelope.ts";
 import type { StoredResearch } from "./checkpoints.ts";
 
@@ -22,9 +22,12 @@ function hostOf(url: string): string {
   }
 }
 
-/** The research's sources as the text cites them (a checkpoint from before site names has the host). */
+/**
+ * The research's sources as the text cites them. A checkpoint from before sources were shown has
+ * no site name (the host stands in) and a title kept as extracted, made plain here.
+ */
 export const citableSources = (research: StoredResearch | undefined): CitableSource[] =>
-  (research?.sources ?? []).map((s) => ({ number: s.index, url: s.url, title: s.title, siteName: s.siteName || hostOf(s.url) }));
+  (research?.sources ?? []).map((s) => ({ number: s.index, url: s.url, title: plainText(s.title) || s.url, siteName: s.siteName || hostOf(s.url) }));
 
 /** {sources}: the numbered list of pages read, one line each ("" without research). */
 export const sourcesText = (research: StoredResearch | undefined): string => numberedSources(citableSources(research));
