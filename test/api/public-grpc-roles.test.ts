@@ -125,7 +125,7 @@ describe("grants", () => {
     const other = await createTenant(stack);
     const refused = await statusOf("team/reader", "ArticleService", "ListArticles", {}, tenant.accountId, other.userId);
     expect(refused.code).toBe(grpc.status.PERMISSION_DENIED);
-    expect(text(refused.details)).toBe(`Workload "team/reader" may not act for user ${other.userId}: not a member of account ${tenant.accountId}.`);
+    expect(text(refused.details)).toBe(`Workload "team/reader" may not call articles.api.v1.ArticleService/ListArticles for user ${other.userId}: not a member of account ${tenant.accountId}.`);
     // A grant of every account lets the workload act for that account's own user.
     expect((await statusOf("team/publisher", "ArticleService", "ListArticles", {}, other.accountId, other.userId)).code).toBe(grpc.status.OK);
   });

@@ -83,12 +83,12 @@ describe("a granted workload acting for an account", () => {
     await eventually(() => wordUsage(stack, granted.accountId), (u) => u.reservedWords === 0n && u.usedWords === 0n, 10_000, "the reservation to be released");
   });
 
-  test("is refused for an account outside its grant, naming the workload and the account", async () => {
+  test("is refused for an account outside its grant, naming the workload, the method and the account", async () => {
     const exporter = await stack.identity.mint("reporting/exporter");
     const error = await refusal("ListArticles", {}, acting(exporter, other.accountId, other.userId));
     expect(error.code).toBe(grpc.status.PERMISSION_DENIED);
     // grpc-js reads grpc-message with decodeURI, which leaves the "/" escaped (%2F).
-    expect(decodeURIComponent(error.details)).toBe(`Workload "reporting/exporter" may not act for account ${other.accountId}.`);
+    expect(decodeURIComponent(error.details)).toBe(`Workload "reporting/exporter" may not call articles.api.v1.ArticleService/ListArticles for account ${other.accountId}.`);
     // A workload granted every account is let through for the same one.
     const sync = await stack.identity.mint("cms/sync");
     // grpc-js leaves an empty list out of the reply object.

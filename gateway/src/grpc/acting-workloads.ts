@@ -56,11 +56,6 @@ export function loadActingWorkloads(env: Env): ActingWorkloads {
 
 const covers = (grant: WorkloadGrant, accountId: number) => grant.accounts === "all" || grant.accounts.has(accountId);
 
-/** Whether any grant of the workload names the account. */
-export function mayActFor(workloads: ActingWorkloads, workload: string, accountId: number): boolean {
-  return (workloads.get(workload) ?? []).some((grant) => covers(grant, accountId));
-}
-
 /** Whether a grant of the workload naming the account allows the method (`package.Service/Method`). */
 export function mayCall(workloads: ActingWorkloads, workload: string, accountId: number, method: string): boolean {
   return (workloads.get(workload) ?? []).some((grant) => covers(grant, accountId) && grant.methods.has(method));

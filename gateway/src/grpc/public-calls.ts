@@ -14,7 +14,7 @@ import { countRefusal } from "../../../services/kit/src/access-policy.ts";
 import type { CallerVerifier } from "../../../services/kit/src/workload-identity.ts";
 import { plainError, validationError } from "../errors.ts";
 import { v1Caller, v1MemberCaller, type Caller, type V1Gate } from "../plugins/caller.ts";
-import { mayActFor, mayCall, type ActingWorkloads } from "./acting-workloads.ts";
+import { mayCall, type ActingWorkloads } from "./acting-workloads.ts";
 import { publicGrpcError } from "./public-errors.ts";
 
 /** Internal teams' workloads acting for accounts: their tokens' check and their grants. */
@@ -51,10 +51,10 @@ async function actingCaller(gate: V1Gate, workloads: PublicWorkloads, ctx: Handl
     throw plainError(401, `Unauthenticated: ${error instanceof ConnectError ? error.rawMessage : (error as Error).message}.`);
   }
   const method = `${ctx.service.typeName}/${ctx.method.name}`;
-  if (!mayActFor(workloads.acting, workload, accountId)) refuse(logger, workload, method, accountId, `Workload "${workload}" may not act for account ${accountId}.`);
+  // Outside the grant's accounts, or its methods for that account: the same refusal.
   if (!mayCall(workloads.acting, workload, accountId, method)) refuse(logger, workload, method, accountId, `Workload "${workload}" may not call ${method} for account ${accountId}.`);
   // The acting user must be one the grant allows: a member of the granted account.
-  const notMember = () => refuse(logger, workload, method, accountId, `Workload "${workload}" may not act for user ${userId}: not a member of account ${accountId}.`);
+  const notMember = () => refuse(logger, workload, method, accountId, `Workload "${workload}" may not call ${method} for user ${userId}: not a member of account ${accountId}.`);
   return v1MemberCaller(gate, accountId, userId, bucket, notMember);
 }
 
