@@ -67,8 +67,10 @@ export function gatewayCore(deps: GatewayDeps): GatewayCore {
     projects: new ProjectAuthorizer(deps.clients),
     workflows: new WorkflowMemory(deps.redis, deps.subscriber, deps.redisPrefix, deps.logger),
   };
-  const events = deps.events ?? new ArticleEventHub(deps.redis, deps.redisPrefix, deps.logger, new ArchivedArticleEvents(deps.clients.articles));
-  const articles = new ArticleOperations(gate, new ArticleMemory(deps.subscriber, deps.redisPrefix, deps.logger), events, deps.logger);
+  const memory = new ArticleMemory(deps.subscriber, deps.redisPrefix, deps.logger);
+  const archive = new ArchivedArticleEvents(deps.clients.articles);
+  const events = deps.events ?? new ArticleEventHub(deps.redis, deps.redisPrefix, deps.logger, archive, (externalId) => memory.forgetEnded(externalId));
+  const articles = new ArticleOperations(gate, memory, events, deps.logger);
   return { gate, articles, workflows: new WorkflowOperations(gate), publishing: new PublishingOperations(gate, articles) };
 }
 

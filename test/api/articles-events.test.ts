@@ -112,6 +112,23 @@ describe("the live stream", () => {
     expect(stream.events[0]!.data).toMatchObject({ status: "completed", cost: done.cost, actual_word_count: done.actual_word_count });
   });
 
+  test("once the stream has sent the final event, a read of the article answers it ended, though the gateway had it in memory running", async () => {
+    // Quick articles, each read into the gateway's memory (a second at most) by its stream's opening.
+    const type = marker("quick");
+    await createWorkflow(api, tenant.projectId, type, [{ step_name: "Write", user: `[[sim:words=20]] write ${type}` }]);
+    const ids = await Promise.all(Array.from({ length: 8 }, async () => (await createArticle(api, articleBody(tenant.projectId, { article_type: type }))).external_id as string));
+    const statuses = await Promise.all(
+      ids.map(async (id) => {
+        const stream = await openEvents(stack.baseUrl, tenant.token, id);
+        await stream.until((e) => e.event === "completed");
+        const read = await api.get(`/v1/articles/${id}`);
+        expect(read.status).toBe(200);
+        return read.body.data.status;
+      }),
+    );
+    expect(statuses).toEqual(ids.map(() => "completed"));
+  });
+
   test("a quiet stream gets heartbeat comments (every EVENTS_HEARTBEAT_MS, 1 s in the test stack)", async () => {
     const m = marker("quiet");
     const type = marker("quiet-type");

@@ -118,6 +118,16 @@ export class ArticleMemory {
     this.entries.set(article.externalId.toLowerCase(), entry);
   }
 
+  /**
+   * An article seen ending on its event log, which can be read before article-store's
+   * announcement arrives: a client that saw `completed` must not then read the article running.
+   */
+  forgetEnded(externalId: string): void {
+    this.changes.changed();
+    const entry = this.entries.get(externalId.toLowerCase());
+    if (entry) this.forget(entry.article.id, externalId);
+  }
+
   private forget(id: bigint, externalId: string): void {
     // A read already under way may predate the change: later readers must not share it.
     this.reading.delete(String(id));

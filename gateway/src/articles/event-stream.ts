@@ -170,6 +170,8 @@ export class ArticleEventHub {
     private readonly redisPrefix: string,
     private readonly logger: Logger,
     private readonly archive: EventArchive,
+    /** Told when a client is about to get an article's final event. */
+    private readonly onEnded?: (externalId: string) => void,
   ) {
     this.heartbeat = setInterval(() => {
       for (const { watchers } of this.watched.values()) for (const w of watchers) w.heartbeat();
@@ -252,6 +254,10 @@ export class ArticleEventHub {
     const cursor = "latestId" in from ? from.latestId : from.lastEventId;
     const watcher = new Watcher(articleEventsKey(this.redisPrefix, externalId), cursor, {
       ...sink,
+      event: (id, event, data) => {
+        if (isFinalEvent(event)) this.onEnded?.(externalId);
+        sink.event(id, event, data);
+      },
       close: () => {
         this.leave(watcher);
         sink.close();
