@@ -18,7 +18,8 @@ import { apiClient, type ApiClient } from "../harness/http.ts";
 import { useStack, type TestStack } from "../harness/stack.ts";
 import { createTenant, type Tenant } from "../harness/tenants.ts";
 import { startWordPress, type WordPressSite } from "../harness/wordpress.ts";
-import { articleBody, createWorkflow, waitForArticle } from "./generation-support.ts";
+import { articleBody, waitForArticle } from "./generation-support.ts";
+import { createHostileArticle, HOSTILE_DESCRIPTION } from "./hostile-model-output.ts";
 
 let stack: TestStack;
 let tenant: Tenant;
@@ -354,23 +355,6 @@ describe("publishing an article", () => {
 });
 
 describe("markup in model output", () => {
-  // What a model may write: a heading with an escaped and a raw script, an image with onerror, a
-  // javascript: link in markdown and in HTML, an event handler, escaped markup in the text, and
-  // the same in the description (the excerpt).
-  const body = [
-    `# Brewing &lt;script&gt;alert("title")&lt;/script&gt; <script>alert("h1")</script> at home`,
-    "",
-    `Intro <img src="x" onerror="alert('img')"> with a [plain link](javascript:alert('md')) and <a href="javascript:alert('a')">another</a>.`,
-    "",
-    `<script>alert("body")</script>`,
-    "",
-    `## Grinding <b onmouseover="alert('b')">beans</b>`,
-    "",
-    `Text &lt;script&gt;alert("escaped")&lt;/script&gt; stays text, and so do an image's alt text and a link's title:`,
-    `![Crema &lt;script&gt;alert("alt")&lt;/script&gt;](https://images.example/crema.png) [more](https://example.com/ "&lt;script&gt;alert('title')&lt;/script&gt;")`,
-  ].join("\n");
-  const description = `Excerpt &lt;script&gt;alert("e")&lt;/script&gt; <script>alert("x")</script> <img src=x onerror=alert(1)> <a href="javascript:alert(2)">go</a>`;
-
   /** What would run where this HTML is shown (script elements, on… handlers, javascript: URLs), and any raw "<script" at all. */
   function live(html: string): string[] {
     const { document } = parseHTML(`<!doctype html><html><head></head><body>${html}</body></html>`);
@@ -386,20 +370,9 @@ describe("markup in model output", () => {
   }
 
   test("reaches the post inert: title, body, excerpt, alt text and tags stored without a script, a handler or a javascript: link, the text kept as text", async () => {
-    const type = `hostile-${Date.now().toString(36)}`;
-    // The simulator answers with the prompt itself ([[sim:echo]]): the article is exactly this envelope.
-    await createWorkflow(api, tenant.projectId, type, [{ output_format: "json", user: `[[sim:echo]]${JSON.stringify({ article: { content: body, meta_description: description } })}` }]);
-    const created = await createArticle(
-      api,
-      articleBody(tenant.projectId, {
-        title: `Beans &lt;script&gt;alert("t")&lt;/script&gt; <img src=x onerror=alert(3)>`,
-        article_type: type,
-        image_count: 1,
-        publish: { destination_id: destinationId, status: "publish", tags: [`<script>alert("tag")</script>roast`] },
-      }),
-    );
+    const created = await createHostileArticle(api, tenant.projectId, destinationId, "publish");
     const article = await waitForArticle(api, created.external_id, publicationIs("published"), 120_000);
-    expect(article.description).toBe(description);
+    expect(article.description).toBe(HOSTILE_DESCRIPTION);
 
     const [post] = await postsOf(article.external_id);
     expect(post).toBeDefined();

@@ -1,12 +1,14 @@
-// A fake of Ghost's Admin API (Ghost 5), faithful where the publishing client depends on it: no
-// real Ghost runs here (it needs Node, a MySQL or SQLite build and its own install, and no image
-// registry is reachable), so the tests publish to this. What it holds to, from Ghost's documented
-// behaviour: a token per request (`Authorization: Ghost <jwt>`, HS256 signed with the hex-decoded
-// secret of the key named by `kid`, audience /admin/, at most five minutes of life), JSON bodies
-// wrapped as {posts: [...]}, `?source=html`, tags created by name with internal tags ("#…")
-// slugged "hash-…", filter=tag:<slug>, edits refused with 409 UpdateCollisionError unless they
-// carry the post's current updated_at, images uploaded as multipart and served back,
-// errors as {errors: [{message, type}]}, and scheduled posts needing a future published_at.
+// A fake of Ghost's Admin API (Ghost 5), faithful where the publishing client depends on it, kept
+// for the faults a real Ghost cannot be made to produce on demand: answering 503 (as Ghost does
+// while it migrates or is overloaded) and 429 with a Retry-After (failNext). Everything else is
+// tested against a real Ghost (test/harness/ghost.ts, publishing-ghost.test.ts). What the fake
+// holds to, from Ghost's documented behaviour: a token per request (`Authorization: Ghost <jwt>`,
+// HS256 signed with the hex-decoded secret of the key named by `kid`, audience /admin/, at most
+// five minutes of life), JSON bodies wrapped as {posts: [...]}, `?source=html`, tags created by
+// name with internal tags ("#…") slugged "hash-…", filter=tag:<slug>, edits refused with 409
+// UpdateCollisionError unless they carry the post's current updated_at, images uploaded as
+// multipart and served back, errors as {errors: [{message, type}]}, and scheduled posts needing a
+// future published_at.
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 
 export interface GhostPost {
