@@ -14,6 +14,7 @@ import { useStack, type TestStack } from "../harness/stack.ts";
 import { createTenant, type Tenant } from "../harness/tenants.ts";
 import { startWordPress, type WordPressSite } from "../harness/wordpress.ts";
 import { articleMarker } from "../../services/webhook-dispatcher/src/publishing/wordpress.ts";
+import { openEvents } from "./article-events-support.ts";
 import { articleBody, createWorkflow, finished, marker, runOf, simulatorCalls, waitForArticle, webhookReceiver, type WebhookReceiver } from "./generation-support.ts";
 
 let stack: TestStack;
@@ -97,6 +98,12 @@ describe("sources on the article", () => {
     expect(delivery!.body.data.sources).toEqual(done.sources);
     expect(delivery!.body.data.citations_removed).toBe(1);
     for (const s of done.sources.slice(0, -1)) expect(delivery!.body.content.html).toContain(`<a href="${s.url}">[${s.number}]</a>`);
+
+    // The live stream announced each page as it was read, with its site's name as the article lists it.
+    const log = await openEvents(stack.baseUrl, tenant.token, created.external_id, { lastEventId: "0-0" });
+    await log.done;
+    const announced = log.events.filter((e) => e.event === "source").map((e) => ({ url: e.data.url, site_name: e.data.site_name }));
+    expect(announced.sort((a, b) => a.url.localeCompare(b.url))).toEqual(done.sources.map((s: any) => ({ url: s.url, site_name: s.site_name })).sort((a: any, b: any) => a.url.localeCompare(b.url)));
 
     // The cost breakdown keeps its shape: research is one line, as before.
     const steps = await api.get(`/v1/articles/${created.external_id}/steps`);

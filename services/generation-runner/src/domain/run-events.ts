@@ -65,8 +65,8 @@ export class RunEvents {
     this.write({ event: "waiting", data: { step, reason, model } });
   }
 
-  source(source: { index: number; title: string; url: string; wordCount: number }): void {
-    this.write({ event: "source", data: { position: source.index, title: source.title, url: source.url, word_count: source.wordCount } });
+  source(source: { index: number; title: string; url: string; siteName?: string; wordCount: number }): void {
+    this.write({ event: "source", data: { position: source.index, title: source.title, url: source.url, site_name: source.siteName ?? null, word_count: source.wordCount } });
   }
 
   image(image: StoredImage, url: string): void {
