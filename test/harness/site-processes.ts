@@ -11,7 +11,7 @@ import { join } from "node:path";
 
 export const hex = (bytes: number) => randomBytes(bytes).toString("hex");
 
-export function mariadb(sql: string): { ok: boolean; stdout: string; stderr: string } {
+function mariadb(sql: string): { ok: boolean; stdout: string; stderr: string } {
   const run = spawnSync("mysql", ["-uroot", "--batch", "--skip-column-names"], { input: sql, encoding: "utf8" });
   return { ok: run.status === 0, stdout: run.stdout ?? "", stderr: (run.stderr ?? "") || String(run.error ?? "") };
 }
