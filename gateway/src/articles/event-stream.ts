@@ -234,7 +234,7 @@ export class ArticleEventHub {
       cancel: () => stop?.(),
     });
     return new Response(body, {
-      headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache, no-transform", connection: "keep-alive", "x-accel-buffering": "no" },
+      headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store, no-transform", connection: "keep-alive", "x-accel-buffering": "no" },
     });
   }
 
@@ -245,6 +245,9 @@ export class ArticleEventHub {
   subscribe(externalId: string, article: Article, from: { latestId: string } | { lastEventId: string }, sink: EventSink): () => void {
     if ("latestId" in from) {
       const { event, data } = currentEvent(article);
+      // The record read here can be newer than the gateway's remembered copy: an article that
+      // ended while the stream opened is forgotten before its final event goes out, as below.
+      if (isFinalEvent(event)) this.onEnded?.(externalId);
       sink.event(from.latestId, event, data);
       if (event !== "state") {
         sink.close();
