@@ -42,7 +42,14 @@ export async function startOwnGateway(stack: TestStack, env: Record<string, stri
       for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) log += decoder.decode(chunk.value, { stream: true });
     })();
   }
-  await eventually(() => fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status, () => 0), (status) => status === 200, 30_000, "the test's own gateway to be ready");
+  try {
+    await eventually(() => fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status, () => 0), (status) => status === 200, 30_000, "the test's own gateway to be ready");
+  } catch (error) {
+    // A gateway that never became ready is nobody's to stop: it would outlive the test run.
+    gateway.kill("SIGKILL");
+    await gateway.exited;
+    throw error;
+  }
   return {
     baseUrl: `http://127.0.0.1:${port}`,
     grpcPort,
