@@ -2,7 +2,7 @@
 // grpc-message only where the gRPC spec asks (bytes outside printable ASCII, and "%"), so a stock
 // @grpc/grpc-js client, which decodes with decodeURI, shows exactly the message /v1 answers, with
 // its ";", ",", "/", "%" and non-ASCII letters, and without decoding anything itself.
-import { beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
@@ -21,6 +21,8 @@ beforeAll(async () => {
   const definition = protoLoader.loadSync("articles/api/v1/articles.proto", { includeDirs: [protoRoot], keepCase: true, longs: String, defaults: false, oneofs: true });
   articles = new (grpc.loadPackageDefinition(definition) as any).articles.api.v1.ArticleService(new URL(stack.publicGrpcUrl).host, grpc.credentials.createInsecure());
 });
+
+afterAll(() => articles?.close());
 
 describe("grpc-message", () => {
   test("a refusal naming the caller's text with ; , / % and non-ASCII reads in grpc-js exactly as /v1's message", async () => {

@@ -137,6 +137,8 @@ describe("citations over gRPC (articles.api.v1)", () => {
     articles = new pkg.articles.api.v1.ArticleService(new URL(stack.publicGrpcUrl).host, grpc.credentials.createInsecure());
   });
 
+  afterAll(() => articles?.close());
+
   const call = (method: string, request: object) =>
     new Promise<any>((resolve, reject) => {
       const metadata = new grpc.Metadata();

@@ -3,7 +3,7 @@
 // token the launcher writes (the one the operator CLI sends) is let through to the method; the
 // same caller's token without exp, without iat or valid for a century, all signed with the stack's
 // own key, is UNAUTHENTICATED before the method runs.
-import { beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
@@ -22,6 +22,8 @@ beforeAll(async () => {
   const Service = (grpc.loadPackageDefinition(definition) as any).articles.accounts_billing.v1.OperatorService;
   operator = new Service(new URL(stack.grpcUrls.accountsBilling).host, grpc.credentials.createInsecure());
 });
+
+afterAll(() => operator?.close());
 
 /** The code UpdatePlan on a plan that does not exist answers with `token`: NOT_FOUND once the caller is let in. */
 const codeWith = (token: string) =>
