@@ -249,6 +249,8 @@ function pacingSuites(where: string, connect: () => Promise<{ redis: RedisConnec
         for (let i = 1; i < FAILURES_TO_OPEN; i++) expect((await one.failed(model, false)).open).toBe(false);
         expect((await one.failed(model, false)).open).toBe(true);
         expect((await one.pass(model)).go).toBe(false);
+        // Open for the other runner too, which saw none of the failures.
+        expect(await other.pass(model)).toMatchObject({ go: false, probe: false });
         await Bun.sleep(250);
         const passes = await Promise.all([one.pass(model), one.pass(model)]);
         expect(passes.filter((p) => p.probe)).toHaveLength(1);
