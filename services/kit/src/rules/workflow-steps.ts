@@ -1,7 +1,7 @@
 // The limits of a custom workflow step (spec 2.3–2.5, 4.5): lengths, the timeout range and the
 // output formats. workflow-catalog enforces them when it stores a step (domain/step-rules.ts) and
-// the gateway states them in the public schema and checks them before calling it, so both read
-// this one copy and a changed limit changes the API and the catalog together.
+// the gateway states them in the public schema (it checks only presence and JSON types), so both
+// read this one copy and a changed limit changes the API and the catalog together.
 
 export const OUTPUT_FORMATS = ["text", "json", "markdown"] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
