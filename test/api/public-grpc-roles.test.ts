@@ -53,7 +53,7 @@ const clients: Record<string, any> = {};
 beforeAll(async () => {
   stack = await useStack();
   tenant = await createTenant(stack);
-  const grants = `team/reader=${tenant.accountId}:reader; team/writer=${tenant.accountId}:writer; team/publisher=*:publisher; team/one=${tenant.accountId}:GetArticle`;
+  const grants = `team/reader=${tenant.accountId}:reader; team/writer=${tenant.accountId}:writer; team/publisher=*:publisher; team/one=${tenant.accountId}:GetArticle; team/both=${tenant.accountId}:writer,publisher`;
   // Warnings kept: the refusals' log lines.
   gateway = await startOwnGateway(stack, { PUBLIC_GRPC_WORKLOADS: grants, LOG_LEVEL: "warn" }, { metrics: true, keepLog: true });
   const definition = protoLoader.loadSync(["articles/api/v1/articles.proto", "articles/api/v1/workflows.proto", "articles/api/v1/publishing.proto"], {
@@ -116,6 +116,18 @@ describe("grants", () => {
     const listed = await statusOf("team/one", "ArticleService", "ListArticles", { project_id: String(tenant.projectId) });
     expect(listed.code).toBe(grpc.status.PERMISSION_DENIED);
     expect(listed.details).toBe(`Workload "team/one" may not call articles.api.v1.ArticleService/ListArticles for account ${tenant.accountId}.`);
+  });
+
+  test("a creation that would publish needs the grant of PublishArticle too: a writer alone is refused, a writer and publisher is not", async () => {
+    const publishing = { article: { project_id: String(tenant.projectId), publish: { destination_id: "1" } } };
+    const refused = await statusOf("team/writer", "ArticleService", "CreateArticle", publishing);
+    expect(refused.code).toBe(grpc.status.PERMISSION_DENIED);
+    expect(refused.details).toBe(
+      `Workload "team/writer" may not call articles.api.v1.ArticleService/CreateArticle this way for account ${tenant.accountId}: it would also do what articles.api.v1.PublishingService/PublishArticle does, which its grant does not allow.`,
+    );
+    // Past the grant, the incomplete creation meets the API's own validation.
+    expect((await statusOf("team/both", "ArticleService", "CreateArticle", publishing)).code).toBe(grpc.status.INVALID_ARGUMENT);
+    expect((await statusOf("team/writer", "ArticleService", "CreateArticle", { article: { project_id: String(tenant.projectId) } })).code).toBe(grpc.status.INVALID_ARGUMENT);
   });
 
   test("the acting user must be a member of the granted account", async () => {

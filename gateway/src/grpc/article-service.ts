@@ -11,6 +11,7 @@ import {
   type ArticleInput,
   WatchArticleResponseSchema,
 } from "../../../proto/gen/articles/api/v1/articles_pb.ts";
+import { PublishingService } from "../../../proto/gen/articles/api/v1/publishing_pb.ts";
 import { isStreamId } from "../../../services/kit/src/article-events.ts";
 import type { ArticleOperations } from "../articles/article-operations.ts";
 import { listQueryOf } from "../articles/reading.ts";
@@ -20,6 +21,7 @@ import { apiArticle } from "./api-article.ts";
 import { publishBody } from "./publishing-service.ts";
 
 const BUCKET = "articles";
+const PUBLISH_ARTICLE = `${PublishingService.typeName}/${PublishingService.method.publishArticle.name}`;
 // Ids the public body takes as JSON numbers; proto3's JSON mapping writes int64 as strings.
 const ID_FIELDS = ["project_id", "brand_voice_id", "image_preset_id"] as const;
 
@@ -49,7 +51,9 @@ export function articleService(router: ConnectRouter, calls: PublicCalls, articl
   router.service(ArticleService, {
     createArticle: (req, ctx) =>
       answer("CreateArticle", async () => {
-        const created = await articles.create(await callerOf(ctx), creationBody(req.article), req.idempotencyKey);
+        // A creation that publishes on completion does what PublishArticle does.
+        const caller = await callerOf(ctx, req.article?.publish ? [PUBLISH_ARTICLE] : []);
+        const created = await articles.create(caller, creationBody(req.article), req.idempotencyKey);
         return { article: apiArticle(created.article, created.project), replayed: created.replayed };
       }),
     getArticle: (req, ctx) =>

@@ -40,8 +40,12 @@ function refuse(logger: Logger, workload: string, method: string, accountId: num
   throw plainError(403, message);
 }
 
-/** The caller of a workload's call acting for an account: its token, its grant, then the gates. */
-async function actingCaller(gate: V1Gate, workloads: PublicWorkloads, ctx: HandlerContext, bucket: string, logger: Logger) {
+/**
+ * The caller of a workload's call acting for an account: its token, its grant, then the gates.
+ * `alsoDoes` names the other methods whose effect the call has (a creation that publishes): the
+ * grant must allow them too, so a role cannot reach through one method what it may not call.
+ */
+async function actingCaller(gate: V1Gate, workloads: PublicWorkloads, ctx: HandlerContext, bucket: string, logger: Logger, alsoDoes: readonly string[]) {
   const accountId = idOf(ctx, ACCOUNT_HEADER);
   const userId = idOf(ctx, USER_HEADER);
   let workload: string;
@@ -53,23 +57,29 @@ async function actingCaller(gate: V1Gate, workloads: PublicWorkloads, ctx: Handl
   const method = `${ctx.service.typeName}/${ctx.method.name}`;
   // Outside the grant's accounts, or its methods for that account: the same refusal.
   if (!mayCall(workloads.acting, workload, accountId, method)) refuse(logger, workload, method, accountId, `Workload "${workload}" may not call ${method} for account ${accountId}.`);
+  for (const effect of alsoDoes) {
+    if (!mayCall(workloads.acting, workload, accountId, effect)) refuse(logger, workload, method, accountId, `Workload "${workload}" may not call ${method} this way for account ${accountId}: it would also do what ${effect} does, which its grant does not allow.`);
+  }
   // The acting user must be one the grant allows: a member of the granted account.
   const notMember = () => refuse(logger, workload, method, accountId, `Workload "${workload}" may not call ${method} for user ${userId}: not a member of account ${accountId}.`);
   return v1MemberCaller(gate, accountId, userId, bucket, notMember);
 }
 
 export interface PublicCalls {
-  /** The caller of a call, through the gates of /v1 with `bucket`'s rate limit. */
-  callerOf(bucket: string): (ctx: HandlerContext) => Promise<Caller>;
+  /**
+   * The caller of a call, through the gates of /v1 with `bucket`'s rate limit; `alsoDoes` names
+   * other methods whose effect this call has (a workload's grant must allow them too).
+   */
+  callerOf(bucket: string): (ctx: HandlerContext, alsoDoes?: readonly string[]) => Promise<Caller>;
   /** Runs an operation, answering its refusals as gRPC codes with Google's error details. */
   answer<T>(method: string, run: () => Promise<T>): Promise<T>;
 }
 
 export function publicCalls(gate: V1Gate, workloads: PublicWorkloads, logger: Logger): PublicCalls {
   return {
-    callerOf: (bucket) => async (ctx) => {
+    callerOf: (bucket) => async (ctx, alsoDoes = []) => {
       const acting = ctx.requestHeader.has(ACCOUNT_HEADER) || ctx.requestHeader.has(USER_HEADER);
-      const { caller, headers } = acting ? await actingCaller(gate, workloads, ctx, bucket, logger) : await v1Caller(gate, ctx.requestHeader.get("authorization"), bucket);
+      const { caller, headers } = acting ? await actingCaller(gate, workloads, ctx, bucket, logger, alsoDoes) : await v1Caller(gate, ctx.requestHeader.get("authorization"), bucket);
       for (const [name, value] of Object.entries(headers)) ctx.responseHeader.set(name, value);
       return caller;
     },
