@@ -15,7 +15,8 @@ import { createTenant, type Tenant } from "../harness/tenants.ts";
 import { startWordPress, type WordPressSite } from "../harness/wordpress.ts";
 import { articleMarker } from "../../services/webhook-dispatcher/src/publishing/wordpress.ts";
 import { openEvents } from "./article-events-support.ts";
-import { articleBody, createWorkflow, finished, marker, runOf, simulatorCalls, waitForArticle, webhookReceiver, type WebhookReceiver } from "./generation-support.ts";
+import { countWords } from "../../services/kit/src/words.ts";
+import { articleBody, createWorkflow, finished, marker, runOf, simulatorCalls, waitForArticle, webhookReceiver, wordUsage, type WebhookReceiver } from "./generation-support.ts";
 
 let stack: TestStack;
 let api: ApiClient;
@@ -37,6 +38,18 @@ const research = (extra: Record<string, unknown>) => articleBody(tenant.projectI
 const LINKED = /\[\\\[(\d+)\\\]\]\(([^)\s]+)\)/g;
 // Plain citations: a run of [n], [n, m] or [n][m], not a link's text.
 const BARE = /(?<![\]\\!\w])((?:\[\d{1,3}(?:\s*,\s*\d{1,3})*\])+)(?!\()/g;
+
+/** The words the tenant's account has settled, once no reservation is left open (the files' tests run one at a time). */
+async function settledWords(): Promise<number> {
+  for (;;) {
+    const usage = await wordUsage(stack, tenant.accountId);
+    if (Number(usage.reservedWords) === 0) return Number(usage.usedWords);
+    await Bun.sleep(100);
+  }
+}
+
+/** The words a reader reads in a cited text: its links as their plain markers, without the Sources section. */
+const readWords = (content: string) => countWords(content.split("\n## Sources\n\n")[0]!.replace(LINKED, "[$1]"));
 
 /** The source numbers a text's plain citations name, in order. */
 const numbersCited = (text: string): number[] => [...text.matchAll(BARE)].flatMap((m) => Array.from(m[1]!.matchAll(/\d+/g), (d) => Number(d[0])));
@@ -70,6 +83,7 @@ function expectHonestSources(sources: any[], stubUrls: string[]) {
 describe("sources on the article", () => {
   test("inline: every marker links to a listed source, the unknown number is dropped and counted, and the webhook says the same", async () => {
     const keyword = "aeropress inverted method";
+    const settledBefore = await settledWords();
     const created = await createArticle(api, research({ title: "The inverted AeroPress method", target_keyword: keyword, citations: "inline", webhook_url: hooks.url }));
     // Published once its webhook is delivered: then the delivery is in hand too.
     const done = await waitForArticle(api, created.external_id, (a) => a.status === "published", 90_000);
@@ -87,6 +101,9 @@ describe("sources on the article", () => {
     expect(done.content).not.toContain(`[${n + 1}]`);
     expect(done.citations_removed).toBe(1);
     expect(done.content).not.toContain("## Sources");
+    // The words are the text's, not its links' addresses: what the article says and the account paid.
+    expect(done.actual_word_count).toBe(readWords(done.content));
+    expect((await settledWords()) - settledBefore).toBe(done.actual_word_count);
 
     // The list answers the same sources; the webhook carries them, and its HTML links to the pages.
     const listed = await api.get(`/v1/articles?project_id=${tenant.projectId}&per_page=100`);
@@ -174,12 +191,15 @@ describe("citations over gRPC (articles.api.v1)", () => {
     expect(new Set(markers)).toEqual(new Set(sources.slice(0, -1).map((s: any) => s.number)));
     expect(sources.map((s: any) => s.cited)).toEqual(sources.map((_: any, i: number) => i < n - 1));
     expect(article.citations_removed).toBe(1);
+    // The Sources section costs no words.
+    expect(Number(article.actual_word_count)).toBe(countWords(body));
   }, 120_000);
 });
 
 describe("a humanize pass", () => {
   test("keeps the citations: both versions resolve against the sources, and the article says what the humanized text cites", async () => {
     const keyword = "chemex filter paper";
+    const settledBefore = await settledWords();
     const created = await createArticle(api, research({ title: "Why Chemex filters are thick", target_keyword: keyword, citations: "list", humanize: true }));
     const done = await waitForArticle(api, created.external_id, finished, 120_000);
     expect(done.status).toBe("completed");
@@ -197,6 +217,9 @@ describe("a humanize pass", () => {
     expect(prompt).toContain("Keep every bracketed source number");
     expect(done.sources.map((s: any) => s.cited)).toEqual(done.sources.map((_: any, i: number) => i < n - 1));
     expect(done.citations_removed).toBe(1);
+    // The humanized text's words, without its Sources section, are the article's and what was settled.
+    expect(done.actual_word_count).toBe(readWords(done.content));
+    expect((await settledWords()) - settledBefore).toBe(done.actual_word_count);
   }, 150_000);
 });
 
@@ -258,6 +281,7 @@ describe("citations none", () => {
     const last = run!.steps.reduce((a, b) => (a.stepNumber > b.stepNumber ? a : b));
     expect(done.content).toBe(last.output);
     expect(done.original_content).toBe(last.output);
+    expect(done.actual_word_count).toBe(countWords(done.content));
     // Sources are listed all the same, none cited.
     expect(done.sources.length).toBeGreaterThan(0);
     expect(done.sources.every((s: any) => !s.cited)).toBe(true);

@@ -2,7 +2,9 @@
 // what a source may carry (research.ts citableUrl, citations.ts plainText).
 import { describe, expect, test } from "bun:test";
 import { plainText, resolveCitations, sourcesSection } from "../../services/kit/src/citations.ts";
+import { countWords } from "../../services/kit/src/words.ts";
 import { citableUrl } from "../../services/generation-runner/src/research/research.ts";
+import { citedText } from "../../services/generation-runner/src/domain/cited-writing.ts";
 
 const sources = [
   { number: 1, url: "https://news.example.com/a", title: "Solar farm approved", siteName: "News" },
@@ -12,7 +14,7 @@ const sources = [
 describe("resolveCitations", () => {
   test("none returns the text as written, byte for byte", () => {
     const text = "Figures [1] and [9]. [x][1]\n";
-    expect(resolveCitations(text, sources, "none")).toEqual({ content: text, cited: [], removed: 0 });
+    expect(resolveCitations(text, sources, "none")).toEqual({ content: text, readText: text, cited: [], removed: 0 });
   });
 
   test("inline links each known number to its page, drops unknown ones with their space, and counts them", () => {
@@ -36,7 +38,37 @@ describe("resolveCitations", () => {
 
   test("links, images, reference labels and code are not citations", () => {
     const text = "See [1](https://x.example) and ![2](i.png), [ref][1], arr\\[1\\].\n\n```\nxs[2]\n```\n";
-    expect(resolveCitations(text, sources, "inline")).toEqual({ content: text, cited: [], removed: 0 });
+    expect(resolveCitations(text, sources, "inline")).toEqual({ content: text, readText: text, cited: [], removed: 0 });
+  });
+});
+
+describe("the words of a cited article", () => {
+  const written = "# Beans\n\nRoasting darkens beans [1]. Grinding [2][7] matters. A guess [9].\n";
+  // The same article as a reader reads it: markers plain, unknown ones gone, no Sources section.
+  const read = "# Beans\n\nRoasting darkens beans [1]. Grinding [2] matters. A guess.\n";
+  const research = {
+    query: "beans",
+    questions: [],
+    sources: sources.map((s) => ({ index: s.number, url: s.url, title: s.title, siteName: s.siteName, text: "page", wordCount: 1, fetchedAt: "2026-01-01T00:00:00.000Z" })),
+  };
+
+  test("readText is the text a reader reads: plain markers, no link addresses, no Sources section", () => {
+    expect(resolveCitations(written, sources, "inline").readText).toBe(read);
+    expect(resolveCitations(written, sources, "list").readText).toBe(read);
+  });
+
+  test("are those of the text without its Sources section and link addresses; citations none counts the text as written", () => {
+    for (const style of ["inline", "list"] as const) {
+      const cited = citedText(written, style, research as any);
+      expect(cited.content).not.toBe(read);
+      expect(cited.words).toBe(countWords(read));
+    }
+    // Counted on the stored text, the Sources section's titles, site names and numbers would cost words.
+    expect(countWords(citedText(written, "list", research as any).content)).toBe(countWords(read) + countWords(sourcesSection(sources)));
+    expect(citedText(written, "none", research as any).words).toBe(countWords(written));
+    // In a JSON envelope, the article's content alone is counted, as for any article.
+    const envelope = JSON.stringify({ article: { title: "Beans", content: written } });
+    expect(citedText(envelope, "list", research as any).words).toBe(countWords(read));
   });
 });
 

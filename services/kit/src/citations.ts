@@ -17,6 +17,12 @@ export interface CitableSource {
 
 export interface ResolvedCitations {
   content: string;
+  /**
+   * The text a reader reads, which the article's words are counted on: the markers plain `[n]`
+   * (as in "list"), without link targets or the Sources section. What a citation adds to the
+   * count is its marker, one word as the same characters would be in any article.
+   */
+  readText: string;
   /** Source numbers the text cites after resolution, ascending. */
   cited: number[];
   /** Citations of a number that was not a source, removed. */
@@ -109,11 +115,19 @@ function outsideCode(text: string, change: (prose: string) => string): string {
  * each marker a link to its page, "list" keeps the markers and appends the Sources section.
  */
 export function resolveCitations(markdown: string, sources: readonly CitableSource[], style: CitationStyle): ResolvedCitations {
-  if (style === "none") return { content: markdown, cited: [], removed: 0 };
+  if (style === "none") return { content: markdown, readText: markdown, cited: [], removed: 0 };
   const byNumber = new Map(sources.map((s) => [s.number, s]));
+  const plainMarker = (n: number) => `[${n}]`;
+  const shown = replaceCitations(markdown, byNumber, style === "inline" ? (n) => `[\\[${n}\\]](${linkDestination(byNumber.get(n)!.url)})` : plainMarker);
+  const readText = style === "inline" ? replaceCitations(markdown, byNumber, plainMarker).text : shown.text;
+  const content = style === "list" && sources.length > 0 ? `${shown.text.trimEnd()}\n\n${sourcesSection(sources)}` : shown.text;
+  return { content, readText, cited: [...shown.cited].sort((a, b) => a - b), removed: shown.removed };
+}
+
+function replaceCitations(markdown: string, byNumber: ReadonlyMap<number, CitableSource>, marker: (n: number) => string) {
   const cited = new Set<number>();
   let removed = 0;
-  const resolved = outsideCode(markdown, (prose) =>
+  const text = outsideCode(markdown, (prose) =>
     prose.replace(CITATION, (_whole, before: string, run: string) => {
       const numbers = Array.from(run.matchAll(/\d+/g), (m) => Number(m[0]));
       const known = numbers.filter((n) => byNumber.has(n));
@@ -121,10 +135,8 @@ export function resolveCitations(markdown: string, sources: readonly CitableSour
       // Removed with the space before it, so "figure [9]." reads "figure.".
       if (known.length === 0) return before === " " ? "" : before;
       for (const n of known) cited.add(n);
-      const markers = known.map((n) => (style === "inline" ? `[\\[${n}\\]](${linkDestination(byNumber.get(n)!.url)})` : `[${n}]`));
-      return before + markers.join("");
+      return before + known.map(marker).join("");
     }),
   );
-  const content = style === "list" && sources.length > 0 ? `${resolved.trimEnd()}\n\n${sourcesSection(sources)}` : resolved;
-  return { content, cited: [...cited].sort((a, b) => a - b), removed };
+  return { text, cited, removed };
 }

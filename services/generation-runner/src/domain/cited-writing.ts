@@ -8,7 +8,9 @@ import type { ArticleSourceSchema } from "../../../../proto/gen/articles/article
 import type { SnapshotStep } from "../../../../proto/gen/articles/workflow_catalog/v1/snapshots_pb.ts";
 import { CITATION_STYLES, citationInstruction, keepCitationsInstruction, numberedSources, plainText, resolveCitations, type CitableSource, type CitationStyle } from "../../../kit/src/citations.ts";
 import { envelopeOf } from "../../../kit/src/article-envelope.ts";
+import { countWords } from "../../../kit/src/words.ts";
 import type { StoredResearch } from "./checkpoints.ts";
+import { wordCountOf } from "./step-values.ts";
 
 /** The article's style; anything unknown (an article stored before citations) is "none". */
 export const citationStyleOf = (stored: string | undefined): CitationStyle =>
@@ -57,6 +59,11 @@ export function promptWithCitations(user: string, style: CitationStyle, research
 
 export interface CitedText {
   content: string;
+  /**
+   * The article's words (actual_word_count, and what is settled against the quota): those of the
+   * text a reader reads, so citing adds its markers alone, never the Sources section or a link's address.
+   */
+  words: number;
   /** Every source read, with whether content cites it. */
   sources: MessageInitShape<typeof ArticleSourceSchema>[];
   removed: number;
@@ -77,6 +84,7 @@ export function citedText(content: string, style: CitationStyle, research: Store
   const fetchedAt = new Map((research?.sources ?? []).map((s) => [s.index, s.fetchedAt]));
   return {
     content: text,
+    words: unchanged ? wordCountOf(content) : countWords(resolved.readText),
     sources: citable.map((s) => ({ ...s, fetchedAt: timestampFromDate(new Date(fetchedAt.get(s.number)!)), cited: cited.has(s.number) })),
     removed: resolved.removed,
   };

@@ -31,7 +31,7 @@ import type { PinnedSnapshotMemory } from "./pinned-snapshots.ts";
 import { ProgressReports } from "./progress-reports.ts";
 import type { ModelClients } from "./providers.ts";
 import { citationStyleOf, citedText, humanizeCitationNote, promptWithCitations, sourcesText, writesArticleText } from "./cited-writing.ts";
-import { descriptionOf, requirementsOf, templateValues, wordCountOf, type RunContext } from "./step-values.ts";
+import { descriptionOf, requirementsOf, templateValues, type RunContext } from "./step-values.ts";
 import { bodyOf } from "../../../kit/src/article-envelope.ts";
 import { formatUsd, sumUsd } from "../../../kit/src/rules/usd.ts";
 import { isCancelledArticle } from "../../../kit/src/article-events.ts";
@@ -319,7 +319,7 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
     events.flush(),
   ]);
   stopIfCancelled();
-  const contentWords = wordCountOf(content);
+  const contentWords = cited.words;
   // The text of the final version without its images is scored before it is stored, so the score
   // goes with it (completion, or the pass's version) and the article completes with its score.
   const firstScore = article.humanize ? undefined : await deps.detector.score(bodyOf(content));
@@ -336,8 +336,9 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
     sources: cited.sources,
     citationsRemoved: cited.removed,
   });
-  // The text of the current version without its images: what is scored and counted.
+  // The text of the current version without its images (what is scored) and its words (what is settled).
   let finalContent = content;
+  let finalWords = contentWords;
   let versionId = generated?.currentVersionId;
   let completed = generated;
   if (article.humanize) {
@@ -361,7 +362,7 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
       externalId,
       content: illustrated(humanized.content),
       kind: "humanized",
-      actualWordCount: wordCountOf(humanized.content),
+      actualWordCount: humanized.words,
       complete: true,
       cost: formatUsd(await runCost(db, externalId)),
       aiDetectionScore: await deps.detector.score(bodyOf(humanized.content)),
@@ -370,6 +371,7 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
     });
     await updateRun(db, externalId, { humanizedVersionId: Number(added.versionId) });
     finalContent = humanized.content;
+    finalWords = humanized.words;
     versionId = added.versionId;
     completed = added.article;
   }
@@ -380,7 +382,7 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
   const unscored = completed?.aiDetectionScore === undefined && completed?.currentVersionId === versionId;
   await Promise.all([
     unscored ? deps.detector.score(bodyOf(finalContent)).then((score) => lifecycle.recordOriginality({ externalId, versionId, aiDetectionScore: score })) : undefined,
-    deps.quota.settleWords({ reference: externalId, actualWords: BigInt(finalContent === content ? contentWords : wordCountOf(finalContent)) }),
+    deps.quota.settleWords({ reference: externalId, actualWords: BigInt(finalWords) }),
   ]);
   // The webhook goes out after the score is recorded, so its payload carries it.
   const webhookEnqueued = Boolean(article.webhookUrl) && !run.webhookEnqueuedAt;
