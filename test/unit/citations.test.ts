@@ -1,7 +1,7 @@
-// Resolving an article's citations against the sources its research read (kit/citations.ts), and
+// Resolving an article's citations against the sources its research read (kit/src/rules/citations.ts), and
 // what a source may carry (research.ts citableUrl, citations.ts plainText).
 import { describe, expect, test } from "bun:test";
-import { plainText, resolveCitations, sourcesSection } from "../../services/kit/src/citations.ts";
+import { plainText, resolveCitations, sourcesSection } from "../../services/kit/src/rules/citations.ts";
 import { countWords } from "../../services/kit/src/words.ts";
 import { citableUrl } from "../../services/generation-runner/src/research/research.ts";
 import { citedText } from "../../services/generation-runner/src/domain/cited-writing.ts";

@@ -2,12 +2,12 @@
 // that the socket goes to the address that was checked.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import {
-  checkUrlShape,
   isForbiddenAddress,
   safeRequest,
   SafeHttpError,
   type HostResolver,
 } from "../../services/kit/src/safe-http.ts";
+import { checkUrlShape } from "../../services/kit/src/rules/url-shape.ts";
 
 type Server = ReturnType<typeof Bun.serve>;
 

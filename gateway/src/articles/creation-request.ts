@@ -1,9 +1,9 @@
 // The body of POST /v1/articles (spec 4.1, 8): every parameter checked field by field, the
 // failures collected rather than thrown, so that the rules that need other services (article
 // type, model, brand voice, image preset) can add theirs and all are reported at once.
-import { checkUrlShape } from "../../../services/kit/src/safe-http.ts";
+import { checkUrlShape } from "../../../services/kit/src/rules/url-shape.ts";
 import { DEFAULT_EXCLUDED_DOMAINS, isValidDomain } from "../../../services/kit/src/rules/research-domains.ts";
-import { CITATION_STYLES } from "../../../services/kit/src/citations.ts";
+import { CITATION_STYLES } from "../../../services/kit/src/rules/citations.ts";
 import { Validator } from "../validation.ts";
 import type { FieldTable } from "../openapi/fields.ts";
 

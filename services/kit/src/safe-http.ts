@@ -6,6 +6,7 @@
 import dns from "node:dns";
 import net from "node:net";
 import ipaddr from "ipaddr.js";
+import { checkUrlShape } from "./rules/url-shape.ts";
 
 export type SafeHttpErrorReason =
   | "refused-address"
@@ -72,21 +73,6 @@ export interface SafeResponse {
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
-
-/** Returns why a URL cannot be requested at all, or null when its shape is acceptable. */
-export function checkUrlShape(url: string): string | null {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return "not a valid absolute URL";
-  }
-  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
-    return `scheme ${parsed.protocol} is not allowed (use http or https)`;
-  }
-  if (!parsed.hostname) return "URL has no host";
-  return null;
-}
 
 // ipaddr.js range names, in the words a delivery log should show.
 const RANGE_WORDS: Record<string, string> = {

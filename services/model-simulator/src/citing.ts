@@ -1,11 +1,11 @@
 // Citations as a model writes them when asked to cite numbered sources (the runner's citation
-// instruction, kit/citations.ts): deterministic, so whole-stack tests know what to expect. With
+// instruction, kit/src/rules/citations.ts): deterministic, so whole-stack tests know what to expect. With
 // sources 1..n listed, every source but the last is cited (with one source, it is), spread over
 // the prose paragraphs in turn (a paragraph takes several when there are more sources than
 // paragraphs), the last source stays uncited, and the article's last paragraph cites n + 1, a
 // number that was not a source, as a model sometimes invents one.
 // A prompt without the instruction gets its text untouched.
-import { CITATION_INSTRUCTION_START } from "../../kit/src/citations.ts";
+import { CITATION_INSTRUCTION_START } from "../../kit/src/rules/citations.ts";
 
 /** The source numbers the instruction lists, ascending; empty when the prompt asks for no citations. */
 export function sourceNumbersAsked(prompt: string): number[] {

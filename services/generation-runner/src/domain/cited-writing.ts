@@ -6,7 +6,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ArticleSourceSchema } from "../../../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import type { SnapshotStep } from "../../../../proto/gen/articles/workflow_catalog/v1/snapshots_pb.ts";
-import { CITATION_STYLES, citationInstruction, keepCitationsInstruction, numberedSources, plainText, resolveCitations, type CitableSource, type CitationStyle } from "../../../kit/src/citations.ts";
+import { CITATION_STYLES, citationInstruction, keepCitationsInstruction, numberedSources, plainText, resolveCitations, type CitableSource, type CitationStyle } from "../../../kit/src/rules/citations.ts";
 import { envelopeOf } from "../../../kit/src/article-envelope.ts";
 import { countWords } from "../../../kit/src/words.ts";
 import type { StoredResearch } from "./checkpoints.ts";

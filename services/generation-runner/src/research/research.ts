@@ -5,7 +5,7 @@ import { DEFAULT_EXCLUDED_DOMAINS, domainAllowed, type DomainFilter } from "../.
 import type { ExtractedPage } from "./extract.ts";
 import type { SearchProvider, SearchResult } from "./search-provider.ts";
 import { countWords, truncateWords } from "../../../kit/src/words.ts";
-import { plainText } from "../../../kit/src/citations.ts";
+import { plainText } from "../../../kit/src/rules/citations.ts";
 
 export const RESEARCH_DEFAULTS = { maxSources: 5, minContentWords: 100, maxWordsPerSource: 1000, concurrency: 4 } as const;
 

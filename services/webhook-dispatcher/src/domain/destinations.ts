@@ -4,7 +4,7 @@
 // only the publishing job and the connection check open it.
 import { and, asc, eq } from "drizzle-orm";
 import { invalidFields, notFound, throwIfAny, type FieldErrors } from "../../../kit/src/errors.ts";
-import { checkUrlShape } from "../../../kit/src/safe-http.ts";
+import { checkUrlShape } from "../../../kit/src/rules/url-shape.ts";
 import type { Db } from "../db/client.ts";
 import { destinations, type DestinationDefaults } from "../db/schema.ts";
 import { openSecret, sealSecret } from "./secret-box.ts";

@@ -2,7 +2,8 @@
 // sources numbered and cite them as [n]; the finished text is then resolved here: a number that
 // was a source becomes a link ("inline") or stays a plain marker beside a Sources section
 // ("list"), and a number that was not is removed and counted, never shown. Pure functions: the
-// runner resolves with them, the simulator reads the instruction with them.
+// gateway accepts the styles named here, the runner resolves with them, the simulator reads the
+// instruction with them.
 
 export const CITATION_STYLES = ["none", "inline", "list"] as const;
 export type CitationStyle = (typeof CITATION_STYLES)[number];
