@@ -36,6 +36,16 @@ describe("a destination's address", () => {
     expect(checkedDestination(wordpress("http://blog.example.com"), { allowPlainHttp: true }).siteUrl).toBe("http://blog.example.com");
   });
 
+  test("another scheme is refused naming only the schemes the site may have", () => {
+    const httpsOnly = refusal(() => checkedDestination(wordpress("ftp://blog.example.com"), { allowPlainHttp: false }));
+    expect(httpsOnly.fields).toEqual({ site_url: ["site_url must be the site's https address: scheme ftp: is not allowed (use https)."] });
+    const inDevelopment = refusal(() => checkedDestination(wordpress("ftp://blog.example.com"), { allowPlainHttp: true }));
+    expect(inDevelopment.fields).toEqual({ site_url: ["site_url must be the site's https or http address: scheme ftp: is not allowed (use https or http)."] });
+    // Too long is said as such, whatever the scheme.
+    const long = refusal(() => checkedDestination(wordpress(`http://blog.example.com/${"a".repeat(2000)}`), { allowPlainHttp: false }));
+    expect(long.fields).toEqual({ site_url: ["site_url must be the site's https address: longer than 2000 characters."] });
+  });
+
   test("an https:// site is taken either way", () => {
     for (const allowPlainHttp of [false, true]) expect(checkedDestination(wordpress("https://blog.example.com/news"), { allowPlainHttp }).siteUrl).toBe("https://blog.example.com/news");
   });

@@ -63,10 +63,12 @@ export function checkedDestination(input: NewDestination, rules: DestinationRule
   const name = input.name.trim();
   if (name.length === 0 || name.length > LIMITS.name) errors.name = [`name must be 1 to ${LIMITS.name} characters.`];
   const siteUrl = input.siteUrl.trim();
-  const shape = siteUrl.length > LIMITS.siteUrl ? `longer than ${LIMITS.siteUrl} characters` : checkUrlShape(siteUrl);
-  if (shape) errors.site_url = [`site_url must be the site's https address: ${shape}.`];
   // The credential goes with every request to the site: never in clear outside development.
-  else if (!rules.allowPlainHttp && new URL(siteUrl).protocol === "http:") errors.site_url = ["site_url must be an https:// address: the credential is sent with every request to the site."];
+  const httpsOnly = !rules.allowPlainHttp;
+  const tooLong = siteUrl.length > LIMITS.siteUrl;
+  const shape = tooLong ? `longer than ${LIMITS.siteUrl} characters` : checkUrlShape(siteUrl, httpsOnly ? ["https:"] : ["https:", "http:"]);
+  if (shape && httpsOnly && !tooLong && checkUrlShape(siteUrl) === null) errors.site_url = ["site_url must be an https:// address: the credential is sent with every request to the site."];
+  else if (shape) errors.site_url = [`site_url must be the site's ${httpsOnly ? "https" : "https or http"} address: ${shape}.`];
   const username = input.username?.trim() || null;
   if (kind === "wordpress" && (!username || username.length > LIMITS.username)) errors.username = [`username (the WordPress login name) is required, at most ${LIMITS.username} characters.`];
   if (kind === "ghost" && username) errors.username = ["username is for WordPress destinations only."];
