@@ -43,7 +43,7 @@ afterAll(() => {
   grpcArticles?.close();
 });
 
-const logKey = (externalId: string) => articleEventsKey(stack.redisPrefix, externalId);
+const logKey = (externalId: string) => articleEventsKey(redis, stack.redisPrefix, externalId);
 
 /** Waits until the article's stream has left Redis (archived, then expired). */
 const streamGone = (externalId: string) => eventually(() => redis.exists(logKey(externalId)), (n) => n === 0, (ENDED_LOG_SECONDS + 10) * 1000, "the article's stream to leave Redis");
@@ -134,7 +134,7 @@ describe("what finished articles leave in Redis", () => {
     // Nor are they members of a queue's finished sets.
     for (const queue of ["generation", "webhooks"]) {
       for (const set of ["completed", "failed"]) {
-        for (const id of ids) expect(await redis.zscore(`${queuePrefix(stack.redisPrefix)}:${queue}:${set}`, id)).toBeNull();
+        for (const id of ids) expect(await redis.zscore(`${queuePrefix(stack.redisPrefix, false)}:${queue}:${set}`, id)).toBeNull();
       }
     }
     expect(bytes / finished.length).toBeLessThanOrEqual(1024);

@@ -73,7 +73,7 @@ export async function wordUsage(stack: TestStack, accountId: number) {
 /** The generation queue exactly as the stack names it (under queuePrefix(REDIS_PREFIX)). */
 export function generationQueue(stack: TestStack) {
   const connection = new IORedis(stack.env.REDIS_URL ?? "redis://127.0.0.1:6379", { maxRetriesPerRequest: null });
-  const queue = new Queue("generation", { connection, prefix: queuePrefix(stack.redisPrefix) });
+  const queue = new Queue("generation", { connection, prefix: queuePrefix(stack.redisPrefix, false) });
   return {
     queue,
     async close() {

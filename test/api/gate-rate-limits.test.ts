@@ -110,8 +110,8 @@ describe("429 RATE_LIMIT_EXCEEDED", () => {
     const api = apiClient(stack.baseUrl, tenant.token);
     for (let i = 0; i < 5; i++) await api.get("/v1/articles");
     const redis = new IORedis(stack.env.REDIS_URL ?? "redis://127.0.0.1:6379");
-    const hour = Number(await redis.hget(`${stack.redisPrefix}:ratelimit:{${tenant.accountId}:articles}:3600`, "sum"));
-    const day = Number(await redis.hget(`${stack.redisPrefix}:ratelimit:{${tenant.accountId}:articles}:86400`, "sum"));
+    const hour = Number(await redis.hget(`${stack.redisPrefix}:ratelimit:${tenant.accountId}:articles:3600`, "sum"));
+    const day = Number(await redis.hget(`${stack.redisPrefix}:ratelimit:${tenant.accountId}:articles:86400`, "sum"));
     redis.disconnect();
     expect(hour).toBe(2);
     expect(day).toBe(2);

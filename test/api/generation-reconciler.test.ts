@@ -33,14 +33,14 @@ async function wipeQueue(queue: "generation" | "webhooks"): Promise<number> {
   let cursor = "0";
   let deleted = 0;
   do {
-    const [next, keys] = await redis.scan(cursor, "MATCH", `${queuePrefix(stack.redisPrefix)}:${queue}:*`, "COUNT", 1000);
+    const [next, keys] = await redis.scan(cursor, "MATCH", `${queuePrefix(stack.redisPrefix, false)}:${queue}:*`, "COUNT", 1000);
     if (keys.length) deleted += await redis.del(...keys);
     cursor = next;
   } while (cursor !== "0");
   return deleted;
 }
 
-const jobExists = async (queue: "generation" | "webhooks", externalId: string) => (await redis.exists(`${queuePrefix(stack.redisPrefix)}:${queue}:${externalId}`)) === 1;
+const jobExists = async (queue: "generation" | "webhooks", externalId: string) => (await redis.exists(`${queuePrefix(stack.redisPrefix, false)}:${queue}:${externalId}`)) === 1;
 
 async function tenantWithApi(): Promise<{ tenant: Tenant; api: ApiClient }> {
   const tenant = await createTenant(stack);
@@ -71,7 +71,7 @@ test("articles whose generation jobs were wiped all complete, each step billed o
     const writing = [await create(), await create(), await create()];
     for (const a of writing) await waitForArticle(api, a.id, (x) => x.current_step === "Slow two", 20_000);
     // Two more whose jobs wait in the queue (paused, so no worker takes them first).
-    const generationQueue = new Queue("generation", { connection: redis, prefix: queuePrefix(stack.redisPrefix) });
+    const generationQueue = new Queue("generation", { connection: redis, prefix: queuePrefix(stack.redisPrefix, false) });
     await generationQueue.pause();
     const queued = [await create(), await create()];
     for (const a of queued) await eventually(() => jobExists("generation", a.id), Boolean, 10_000, `the generation job of ${a.id}`);

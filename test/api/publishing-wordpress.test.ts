@@ -239,7 +239,7 @@ describe("publishing an article", () => {
     const answers = await Promise.all(Array.from({ length: 4 }, () => api.post(`/v1/articles/${done.id}/publish`, { destination_id: destinationId })));
     expect(answers.map((a) => a.status)).toEqual([202, 202, 202, 202]);
     // And the same job twice more, as a queue would hand out a job retried after the site accepted it.
-    const queue = new Queue<PublishingJob>("publishing", { connection: { url: stack.env.REDIS_URL }, prefix: queuePrefix(stack.env.REDIS_PREFIX!) });
+    const queue = new Queue<PublishingJob>("publishing", { connection: { url: stack.env.REDIS_URL }, prefix: queuePrefix(stack.env.REDIS_PREFIX!, false) });
     try {
       const job: PublishingJob = { externalId: done.external_id, projectId: tenant.projectId, destinationId, options: { status: null, publishAt: null, categories: null, tags: null, slug: null }, requestedAt: new Date().toISOString() };
       await Promise.all([queue.add("publish", job, { jobId: publishingJobId(job) }), queue.add("publish", job, { jobId: `${publishingJobId(job)}-copy` })]);

@@ -63,7 +63,7 @@ test("articles run end to end on a cluster, and the failover of the master holdi
   expect(watched.map((events) => events.status)).toEqual([200, 200, 200, 200]);
   await eventually(() => api.get(`/v1/articles?project_id=${tenant.projectId}&status=writing&per_page=1`), (res) => res.body.meta.total > 0, 30_000, "articles being written");
 
-  const { from, to } = await infra.cluster.failOver(`${queuePrefix(stack.redisPrefix)}:generation:wait`);
+  const { from, to } = await infra.cluster.failOver(`${queuePrefix(stack.redisPrefix, true)}:generation:wait`);
   expect(to).not.toBe(from);
 
   const finished = await Promise.all(ids.map((id) => waitForArticle(api, id, undefined, 90_000)));

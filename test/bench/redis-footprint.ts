@@ -29,7 +29,7 @@ async function keyCensus(redis: IORedis, prefix: string): Promise<Record<string,
   const kindOf = (key: string) => {
     const rest = key.slice(prefix.length + 1);
     if (rest.startsWith("article-events:")) return "event logs";
-    const job = /^\{[^}]*\}:([^:]+):(.+)$/.exec(rest);
+    const job = /^(?:bull|\{[^}]*\}):([^:]+):(.+)$/.exec(rest);
     if (job && job[2] === "events") return `${job[1]} queue's event log`;
     // A job's hash (and its :logs, :lock): ids are external_ids, or publishingJobId's form.
     if (job && /^[0-9a-f]{8}-[0-9a-f-]{27}/.test(job[2]!)) return `${job[1]} jobs`;

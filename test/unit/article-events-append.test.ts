@@ -34,7 +34,7 @@ afterAll(async () => {
   pipelining.disconnect();
 });
 
-const logOf = async (externalId: string) => ((await plain.xrange(articleEventsKey(prefix, externalId), "-", "+")) as StreamEntry[]).map(readStreamEntry);
+const logOf = async (externalId: string) => ((await plain.xrange(articleEventsKey(plain, prefix, externalId), "-", "+")) as StreamEntry[]).map(readStreamEntry);
 
 test("events appended together land in order, and the stream expires a week after its last write", async () => {
   await appendArticleEvents(plain, prefix, "a1", [
@@ -48,7 +48,7 @@ test("events appended together land in order, and the stream expires a week afte
     ["step_started", { step: 1, name: "Draft" }],
     ["step_finished", { step: 1, cost: "0.01" }],
   ]);
-  const ttl = await plain.ttl(articleEventsKey(prefix, "a1"));
+  const ttl = await plain.ttl(articleEventsKey(plain, prefix, "a1"));
   expect(ttl).toBeGreaterThan(7 * 86_400 - 60);
   expect(ttl).toBeLessThanOrEqual(7 * 86_400);
 });
@@ -63,7 +63,7 @@ test("many articles' appends made in one turn on a pipelining connection each la
 
 test("no events: nothing is written", async () => {
   await appendArticleEvents(plain, prefix, "empty", []);
-  expect(await plain.exists(articleEventsKey(prefix, "empty"))).toBe(0);
+  expect(await plain.exists(articleEventsKey(plain, prefix, "empty"))).toBe(0);
 });
 
 test("a final event right after one of the same name is not appended again", async () => {
@@ -78,9 +78,9 @@ test("a final event right after one of the same name is not appended again", asy
 test("with the stream gone, the end is the archive's: absent until told where it ends, a repeat of it skipped, and new ids after the archive's", async () => {
   const completed = { event: "completed" as const, data: { status: "completed" } };
   expect(await appendEndingEvents(plain, prefix, "gone", [completed], { unlessRepeated: "completed" })).toBe("absent");
-  expect(await plain.exists(articleEventsKey(prefix, "gone"))).toBe(0);
+  expect(await plain.exists(articleEventsKey(plain, prefix, "gone"))).toBe(0);
   expect(await appendEndingEvents(plain, prefix, "gone", [completed], { unlessRepeated: "completed", archivedEnd: { id: "1000-3", event: "completed" } })).toBe("repeated");
-  expect(await plain.exists(articleEventsKey(prefix, "gone"))).toBe(0);
+  expect(await plain.exists(articleEventsKey(plain, prefix, "gone"))).toBe(0);
 
   // An archive that ends later than this server's clock: the new stream starts right after it.
   const ahead = `${Date.now() + 60_000}-7`;
@@ -99,7 +99,7 @@ test("an archived stream expires within ENDED_LOG_SECONDS, unless an entry came 
   await appendEndingEvents(plain, prefix, "x1", [{ event: "completed", data: { status: "completed" } }], { unlessRepeated: "completed" });
   const [last] = (await logOf("x1")).slice(-1);
   await expireArchivedLog(plain, prefix, "x1", last!.id);
-  const ttl = await plain.ttl(articleEventsKey(prefix, "x1"));
+  const ttl = await plain.ttl(articleEventsKey(plain, prefix, "x1"));
   expect(ttl).toBeGreaterThan(0);
   expect(ttl).toBeLessThanOrEqual(ENDED_LOG_SECONDS);
 
@@ -107,5 +107,5 @@ test("an archived stream expires within ENDED_LOG_SECONDS, unless an entry came 
   const [archivedLast] = await logOf("x2");
   await appendArticleEvents(plain, prefix, "x2", [{ event: "step_finished", data: { step: 1 } }]);
   await expireArchivedLog(plain, prefix, "x2", archivedLast!.id);
-  expect(await plain.ttl(articleEventsKey(prefix, "x2"))).toBeGreaterThan(7 * 86_400 - 60);
+  expect(await plain.ttl(articleEventsKey(plain, prefix, "x2"))).toBeGreaterThan(7 * 86_400 - 60);
 });

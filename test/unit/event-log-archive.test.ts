@@ -45,7 +45,7 @@ async function loggedArticle(status: ArticleStatus, events = 3) {
   const { article } = await createArticle(database.db, storedArticle({ accountId: 1, projectId: 1 } as Tenant));
   await database.db.update(articles).set({ status }).where(eq(articles.id, article.id));
   for (let step = 1; step <= events; step++) await appendArticleEvents(redis, archive.redisPrefix, article.externalId, [{ event: "step_finished", data: { step, cost: "0.01", name: `Step ${step}` } }]);
-  const key = articleEventsKey(archive.redisPrefix, article.externalId);
+  const key = articleEventsKey(redis, archive.redisPrefix, article.externalId);
   return { id: article.id, externalId: article.externalId, key, stream: (await redis.xrange(key, "-", "+")) as [string, string[]][] };
 }
 

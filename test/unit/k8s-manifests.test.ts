@@ -397,7 +397,7 @@ describe("autoscaling (production)", () => {
   const config = named(objects, "ConfigMap", "article-service-config").data;
 
   test("generation-runner and webhook-dispatcher scale on their BullMQ queues' waiting and active lists", () => {
-    const prefix = queuePrefix(config.REDIS_PREFIX);
+    const prefix = queuePrefix(config.REDIS_PREFIX, false);
     const expected: Record<string, string> = { "generation-runner": QUEUES.generation.name, "webhook-dispatcher": QUEUES.webhooks.name };
     const scaled = ofKind(objects, "ScaledObject");
     expect(scaled.map((s) => s.spec.scaleTargetRef.name).sort()).toEqual(Object.keys(expected).sort());

@@ -188,7 +188,7 @@ export class ArticleEventHub {
 
   /** The id of the article's latest event, read before the article so nothing falls between the two. */
   async latestEventId(externalId: string): Promise<string> {
-    const [latest] = (await this.redis.xrevrange(articleEventsKey(this.redisPrefix, externalId), "+", "-", "COUNT", 1)) as StreamEntry[];
+    const [latest] = (await this.redis.xrevrange(articleEventsKey(this.redis, this.redisPrefix, externalId), "+", "-", "COUNT", 1)) as StreamEntry[];
     return latest?.[0] ?? START_ID;
   }
 
@@ -255,7 +255,7 @@ export class ArticleEventHub {
       }
     }
     const cursor = "latestId" in from ? from.latestId : from.lastEventId;
-    const watcher = new Watcher(articleEventsKey(this.redisPrefix, externalId), cursor, {
+    const watcher = new Watcher(articleEventsKey(this.redis, this.redisPrefix, externalId), cursor, {
       ...sink,
       event: (id, event, data) => {
         if (isFinalEvent(event)) this.onEnded?.(externalId);

@@ -7,7 +7,7 @@
 // limit; and a refused client is told how long until its own oldest requests leave the window,
 // not the same second as every other client. One Lua script checks all windows and counts the
 // request in all of them only when none is full, so a rejected request consumes nothing.
-import { slotKey, type RedisConnection } from "../../../services/kit/src/redis.ts";
+import { isCluster, redisKey, slotKey, type RedisConnection } from "../../../services/kit/src/redis.ts";
 import { redisScript } from "../../../services/kit/src/redis-scripts.ts";
 import { unavailableError } from "../errors.ts";
 
@@ -114,8 +114,10 @@ export class RateLimiter {
   /** Counts a request of the account in `bucket` when every window has room; `atSeconds` only places a test's requests in time. */
   async hit(accountId: number | bigint, bucket: string, caps: WindowCaps, atSeconds?: number): Promise<RateDecision> {
     const limits = [caps.perMinute, caps.perHour, caps.perDay];
-    // The three windows of one account and bucket share a hash tag: one script reads them on a cluster too.
-    const keys = WINDOWS.map((w) => `${slotKey(this.prefix, "ratelimit", `${accountId}:${bucket}`)}:${w}`);
+    // On a cluster the three windows of one account and bucket share a hash tag, so one script
+    // reads them; one server keeps the names its counters always had.
+    const base = isCluster(this.redis) ? slotKey(this.prefix, "ratelimit", `${accountId}:${bucket}`) : redisKey(this.prefix, "ratelimit", String(accountId), bucket);
+    const keys = WINDOWS.map((w) => `${base}:${w}`);
     let reply: number[];
     try {
       reply = (await countRequest.run(this.redis, keys, atSeconds === undefined ? limits : [...limits, atSeconds])) as number[];

@@ -53,7 +53,7 @@ export async function appendToEndedLog(archive: LogArchive, article: LoggedArtic
 /** Copies each article's stream into the archive, then lets the stream expire; how many entries were read. */
 export async function archiveArticleLogs(archive: LogArchive, articles: readonly LoggedArticle[]): Promise<number> {
   const { db, redis, redisPrefix } = archive;
-  const streams = (await Promise.all(articles.map((a) => redis.xrange(articleEventsKey(redisPrefix, a.externalId), "-", "+")))) as StreamEntry[][];
+  const streams = (await Promise.all(articles.map((a) => redis.xrange(articleEventsKey(redis, redisPrefix, a.externalId), "-", "+")))) as StreamEntry[][];
   const logs = articles.map((article, i) => ({
     article,
     entries: streams[i]!.map(rawStreamEntry).filter((e): e is RawLoggedEvent => e !== undefined),

@@ -10,7 +10,7 @@ import { QuotaService } from "../../../proto/gen/articles/accounts_billing/v1/qu
 import { WorkflowSnapshotService } from "../../../proto/gen/articles/workflow_catalog/v1/snapshots_pb.ts";
 import { serviceClient } from "../../kit/src/clients.ts";
 import { openQueue, publishingJobId, QUEUES, type GenerationJob, type PublishingJob, type WebhookJob } from "../../kit/src/queues.ts";
-import { connectRedis, queuePrefix } from "../../kit/src/redis.ts";
+import { connectRedis, isCluster, queuePrefix } from "../../kit/src/redis.ts";
 import type { ServiceContext } from "../../kit/src/service-process.ts";
 import type { RunnerConfig } from "./config.ts";
 import type { schema } from "./db/client.ts";
@@ -59,9 +59,9 @@ function dependencyOutageOf(error: unknown): string | undefined {
 
 export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, runner: RunnerConfig): Promise<() => Promise<void>> {
   const { config, credential, logger } = ctx;
-  const prefix = queuePrefix(config.redisPrefix);
   const via = (baseUrl: string) => ({ baseUrl, credential, timeoutMs: 15_000 });
   const connection = connectRedis(config.redisUrl);
+  const prefix = queuePrefix(config.redisPrefix, isCluster(connection));
   // The run events of every article in flight leave on a connection of their own that sends the
   // commands of one turn of the event loop in one write.
   const eventLogConnection = connectRedis(config.redisUrl, { enableAutoPipelining: true });

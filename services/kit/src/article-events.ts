@@ -5,7 +5,7 @@
 // has ended, article-store copies the stream to its archive in Postgres (event-archive.ts there)
 // and lets the stream expire ENDED_LOG_SECONDS later: Redis holds live work only.
 // Also the cancel signal a cancelled article sends to whichever runner works on it.
-import { redisKey, slotKey, type RedisConnection } from "./redis.ts";
+import { isCluster, redisKey, slotKey, type RedisConnection } from "./redis.ts";
 import { redisScript } from "./redis-scripts.ts";
 
 /** Events after which an article's stream ends. */
@@ -36,7 +36,12 @@ export function eventLogShardOf(externalId: string): number {
   return hash % EVENT_LOG_SHARDS;
 }
 
-export const articleEventsKey = (redisPrefix: string, externalId: string) => `${slotKey(redisPrefix, "article-events", `s${eventLogShardOf(externalId)}`)}:${externalId}`;
+/**
+ * An article's log: on a cluster under its shard's hash tag; one server keeps the name logs always
+ * had, so the log of an article under way across an upgrade goes on in the same stream.
+ */
+export const articleEventsKey = (redis: RedisConnection, redisPrefix: string, externalId: string) =>
+  isCluster(redis) ? `${slotKey(redisPrefix, "article-events", `s${eventLogShardOf(externalId)}`)}:${externalId}` : redisKey(redisPrefix, "article-events", externalId);
 
 /** A SCAN pattern matching every article log of the deployment. */
 export const articleEventsPattern = (redisPrefix: string) => redisKey(redisPrefix, "article-events", "*");
@@ -64,7 +69,7 @@ export async function appendArticleEvents(redis: RedisConnection, redisPrefix: s
   if (events.length === 0) return;
   const fields: string[] = [];
   for (const event of events) fields.push(event.event, JSON.stringify(event.data));
-  await appendEvents.run(redis, [articleEventsKey(redisPrefix, externalId)], [MAX_EVENTS_PER_ARTICLE, KEEP_SECONDS, ...fields]);
+  await appendEvents.run(redis, [articleEventsKey(redis, redisPrefix, externalId)], [MAX_EVENTS_PER_ARTICLE, KEEP_SECONDS, ...fields]);
 }
 
 /**
@@ -209,7 +214,7 @@ export async function appendEndingEvents(
   const fields: string[] = [];
   for (const event of events) fields.push(event.event, JSON.stringify(event.data));
   const end = opts.archivedEnd;
-  return (await appendEnding.run(redis, [articleEventsKey(redisPrefix, externalId)], [MAX_EVENTS_PER_ARTICLE, KEEP_SECONDS, opts.unlessRepeated ?? "", end?.id ?? "", end?.event ?? "", ...fields])) as "appended" | "repeated" | "absent";
+  return (await appendEnding.run(redis, [articleEventsKey(redis, redisPrefix, externalId)], [MAX_EVENTS_PER_ARTICLE, KEEP_SECONDS, opts.unlessRepeated ?? "", end?.id ?? "", end?.event ?? "", ...fields])) as "appended" | "repeated" | "absent";
 }
 
 // Lets an archived stream expire (never later than it would anyway) unless an entry came after
@@ -221,5 +226,5 @@ return 0`);
 
 /** After the stream's entries up to `lastArchivedId` are in the archive: the stream goes ENDED_LOG_SECONDS later. */
 export async function expireArchivedLog(redis: RedisConnection, redisPrefix: string, externalId: string, lastArchivedId: string): Promise<void> {
-  await expireArchived.run(redis, [articleEventsKey(redisPrefix, externalId)], [lastArchivedId, ENDED_LOG_SECONDS]);
+  await expireArchived.run(redis, [articleEventsKey(redis, redisPrefix, externalId)], [lastArchivedId, ENDED_LOG_SECONDS]);
 }

@@ -16,7 +16,7 @@
 // The failures themselves are on the article (failure_reason, its delivery attempts and
 // publications) and in the logs.
 import { Queue, type ConnectionOptions, type JobsOptions } from "bullmq";
-import { queuePrefix } from "./redis.ts";
+import { isCluster, queuePrefix } from "./redis.ts";
 import { envInt, failOnConfigError } from "./config.ts";
 
 // The first retry delay of a generation job (doubling after each failure). Tests shorten it.
@@ -113,5 +113,5 @@ export type QueueName = keyof typeof QUEUES;
 const QUEUE_EVENTS_KEPT = 1_000;
 
 export function openQueue<T>(name: QueueName, connection: ConnectionOptions, redisPrefix: string): Queue<T> {
-  return new Queue<T>(QUEUES[name].name, { connection, prefix: queuePrefix(redisPrefix), defaultJobOptions: QUEUES[name].defaults, streams: { events: { maxLen: QUEUE_EVENTS_KEPT } } });
+  return new Queue<T>(QUEUES[name].name, { connection, prefix: queuePrefix(redisPrefix, isCluster(connection)), defaultJobOptions: QUEUES[name].defaults, streams: { events: { maxLen: QUEUE_EVENTS_KEPT } } });
 }

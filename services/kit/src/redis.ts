@@ -58,7 +58,7 @@ export function duplicateConnection(redis: RedisConnection, options: RedisOption
 /** Reports a connection's errors (a server or a cluster's). */
 export const onRedisError = (redis: RedisConnection, report: (error: Error) => void) => void (redis as EventEmitter).on("error", report);
 
-export const isCluster = (redis: RedisConnection): redis is Cluster => redis instanceof Cluster;
+export const isCluster = (redis: unknown): redis is Cluster => redis instanceof Cluster;
 
 /** A key's Redis Cluster hash tag (`{…}`), or the whole key when it has none. */
 export function hashTagOf(key: string): string {
@@ -71,10 +71,12 @@ export function hashTagOf(key: string): string {
 export const mastersOf = (redis: RedisConnection): IORedis[] => (isCluster(redis) ? redis.nodes("master") : [redis]);
 
 /**
- * BullMQ's prefix option: queues become `<prefix>:{<prefix>:bull}:<queue>:…`. The hash tag keeps
- * every key of the deployment's queues in one slot of a cluster, as BullMQ's scripts require.
+ * BullMQ's prefix option: queues become `<prefix>:bull:<queue>:…` on one server, and
+ * `<prefix>:{<prefix>:bull}:<queue>:…` on a cluster, whose hash tag keeps every key of the
+ * deployment's queues in one slot, as BullMQ's scripts require. One server keeps the names it
+ * always had, so jobs queued before an upgrade are found after it.
  */
-export const queuePrefix = (redisPrefix: string) => `${redisPrefix}:{${redisPrefix}:bull}`;
+export const queuePrefix = (redisPrefix: string, clustered: boolean) => (clustered ? `${redisPrefix}:{${redisPrefix}:bull}` : `${redisPrefix}:bull`);
 
 export const redisKey = (redisPrefix: string, ...parts: (string | number)[]) => [redisPrefix, ...parts].join(":");
 

@@ -7,7 +7,7 @@ import { DelayedError, UnrecoverableError, Worker, type Job } from "bullmq";
 import { openQueue, QUEUES, type WebhookJob } from "../../kit/src/queues.ts";
 import { countWorkerJobs, watchQueueDepth, webhookAttempts } from "../../kit/src/metrics.ts";
 import { inJobSpan } from "../../kit/src/tracing.ts";
-import { connectRedis, queuePrefix } from "../../kit/src/redis.ts";
+import { connectRedis, isCluster, queuePrefix } from "../../kit/src/redis.ts";
 import type { Logger } from "../../kit/src/logger.ts";
 import { completionDeliveries, type DeliveryContext, type DeliveryOutcome } from "./domain/completion-delivery.ts";
 
@@ -89,7 +89,7 @@ export function startDeliveryWorker(opts: DeliveryWorkerOptions): () => Promise<
   const deliverFor = (job: Job<WebhookJob>, token?: string) => withRequestId(job.data.requestId, () => deliver(job, token));
   const worker = new Worker<WebhookJob, DeliveryOutcome>(QUEUES.webhooks.name, deliverFor, {
     connection,
-    prefix: queuePrefix(opts.redisPrefix),
+    prefix: queuePrefix(opts.redisPrefix, isCluster(connection)),
     concurrency: opts.concurrency,
   });
   worker.on("error", (error) => logger.error("webhook worker error", { error }));

@@ -7,7 +7,7 @@ import { UnrecoverableError, Worker, type Job } from "bullmq";
 import type { Logger } from "../../kit/src/logger.ts";
 import { countWorkerJobs, watchQueueDepth } from "../../kit/src/metrics.ts";
 import { openQueue, QUEUES, type PublishingJob } from "../../kit/src/queues.ts";
-import { connectRedis, queuePrefix, redisKey, type RedisConnection } from "../../kit/src/redis.ts";
+import { connectRedis, isCluster, queuePrefix, redisKey, type RedisConnection } from "../../kit/src/redis.ts";
 import { withRequestId } from "../../kit/src/request-context.ts";
 import { inJobSpan } from "../../kit/src/tracing.ts";
 import { retryLater } from "./delivery-worker.ts";
@@ -93,7 +93,7 @@ export function startPublishingWorker(opts: PublishingWorkerOptions): () => Prom
     withRequestId(job.data.requestId, () => inJobSpan("publication", job.data.trace, { "messaging.destination.name": QUEUES.publishing.name }, () => publish(job, token)));
   const worker = new Worker<PublishingJob, PublishOutcome>(QUEUES.publishing.name, run, {
     connection,
-    prefix: queuePrefix(opts.redisPrefix),
+    prefix: queuePrefix(opts.redisPrefix, isCluster(connection)),
     concurrency: opts.concurrency,
   });
   worker.on("error", (error) => logger.error("publishing worker error", { error }));
