@@ -98,10 +98,13 @@ test("budgets and fair shares hold on the cluster: two accounts' articles throug
 
 test("the breaker opens and closes on the cluster: an outage opens it, and once the provider answers the waiting article completes", async () => {
   const { api, body } = await writer("[[sim:words=20]] write", { model: FLAKY_MODEL });
-  const outages = () => metricOf(stack.metricsUrls.generationRunner!, "provider_calls_total", { budget: FLAKY_MODEL, outcome: "outage" });
+  const calls = (outcome: string) => metricOf(stack.metricsUrls.generationRunner!, "provider_calls_total", { budget: FLAKY_MODEL, outcome });
   await configureProvider(flaky, { outage: { status: 503, duration_ms: 600_000 } });
   const [id] = await createArticles(api, 1, body);
-  await eventually(outages, (n) => n >= FAILURES_TO_OPEN, 30_000, "the breaker opened");
+  await eventually(() => calls("outage"), (n) => n >= FAILURES_TO_OPEN, 30_000, "the breaker opened");
+  // Open, the breaker lets through probes only: a failed probe is counted as one.
+  await eventually(() => calls("probe_failed"), (n) => n >= 1, 30_000, "a probe of the open breaker");
+  expect(await calls("outage")).toBe(FAILURES_TO_OPEN);
   await configureProvider(flaky, { outage: null });
   const article = await waitForArticle(api, id!, undefined, 60_000);
   expect(article.status).toBe("completed");
