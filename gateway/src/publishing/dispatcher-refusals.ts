@@ -9,14 +9,18 @@ import { fieldErrorsOf, type FieldErrors } from "../../../services/kit/src/error
 import type { V1Gate } from "../plugins/caller.ts";
 import { publishInput } from "./publish-input.ts";
 
-/** The dispatcher's refusal of a request's fields, under `prefix`: its NOT_FOUND for the destination is a field error of destination_id. */
-export function fieldErrorsOfRefusal(prefix: string, error: unknown): FieldErrors | undefined {
+/**
+ * The dispatcher's refusal of a request's fields, under `prefix`: its NOT_FOUND for the destination
+ * is a field error of destination_id, and a refusal naming no field is one of `unnamed` (a field
+ * of the request: the destination it publishes to, or the body of a destination being added).
+ */
+export function fieldErrorsOfRefusal(prefix: string, error: unknown, unnamed = "destination_id"): FieldErrors | undefined {
   if (!(error instanceof ConnectError)) return undefined;
   if (error.code === Code.NotFound && /destination/i.test(error.rawMessage)) return { [`${prefix}destination_id`]: ["No such destination in the article's project."] };
   if (error.code !== Code.InvalidArgument && error.code !== Code.FailedPrecondition) return undefined;
   const errors: FieldErrors = {};
   for (const [field, messages] of Object.entries(fieldErrorsOf(error))) errors[`${prefix}${field}`] = messages;
-  return Object.keys(errors).length ? errors : { [`${prefix}destination_id`]: [error.rawMessage] };
+  return Object.keys(errors).length ? errors : { [`${prefix}${unnamed}`]: [error.rawMessage] };
 }
 
 /**

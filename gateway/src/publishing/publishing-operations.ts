@@ -86,7 +86,8 @@ export class PublishingOperations {
       const created = await this.dispatcher.createDestination({ projectId, ...input });
       return { destination: presentDestination(created.destination!), warnings: [...created.warnings] };
     } catch (error) {
-      const errors = fieldErrorsOfRefusal("", error);
+      // A request that adds a destination has no destination_id: a refusal naming no field is the body's.
+      const errors = fieldErrorsOfRefusal("", error, "body");
       if (!errors) throw error;
       const { credential, ...others } = errors;
       throw validationError(credential ? { ...others, [credentialField]: credential } : others);
