@@ -4,6 +4,7 @@
 // only the publishing job and the connection check open it.
 import { and, asc, eq } from "drizzle-orm";
 import { invalidFields, notFound, throwIfAny, type FieldErrors } from "../../../kit/src/errors.ts";
+import { PUBLISHING_LIMITS as LIMITS } from "../../../kit/src/rules/publishing.ts";
 import { checkUrlShape } from "../../../kit/src/rules/url-shape.ts";
 import type { Db } from "../db/client.ts";
 import { destinations, type DestinationDefaults } from "../db/schema.ts";
@@ -17,8 +18,6 @@ export const POST_STATUSES: Record<DestinationKind, { defaults: readonly string[
   wordpress: { defaults: ["draft", "pending", "private", "publish"], scheduled: "future" },
   ghost: { defaults: ["draft", "published"], scheduled: "scheduled" },
 };
-
-export const LIMITS = { name: 100, siteUrl: 2000, username: 60, credential: 200, terms: 20, term: 100 } as const;
 
 // Ghost's Admin API keys are "<24 hex id>:<64 hex secret>" (Ghost Admin → Integrations).
 const GHOST_ADMIN_KEY = /^[0-9a-f]{24}:[0-9a-f]{64}$/;

@@ -4,6 +4,7 @@
 // runs, since a schedule can pass while a job waits.
 import { throwIfAny, type FieldErrors } from "../../../kit/src/errors.ts";
 import type { PublishOptionsRecord } from "../../../kit/src/queues.ts";
+import { PUBLISHING_LIMITS } from "../../../kit/src/rules/publishing.ts";
 import { POST_STATUSES, termNames, type Destination, type DestinationKind } from "../domain/destinations.ts";
 
 export interface PostSettings {
@@ -17,7 +18,7 @@ export interface PostSettings {
 }
 
 const SLUG = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
-const SLUG_MAX = 200;
+const SLUG_MAX = PUBLISHING_LIMITS.slug;
 
 /** The settings of a post, or INVALID_ARGUMENT naming the option fields (status, publish_at, categories, tags, slug). */
 export function postSettings(destination: Pick<Destination, "kind" | "defaults">, options: PublishOptionsRecord, now = Date.now()): PostSettings {
