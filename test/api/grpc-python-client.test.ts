@@ -3,8 +3,8 @@
 // grpc_python_plugin generates the client from proto/articles/api/v1, and a Python program
 // creates an article and follows WatchArticle against the whole stack. Its events are /v1's, and
 // data_json keeps whole numbers whole where Struct hands Python floats; a refusal's message reads
-// in grpcio as /v1's. Skipped, saying so, on a
-// machine without those packages.
+// in grpcio as /v1's. npm test's setup installs those packages (deploy/scripts/ensure-python-grpc.sh);
+// without them the test fails, naming what is missing and how to install it.
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -19,14 +19,26 @@ import { createWorkflow, marker } from "./generation-support.ts";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 const DEBIAN_PYTHON = "/usr/bin/python3";
-const tools = ["/usr/bin/protoc", "/usr/bin/grpc_python_plugin", DEBIAN_PYTHON].every(existsSync) && Bun.spawnSync([DEBIAN_PYTHON, "-c", "import grpc, google.protobuf"]).exitCode === 0;
-if (!tools) console.warn("grpc-python-client: skipped; apt-get install protobuf-compiler protobuf-compiler-grpc python3-grpcio python3-protobuf to run it");
+const imports = (module: string) => existsSync(DEBIAN_PYTHON) && Bun.spawnSync([DEBIAN_PYTHON, "-c", `import ${module}`]).exitCode === 0;
+
+/** The Debian packages the test needs and this machine lacks. */
+function missingPackages(): string[] {
+  const needs: [string, () => boolean][] = [
+    ["protobuf-compiler", () => existsSync("/usr/bin/protoc")],
+    ["protobuf-compiler-grpc", () => existsSync("/usr/bin/grpc_python_plugin")],
+    ["python3-grpcio", () => imports("grpc")],
+    ["python3-protobuf", () => imports("google.protobuf")],
+  ];
+  return needs.filter(([, present]) => !present()).map(([name]) => name);
+}
 
 const out = mkdtempSync(join(tmpdir(), "python-client-"));
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 
 describe("the documented Python client on Debian's grpc tools", () => {
-  test.skipIf(!tools)("generates with protoc + grpc_python_plugin, watches an article reading whole numbers from data_json, and shows a refusal as /v1 words it", async () => {
+  test("generates with protoc + grpc_python_plugin, watches an article reading whole numbers from data_json, and shows a refusal as /v1 words it", async () => {
+    const missing = missingPackages();
+    if (missing.length > 0) throw new Error(`the Python client test needs Debian's ${missing.join(", ")}: run \`bash deploy/scripts/ensure-python-grpc.sh\` as root (apt-get install ${missing.join(" ")})`);
     // The command of docs/grpc.md, as written there.
     const generate = Bun.spawnSync(["/usr/bin/protoc", "-Iproto", `--python_out=${out}`, `--grpc_out=${out}`, "--plugin=protoc-gen-grpc=/usr/bin/grpc_python_plugin", "proto/articles/api/v1/articles.proto", "proto/articles/api/v1/publishing.proto", "proto/articles/api/v1/workflows.proto"], { cwd: root });
     expect(generate.stderr.toString()).toBe("");
