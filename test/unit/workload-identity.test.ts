@@ -3,7 +3,7 @@
 // and one log line saying why, never holding the token), where the keys may come from, a key
 // rotation with both keys valid for a while, and the access table with an operator's grant.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
@@ -107,9 +107,14 @@ describe("a token is refused", () => {
       return new SignJWT(claims()).setProtectedHeader({ alg: "ES384", kid: publishedKey().kid }).sign(privateKey);
     }, /algorithm ES384 is not its key's \(ES256\)/],
     ["signed by a key never published (another launcher's), even after the keys are read again", async () => {
-      const stranger = await prepareWorkloadTokens(mkdtempSync(join(tmpdir(), "stranger-")));
-      stranger.stop();
-      return stranger.mint("gateway");
+      const dir = mkdtempSync(join(tmpdir(), "stranger-"));
+      const stranger = await prepareWorkloadTokens(dir);
+      try {
+        return await stranger.mint("gateway");
+      } finally {
+        stranger.stop();
+        rmSync(dir, { recursive: true, force: true });
+      }
     }, /is not published, even after reading the keys again/],
   ];
   test.each(cases)("%s", async (_, token, reason) => expectRefused(await token(), reason));
@@ -198,7 +203,12 @@ describe("where the keys come from", () => {
       stdout: "pipe",
       stderr: "pipe",
     });
-    const [code, stderr] = await Promise.all([service.exited, new Response(service.stderr).text()]);
+    const stderrText = new Response(service.stderr).text();
+    // A service that starts instead would run until killed: it gets 30 s (well inside the test's timeout) to stop.
+    const stopped = await Promise.race([service.exited.then(() => true), Bun.sleep(30_000).then(() => false)]);
+    if (!stopped) service.kill("SIGKILL");
+    const [code, stderr] = await Promise.all([service.exited, stderrText]);
+    expect(stopped ? "stopped" : `still running after 30 s, killed; it wrote: ${stderr}`).toBe("stopped");
     expect(code).toBe(2);
     expect(stderr.trim().split("\n")).toEqual(["configuration error: IDENTITY_JWKS: expected a file or an https URL; plain http is only for a development setup (ALLOW_PRIVATE_URLS=true) on a loopback or private address"]);
   });
