@@ -3,7 +3,7 @@
 // "The title field must be at least 3 characters.". Every string read here, in a body or a query,
 // passes one text rule first: nothing Postgres cannot store (NUL, unpaired surrogates) gets further.
 import type { FieldErrors } from "../../services/kit/src/errors.ts";
-import { isStorableText, jsonHasUnstorableText, UNSTORABLE_TEXT } from "../../services/kit/src/storable-text.ts";
+import { isStorableText, jsonHasUnstorableText, UNSTORABLE_TEXT } from "../../services/kit/src/rules/storable-text.ts";
 import { validationError } from "./errors.ts";
 
 type Json = Record<string, unknown>;

@@ -12,7 +12,7 @@ import {
   findUnknownVariables,
   gatedVariablesWithoutFlag,
   stepOutputReferences,
-} from "../../services/kit/src/prompt-template.ts";
+} from "../../services/kit/src/rules/prompt-template.ts";
 
 const SPEC_ORDER = [
   "blog_post",

@@ -9,7 +9,7 @@ import {
   temperatureForTone,
   type RequirementsInput,
   type TemplateValues,
-} from "../../services/kit/src/prompt-template.ts";
+} from "../../services/kit/src/rules/prompt-template.ts";
 
 const values: TemplateValues = {
   title: "How to brew coffee",

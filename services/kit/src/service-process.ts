@@ -7,7 +7,7 @@ import { openServiceDatabase, type MigrationMode, type ServiceDatabase } from ".
 import { postgresDependency, redisDependency, watchDependencies } from "./dependency-watch.ts";
 import { createLogger, type Logger } from "./logger.ts";
 import { onShutdown, startServiceServer, type ServiceServer } from "./server.ts";
-import { refuseUnstorableText } from "./storable-text.ts";
+import { refuseUnstorableText } from "./rules/storable-text.ts";
 import { isPortInUse, portInUseMessage } from "./port-in-use.ts";
 import { initMetrics, startMetricsServer, type MetricsServer } from "./metrics.ts";
 import { collectGarbageWhenQuiet } from "./quiet-collection.ts";

@@ -11,7 +11,7 @@ import {
   type UpdateStepRequest,
 } from "../../../proto/gen/articles/workflow_catalog/v1/workflows_pb.ts";
 import { invalidFields } from "../../kit/src/errors.ts";
-import { jsonHasUnstorableText, UNSTORABLE_TEXT } from "../../kit/src/storable-text.ts";
+import { jsonHasUnstorableText, UNSTORABLE_TEXT } from "../../kit/src/rules/storable-text.ts";
 import type { Db } from "./db/client.ts";
 import type { SnapshotStepRecord } from "./db/schema.ts";
 import * as catalog from "./domain/custom-workflows.ts";

@@ -7,7 +7,7 @@ import { Code, ConnectError, type Client } from "@connectrpc/connect";
 import type { Article, ArticleLifecycleService, ArticleStoreService } from "../../../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import type { QuotaService } from "../../../../proto/gen/articles/accounts_billing/v1/quota_pb.ts";
 import type { GetSnapshotResponse, SnapshotStep } from "../../../../proto/gen/articles/workflow_catalog/v1/snapshots_pb.ts";
-import { renderTemplate, temperatureForTone, type StepFlags } from "../../../kit/src/prompt-template.ts";
+import { renderTemplate, temperatureForTone, type StepFlags } from "../../../kit/src/rules/prompt-template.ts";
 import type { Logger } from "../../../kit/src/logger.ts";
 import { publishOptionsRecord } from "../../../kit/src/publish-options.ts";
 import type { PublishingJob, WebhookJob } from "../../../kit/src/queues.ts";

@@ -1,6 +1,6 @@
 // What a step's templates are filled with (spec 2.5), and what the finished pipeline yields:
 // the content, its description and its word count.
-import { renderRequirements, type TemplateValues } from "../../../kit/src/prompt-template.ts";
+import { renderRequirements, type TemplateValues } from "../../../kit/src/rules/prompt-template.ts";
 import type { Article, GenerationSettings } from "../../../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import type { SnapshotStep } from "../../../../proto/gen/articles/workflow_catalog/v1/snapshots_pb.ts";
 import { countWords } from "../../../kit/src/words.ts";

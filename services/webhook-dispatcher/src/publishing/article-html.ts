@@ -14,7 +14,7 @@ export interface ArticleHtml {
   heading?: string;
 }
 
-// The section headings the writing prompts ask for (services/kit/src/prompt-template.ts).
+// The section headings the writing prompts ask for (services/kit/src/rules/prompt-template.ts).
 const SECTIONS: { className: string; heading: RegExp }[] = [
   { className: "key-takeaways", heading: /^(key takeaways?|key points|takeaways|tl;?dr)\s*:?$/i },
   { className: "faq", heading: /^(faqs?|frequently asked questions|questions and answers)\s*:?$/i },

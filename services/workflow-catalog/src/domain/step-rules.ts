@@ -3,7 +3,7 @@
 // gateway (kit/src/rules/workflow-steps.ts); the checks are the catalog's. Problems are collected
 // per public field name; suspicious but legal prompt content becomes warnings.
 import type { FieldErrors } from "../../../kit/src/errors.ts";
-import { findUnknownVariables, gatedVariablesWithoutFlag, stepOutputReferences, GATED_VARIABLES } from "../../../kit/src/prompt-template.ts";
+import { findUnknownVariables, gatedVariablesWithoutFlag, stepOutputReferences, GATED_VARIABLES } from "../../../kit/src/rules/prompt-template.ts";
 import { isReservedArticleType } from "./builtin-workflows/index.ts";
 import { checkJsonSchemaRule } from "./json-schema-rule.ts";
 import {

@@ -1,10 +1,11 @@
 // Text Postgres can store. NUL (U+0000) is refused by text and jsonb columns alike, and an unpaired
 // UTF-16 surrogate has no UTF-8 form (it would be stored as U+FFFD, or refused inside jsonb). Both
-// are refused as invalid input wherever they arrive, instead of failing in the database.
+// are refused as invalid input wherever they arrive, instead of failing in the database: by the
+// gateway in /v1 requests (validation.ts) and by every service in its callers' (service-process.ts).
 import type { DescField, DescMessage } from "@bufbuild/protobuf";
 import { ScalarType } from "@bufbuild/protobuf";
 import type { Interceptor } from "@connectrpc/connect";
-import { invalidFields } from "./errors.ts";
+import { invalidFields } from "../errors.ts";
 
 // With the u flag a well-formed surrogate pair is one code point, so only unpaired halves match.
 const UNSTORABLE = /[\u0000\uD800-\uDFFF]/u;
