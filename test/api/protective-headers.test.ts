@@ -101,9 +101,12 @@ describe("every answer carries the protective headers", () => {
   test("with an https:// public address every answer carries Strict-Transport-Security", async () => {
     for (const asked of ASKED(tenant)) {
       const h = await headersOf(secure.baseUrl, asked.method, asked.path, asked);
+      // /healthz answers 503 while a dependency's last ping went unanswered (a slow moment on a busy
+      // machine); either answer must carry the headers, which are what this test checks.
+      const status = asked.what === "health" && h.status === 503 ? 503 : asked.status;
       expect({ what: asked.what, status: h.status, hsts: h.hsts, cache: h.cache }).toEqual({
         what: asked.what,
-        status: asked.status,
+        status,
         hsts: "max-age=31536000",
         cache: h.type === "text/event-stream" ? "no-store, no-transform" : "no-store",
       });
