@@ -2,7 +2,7 @@
 // and (without OPENAI_API_KEY) the model simulator. Used by `npm start` and the test harness.
 import { randomBytes } from "node:crypto";
 import { createServer } from "node:net";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -59,6 +59,11 @@ export interface StackOptions {
   randomPorts?: boolean;
   /** Where child stdout goes: "inherit" (npm start), "ignore", or "pipe" (tests that read the log lines). */
   output?: "inherit" | "ignore" | "pipe";
+  /**
+   * A folder where each process's output (stdout and stderr) is appended to <process>.log instead
+   * (a restarted process adds to its file): the test suite keeps its stack's lines for CI to show.
+   */
+  logDir?: string;
   readyTimeoutMs?: number;
   /** Aborting it while the stack starts stops every process started so far, then startStack rejects. */
   signal?: AbortSignal;
@@ -245,14 +250,18 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   // readable (markdown) profile into .local/profiles (docs/performance.md, "Finding the time").
   const profiled = (name: ProcessName) => (env.PROFILE?.split(",").includes(name) ? ["--cpu-prof-md", `--cpu-prof-dir=${root}.local/profiles`] : []);
   const bundles = new Map(await Promise.all([...entries].map(async ([name, entry]) => [name, await bundleProcess(root + entry.file)] as const)).catch(undo));
+  if (options.logDir) mkdirSync(options.logDir, { recursive: true });
   const spawn = (name: ProcessName) => {
     const entry = entries.get(name)!;
+    const logFile = options.logDir ? openSync(join(options.logDir, `${name}.log`), "a") : undefined;
     const child = Bun.spawn([...(options.runUnder?.[name] ?? []), process.execPath, ...profiled(name), bundles.get(name)!], {
       cwd: root,
       env: { ...RUNTIME_START_ENV, ...env, ...entry.env },
-      stdout: options.output ?? "inherit",
-      stderr: "inherit",
+      stdout: logFile ?? options.output ?? "inherit",
+      stderr: logFile ?? "inherit",
     });
+    // The child has its own copy of the descriptor.
+    if (logFile !== undefined) closeSync(logFile);
     processes.set(name, child);
     return child;
   };

@@ -2,6 +2,8 @@
 // simulator) on free ports, its own fresh database and Redis prefix, started once per test run
 // and stopped by the preload hook. A missing Postgres or Redis fails the tests with a clear message.
 import { randomBytes } from "node:crypto";
+import { rmSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import postgres from "postgres";
 import IORedis from "ioredis";
 import { startStack, type Stack } from "../../deploy/local/stack.ts";
@@ -38,6 +40,13 @@ export const TEST_STACK_ENV: Record<string, string> = {
   LOG_LEVEL: "silent",
 };
 
+/**
+ * Where the shared stack's processes write their warnings and errors (one file per process,
+ * emptied when a run starts); CI prints what they hold when the suite fails
+ * (deploy/scripts/test-log-digest.sh).
+ */
+export const TEST_LOG_DIR = fileURLToPath(new URL("../../.local/test-logs/", import.meta.url));
+
 async function bootStack(): Promise<TestStack> {
   const id = `${process.pid}_${randomBytes(3).toString("hex")}`;
   const admin = new URL(ADMIN_DATABASE_URL);
@@ -46,10 +55,13 @@ async function bootStack(): Promise<TestStack> {
   const redisPrefix = `test-${id}`;
   let stack: Stack;
   try {
+    const logs = process.env.STACK_LOGS ? undefined : TEST_LOG_DIR;
+    if (logs) rmSync(logs, { recursive: true, force: true });
     stack = await startStack({
       randomPorts: true,
       output: process.env.STACK_LOGS ? "inherit" : "ignore",
-      env: { ...TEST_STACK_ENV, ...(process.env.STACK_LOGS ? { LOG_LEVEL: process.env.STACK_LOG_LEVEL ?? "info" } : {}), DATABASE_URL: databaseUrl, REDIS_URL, REDIS_PREFIX: redisPrefix, OPENAI_API_KEY: undefined, OPENAI_BASE_URL: undefined },
+      logDir: logs,
+      env: { ...TEST_STACK_ENV, LOG_LEVEL: process.env.STACK_LOGS ? (process.env.STACK_LOG_LEVEL ?? "info") : "warn", DATABASE_URL: databaseUrl, REDIS_URL, REDIS_PREFIX: redisPrefix, OPENAI_API_KEY: undefined, OPENAI_BASE_URL: undefined },
     });
   } catch (error) {
     throw new Error(`The test stack could not start (Postgres at 127.0.0.1:5432 and Redis at 127.0.0.1:6379 must be running): ${(error as Error).message}`);
