@@ -1,15 +1,14 @@
 // The outbox relay under a burst of creations: every created article gets its generation job,
 // and passes are paced, so far fewer passes (transactions and Redis round trips) go out than
 // articles; rows sent long enough ago are pruned, unsent ones never. Runs article-store's relay
-// on a real Postgres, in a throwaway database, with a queue that records what it is given.
+// on a real Postgres, in a throwaway database, with a dispatch that records what it is given.
 import { afterAll, describe, expect, test } from "bun:test";
 import { randomBytes, randomUUID } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import postgres from "postgres";
-import type { Queue } from "bullmq";
 import { openServiceDatabase } from "../../services/kit/src/db.ts";
 import { createLogger } from "../../services/kit/src/logger.ts";
-import type { GenerationJob } from "../../services/kit/src/queues.ts";
+import type { FairDispatch, LineEntry } from "../../services/kit/src/fair-dispatch.ts";
 import { schema } from "../../services/article-store/src/db/client.ts";
 import { createArticle } from "../../services/article-store/src/domain/articles.ts";
 import { startOutboxRelay } from "../../services/article-store/src/outbox-relay.ts";
@@ -40,13 +39,14 @@ describe("outbox relay", () => {
   test("a burst of creations is relayed in paced passes, every article at least once", async () => {
     const database = await openDatabase();
     const passes: string[][] = [];
-    const generationQueue = {
-      async addBulk(jobs: { data: GenerationJob }[]) {
-        passes.push(jobs.map((job) => job.data.externalId));
-        return [];
+    const accounts = new Set<string>();
+    const dispatch = {
+      async enqueue(entries: LineEntry[]) {
+        passes.push(entries.map((entry) => entry.data.externalId));
+        for (const entry of entries) accounts.add(entry.account);
       },
-    } as unknown as Queue<GenerationJob>;
-    const relay = startOutboxRelay({ db: database.db, generationQueue, logger: createLogger("outbox-relay-test") });
+    } as unknown as FairDispatch;
+    const relay = startOutboxRelay({ db: database.db, dispatch, logger: createLogger("outbox-relay-test") });
     try {
       const tenant = { accountId: 1, projectId: 1 } as Parameters<typeof storedArticle>[0];
       const created: string[] = [];
@@ -65,6 +65,8 @@ describe("outbox relay", () => {
       await eventually(async () => relayed().size, (n) => n === created.length, 5_000, "every creation to be relayed");
       const elapsed = performance.now() - started;
       expect([...relayed()].sort()).toEqual([...created].sort());
+      // Each job goes into its article's account's line.
+      expect([...accounts]).toEqual(["1"]);
       const [{ unsent }] = await database.sql`select count(*)::int as unsent from article_store.outbox where sent_at is null`;
       expect(unsent).toBe(0);
       // At most one pass per 20 ms (and the first): unpaced, a pass went out about per creation.

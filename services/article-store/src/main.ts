@@ -8,6 +8,7 @@ import { AccountsService } from "../../../proto/gen/articles/accounts_billing/v1
 import { QuotaService } from "../../../proto/gen/articles/accounts_billing/v1/quota_pb.ts";
 import { serviceClient } from "../../kit/src/clients.ts";
 import { openQueue, type GenerationJob, type WebhookJob } from "../../kit/src/queues.ts";
+import { FairDispatch } from "../../kit/src/fair-dispatch.ts";
 import { connectRedis, type RedisConnection } from "../../kit/src/redis.ts";
 import { runService } from "../../kit/src/service-process.ts";
 import { articleStoreAccess } from "./access.ts";
@@ -70,7 +71,7 @@ await runService({
   ],
   async background({ database, config, credential, logger }) {
     const generationQueue = openQueue<GenerationJob>("generation", queues.of(config, logger), config.redisPrefix);
-    relay = startOutboxRelay({ db: database.db, generationQueue, logger });
+    relay = startOutboxRelay({ db: database.db, dispatch: new FairDispatch(queues.of(config, logger), generationQueue), logger });
     const folding = startChangeFolding({ what: "article count", fold: () => foldCountChanges(database.db), batch: FOLD_BATCH, logger });
     const webhookQueue = openQueue<WebhookJob>("webhooks", queues.of(config, logger), config.redisPrefix);
     const quota = serviceClient(QuotaService, { baseUrl: config.services.accountsBilling, credential });

@@ -1,7 +1,7 @@
 // The background loop that turns outbox rows into generation jobs: woken right after each
 // creation (passes paced under load, so one relays many creations), and polling meanwhile so
 // rows left by a crash (or another replica) still go out.
-import type { Queue } from "bullmq";
+import type { FairDispatch } from "../../kit/src/fair-dispatch.ts";
 import type { GenerationJob } from "../../kit/src/queues.ts";
 import type { Logger } from "../../kit/src/logger.ts";
 import type { Db } from "./db/client.ts";
@@ -34,8 +34,8 @@ const ENQUEUE_TIMEOUT_MS = 10_000;
  */
 const MIN_PASS_INTERVAL_MS = 20;
 
-export function startOutboxRelay(opts: { db: Db; generationQueue: Queue<GenerationJob>; logger: Logger; pollMs?: number }): OutboxRelay {
-  const { db, generationQueue, logger } = opts;
+export function startOutboxRelay(opts: { db: Db; dispatch: FairDispatch; logger: Logger; pollMs?: number }): OutboxRelay {
+  const { db, dispatch, logger } = opts;
   const pollMs = opts.pollMs ?? 1000;
   let stopped = false;
   let wakeUp: (() => void) | undefined;
@@ -55,7 +55,9 @@ export function startOutboxRelay(opts: { db: Db; generationQueue: Queue<Generati
       timer = setTimeout(() => reject(new Error(`enqueueing took longer than ${ENQUEUE_TIMEOUT_MS} ms`)), ENQUEUE_TIMEOUT_MS);
     });
     try {
-      await Promise.race([generationQueue.addBulk(entries.map(({ externalId }) => ({ name: "generate", data: jobData(externalId), opts: { jobId: externalId } }))), timeout]);
+      // Each job waits in its account's line until a runner with a free slot gives the account its turn.
+      const lined = entries.map(({ id, externalId, accountId }) => ({ externalId, account: String(accountId), order: id, data: jobData(externalId) }));
+      await Promise.race([dispatch.enqueue(lined), timeout]);
     } finally {
       clearTimeout(timer);
     }

@@ -29,6 +29,8 @@ import { articleDuration, countWorkerJobs, watchQueueDepth, watchWaitingCalls } 
 import { currentTraceparent, inJobSpan } from "../../kit/src/tracing.ts";
 import { databaseOutageOf } from "../../kit/src/db.ts";
 import { AccountShares, PARK_MS } from "./domain/account-shares.ts";
+import { FairDispatch } from "../../kit/src/fair-dispatch.ts";
+import { SlotFeeder } from "./domain/slot-feeder.ts";
 import { CircuitBreakers } from "./domain/circuit-breaker.ts";
 import { Pacer, ProviderOutage } from "./domain/paced-call.ts";
 import { ProviderCapacity } from "./domain/provider-capacity.ts";
@@ -129,11 +131,17 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
   const cancels = new CancelWatch(cancelsConnection, config.redisPrefix, logger, (externalId) => {
     generationQueue.getJob(externalId).then((job) => job?.promote()).catch(() => {});
   });
+  // New articles reach the worker slots in the accounts' fair turns (kit/src/fair-dispatch.ts).
+  const dispatch = new FairDispatch(connection, generationQueue);
+  const feeder = new SlotFeeder(dispatch, runner.concurrency, logger);
   const shares = new AccountShares(pacingConnection, config.redisPrefix, {
     defaultCap: runner.accountInFlight,
     async shareOf(account) {
       const share = await deps.quota.getGenerationShare({ accountId: BigInt(account) });
-      return { cap: share.articlesInFlight, weight: share.shareWeight || 1 };
+      const weight = share.shareWeight || 1;
+      // The turns between accounts' lines follow the plan's weight from now on.
+      await dispatch.setWeight(account, weight).catch(() => {});
+      return { cap: share.articlesInFlight, weight };
     },
     // False for an article whose job has ended meanwhile (cancelled, failed): its place goes on to the next.
     async wake(externalId) {
@@ -167,6 +175,7 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
   async function runJob(job: Job<GenerationJob>, token?: string): Promise<string> {
     const started = performance.now();
     let outcome = "error";
+    feeder.taken();
     try {
       // The run's log lines, calls and webhook carry the id of the request that created the article.
       outcome = await withRequestId(job.data.requestId, () =>
@@ -177,6 +186,7 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
       outcome = error instanceof DelayedError ? "parked" : "error";
       throw error;
     } finally {
+      feeder.freed();
       articleDuration.labels(outcome).observe((performance.now() - started) / 1000);
     }
   }
@@ -315,6 +325,7 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
   return async () => {
     stopCollecting();
     shares.stop();
+    await feeder.stop();
     const closed = worker.close();
     const drained = await Promise.race([closed.then(() => true), Bun.sleep(DRAIN_MS).then(() => false)]);
     if (!drained) await worker.close(true);

@@ -5,10 +5,14 @@
 // Sent rows are pruned once SENT_KEPT_MS old: they had grown one per article for good.
 import { asc, inArray, isNull, lt, sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
-import { outbox } from "../db/schema.ts";
+import { articles, outbox } from "../db/schema.ts";
 
 export interface OutboxEntry {
+  /** The row's id: creation order. */
+  id: number;
   externalId: string;
+  /** The article's account, whose line its job waits in (kit/src/fair-dispatch.ts). */
+  accountId: number;
   queue: "generation";
 }
 
@@ -25,10 +29,10 @@ export async function relayPendingEntries(db: Db, enqueue: (entries: OutboxEntry
       .update(outbox)
       .set({ sentAt: sql`now()` })
       .where(inArray(outbox.id, tx.select({ id: outbox.id }).from(outbox).where(isNull(outbox.sentAt)).orderBy(asc(outbox.id)).limit(batchSize).for("update", { skipLocked: true })))
-      .returning({ id: outbox.id, externalId: outbox.externalId, queue: outbox.queue });
+      .returning({ id: outbox.id, externalId: outbox.externalId, queue: outbox.queue, accountId: sql<number>`(select ${articles.accountId} from ${articles} where ${articles.id} = ${outbox.articleId})` });
     if (taken.length === 0) return 0;
     // In creation order, as they were read before.
-    await enqueue(taken.sort((a, b) => a.id - b.id).map(({ externalId, queue }) => ({ externalId, queue })));
+    await enqueue(taken.sort((a, b) => a.id - b.id).map(({ id, externalId, queue, accountId }) => ({ id, externalId, accountId: Number(accountId), queue })));
     return taken.length;
   });
 }

@@ -1,0 +1,71 @@
+// Feeds this runner's free worker slots from the accounts' lines (kit/src/fair-dispatch.ts): when
+// a slot frees (an article ends or parks) and on a short tick, it asks for as many turns as the
+// runner has free slots, so every idle slot of the fleet is used and new articles start in the
+// accounts' fair order. One feed at a time per runner; a request during a feed runs one more.
+import type { FairDispatch } from "../../../kit/src/fair-dispatch.ts";
+import type { Logger } from "../../../kit/src/logger.ts";
+
+/** How often an idle runner looks at the lines (the most a new article waits for its turn when slots are free). */
+export const FEED_TICK_MS = 100;
+
+export class SlotFeeder {
+  /** Jobs this runner's worker is running now. */
+  private occupied = 0;
+  private feeding: Promise<void> | undefined;
+  private again = false;
+  private stopped = false;
+  private failing = false;
+  private readonly tick: ReturnType<typeof setInterval>;
+
+  constructor(
+    private readonly dispatch: FairDispatch,
+    private readonly concurrency: number,
+    private readonly logger: Logger,
+  ) {
+    this.tick = setInterval(() => this.soon(), FEED_TICK_MS);
+    this.tick.unref?.();
+  }
+
+  /** A job took one of the runner's slots. */
+  taken(): void {
+    this.occupied++;
+  }
+
+  /** A job gave its slot back (ended, parked or failed): the slot is offered at once. */
+  freed(): void {
+    this.occupied--;
+    this.soon();
+  }
+
+  private soon(): void {
+    if (this.stopped) return;
+    if (this.feeding) {
+      this.again = true;
+      return;
+    }
+    this.feeding = this.feedWhileAsked().finally(() => (this.feeding = undefined));
+  }
+
+  private async feedWhileAsked(): Promise<void> {
+    do {
+      this.again = false;
+      const free = this.concurrency - this.occupied;
+      try {
+        await this.dispatch.feed(free);
+        if (this.failing) this.logger.info("feeding worker slots again");
+        this.failing = false;
+      } catch (error) {
+        // Redis away: the tick tries again; said once per outage.
+        if (!this.failing) this.logger.warn("could not feed worker slots from the accounts' lines", { error: (error as Error).message });
+        this.failing = true;
+        return;
+      }
+    } while (this.again && !this.stopped);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.tick);
+    await this.feeding;
+  }
+}

@@ -1,0 +1,140 @@
+// The order in which new articles reach the runners' worker slots: each account's articles wait in
+// the account's own line, and the lines are taken in turn by the plans' weights (start-time fair
+// queuing), for the whole fleet, in Redis. An account alone gets every free slot; with others,
+// one account's backlog of thousands cannot keep another account's single article waiting behind
+// it, and two accounts with backlogs get slots in the ratio of their weights.
+//
+// BullMQ serves its waiting list first in, first out. So a new article's generation job is added
+// delayed (it holds no slot and no lock while it waits) and put in its account's line (article-store's
+// outbox relay: enqueue). Runners with free slots feed the waiting list from the lines, one turn
+// at a time, promoting each job chosen: never more jobs waiting than a runner has free slots, so
+// the order of the turns is the order the slots are taken in (the runner's worker: feed).
+//
+// Turns: every account with a line has the virtual time at which its next article is due; the
+// earliest goes first, and the account's next is due 1/weight later. An account whose line was
+// empty starts at the fleet's current virtual time (the last turn given), so time spent idle
+// earns no credit to spend in a burst later. Within an account the oldest article goes first.
+//
+// Safety: a job taken from a line is noted as being promoted until its promotion is done, and any
+// feeder promotes again what was left noted for long (a runner that died half-way). A job left
+// delayed anyway (no runner feeding for a day) wakes by itself after LINE_WAIT_LIMIT_MS and runs
+// out of turn rather than never. A job that was promoted, retried or removed meanwhile is passed
+// over: promoting it fails and changes nothing. The reconciler's re-enqueued jobs (lost ones) go
+// straight to the waiting list.
+import { Job, type Queue } from "bullmq";
+import type { GenerationJob } from "./queues.ts";
+import type { RedisConnection } from "./redis.ts";
+import { redisScript } from "./redis-scripts.ts";
+
+/** A job never fed wakes by itself after this long. */
+export const LINE_WAIT_LIMIT_MS = 86_400_000;
+/** A job noted as being promoted for this long is promoted again by the next feeder. */
+const PROMOTION_OVERDUE_MS = 10_000;
+/** Turns given by one feed at most. */
+const MAX_FEED = 1000;
+
+/** One new article: its job's id and data, its account, and its place in the account's line. */
+export interface LineEntry {
+  externalId: string;
+  account: string;
+  /** Orders the account's line (the outbox row's id: creation order). */
+  order: number;
+  data: GenerationJob;
+}
+
+// The keys the scripts build from the queue's own prefix share its hash tag on a cluster, so they
+// sit in the slot of the queue's waiting list that the feed reads.
+// KEYS: ready (account → due time), virtual time, weights. ARGV: the key base, then triples of
+// account, order, id. Puts each id in its account's line (once); an account that had no line is
+// due 1/weight after the fleet's virtual time. (Its own last turn can be no later: turns are
+// given earliest first, and the virtual time is the last one given.)
+const enqueueScript = redisScript(`
+local base = ARGV[1]
+local now = tonumber(redis.call('GET', KEYS[2]) or '0')
+for i = 2, #ARGV, 3 do
+  local account, order, id = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+  if redis.call('ZADD', base .. 'line:' .. account, 'NX', order, id) == 1 and not redis.call('ZSCORE', KEYS[1], account) then
+    local weight = tonumber(redis.call('HGET', KEYS[3], account) or '1')
+    redis.call('ZADD', KEYS[1], now + 1 / weight, account)
+  end
+end
+return 0
+`);
+
+// KEYS: ready, virtual time, weights, promoting, the queue's waiting list. ARGV: the key base, free
+// slots, now (ms). Gives up to (free slots - jobs already waiting) turns, earliest due first, and
+// returns the ids chosen (noted as being promoted).
+const feedScript = redisScript(`
+local base = ARGV[1]
+local wanted = math.min(tonumber(ARGV[2]) - redis.call('LLEN', KEYS[5]), ${MAX_FEED})
+local chosen = {}
+while #chosen < wanted do
+  local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+  if #head == 0 then break end
+  local account, due = head[1], tonumber(head[2])
+  local line = base .. 'line:' .. account
+  local next = redis.call('ZPOPMIN', line)
+  redis.call('SET', KEYS[2], tostring(due))
+  if #next > 0 then
+    chosen[#chosen + 1] = next[1]
+    redis.call('ZADD', KEYS[4], ARGV[3], next[1])
+  end
+  if redis.call('ZCARD', line) > 0 then
+    local weight = tonumber(redis.call('HGET', KEYS[3], account) or '1')
+    redis.call('ZADD', KEYS[1], due + 1 / weight, account)
+  else
+    redis.call('ZREM', KEYS[1], account)
+  end
+end
+return chosen
+`);
+
+export class FairDispatch {
+  private readonly base: string;
+  private readonly keys: { ready: string; now: string; weights: string; promoting: string; waiting: string };
+
+  constructor(
+    private readonly redis: RedisConnection,
+    private readonly queue: Queue<GenerationJob>,
+  ) {
+    this.base = queue.toKey("fair:");
+    this.keys = { ready: `${this.base}ready`, now: `${this.base}now`, weights: `${this.base}weights`, promoting: `${this.base}promoting`, waiting: queue.toKey("wait") };
+  }
+
+  /** Adds the articles' jobs, delayed, and puts each in its account's line (both safe to repeat). */
+  async enqueue(entries: LineEntry[]): Promise<void> {
+    if (entries.length === 0) return;
+    await this.queue.addBulk(entries.map(({ externalId, data }) => ({ name: "generate", data, opts: { jobId: externalId, delay: LINE_WAIT_LIMIT_MS } })));
+    const args = entries.flatMap(({ account, order, externalId }) => [account, order, externalId]);
+    await enqueueScript.run(this.redis, [this.keys.ready, this.keys.now, this.keys.weights], [this.base, ...args]);
+  }
+
+  /**
+   * Promotes the next articles in turn, so that as many jobs wait as `freeSlots`; returns how many
+   * were promoted. Also promotes again what an earlier feeder left half-way.
+   */
+  async feed(freeSlots: number): Promise<number> {
+    const now = Date.now();
+    const overdue = (await this.redis.zrangebyscore(this.keys.promoting, "-inf", now - PROMOTION_OVERDUE_MS, "LIMIT", 0, 100)) as string[];
+    const chosen = freeSlots > 0 ? ((await feedScript.run(this.redis, [this.keys.ready, this.keys.now, this.keys.weights, this.keys.promoting, this.keys.waiting], [this.base, freeSlots, now])) as string[]) : [];
+    const promoting = [...overdue, ...chosen];
+    if (promoting.length === 0) return 0;
+    let promoted = 0;
+    await Promise.all(
+      promoting.map((id) =>
+        // Fails for a job that is not delayed any more (promoted, retried, gone): it is passed over.
+        new Job(this.queue, "generate", { externalId: id }, {}, id).promote().then(
+          () => void promoted++,
+          () => {},
+        ),
+      ),
+    );
+    await this.redis.zrem(this.keys.promoting, ...promoting);
+    return promoted;
+  }
+
+  /** The account's weight in the turns from now on (its plan's share_weight). */
+  async setWeight(account: string, weight: number): Promise<void> {
+    await this.redis.hset(this.keys.weights, account, String(weight));
+  }
+}
