@@ -396,7 +396,7 @@ describe("autoscaling (production)", () => {
   const objects = rendered["overlays/production"];
   const config = named(objects, "ConfigMap", "article-service-config").data;
 
-  test("generation-runner and webhook-dispatcher scale on their BullMQ queues' waiting and active lists", () => {
+  test("generation-runner scales on the articles waiting in the accounts' lines and its active jobs, webhook-dispatcher on its queue's waiting and active lists", () => {
     const prefix = queuePrefix(config.REDIS_PREFIX, false);
     const expected: Record<string, string> = { "generation-runner": QUEUES.generation.name, "webhook-dispatcher": QUEUES.webhooks.name };
     const scaled = ofKind(objects, "ScaledObject");
@@ -407,7 +407,9 @@ describe("autoscaling (production)", () => {
       expect(named(objects, "Deployment", s.spec.scaleTargetRef.name)).toBeDefined();
       expect(s.spec.minReplicaCount).toBeGreaterThanOrEqual(2);
       expect(s.spec.maxReplicaCount).toBeGreaterThan(s.spec.minReplicaCount);
-      expect(s.spec.triggers.map((t: any) => t.metadata.listName).sort()).toEqual([`${prefix}:${queue}:active`, `${prefix}:${queue}:wait`]);
+      // New articles wait for a runner's slot in their accounts' lines (counted in fair:waiting); webhooks in BullMQ's waiting list.
+      const waiting = queue === QUEUES.generation.name ? "fair:waiting" : "wait";
+      expect(s.spec.triggers.map((t: any) => t.metadata.listName).sort()).toEqual([`${prefix}:${queue}:active`, `${prefix}:${queue}:${waiting}`]);
       for (const t of s.spec.triggers) {
         expect(t.type).toBe("redis");
         expect(Number(t.metadata.listLength)).toBeGreaterThan(0);

@@ -7,7 +7,8 @@
 // a job is added with the article's external_id as its id, so BullMQ ignores a second add, and
 // only a finished job is removed first (BullMQ refuses to remove one a worker holds).
 //
-// A job that is waiting, delayed (a retry backoff, a batch between polls) or active is live and
+// A job that is waiting, delayed (in its account's line for a worker slot, a retry backoff, a batch
+// between polls) or active is live and
 // left alone, so nothing here starts a second run beside one that is under way. A run whose job
 // vanished while it was in flight keeps its article changing (the runner repeats its progress
 // report within a quarter of RECONCILE_STALE_AFTER_MS), so it is never taken for a stranded one.
@@ -128,6 +129,7 @@ export function startReconciler(opts: ReconcilerOptions): Reconciler {
   async function enqueueAgain<T>(queue: Queue<T>, name: string, data: T, externalId: string, state: JobState): Promise<boolean> {
     // 0 when a worker holds it: then it is live after all.
     if (state !== "missing" && (await queue.remove(externalId)) === 0) return false;
+    // Straight to the waiting list, not through the account's line: a lost job's article has had its turn.
     await (queue as Queue).add(name, data, { jobId: externalId });
     return true;
   }

@@ -25,7 +25,7 @@ import { FETCH_SHARE } from "./domain/provider-connections.ts";
 import { onJobsStalledTooOften } from "./stalled-jobs.ts";
 import { CancelWatch, endedByCancel, settleCancelledRun } from "./domain/cancellation.ts";
 import { CANCELLED_REASON } from "../../kit/src/article-events.ts";
-import { articleDuration, countWorkerJobs, watchQueueDepth, watchWaitingCalls } from "../../kit/src/metrics.ts";
+import { articleDuration, countWorkerJobs, watchArticlesInLines, watchQueueDepth, watchWaitingCalls } from "../../kit/src/metrics.ts";
 import { currentTraceparent, inJobSpan } from "../../kit/src/tracing.ts";
 import { databaseOutageOf } from "../../kit/src/db.ts";
 import { AccountShares, PARK_MS } from "./domain/account-shares.ts";
@@ -134,6 +134,7 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
   // New articles reach the worker slots in the accounts' fair turns (kit/src/fair-dispatch.ts).
   const dispatch = new FairDispatch(connection, generationQueue);
   const feeder = new SlotFeeder(dispatch, runner.concurrency, logger);
+  watchArticlesInLines(() => dispatch.waiting());
   const shares = new AccountShares(pacingConnection, config.redisPrefix, {
     defaultCap: runner.accountInFlight,
     async shareOf(account) {

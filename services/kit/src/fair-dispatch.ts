@@ -44,8 +44,10 @@ export interface LineEntry {
 
 // The keys the scripts build from the queue's own prefix share its hash tag on a cluster, so they
 // sit in the slot of the queue's waiting list that the feed reads.
-// KEYS: ready (account → due time), virtual time, weights. ARGV: the key base, then triples of
-// account, order, id. Puts each id in its account's line (once); an account that had no line is
+// KEYS: ready (account → due time), virtual time, weights, waiting. ARGV: the key base, then triples
+// of account, order, id. Puts each id in its account's line (once), counted in the waiting list
+// (one byte an article: its length is the number of articles in lines, which a list-length
+// autoscaler such as KEDA's redis trigger reads); an account that had no line is
 // due 1/weight after the fleet's virtual time. (Its own last turn can be no later: turns are
 // given earliest first, and the virtual time is the last one given.)
 const enqueueScript = redisScript(`
@@ -53,15 +55,18 @@ local base = ARGV[1]
 local now = tonumber(redis.call('GET', KEYS[2]) or '0')
 for i = 2, #ARGV, 3 do
   local account, order, id = ARGV[i], ARGV[i + 1], ARGV[i + 2]
-  if redis.call('ZADD', base .. 'line:' .. account, 'NX', order, id) == 1 and not redis.call('ZSCORE', KEYS[1], account) then
-    local weight = tonumber(redis.call('HGET', KEYS[3], account) or '1')
-    redis.call('ZADD', KEYS[1], now + 1 / weight, account)
+  if redis.call('ZADD', base .. 'line:' .. account, 'NX', order, id) == 1 then
+    redis.call('RPUSH', KEYS[4], '1')
+    if not redis.call('ZSCORE', KEYS[1], account) then
+      local weight = tonumber(redis.call('HGET', KEYS[3], account) or '1')
+      redis.call('ZADD', KEYS[1], now + 1 / weight, account)
+    end
   end
 end
 return 0
 `);
 
-// KEYS: ready, virtual time, weights, promoting, the queue's waiting list. ARGV: the key base, free
+// KEYS: ready, virtual time, weights, promoting, the queue's waiting list, waiting. ARGV: the key base, free
 // slots, now (ms). Gives up to (free slots - jobs already waiting) turns, earliest due first, and
 // returns the ids chosen (noted as being promoted).
 const feedScript = redisScript(`
@@ -76,6 +81,7 @@ while #chosen < wanted do
   local next = redis.call('ZPOPMIN', line)
   redis.call('SET', KEYS[2], tostring(due))
   if #next > 0 then
+    redis.call('LPOP', KEYS[6])
     chosen[#chosen + 1] = next[1]
     redis.call('ZADD', KEYS[4], ARGV[3], next[1])
   end
@@ -91,14 +97,14 @@ return chosen
 
 export class FairDispatch {
   private readonly base: string;
-  private readonly keys: { ready: string; now: string; weights: string; promoting: string; waiting: string };
+  private readonly keys: { ready: string; now: string; weights: string; promoting: string; queueWaiting: string; waiting: string };
 
   constructor(
     private readonly redis: RedisConnection,
     private readonly queue: Queue<GenerationJob>,
   ) {
     this.base = queue.toKey("fair:");
-    this.keys = { ready: `${this.base}ready`, now: `${this.base}now`, weights: `${this.base}weights`, promoting: `${this.base}promoting`, waiting: queue.toKey("wait") };
+    this.keys = { ready: `${this.base}ready`, now: `${this.base}now`, weights: `${this.base}weights`, promoting: `${this.base}promoting`, queueWaiting: queue.toKey("wait"), waiting: `${this.base}waiting` };
   }
 
   /** Adds the articles' jobs, delayed, and puts each in its account's line (both safe to repeat). */
@@ -106,7 +112,7 @@ export class FairDispatch {
     if (entries.length === 0) return;
     await this.queue.addBulk(entries.map(({ externalId, data }) => ({ name: "generate", data, opts: { jobId: externalId, delay: LINE_WAIT_LIMIT_MS } })));
     const args = entries.flatMap(({ account, order, externalId }) => [account, order, externalId]);
-    await enqueueScript.run(this.redis, [this.keys.ready, this.keys.now, this.keys.weights], [this.base, ...args]);
+    await enqueueScript.run(this.redis, [this.keys.ready, this.keys.now, this.keys.weights, this.keys.waiting], [this.base, ...args]);
   }
 
   /**
@@ -116,7 +122,7 @@ export class FairDispatch {
   async feed(freeSlots: number): Promise<number> {
     const now = Date.now();
     const overdue = (await this.redis.zrangebyscore(this.keys.promoting, "-inf", now - PROMOTION_OVERDUE_MS, "LIMIT", 0, 100)) as string[];
-    const chosen = freeSlots > 0 ? ((await feedScript.run(this.redis, [this.keys.ready, this.keys.now, this.keys.weights, this.keys.promoting, this.keys.waiting], [this.base, freeSlots, now])) as string[]) : [];
+    const chosen = freeSlots > 0 ? ((await feedScript.run(this.redis, [this.keys.ready, this.keys.now, this.keys.weights, this.keys.promoting, this.keys.queueWaiting, this.keys.waiting], [this.base, freeSlots, now])) as string[]) : [];
     const promoting = [...overdue, ...chosen];
     if (promoting.length === 0) return 0;
     let promoted = 0;
@@ -136,5 +142,10 @@ export class FairDispatch {
   /** The account's weight in the turns from now on (its plan's share_weight). */
   async setWeight(account: string, weight: number): Promise<void> {
     await this.redis.hset(this.keys.weights, account, String(weight));
+  }
+
+  /** Articles waiting in the accounts' lines for a free worker slot, over every account. */
+  async waiting(): Promise<number> {
+    return this.redis.llen(this.keys.waiting);
   }
 }

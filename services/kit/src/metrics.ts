@@ -138,6 +138,18 @@ const breakerState = new client.Gauge({ name: "provider_circuit_state", help: "T
 export function recordBreakerState(model: string, state: keyof typeof BREAKER_STATES): void {
   breakerState.labels(model).set(BREAKER_STATES[state]);
 }
+/** Articles waiting in the accounts' lines for a worker slot (kit/src/fair-dispatch.ts), read from Redis at each scrape. */
+export function watchArticlesInLines(read: () => Promise<number>): void {
+  new client.Gauge({
+    name: "generation_articles_in_lines",
+    help: "New articles waiting in their accounts' lines for a free worker slot of the fleet (read from Redis at scrape time; every runner reports the same lines).",
+    async collect() {
+      const n = await read().catch(() => undefined);
+      if (n !== undefined) this.set(n);
+    },
+  });
+}
+
 /** Calls waiting their turn for a budget in this runner, read at each scrape. */
 export function watchWaitingCalls(read: () => Map<string, number>): void {
   new client.Gauge({
