@@ -126,16 +126,18 @@ export class FairDispatch {
     const promoting = [...overdue, ...chosen];
     if (promoting.length === 0) return 0;
     let promoted = 0;
+    const done: string[] = [];
     await Promise.all(
       promoting.map((id) =>
-        // Fails for a job that is not delayed any more (promoted, retried, gone): it is passed over.
         new Job(this.queue, "generate", { externalId: id }, {}, id).promote().then(
-          () => void promoted++,
-          () => {},
+          () => void (promoted++, done.push(id)),
+          // BullMQ refuses a job that is not delayed any more (promoted, retried, gone), naming the
+          // command: it is passed over. Any other failure leaves it noted for the next feeder.
+          (error: Error) => void (/\bpromote\b/.test(error.message) && done.push(id)),
         ),
       ),
     );
-    await this.redis.zrem(this.keys.promoting, ...promoting);
+    if (done.length) await this.redis.zrem(this.keys.promoting, ...done);
     return promoted;
   }
 

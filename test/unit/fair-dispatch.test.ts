@@ -1,0 +1,113 @@
+// The accounts' lines for worker slots (kit/src/fair-dispatch.ts) on a real Redis and a real
+// BullMQ queue, under a prefix of this file's own: the order turns are given in, the weights, the
+// bound of the waiting list, and what a repeated, removed or half-promoted job does.
+import { afterAll, afterEach, beforeEach, expect, test } from "bun:test";
+import { randomBytes } from "node:crypto";
+import IORedis from "ioredis";
+import type { Queue } from "bullmq";
+import { FairDispatch, LINE_WAIT_LIMIT_MS, type LineEntry } from "../../services/kit/src/fair-dispatch.ts";
+import { openQueue, type GenerationJob } from "../../services/kit/src/queues.ts";
+
+const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+const redis = new IORedis(REDIS_URL);
+let prefix: string;
+let queue: Queue<GenerationJob>;
+let dispatch: FairDispatch;
+let order = 0;
+
+beforeEach(() => {
+  prefix = `test-fair-${randomBytes(4).toString("hex")}`;
+  queue = openQueue<GenerationJob>("generation", redis, prefix);
+  dispatch = new FairDispatch(redis, queue);
+});
+
+afterEach(async () => {
+  await queue.close();
+  const keys = await redis.keys(`${prefix}:*`);
+  if (keys.length) await redis.del(...keys);
+});
+
+afterAll(() => redis.disconnect());
+
+const entries = (account: string, n: number): LineEntry[] =>
+  Array.from({ length: n }, (_, i) => {
+    const externalId = `${account}-${i + 1}`;
+    return { externalId, account, order: ++order, data: { externalId } };
+  });
+
+/** The ids in BullMQ's waiting list, first to be taken first. */
+const waitingIds = async () => (await queue.getWaiting()).map((job) => job.id!);
+
+test("a new article's job waits delayed in its account's line until a turn promotes it", async () => {
+  await dispatch.enqueue(entries("1", 3));
+  expect(await Promise.all(["1-1", "1-2", "1-3"].map((id) => queue.getJobState(id)))).toEqual(["delayed", "delayed", "delayed"]);
+  expect((await queue.getJob("1-1"))!.opts.delay).toBe(LINE_WAIT_LIMIT_MS);
+  expect(await dispatch.waiting()).toBe(3);
+  expect(await dispatch.feed(2)).toBe(2);
+  expect(await waitingIds()).toEqual(["1-1", "1-2"]);
+  expect(await queue.getJobState("1-3")).toBe("delayed");
+  expect(await dispatch.waiting()).toBe(1);
+});
+
+test("accounts take turns: an account that arrives behind another's backlog goes next, not after it", async () => {
+  await dispatch.enqueue(entries("1", 6));
+  await dispatch.enqueue(entries("2", 2));
+  expect(await dispatch.feed(5)).toBe(5);
+  expect(await waitingIds()).toEqual(["1-1", "2-1", "1-2", "2-2", "1-3"]);
+});
+
+test("weights share the turns: 3:1", async () => {
+  await dispatch.setWeight("1", 3);
+  await dispatch.enqueue(entries("1", 12));
+  await dispatch.enqueue(entries("2", 4));
+  await dispatch.feed(8);
+  const taken = await waitingIds();
+  expect(taken.filter((id) => id.startsWith("1-")).length).toBe(6);
+  expect(taken.filter((id) => id.startsWith("2-")).length).toBe(2);
+  // Within an account, the oldest first.
+  expect(taken.filter((id) => id.startsWith("1-"))).toEqual(["1-1", "1-2", "1-3", "1-4", "1-5", "1-6"]);
+});
+
+test("no more jobs wait than the free slots a feed is asked for", async () => {
+  await dispatch.enqueue(entries("1", 5));
+  await dispatch.feed(2);
+  expect(await dispatch.feed(3)).toBe(1);
+  expect(await dispatch.feed(3)).toBe(0);
+  expect((await waitingIds()).length).toBe(3);
+});
+
+test("an account idle for a while earns no credit: it rejoins at the fleet's current turn", async () => {
+  await dispatch.enqueue(entries("2", 1));
+  await dispatch.feed(1);
+  await dispatch.enqueue(entries("1", 10));
+  await queue.drain();
+  await dispatch.feed(4);
+  await queue.drain();
+  // Account 2 was served long before account 1's four turns: it does not get four in a row now,
+  // but one turn, then account 1 goes on.
+  await dispatch.enqueue([{ externalId: "2-late", account: "2", order: ++order, data: { externalId: "2-late" } }]);
+  await dispatch.feed(3);
+  expect(await waitingIds()).toEqual(["1-5", "2-late", "1-6"]);
+});
+
+test("an article put in line twice waits once; a job gone before its turn is passed over", async () => {
+  const three = entries("1", 3);
+  await dispatch.enqueue(three);
+  await dispatch.enqueue(three);
+  expect(await dispatch.waiting()).toBe(3);
+  await (await queue.getJob("1-1"))!.remove();
+  expect(await dispatch.feed(3)).toBe(2);
+  expect(await waitingIds()).toEqual(["1-2", "1-3"]);
+  expect(await dispatch.waiting()).toBe(0);
+});
+
+test("a job a feeder took from its line but did not promote (it died) is promoted by the next feed", async () => {
+  await dispatch.enqueue(entries("1", 1));
+  // As a feeder that died after its turn was given: the id noted as being promoted, long ago.
+  await redis.zpopmin(queue.toKey("fair:line:1"));
+  await redis.zadd(queue.toKey("fair:promoting"), Date.now() - 60_000, "1-1");
+  expect(await queue.getJobState("1-1")).toBe("delayed");
+  expect(await dispatch.feed(0)).toBe(1);
+  expect(await queue.getJobState("1-1")).toBe("waiting");
+  expect(await redis.zcard(queue.toKey("fair:promoting"))).toBe(0);
+});
