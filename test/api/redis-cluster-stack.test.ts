@@ -72,6 +72,8 @@ test("articles run end to end on a cluster, and the failover of the master holdi
   // Each stream ends with the article's end: completed, or published when its webhook went first.
   for (const events of watched) {
     await events.done;
+    // Said before the assertion, so a stream that never ended shows what it had received.
+    if (!events.ended) console.log(`a watched stream did not end; its events: ${events.events.map((e) => e.event).join(", ")}`);
     expect(events.ended).toBe(true);
     expect(["completed", "published"]).toContain(events.events.at(-1)!.event);
   }

@@ -30,6 +30,10 @@ const HEARTBEAT_MS = failOnConfigError(() => envInt(process.env, "EVENTS_HEARTBE
 // How long one XREAD blocks: also how soon an article watched for the first time joins the loop.
 const BLOCK_MS = 1_000;
 const READ_COUNT = 200;
+// A blocking read that has not answered this long after its block ended is given up and sent
+// again: its connection may be to a node that is no longer the master of its keys (a failover),
+// where it would wait for writes that go elsewhere.
+const STALLED_READ_MS = 3_000;
 const RETRY_MS = 1_000;
 /** The id of the state event sent before an article's log has any event. */
 const START_ID = "0-0";
@@ -283,7 +287,7 @@ export class ArticleEventHub {
     const name = isCluster(this.redis) ? hashTagOf(key) : "";
     let lane = this.lanes.get(name);
     if (!lane) {
-      const reader = duplicateConnection(this.redis, { enableAutoPipelining: false, enableOfflineQueue: true, commandTimeout: undefined });
+      const reader = duplicateConnection(this.redis, { enableAutoPipelining: false, enableOfflineQueue: true, commandTimeout: undefined, blockingTimeout: BLOCK_MS + STALLED_READ_MS, blockingTimeoutGrace: STALLED_READ_MS });
       onRedisError(reader, (error) => this.logger.error("redis error", { error: error.message, connection: "article-events" }));
       this.lanes.set(name, (lane = { reader, keys: new Set(), reading: false }));
     }

@@ -127,13 +127,13 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
     shareWeight: async (account) => (await shares.share(account)).weight,
   };
   // A job parked between batch polls is woken by its article's cancel, to end it at once.
-  const cancelsConnection = connectRedis(config.redisUrl);
-  const cancels = new CancelWatch(cancelsConnection, config.redisPrefix, logger, (externalId) => {
+  const subscriber = connectRedis(config.redisUrl);
+  const cancels = new CancelWatch(subscriber, config.redisPrefix, logger, (externalId) => {
     generationQueue.getJob(externalId).then((job) => job?.promote()).catch(() => {});
   });
   // New articles reach the worker slots in the accounts' fair turns (kit/src/fair-dispatch.ts).
   const dispatch = new FairDispatch(connection, generationQueue);
-  const feeder = new SlotFeeder(dispatch, runner.concurrency, logger);
+  const feeder = new SlotFeeder(dispatch, runner.concurrency, logger, subscriber);
   watchArticlesInLines(() => dispatch.waiting());
   const shares = new AccountShares(pacingConnection, config.redisPrefix, {
     defaultCap: runner.accountInFlight,
@@ -333,6 +333,6 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
     await webhooks.close();
     await publications.close();
     await generationQueue.close();
-    for (const c of [connection, eventLogConnection, workerConnection, cancelsConnection, pacingConnection]) c.disconnect();
+    for (const c of [connection, eventLogConnection, workerConnection, subscriber, pacingConnection]) c.disconnect();
   };
 }

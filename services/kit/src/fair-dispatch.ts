@@ -8,7 +8,8 @@
 // delayed (it holds no slot and no lock while it waits) and put in its account's line (article-store's
 // outbox relay: enqueue). Runners with free slots feed the waiting list from the lines, one turn
 // at a time, promoting each job chosen: never more jobs waiting than a runner has free slots, so
-// the order of the turns is the order the slots are taken in (the runner's worker: feed).
+// the order of the turns is the order the slots are taken in (the runner's worker: feed). The
+// relay announces new articles on a channel, so an idle runner feeds them at once.
 //
 // Turns: every account with a line has the virtual time at which its next article is due; the
 // earliest goes first, and the account's next is due 1/weight later. An account whose line was
@@ -97,6 +98,8 @@ return chosen
 
 export class FairDispatch {
   private readonly base: string;
+  /** Told after new articles joined the lines (Redis pub/sub). */
+  readonly channel: string;
   private readonly keys: { ready: string; now: string; weights: string; promoting: string; queueWaiting: string; waiting: string };
 
   constructor(
@@ -104,6 +107,7 @@ export class FairDispatch {
     private readonly queue: Queue<GenerationJob>,
   ) {
     this.base = queue.toKey("fair:");
+    this.channel = `${this.base}joined`;
     this.keys = { ready: `${this.base}ready`, now: `${this.base}now`, weights: `${this.base}weights`, promoting: `${this.base}promoting`, queueWaiting: queue.toKey("wait"), waiting: `${this.base}waiting` };
   }
 
@@ -113,6 +117,8 @@ export class FairDispatch {
     await this.queue.addBulk(entries.map(({ externalId, data }) => ({ name: "generate", data, opts: { jobId: externalId, delay: LINE_WAIT_LIMIT_MS } })));
     const args = entries.flatMap(({ account, order, externalId }) => [account, order, externalId]);
     await enqueueScript.run(this.redis, [this.keys.ready, this.keys.now, this.keys.weights, this.keys.waiting], [this.base, ...args]);
+    // Runners with free slots feed at once rather than at their next tick.
+    await this.redis.publish(this.channel, "");
   }
 
   /**

@@ -1,12 +1,14 @@
 // Feeds this runner's free worker slots from the accounts' lines (kit/src/fair-dispatch.ts): when
-// a slot frees (an article ends or parks) and on a short tick, it asks for as many turns as the
+// a slot frees (an article ends or parks), when new articles join the lines (the relay's notice)
+// and on a tick in case a notice was missed, it asks for as many turns as the
 // runner has free slots, so every idle slot of the fleet is used and new articles start in the
 // accounts' fair order. One feed at a time per runner; a request during a feed runs one more.
 import type { FairDispatch } from "../../../kit/src/fair-dispatch.ts";
 import type { Logger } from "../../../kit/src/logger.ts";
+import type { RedisConnection } from "../../../kit/src/redis.ts";
 
-/** How often an idle runner looks at the lines (the most a new article waits for its turn when slots are free). */
-export const FEED_TICK_MS = 100;
+/** How often a runner looks at the lines unasked (a notice lost while its subscriber reconnected). */
+export const FEED_TICK_MS = 500;
 
 export class SlotFeeder {
   /** Jobs this runner's worker is running now. */
@@ -21,9 +23,15 @@ export class SlotFeeder {
     private readonly dispatch: FairDispatch,
     private readonly concurrency: number,
     private readonly logger: Logger,
+    /** A connection in subscriber mode (it may listen to other channels too). */
+    subscriber: RedisConnection,
   ) {
     this.tick = setInterval(() => this.soon(), FEED_TICK_MS);
     this.tick.unref?.();
+    subscriber.subscribe(dispatch.channel).catch((error) => logger.error("could not listen for new articles in the lines", { error: (error as Error).message }));
+    subscriber.on("message", (from: string) => {
+      if (from === dispatch.channel) this.soon();
+    });
   }
 
   /** A job took one of the runner's slots. */
