@@ -126,8 +126,10 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
     eventLog: { redis: eventLogConnection, redisPrefix: config.redisPrefix },
     shareWeight: async (account) => (await shares.share(account)).weight,
   };
-  // A job parked between batch polls is woken by its article's cancel, to end it at once.
+  // The runner's notices: cancels, and new articles in the accounts' lines.
   const subscriber = connectRedis(config.redisUrl);
+  // A job parked between batch polls, or waiting in its account's line, is woken by its article's
+  // cancel, to end it at once.
   const cancels = new CancelWatch(subscriber, config.redisPrefix, logger, (externalId) => {
     generationQueue.getJob(externalId).then((job) => job?.promote()).catch(() => {});
   });
