@@ -128,12 +128,15 @@ describe("paging", () => {
     let archive: number;
     let sql: postgres.Sql;
 
-    /** Articles of `projectId`, times from `start`: five share each time, four times a day. */
+    /**
+     * Articles of `projectId`, times from `start`: five share each time, four times a day. Checked
+     * for originality, as finished runs leave them, so the reconciler owes them nothing.
+     */
     async function fill(projectId: number, articles: number, start: string) {
       await sql`
-        insert into article_store.articles (external_id, account_id, project_id, title, status, article_type, target_word_count, tone, point_of_view, language, settings, created_at)
+        insert into article_store.articles (external_id, account_id, project_id, title, status, article_type, target_word_count, tone, point_of_view, language, settings, originality_checked_at, created_at)
         select gen_random_uuid(), ${tenant.accountId}, ${projectId}, 'Archived ' || g, (array['completed', 'completed', 'failed', 'published'])[1 + g % 4],
-          'blog_post', 1000, 'friendly', 'second_person', 'en', ${sql.json(SETTINGS)}, ${start}::timestamptz + (g / 5) * interval '6 hours'
+          'blog_post', 1000, 'friendly', 'second_person', 'en', ${sql.json(SETTINGS)}, now(), ${start}::timestamptz + (g / 5) * interval '6 hours'
         from generate_series(1, ${articles}) g`;
     }
 

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Queue } from "bullmq";
 import IORedis from "ioredis";
+import postgres from "postgres";
 import { queuePrefix } from "../../services/kit/src/redis.ts";
 import { apiClient, type ApiClient } from "../harness/http.ts";
 import { useStack, type TestStack } from "../harness/stack.ts";
@@ -13,6 +14,7 @@ import { createTenant, type Tenant } from "../harness/tenants.ts";
 import { createArticle } from "../harness/articles.ts";
 import { eventually } from "../harness/eventually.ts";
 import { lifecycleClient } from "../harness/service-clients.ts";
+import { storedArticle } from "./articles-fixtures.ts";
 import { articleBody, callsStartingWith, createWorkflow, marker, runOf, waitForArticle, webhookReceiver, wordUsage, type WebhookReceiver } from "./generation-support.ts";
 
 let stack: TestStack;
@@ -210,4 +212,32 @@ test("a run still in flight whose job was wiped is not started a second time", a
   } finally {
     hook.stop();
   }
+}, 60_000);
+
+/** The times the article's generation job was added to the queue, as the queue's event log records them. */
+async function generationJobsAdded(externalId: string): Promise<number> {
+  const entries = (await redis.xrange(`${queuePrefix(stack.redisPrefix, false)}:generation:events`, "-", "+")) as [string, string[]][];
+  return entries.filter(([, fields]) => fields[1] === "added" && fields[3] === externalId).length;
+}
+
+test("an article that stays owed after its new job ends (nothing left to finish) is taken up less and less often, not at every sweep", async () => {
+  const { tenant } = await tenantWithApi();
+  // A completed article no run of this fleet generated (restored, or written by an older release),
+  // without its originality check: the reconciler owes it its hand-offs, and the job it gets finds
+  // no run to finish, so the article stays owed.
+  const sql = postgres(stack.databaseUrl, { max: 1, onnotice: () => {} });
+  const settings = storedArticle({ accountId: tenant.accountId, projectId: tenant.projectId } as Tenant).settings;
+  const [{ external_id: id }] = await sql`
+    insert into article_store.articles (external_id, account_id, project_id, title, status, article_type, target_word_count, tone, point_of_view, language, settings, content, updated_at)
+    values (gen_random_uuid(), ${tenant.accountId}, ${tenant.projectId}, 'Owed', 'completed', 'blog_post', 1000, 'friendly', 'second_person', 'en', ${sql.json(settings as never)}, 'Body', now() - interval '1 minute')
+    returning external_id`;
+  await sql.end();
+  await eventually(() => generationJobsAdded(id), (n) => n >= 1, 20_000, "the reconciler to take the article up");
+  // Sweeps run every second and the article is stale after 3 s: taken up at every sweep, it would
+  // be taken up about ten times in the next ten seconds; waiting 3 s, then 6 s, twice at most.
+  await Bun.sleep(10_000);
+  const takeUps = await generationJobsAdded(id);
+  console.log(`taken up ${takeUps} times in its first 10 s owed`);
+  expect(takeUps).toBeGreaterThanOrEqual(2);
+  expect(takeUps).toBeLessThanOrEqual(3);
 }, 60_000);

@@ -12,6 +12,8 @@
 // left alone, so nothing here starts a second run beside one that is under way. A run whose job
 // vanished while it was in flight keeps its article changing (the runner repeats its progress
 // report within a quarter of RECONCILE_STALE_AFTER_MS), so it is never taken for a stranded one.
+// An article taken up again and again (its new job ends with nothing it can change, so it stays
+// owed) waits twice as long each time, up to an hour: no article is re-enqueued at every sweep.
 //
 // Each sweep also gives back the words of creations that died half-way: the gateway reserves an
 // article's words in accounts-billing (reference: the article's external_id) and then creates the
@@ -71,6 +73,10 @@ export interface Reconciler {
 
 // Bounded, so an unreachable Redis fails a sweep (logged, tried at the next) instead of holding it and shutdown.
 const REDIS_TIMEOUT_MS = 10_000;
+/** The longest an article taken up again and again waits before the next time. */
+const TAKE_UP_BACKOFF_MAX_MS = 3_600_000;
+/** How long an article's take-ups are remembered (a few bytes an article, for the articles taken up only). */
+const TAKE_UP_MEMORY_MS = 86_400_000;
 
 // Takes or keeps the leader key: free, or already this replica's.
 const leadScript = redisScript(`
@@ -134,6 +140,21 @@ export function startReconciler(opts: ReconcilerOptions): Reconciler {
     return true;
   }
 
+  /**
+   * Whether the article may be taken up now, and if so notes it: an article taken up again and
+   * again (its new job ends with nothing to change, so it stays owed) waits twice as long each
+   * time, up to TAKE_UP_BACKOFF_MAX_MS. Finished jobs leave Redis at once, so without this memory
+   * such an article would be re-enqueued at every sweep, for good.
+   */
+  async function mayTakeUp(externalId: string): Promise<boolean> {
+    const key = redisKey(opts.redisPrefix, "reconciler", "taken", externalId);
+    const [count, notBefore] = ((await bounded(redis.get(key), "reading an article's take-ups")) ?? "0:0").split(":").map(Number) as [number, number];
+    if (Date.now() < notBefore) return false;
+    const waitMs = Math.min(settings.staleAfterMs * 2 ** count, TAKE_UP_BACKOFF_MAX_MS);
+    await bounded(redis.set(key, `${count + 1}:${Date.now() + waitMs}`, "PX", TAKE_UP_MEMORY_MS), "noting an article's take-up");
+    return true;
+  }
+
   async function takeUp(article: UnfinishedArticle, owed: OwedJob): Promise<boolean> {
     const { externalId, status } = article;
     // Whichever job is owed, a live generation job still has the article (its run hands off the webhook itself).
@@ -141,12 +162,14 @@ export function startReconciler(opts: ReconcilerOptions): Reconciler {
     if (generation === "live") return false;
     if (owed.queue === "generation") {
       if (generation !== "missing" && !owed.finishedIsLost) return false;
+      if (!(await mayTakeUp(externalId))) return false;
       if (!(await enqueueAgain(generationQueue, "generate", { externalId }, externalId, generation))) return false;
       logger.warn("article taken up again: no live generation job", { externalId, status, job: generation, action: "re-enqueued its generation job" });
       return true;
     }
     const webhook = await stateOf(await webhookQueue.getJob(externalId));
     if (webhook === "live") return false;
+    if (!(await mayTakeUp(externalId))) return false;
     if (!(await enqueueAgain(webhookQueue, "deliver", { externalId, versionId: owed.versionId }, externalId, webhook))) return false;
     logger.warn("completion webhook handed to the dispatcher again: no delivery on record and no live webhook job", {
       externalId,
