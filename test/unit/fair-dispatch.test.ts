@@ -101,13 +101,14 @@ test("an article put in line twice waits once; a job gone before its turn is pas
   expect(await dispatch.waiting()).toBe(0);
 });
 
-test("a job a feeder took from its line but did not promote (it died) is promoted by the next feed", async () => {
+test("a job a feeder took from its line but did not promote (it died) is promoted by the next look for overdue promotions", async () => {
   await dispatch.enqueue(entries("1", 1));
   // As a feeder that died after its turn was given: the id noted as being promoted, long ago.
   await redis.zpopmin(queue.toKey("fair:line:1"));
   await redis.zadd(queue.toKey("fair:promoting"), Date.now() - 60_000, "1-1");
   expect(await queue.getJobState("1-1")).toBe("delayed");
-  expect(await dispatch.feed(0)).toBe(1);
+  expect(await dispatch.feed(0)).toBe(0);
+  expect(await dispatch.promoteOverdue()).toBe(1);
   expect(await queue.getJobState("1-1")).toBe("waiting");
   expect(await redis.zcard(queue.toKey("fair:promoting"))).toBe(0);
 });

@@ -17,7 +17,7 @@
 // earns no credit to spend in a burst later. Within an account the oldest article goes first.
 //
 // Safety: a job taken from a line is noted as being promoted until its promotion is done, and any
-// feeder promotes again what was left noted for long (a runner that died half-way). A job left
+// runner promotes again what was left noted for long (a runner that died half-way), every few seconds. A job left
 // delayed anyway (no runner feeding for a day) wakes by itself after LINE_WAIT_LIMIT_MS and runs
 // out of turn rather than never. A job that was promoted, retried or removed meanwhile is passed
 // over: promoting it fails and changes nothing. The reconciler's re-enqueued jobs (lost ones) go
@@ -121,15 +121,19 @@ export class FairDispatch {
     await this.redis.publish(this.channel, "");
   }
 
-  /**
-   * Promotes the next articles in turn, so that as many jobs wait as `freeSlots`; returns how many
-   * were promoted. Also promotes again what an earlier feeder left half-way.
-   */
+  /** Promotes the next articles in turn, so that as many jobs wait as `freeSlots`; returns how many were promoted. */
   async feed(freeSlots: number): Promise<number> {
-    const now = Date.now();
-    const overdue = (await this.redis.zrangebyscore(this.keys.promoting, "-inf", now - PROMOTION_OVERDUE_MS, "LIMIT", 0, 100)) as string[];
-    const chosen = freeSlots > 0 ? ((await feedScript.run(this.redis, [this.keys.ready, this.keys.now, this.keys.weights, this.keys.promoting, this.keys.queueWaiting, this.keys.waiting], [this.base, freeSlots, now])) as string[]) : [];
-    const promoting = [...overdue, ...chosen];
+    if (freeSlots <= 0) return 0;
+    const keys = [this.keys.ready, this.keys.now, this.keys.weights, this.keys.promoting, this.keys.queueWaiting, this.keys.waiting];
+    return this.promote((await feedScript.run(this.redis, keys, [this.base, freeSlots, Date.now()])) as string[]);
+  }
+
+  /** Promotes again what a feeder took from the lines and left half-way (it died); returns how many were promoted. */
+  async promoteOverdue(): Promise<number> {
+    return this.promote((await this.redis.zrangebyscore(this.keys.promoting, "-inf", Date.now() - PROMOTION_OVERDUE_MS, "LIMIT", 0, 100)) as string[]);
+  }
+
+  private async promote(promoting: string[]): Promise<number> {
     if (promoting.length === 0) return 0;
     let promoted = 0;
     const done: string[] = [];

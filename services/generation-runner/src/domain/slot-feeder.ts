@@ -9,6 +9,8 @@ import type { RedisConnection } from "../../../kit/src/redis.ts";
 
 /** How often a runner looks at the lines unasked (a notice lost while its subscriber reconnected). */
 export const FEED_TICK_MS = 500;
+/** How often a runner promotes what another feeder took from the lines and left half-way. */
+const OVERDUE_CHECK_MS = 5_000;
 
 export class SlotFeeder {
   /** Jobs this runner's worker is running now. */
@@ -17,6 +19,7 @@ export class SlotFeeder {
   private again = false;
   private stopped = false;
   private failing = false;
+  private overdueCheckedAt = 0;
   private readonly tick: ReturnType<typeof setInterval>;
 
   constructor(
@@ -59,6 +62,10 @@ export class SlotFeeder {
       this.again = false;
       const free = this.concurrency - this.occupied;
       try {
+        if (Date.now() - this.overdueCheckedAt > OVERDUE_CHECK_MS) {
+          this.overdueCheckedAt = Date.now();
+          await this.dispatch.promoteOverdue();
+        }
         await this.dispatch.feed(free);
         if (this.failing) this.logger.info("feeding worker slots again");
         this.failing = false;
