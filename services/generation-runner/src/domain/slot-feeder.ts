@@ -1,14 +1,14 @@
 // Feeds this runner's free worker slots from the accounts' lines (kit/src/fair-dispatch.ts): when
 // a slot frees (an article ends or parks), when new articles join the lines (the relay's notice)
-// and on a tick in case a notice was missed, it asks for as many turns as the
-// runner has free slots, so every idle slot of the fleet is used and new articles start in the
-// accounts' fair order. One feed at a time per runner; a request during a feed runs one more.
+// and on a tick in case a notice was missed, it asks for as many turns as the runner has free
+// slots, so every idle slot of the fleet is used and new articles start in the accounts' fair
+// order. One feed at a time per runner; a request during a feed runs one more.
 import type { FairDispatch } from "../../../kit/src/fair-dispatch.ts";
 import type { Logger } from "../../../kit/src/logger.ts";
 import type { RedisConnection } from "../../../kit/src/redis.ts";
 
 /** How often a runner looks at the lines unasked (a notice lost while its subscriber reconnected). */
-export const FEED_TICK_MS = 500;
+const FEED_TICK_MS = 500;
 /** How often a runner promotes what another feeder took from the lines and left half-way. */
 const OVERDUE_CHECK_MS = 5_000;
 
