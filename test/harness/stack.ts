@@ -43,7 +43,7 @@ export const TEST_STACK_ENV: Record<string, string> = {
 /**
  * Where the shared stack's processes write their warnings and errors (one file per process,
  * emptied when a run starts); CI prints what they hold when the suite fails
- * (deploy/scripts/test-log-digest.sh).
+ * (.ci/test-log-digest).
  */
 export const TEST_LOG_DIR = fileURLToPath(new URL("../../.local/test-logs/", import.meta.url));
 
