@@ -45,7 +45,7 @@ export const TEST_STACK_ENV: Record<string, string> = {
  * emptied when a run starts); CI prints what they hold when the suite fails
  * (.ci/test-log-digest).
  */
-export const TEST_LOG_DIR = fileURLToPath(new URL("../../.local/test-logs/", import.meta.url));
+const TEST_LOG_DIR = fileURLToPath(new URL("../../.local/test-logs/", import.meta.url));
 
 async function bootStack(): Promise<TestStack> {
   const id = `${process.pid}_${randomBytes(3).toString("hex")}`;

@@ -8,10 +8,10 @@
 // only a finished job is removed first (BullMQ refuses to remove one a worker holds).
 //
 // A job that is waiting, delayed (in its account's line for a worker slot, a retry backoff, a batch
-// between polls) or active is live and
-// left alone, so nothing here starts a second run beside one that is under way. A run whose job
-// vanished while it was in flight keeps its article changing (the runner repeats its progress
-// report within a quarter of RECONCILE_STALE_AFTER_MS), so it is never taken for a stranded one.
+// between polls) or active is live and left alone, so nothing here starts a second run beside one
+// that is under way. A run whose job vanished while it was in flight keeps its article changing
+// (the runner repeats its progress report within a quarter of RECONCILE_STALE_AFTER_MS), so it is
+// never taken for a stranded one.
 // An article taken up again and again (its new job ends with nothing it can change, so it stays
 // owed) waits twice as long each time, up to an hour: no article is re-enqueued at every sweep.
 //
@@ -131,8 +131,9 @@ export function startReconciler(opts: ReconcilerOptions): Reconciler {
 
   const takeLead = async () => (await bounded(leadScript.run(redis, [leaderKey], [token, leaseMs]), "taking the reconciler's lead")) === 1;
 
-  /** Re-enqueues the job under the article's external_id, removing a finished one first. */
+  /** Re-enqueues the job under the article's external_id, removing a finished one first; false when not now. */
   async function enqueueAgain<T>(queue: Queue<T>, name: string, data: T, externalId: string, state: JobState): Promise<boolean> {
+    if (!(await mayTakeUp(externalId))) return false;
     // 0 when a worker holds it: then it is live after all.
     if (state !== "missing" && (await queue.remove(externalId)) === 0) return false;
     // Straight to the waiting list, not through the account's line: a lost job's article has had its turn.
@@ -162,14 +163,12 @@ export function startReconciler(opts: ReconcilerOptions): Reconciler {
     if (generation === "live") return false;
     if (owed.queue === "generation") {
       if (generation !== "missing" && !owed.finishedIsLost) return false;
-      if (!(await mayTakeUp(externalId))) return false;
       if (!(await enqueueAgain(generationQueue, "generate", { externalId }, externalId, generation))) return false;
       logger.warn("article taken up again: no live generation job", { externalId, status, job: generation, action: "re-enqueued its generation job" });
       return true;
     }
     const webhook = await stateOf(await webhookQueue.getJob(externalId));
     if (webhook === "live") return false;
-    if (!(await mayTakeUp(externalId))) return false;
     if (!(await enqueueAgain(webhookQueue, "deliver", { externalId, versionId: owed.versionId }, externalId, webhook))) return false;
     logger.warn("completion webhook handed to the dispatcher again: no delivery on record and no live webhook job", {
       externalId,
