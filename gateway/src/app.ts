@@ -90,8 +90,8 @@ export function buildApp(deps: GatewayDeps, core: GatewayCore = gatewayCore(deps
     .use(jsonBody)
     .onError({ as: "global" }, ({ code, error: raised, set, request }) => {
       const headers = set.headers as Record<string, unknown>;
-      // Every error body names its request (additive to the spec's shapes): what a client quotes to support.
-      const answer = (status: number, body: object, extra: Record<string, unknown> = headers) => jsonResponse(status, { ...body, request_id: requestIdOf(request) }, extra);
+      // Bodies exactly in the spec's shapes (section 7); the request's id travels in its X-Request-Id header.
+      const answer = (status: number, body: object, extra: Record<string, unknown> = headers) => jsonResponse(status, body, extra);
       // The body parser's own answers (413) arrive wrapped in the framework's parse error.
       const error = code === "PARSE" && (raised as Error).cause instanceof HttpError ? (raised as Error).cause : raised;
       if (error instanceof HttpError) return answer(error.status, error.body as object, { ...headers, ...error.headers });

@@ -1,7 +1,8 @@
-// Field-by-field validation of public request bodies and queries. Every failing field is
-// collected, then reported at once as a 422 in the spec's shape. Messages read like
-// "The title field must be at least 3 characters.". Every string read here, in a body or a query,
-// passes one text rule first: nothing Postgres cannot store (NUL, unpaired surrogates) gets further.
+// Field-by-field validation of public request bodies, and the reading of query strings. Every
+// failing field is collected, then reported at once as a 422 in the spec's shape. Messages read
+// like "The title field must be at least 3 characters.". Every string read here passes one text
+// rule first: nothing Postgres cannot store (NUL, unpaired surrogates) gets further. (The lists'
+// queries are never refused: articles/reading.ts and workflows/step-input.ts read them.)
 import type { FieldErrors } from "../../services/kit/src/errors.ts";
 import { isStorableText, jsonHasUnstorableText, UNSTORABLE_TEXT } from "../../services/kit/src/rules/storable-text.ts";
 import { validationError } from "./errors.ts";
@@ -188,29 +189,4 @@ function decoded(part: string): string | null {
   } catch {
     return null;
   }
-}
-
-/** A query-string text value under the body's text rule; undefined when absent, empty or refused. */
-export function queryText(v: Validator, query: QueryValues, field: string): string | undefined {
-  const raw = query[field];
-  if (raw === null) return void v.fail(field, `The ${label(field)} field must be percent-encoded UTF-8 text.`);
-  if (raw === undefined || raw === "") return undefined;
-  return v.storable(field, raw) ? raw : undefined;
-}
-
-/** Query-string integers (page, per_page, ids) with the same messages. */
-export function queryInteger(v: Validator, query: QueryValues, field: string, opts: { min?: number; max?: number; fallback?: number } = {}): number | undefined {
-  const raw = query[field];
-  if (raw === undefined || raw === "") return opts.fallback;
-  if (raw === null || !/^-?\d+$/.test(raw)) {
-    v.fail(field, `The ${label(field)} field must be an integer.`);
-    return opts.fallback;
-  }
-  const n = Number(raw);
-  if ((opts.min !== undefined && n < opts.min) || (opts.max !== undefined && n > opts.max)) {
-    const range = opts.min !== undefined && opts.max !== undefined ? `between ${opts.min} and ${opts.max}` : opts.min !== undefined ? `at least ${opts.min}` : `at most ${opts.max}`;
-    v.fail(field, `The ${label(field)} field must be ${range}.`);
-    return opts.fallback;
-  }
-  return n;
 }

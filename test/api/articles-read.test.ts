@@ -1,6 +1,7 @@
 // GET /v1/articles and GET /v1/articles/{id} (spec 4.2, 4.3, 5.6, 5.7): by numeric id or
 // external_id; 404 with only a message for junk, missing and other accounts' articles; 403 for a
 // project the caller cannot view; lists newest first with filters, pagination and integer meta.
+// What a list does with values the spec does not list is in spec-contract-rows.test.ts.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Role } from "../../proto/gen/articles/accounts_billing/v1/operator_pb.ts";
 import { useStack, type TestStack } from "../harness/stack.ts";
@@ -34,7 +35,7 @@ async function create(client: ApiClient, projectId: number, overrides: Record<st
 
 function expectPlainNotFound(res: { status: number; body: unknown }) {
   expect(res.status).toBe(404);
-  expect(Object.keys(res.body as object)).toEqual(["message", "request_id"]);
+  expect(Object.keys(res.body as object)).toEqual(["message"]);
 }
 
 describe("GET /v1/articles/{id}", () => {
@@ -50,13 +51,14 @@ describe("GET /v1/articles/{id}", () => {
   });
 
   test("an identifier that is neither a number nor a UUID is 404 with only a message", async () => {
-    for (const junk of ["abc", "12abc", "0", "-1", "1.5", "1e3", "00000000-0000-0000-0000-00000000000g", "%20"]) {
+    for (const junk of ["abc", "12abc", "-1", "1.5", "1e3", "00000000-0000-0000-0000-00000000000g", "%20"]) {
       expectPlainNotFound(await api.get(`/v1/articles/${junk}`));
     }
   });
 
   test("a missing article is 404", async () => {
     expectPlainNotFound(await api.get("/v1/articles/999999999"));
+    expectPlainNotFound(await api.get("/v1/articles/0"));
     expectPlainNotFound(await api.get(`/v1/articles/${crypto.randomUUID()}`));
   });
 
@@ -73,7 +75,7 @@ describe("GET /v1/articles/{id}", () => {
     const limited = await addMemberWithKey(stack, tenant, "viewer", [elsewhere]);
     const res = await apiClient(stack.baseUrl, limited.token).get(`/v1/articles/${article.id}`);
     expect(res.status).toBe(403);
-    expect(Object.keys(res.body)).toEqual(["message", "request_id"]);
+    expect(Object.keys(res.body)).toEqual(["message"]);
     const viewer = await addMemberWithKey(stack, tenant, "viewer");
     expect((await apiClient(stack.baseUrl, viewer.token).get(`/v1/articles/${article.id}`)).status).toBe(200);
   });
@@ -157,21 +159,10 @@ describe("GET /v1/articles", () => {
     const limited = await addMemberWithKey(stack, own, "viewer", [open]);
     const res = await apiClient(stack.baseUrl, limited.token).get("/v1/articles");
     expect(res.body.data.map((x: { id: number }) => x.id)).toEqual([visible.id]);
-    expect((await apiClient(stack.baseUrl, limited.token).get(`/v1/articles?project_id=${own.projectId}`)).status).toBe(403);
-  });
-
-  test("project_id of another account is 404", async () => {
-    const stranger = await createTenant(stack);
-    expectPlainNotFound(await api.get(`/v1/articles?project_id=${stranger.projectId}`));
-  });
-
-  test("bad query values are 422, per_page at most 100", async () => {
-    for (const query of ["per_page=101", "per_page=0", "page=0", "page=x", "status=done", "project_id=abc"]) {
-      const res = await api.get(`/v1/articles?${query}`);
-      expect(res.status).toBe(422);
-      expect(Object.keys(res.body.errors).length).toBe(1);
-    }
-    expect((await api.get("/v1/articles?per_page=100")).body.meta.per_page).toBe(100);
+    // A project of the account they cannot view restricts to nothing, as an empty one does.
+    const outOfReach = await apiClient(stack.baseUrl, limited.token).get(`/v1/articles?project_id=${own.projectId}`);
+    expect(outOfReach.status).toBe(200);
+    expect(outOfReach.body).toEqual({ success: true, data: [], meta: { current_page: 1, last_page: 1, per_page: 20, total: 0 } });
   });
 
   test("reads need a key and share the articles limit", async () => {

@@ -1,6 +1,7 @@
 // Characters Postgres cannot store (NUL, unpaired UTF-16 surrogates) in every string field of
-// every endpoint, in bodies, query strings and path segments: a 422 naming the field, or 404 for
-// a path identifier, never a 500 and nothing written. Oversized requests: a JSON error in the
+// every endpoint, in bodies, query strings and path segments: a 422 naming the field, 404 for a
+// path identifier, or in a list's query a filter that matches nothing (the lists refuse no query,
+// spec 4.2 and 4.4), never a 500 and nothing written. Oversized requests: a JSON error in the
 // plain shape (413 body, 414 URL, 431 headers). The services refuse the same text from their own
 // gRPC callers with INVALID_ARGUMENT.
 import { beforeAll, describe, expect, test } from "bun:test";
@@ -63,10 +64,22 @@ function expectNotFound(res: ApiResponse): void {
   expect(typeof res.body.message).toBe("string");
 }
 
+/** A list answered 200 with nothing in it. */
+function expectMatchesNothing(res: ApiResponse): void {
+  if (res.status !== 200) throw new Error(`expected 200, got ${res.status} ${JSON.stringify(res.body)}`);
+  expect(res.body).toEqual({ success: true, data: [], meta: { current_page: 1, last_page: 1, per_page: 20, total: 0 } });
+}
+
+/** A list answered 200 on its first page of the default size. */
+function expectDefaultWindow(res: ApiResponse): void {
+  if (res.status !== 200) throw new Error(`expected 200, got ${res.status} ${JSON.stringify(res.body)}`);
+  expect(res.body.meta).toMatchObject({ current_page: 1, per_page: 20 });
+}
+
 /** A plain `{message}` error with this status. */
 function expectPlainError(res: ApiResponse, status: number): void {
   if (res.status !== status) throw new Error(`expected ${status}, got ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
-  expect(Object.keys(res.body)).toEqual(["message", "request_id"]);
+  expect(Object.keys(res.body)).toEqual(["message"]);
   expect(typeof res.body.message).toBe("string");
 }
 
@@ -83,8 +96,8 @@ describe("the requests found answering 500 answer 422 on the field", () => {
     expectTextRule(await api.post(`${workflows}/duplicate`, { source_article_type: "blog_post", new_article_type: "\u0000" }), "new_article_type");
   });
 
-  test("GET /v1/projects/{p}/workflows?article_type=%00", async () => {
-    expectTextRule(await api.get(`${workflows}?article_type=%00`), "article_type");
+  test("GET /v1/projects/{p}/workflows?article_type=%00 (now a list that matches nothing: the list refuses no query, spec 4.4)", async () => {
+    expectMatchesNothing(await api.get(`${workflows}?article_type=%00`));
   });
 });
 
@@ -148,8 +161,9 @@ describe("POST /v1/articles: every string field", () => {
 
 describe("GET /v1/articles and /v1/articles/{id}", () => {
   for (const [name, bad] of Object.entries(BAD_URL_TEXT)) {
-    test(`${name} in each query parameter is 422 on that parameter`, async () => {
-      for (const field of ["status", "project_id", "page", "per_page"]) expectRefusal(await api.get(`/v1/articles?${field}=${bad}`), field);
+    test(`${name} in a filter matches nothing, in page or per_page reads the default (the list refuses no query, spec 4.2)`, async () => {
+      for (const field of ["status", "project_id"]) expectMatchesNothing(await api.get(`/v1/articles?${field}=${bad}`));
+      for (const field of ["page", "per_page"]) expectDefaultWindow(await api.get(`/v1/articles?${field}=${bad}`));
     });
   }
 
@@ -194,8 +208,9 @@ describe("workflow endpoints: every string field, query parameter and path segme
   }
 
   for (const [name, bad] of Object.entries(BAD_URL_TEXT)) {
-    test(`${name} in each query parameter of the list is 422 on that parameter`, async () => {
-      for (const field of ["article_type", "page", "per_page"]) expectRefusal(await api.get(`${workflows}?${field}=${bad}`), field);
+    test(`${name} in article_type matches nothing, in page or per_page reads the default (the list refuses no query, spec 4.4)`, async () => {
+      expectMatchesNothing(await api.get(`${workflows}?article_type=${bad}`));
+      for (const field of ["page", "per_page"]) expectDefaultWindow(await api.get(`${workflows}?${field}=${bad}`));
     });
   }
 
@@ -265,8 +280,8 @@ describe("oversized requests get a JSON error in the plain shape", () => {
   test("a URL over 8 KiB is 414, however long, on any path", async () => {
     for (const length of [9000, 100_000, 2_000_000]) expectPlainError(await api.get(`/v1/articles?status=${"a".repeat(length)}`), 414);
     for (const path of ["/user", "/no-such-path", `/v1/articles/${"1".repeat(9000)}`]) expectPlainError(await api.get(`${path}?q=${"a".repeat(9000)}`), 414);
-    // Just under the limit the request is served: the value itself is what is wrong.
-    expectRefusal(await api.get(`/v1/articles?status=${"a".repeat(8000)}`), "status");
+    // Just under the limit the request is served: a status no article has matches nothing.
+    expectMatchesNothing(await api.get(`/v1/articles?status=${"a".repeat(8000)}`));
   });
 
   test("headers over 32 KiB are 431", async () => {

@@ -83,7 +83,11 @@ describe("the OpenAPI document", () => {
     expect(body.properties.tone.enum).toEqual(["professional", "authoritative", "friendly", "conversational", "casual", "excited", "humorous"]);
     expect(body.properties.research_max_sources).toMatchObject({ minimum: 1, maximum: 20, default: 5 });
     const list = document.paths["/v1/articles"].get.parameters;
-    expect(list.find((p: any) => p.name === "per_page").schema).toMatchObject({ minimum: 1, maximum: 100, default: 20 });
+    // The list refuses no per_page: the document gives the clamp in words, not as bounds a client would think refused.
+    const perPage = list.find((p: any) => p.name === "per_page");
+    expect(perPage.schema).toMatchObject({ type: "integer", default: 20 });
+    expect(perPage.schema.maximum).toBeUndefined();
+    expect(perPage.description).toContain("at most 100: a larger value reads 100");
     expect(document.components.schemas.StepCreate.properties.timeout_seconds.anyOf[0]).toMatchObject({ minimum: 30, maximum: 600 });
   });
 

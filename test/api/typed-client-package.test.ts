@@ -77,7 +77,10 @@ for (let i = 0; i < 10 && retryAfter === undefined; i++) {
 console.log(JSON.stringify({
   created: created.response.status, replayed: again.data.data.external_id === id, events,
   status: article.status, words: article.actual_word_count, fieldErrors,
-  missing: { isApiError: missing.error instanceof ApiError, status: missing.response?.status, message: missing.error?.message },
+  missing: {
+    isApiError: missing.error instanceof ApiError, status: missing.response?.status, message: missing.error?.message,
+    requestIdFromHeader: missing.error instanceof ApiError && missing.error.request_id === missing.response?.headers.get("x-request-id"),
+  },
   cancelled: cancelled.status, retryAfter,
 }));
 `;
@@ -136,7 +139,7 @@ function expectFirstArticle(output: string): void {
   expect(result.status).toBe("completed");
   expect(result.words).toBeGreaterThan(0);
   expect(result.fieldErrors.title).toEqual(["The title field must be at least 3 characters."]);
-  expect(result.missing).toEqual({ isApiError: true, status: 404, message: "Article not found." });
+  expect(result.missing).toEqual({ isApiError: true, status: 404, message: "Article not found.", requestIdFromHeader: true });
   expect(result.cancelled).toBe("failed");
   expect(result.retryAfter).toBeGreaterThan(0);
 }

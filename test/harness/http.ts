@@ -44,10 +44,3 @@ export function apiClient(baseUrl: string, token?: string) {
   };
 }
 export type ApiClient = ReturnType<typeof apiClient>;
-
-/** An error body without its request_id (each answer's own), to compare two answers' refusals word for word. */
-export function withoutRequestId(body: unknown): unknown {
-  if (typeof body !== "object" || body === null) return body;
-  const { request_id: _, ...rest } = body as Record<string, unknown>;
-  return rest;
-}

@@ -14,7 +14,9 @@ import { cancelArticle } from "./cancellation.ts";
 import { ArticleCreation, type CreatedArticle } from "./create-article.ts";
 import { estimateArticle } from "./estimate.ts";
 import type { ArticleEventHub } from "./event-stream.ts";
-import { isArticleIdentifier, type ArticleListQuery } from "./reading.ts";
+import type { ArticleListQuery } from "./reading.ts";
+import { articleIdentifier, canonicalIdentifier } from "../../../services/kit/src/rules/identifiers.ts";
+import { pageMeta } from "../../../services/kit/src/rules/page-window.ts";
 import { stepBreakdown } from "./step-breakdown.ts";
 
 const ARTICLE_NOT_FOUND = "Article not found.";
@@ -59,9 +61,11 @@ export class ArticleOperations {
 
   /** The article and its project, when the caller may reach it: 404 for another account's, 403 for a project out of reach. */
   async get(caller: Caller, identifier: string, access: "view" | "update" = "view"): Promise<ArticleWithProject> {
-    if (!isArticleIdentifier(identifier)) throw notFoundError(ARTICLE_NOT_FOUND);
+    const parsed = articleIdentifier(identifier);
+    if (!parsed) throw notFoundError(ARTICLE_NOT_FOUND);
+    const canonical = canonicalIdentifier(parsed);
     try {
-      const article = await this.remembered.get(identifier, async () => (await this.gate.clients.articles.getArticle({ identifier })).article!);
+      const article = await this.remembered.get(canonical, async () => (await this.gate.clients.articles.getArticle({ identifier: canonical })).article!);
       return { article, project: await this.gate.projects.authorize(caller.userId, article.projectId, access) };
     } catch (error) {
       if (error instanceof ConnectError && error.code === Code.NotFound) throw notFoundError(ARTICLE_NOT_FOUND);
@@ -69,17 +73,21 @@ export class ArticleOperations {
     }
   }
 
-  /** A page of the articles of every project the caller can view (or of one), newest first. */
-  async list(caller: Caller, { status, projectId, page, perPage }: ArticleListQuery): Promise<ArticlePage> {
-    const projects = projectId === undefined ? await this.gate.projects.viewable(caller.userId) : [await this.gate.projects.authorize(caller.userId, projectId, "view")];
+  /**
+   * A page of the articles of every project the caller can view (or of the one asked for), newest
+   * first. A project the caller cannot view restricts to nothing, exactly as an empty project
+   * does: the answer never tells another account's project from a missing one.
+   */
+  async list(caller: Caller, query: ArticleListQuery): Promise<ArticlePage> {
+    const { status, projectId, unknownStatus, page, perPage } = query;
+    const viewable = await this.gate.projects.viewable(caller.userId);
+    const projects = projectId === undefined ? viewable : viewable.filter((p) => Number(p.id) === projectId);
+    if (unknownStatus || projects.length === 0) return { articles: [], meta: pageMeta(query, 0) };
     const byId = new Map(projects.map((p) => [p.id, p]));
     // The page's ids, then the records: those remembered from polling, the rest in one read.
     const reply = await this.gate.clients.articles.listArticles({ projectIds: projects.map((p) => p.id), status, page, perPage, idsOnly: true });
     const articles = await this.remembered.getMany(reply.articleIds, async (ids) => (await this.gate.clients.articles.batchGetArticles({ ids })).articles);
-    return {
-      articles: articles.map((article) => ({ article, project: byId.get(article.projectId)! })),
-      meta: { current_page: page, last_page: Math.max(1, Math.ceil(reply.total / perPage)), per_page: perPage, total: reply.total },
-    };
+    return { articles: articles.map((article) => ({ article, project: byId.get(article.projectId)! })), meta: pageMeta(query, reply.total) };
   }
 
   async cancel(caller: Caller, identifier: string): Promise<ArticleWithProject> {

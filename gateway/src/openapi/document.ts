@@ -86,6 +86,7 @@ function envelope(data: Json | null, opts: { message?: "required" | "optional"; 
 }
 
 const RATE_HEADERS = {
+  "X-Request-Id": header("X-Request-Id"),
   "RateLimit-Limit": header("RateLimit-Limit"),
   "RateLimit-Remaining": header("RateLimit-Remaining"),
   "RateLimit-Reset": header("RateLimit-Reset"),
@@ -163,7 +164,9 @@ const PATHS: Record<string, Record<string, Operation>> = {
       summary: "List articles of every project the caller can view, newest first",
       tags: articleTags,
       parameters: queryParameters(ARTICLE_LIST_QUERY),
-      responses: { "200": ok("A page of articles.", envelope({ type: "array", items: ref("Article") }, { meta: true })), "403": resp("Forbidden"), "404": resp("NotFound"), "422": resp("ValidationFailed"), ...GATE },
+      description:
+        "Never refused for its query: a status outside the spec's values or a project the caller cannot view matches nothing (200 with `data: []`), and page and per_page are clamped (per_page at most 100).",
+      responses: { "200": ok("A page of articles.", envelope({ type: "array", items: ref("Article") }, { meta: true })), ...GATE },
     },
   },
   "/v1/articles/estimate": {
@@ -304,7 +307,7 @@ const PATHS: Record<string, Record<string, Operation>> = {
       summary: "List the project's custom workflows with their steps",
       tags: workflowTags,
       parameters: [PROJECT_PARAM, ...queryParameters(WORKFLOW_LIST_QUERY)],
-      responses: { "200": ok("A page of workflows.", envelope({ type: "array", items: ref("Workflow") }, { meta: true })), "403": resp("Forbidden"), "404": resp("NotFound"), "422": resp("ValidationFailed"), ...GATE },
+      responses: { "200": ok("A page of workflows.", envelope({ type: "array", items: ref("Workflow") }, { meta: true })), "403": resp("Forbidden"), "404": resp("NotFound"), ...GATE },
     },
     post: {
       operationId: "createWorkflowStep",
@@ -455,9 +458,9 @@ function imageOperation(operationId: string): Operation {
   };
 }
 
-const errorResponse = (description: string, schema: string, example: Json, headers?: Json) => ({
+const errorResponse = (description: string, schema: string, example: Json, headers: Json = {}) => ({
   description,
-  ...(headers ? { headers } : {}),
+  headers: { "X-Request-Id": header("X-Request-Id"), ...headers },
   content: { "application/json": { schema: ref(schema), example } },
 });
 
@@ -476,6 +479,11 @@ const COMPONENTS = {
     },
   },
   headers: {
+    "X-Request-Id": {
+      description: "The request's id, on every answer (errors included; never in a body): the client's own when it sent a usable one, else a new UUID. Quote it to support.",
+      schema: { type: "string" },
+      example: "3f1c2a9e-8d0b-4a57-9b1e-2f6f8b8f0c11",
+    },
     "RateLimit-Limit": { description: "Requests allowed in the tightest window.", schema: { type: "integer" } },
     "RateLimit-Remaining": { description: "Requests left in that window.", schema: { type: "integer" } },
     "RateLimit-Reset": { description: "Seconds until that window resets.", schema: { type: "integer" } },

@@ -2,6 +2,7 @@
 // from these tables, and the OpenAPI document turns the same tables into JSON Schema, so a bound
 // changed in one place changes both the 422 rule and the documentation.
 import { Type, type TSchema } from "@sinclair/typebox";
+import { DEFAULT_PER_PAGE, MAX_PER_PAGE } from "../../../services/kit/src/rules/page-window.ts";
 
 interface FieldBase {
   description: string;
@@ -98,4 +99,16 @@ export function objectSchema(table: FieldTable, options: { description?: string;
 /** A query parameter list for the document. */
 export function queryParameters(table: FieldTable) {
   return Object.entries(table).map(([name, f]) => ({ name, in: "query", required: !!f.required, description: f.description, schema: fieldSchema(f) }));
+}
+
+/** page and per_page of a list, as every list reads them (services/kit/src/rules/page-window.ts): never refused, clamped. */
+export function pageQueryFields(items: string) {
+  return {
+    page: { type: "integer", default: 1, description: "Page from 1; a value below 1 or not an integer reads page 1, one past the last page reads a page of nothing." },
+    per_page: {
+      type: "integer",
+      default: DEFAULT_PER_PAGE,
+      description: `${items} per page, at most ${MAX_PER_PAGE}: a larger value reads ${MAX_PER_PAGE}, a value below 1 or not an integer the default (${DEFAULT_PER_PAGE}).`,
+    },
+  } as const satisfies FieldTable;
 }

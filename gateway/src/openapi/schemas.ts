@@ -318,20 +318,17 @@ export const PageMeta = Type.Object(
 );
 
 // Error shapes (spec 7).
-/** On every error body the gateway answers (additive to the spec's shapes): the request's X-Request-Id. */
-const requestId = Type.Optional(Type.String({ description: "The request's id, as in its X-Request-Id header: what to quote to support.", examples: ["3f1c2a9e-8d0b-4a57-9b1e-2f6f8b8f0c11"] }));
-
+// Exactly the spec's shapes: the request's id is in the X-Request-Id header of every answer, not in the body.
 export const GateError = Type.Object(
   {
     error: Type.String({ examples: ["Too Many Requests"] }),
     message: Type.String(),
     code: Type.String({ enum: ["UNAUTHENTICATED", "NO_ACTIVE_SUBSCRIPTION", "RATE_LIMIT_EXCEEDED"] }),
     retry_after: Type.Optional(Type.Integer({ minimum: 1, description: "Seconds to wait (429)." })),
-    request_id: requestId,
   },
   { description: "A gate refusal on /v1 (401, 402, 429)." },
 );
-export const PlainError = Type.Object({ message: Type.String({ examples: ["Article not found."] }), request_id: requestId }, { description: "A plain error: lookup and permission failures." });
+export const PlainError = Type.Object({ message: Type.String({ examples: ["Article not found."] }) }, { description: "A plain error: lookup and permission failures." });
 export const ValidationError = Type.Object(
   {
     message: Type.String({ description: "The first message, and how many more.", examples: ["The title field must be at least 3 characters."] }),
@@ -339,11 +336,10 @@ export const ValidationError = Type.Object(
       description: "Messages per field (keywords.2 for an item of a list).",
       examples: [{ title: ["The title field must be at least 3 characters."] }],
     }),
-    request_id: requestId,
   },
   { description: "Validation failed (422)." },
 );
-export const ReorderRejection = Type.Object({ success: Type.Literal(false), message: Type.String(), request_id: requestId }, { description: "Reorder naming a step of another project (422)." });
+export const ReorderRejection = Type.Object({ success: Type.Literal(false), message: Type.String() }, { description: "Reorder naming a step of another project (422)." });
 
 // Compile-time drift checks: each presenter's output must be a value of its documented schema.
 // The proto types status as any string and timestamps as optional, so those few keys are left to

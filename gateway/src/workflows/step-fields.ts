@@ -10,7 +10,7 @@ import {
   MIN_TIMEOUT_SECONDS,
   OUTPUT_FORMATS,
 } from "../../../services/kit/src/rules/workflow-steps.ts";
-import type { FieldSpec, FieldTable } from "../openapi/fields.ts";
+import { pageQueryFields, type FieldSpec, type FieldTable } from "../openapi/fields.ts";
 
 export const INT32_MAX = 2_147_483_647;
 
@@ -35,7 +35,8 @@ export const STEP_FIELDS = {
   json_schema: {
     type: "object",
     nullable: true,
-    description: "Structured-output schema for output_format json: every object has additionalProperties false and a required list of all its properties; arrays have items.",
+    description:
+      "Structured-output schema for output_format json: every object has additionalProperties false and a required list of all its properties; arrays have items. An update that moves the step off json keeps it (unused) and the step uses it again when it is json again; null clears it.",
   },
 } as const satisfies FieldTable;
 
@@ -76,7 +77,6 @@ export const DUPLICATE_FIELDS = {
 
 /** GET /v1/projects/{project}/workflows. */
 export const WORKFLOW_LIST_QUERY = {
-  article_type: { type: "string", description: "Only the workflow with this slug (at most one match)." },
-  page: { type: "integer", min: 1, max: INT32_MAX, default: 1, description: "Page from 1." },
-  per_page: { type: "integer", min: 1, max: 100, default: 20, description: "Workflows per page." },
+  article_type: { type: "string", description: "Only the workflow with this slug (at most one match; a value no slug can have matches none)." },
+  ...pageQueryFields("Workflows"),
 } as const satisfies FieldTable;

@@ -15,9 +15,12 @@ import {
 import type { FieldErrors } from "../../../services/kit/src/errors.ts";
 import { MalformedBody } from "../plugins/json-body.ts";
 import { validationError } from "../errors.ts";
-import { queryInteger, queryText, Validator, type QueryValues } from "../validation.ts";
+import { Validator, type QueryValues } from "../validation.ts";
+import { numericId } from "../../../services/kit/src/rules/identifiers.ts";
+import { pageWindow, type PageWindow } from "../../../services/kit/src/rules/page-window.ts";
+import { isStorableText } from "../../../services/kit/src/rules/storable-text.ts";
 import type { FieldSpec } from "../openapi/fields.ts";
-import { DUPLICATE_FIELDS, INT32_MAX, STEP_FIELDS as S, STEP_POSITION_FIELDS, WORKFLOW_LIST_QUERY } from "./step-fields.ts";
+import { DUPLICATE_FIELDS, INT32_MAX, STEP_FIELDS as S, STEP_POSITION_FIELDS } from "./step-fields.ts";
 
 // Messages of the catalog's range rules, used for values no request message could carry.
 const OUT_OF_RANGE: Record<string, string> = {
@@ -149,20 +152,16 @@ export function duplicateInput(body: unknown): Duplicate {
   return input;
 }
 
-/** GET /v1/projects/{project}/workflows: article_type, page, per_page. */
-export function listQuery(query: QueryValues): { articleType?: string; page: number; perPage: number } {
-  const v = new Validator({});
-  const articleType = queryText(v, query, "article_type");
-  const { page: P, per_page: PP } = WORKFLOW_LIST_QUERY;
-  const page = queryInteger(v, query, "page", { min: P.min, max: P.max, fallback: P.default })!;
-  const perPage = queryInteger(v, query, "per_page", { min: PP.min, max: PP.max, fallback: PP.default })!;
-  v.check();
-  return { articleType, page, perPage };
+/**
+ * GET /v1/projects/{project}/workflows: article_type, page, per_page. The list answers no 422
+ * (spec 4.4): the page window is clamped, and an article_type no slug can be (undecodable, or
+ * text Postgres cannot hold) matches nothing.
+ */
+export function listQuery(query: QueryValues): PageWindow & { articleType?: string; unknownType: boolean } {
+  const raw = query.article_type;
+  const unknownType = raw === null || (raw !== undefined && !isStorableText(raw));
+  return { articleType: unknownType || raw === "" ? undefined : raw, unknownType, ...pageWindow(query.page, query.per_page) };
 }
 
-/** A numeric path id, or null (the route answers 404) for anything else. */
-export function pathId(raw: string): number | null {
-  if (!/^[0-9]{1,16}$/.test(raw)) return null;
-  const id = Number(raw);
-  return id >= 1 && Number.isSafeInteger(id) ? id : null;
-}
+/** A numeric path id (leading zeros allowed), or null (the route answers 404) for anything else. */
+export const pathId = numericId;

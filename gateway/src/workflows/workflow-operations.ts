@@ -11,6 +11,7 @@ import type { Caller, V1Gate } from "../plugins/caller.ts";
 import type { ProjectAccess } from "../plugins/project-authorizer.ts";
 import { presentStep, presentWorkflow } from "../presenters/workflow.ts";
 import type { QueryValues } from "../validation.ts";
+import { pageMeta } from "../../../services/kit/src/rules/page-window.ts";
 import { createStepInput, duplicateInput, listQuery, pathId, reorderInput, updateStepInput } from "./step-input.ts";
 
 export type PresentedStep = ReturnType<typeof presentStep>;
@@ -67,12 +68,10 @@ export class WorkflowOperations {
 
   async list(caller: Caller, project: string, query: QueryValues) {
     const projectId = await this.project(caller, project, "view");
-    const { articleType, page, perPage } = listQuery(query);
+    const { articleType, unknownType, page, perPage } = listQuery(query);
+    if (unknownType) return { workflows: [], meta: pageMeta({ page, perPage }, 0) };
     const reply = await this.catalog.listWorkflows({ projectId, articleType, page, perPage });
-    return {
-      workflows: reply.workflows.map(presentWorkflow),
-      meta: { current_page: reply.page, last_page: Math.max(1, Math.ceil(reply.total / reply.perPage)), per_page: reply.perPage, total: reply.total },
-    };
+    return { workflows: reply.workflows.map(presentWorkflow), meta: pageMeta({ page: reply.page, perPage: reply.perPage }, reply.total) };
   }
 
   async createStep(caller: Caller, project: string, body: unknown): Promise<ChangedStep> {

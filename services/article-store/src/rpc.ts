@@ -247,7 +247,7 @@ export function articleStoreRoutes({ db, accounts, relay }: ArticleStoreDeps) {
       getArticle: async (req) => article(await store.getArticle(db, req.identifier)),
       batchGetArticlesByExternalId: async (req) => ({ articles: (await store.getArticlesByExternalId(db, req.externalIds)).map(articleMessage) }),
       async listArticles(req) {
-        const query = { projectIds: req.projectIds.map(Number), status: req.status || undefined, page: req.page || 1, perPage: req.perPage || 20 };
+        const query = { projectIds: req.projectIds.map(Number), status: req.status || undefined, page: req.page, perPage: req.perPage };
         if (req.idsOnly) {
           const page = await listing.listArticleIds(db, query);
           return { articleIds: page.ids.map(big), total: page.total };

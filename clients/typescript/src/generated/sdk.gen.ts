@@ -20,6 +20,8 @@ export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends 
 
 /**
  * List articles of every project the caller can view, newest first
+ *
+ * Never refused for its query: a status outside the spec's values or a project the caller cannot view matches nothing (200 with `data: []`), and page and per_page are clamped (per_page at most 100).
  */
 export const listArticles = <ThrowOnError extends boolean = false>(options?: Options<ListArticlesData, ThrowOnError>): RequestResult<ListArticlesResponses, ListArticlesErrors, ThrowOnError> => (options?.client ?? client).get<ListArticlesResponses, ListArticlesErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],

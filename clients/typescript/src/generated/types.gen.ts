@@ -632,10 +632,6 @@ export type GateError = {
      * Seconds to wait (429).
      */
     retry_after?: number;
-    /**
-     * The request's id, as in its X-Request-Id header: what to quote to support.
-     */
-    request_id?: string;
 };
 
 /**
@@ -643,10 +639,6 @@ export type GateError = {
  */
 export type PlainError = {
     message: string;
-    /**
-     * The request's id, as in its X-Request-Id header: what to quote to support.
-     */
-    request_id?: string;
 };
 
 /**
@@ -663,10 +655,6 @@ export type ValidationError = {
     errors: {
         [key: string]: unknown | Array<string>;
     };
-    /**
-     * The request's id, as in its X-Request-Id header: what to quote to support.
-     */
-    request_id?: string;
 };
 
 /**
@@ -675,10 +663,6 @@ export type ValidationError = {
 export type ReorderRejection = {
     success: false;
     message: string;
-    /**
-     * The request's id, as in its X-Request-Id header: what to quote to support.
-     */
-    request_id?: string;
 };
 
 /**
@@ -1422,19 +1406,19 @@ export type ListArticlesData = {
     path?: never;
     query?: {
         /**
-         * Only articles in this status.
+         * Only articles in this status (an exact match); any other value matches no article.
          */
         status?: 'queued' | 'batching' | 'writing' | 'polishing' | 'completed' | 'published' | 'failed';
         /**
-         * Only this project's articles; without it every project the caller can view.
+         * Only this project's articles; without it every project the caller can view. A project the caller cannot view (of another account, or not a number) matches no article.
          */
         project_id?: number;
         /**
-         * Page from 1.
+         * Page from 1; a value below 1 or not an integer reads page 1, one past the last page reads a page of nothing.
          */
         page?: number;
         /**
-         * Articles per page.
+         * Articles per page, at most 100: a larger value reads 100, a value below 1 or not an integer the default (20).
          */
         per_page?: number;
     };
@@ -1450,18 +1434,6 @@ export type ListArticlesErrors = {
      * The account has no active subscription.
      */
     402: GateError;
-    /**
-     * Not authorised for the project, or the user is disabled.
-     */
-    403: PlainError;
-    /**
-     * No such resource, or not visible to the account.
-     */
-    404: PlainError;
-    /**
-     * Validation failed: messages per field.
-     */
-    422: ValidationError;
     /**
      * A minute, hour or day window is full; retry after retry_after seconds.
      */
@@ -2163,15 +2135,15 @@ export type ListWorkflowsData = {
     };
     query?: {
         /**
-         * Only the workflow with this slug (at most one match).
+         * Only the workflow with this slug (at most one match; a value no slug can have matches none).
          */
         article_type?: string;
         /**
-         * Page from 1.
+         * Page from 1; a value below 1 or not an integer reads page 1, one past the last page reads a page of nothing.
          */
         page?: number;
         /**
-         * Workflows per page.
+         * Workflows per page, at most 100: a larger value reads 100, a value below 1 or not an integer the default (20).
          */
         per_page?: number;
     };
@@ -2195,10 +2167,6 @@ export type ListWorkflowsErrors = {
      * No such resource, or not visible to the account.
      */
     404: PlainError;
-    /**
-     * Validation failed: messages per field.
-     */
-    422: ValidationError;
     /**
      * A minute, hour or day window is full; retry after retry_after seconds.
      */

@@ -7,7 +7,7 @@ import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { preparedPerDatabase } from "../../../kit/src/prepared-statements.ts";
 import { articleCountChanges, articleCounts, articleDayCounts, articles } from "../db/schema.ts";
-import { invalidFields } from "../../../kit/src/errors.ts";
+import { pageWindow } from "../../../kit/src/rules/page-window.ts";
 import type { ArticleRecord } from "./articles.ts";
 
 export interface ArticleListQuery {
@@ -109,11 +109,10 @@ const statements = preparedPerDatabase((db: Db) => ({
   ofStatus: listStatements(db, true),
 }));
 
+/** The statements' values; the page window read as every list reads it (0 or less is unset). */
 function checkedQuery(query: ArticleListQuery) {
-  if (query.page < 1 || query.perPage < 1 || query.perPage > 100) {
-    throw invalidFields({ ...(query.page < 1 ? { page: ["page must be at least 1."] } : {}), ...(query.perPage < 1 || query.perPage > 100 ? { per_page: ["per_page must be between 1 and 100."] } : {}) });
-  }
-  return { projectIds: query.projectIds, status: query.status, offset: (query.page - 1) * query.perPage, perPage: query.perPage };
+  const { page, perPage } = pageWindow(query.page, query.perPage);
+  return { projectIds: query.projectIds, status: query.status, offset: (page - 1) * perPage, perPage };
 }
 
 /** Articles of the given projects, newest first, with the exact number of them. */

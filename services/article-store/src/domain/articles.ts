@@ -5,6 +5,7 @@ import { preparedPerDatabase } from "../../../kit/src/prepared-statements.ts";
 import { articles, type ArticleStatus, type GenerationSettings } from "../db/schema.ts";
 import { articleStatement } from "../db/article-rows.ts";
 import { conflict, invalidFields, notFound, throwIfAny } from "../../../kit/src/errors.ts";
+import { articleIdentifier, isUuid } from "../../../kit/src/rules/identifiers.ts";
 import { bindArticleToKey, lockLiveKey, type IdempotencyRequest } from "./idempotency.ts";
 
 export type ArticleRecord = typeof articles.$inferSelect;
@@ -32,11 +33,6 @@ export interface NewArticle {
   status: InitialStatus;
   settings: GenerationSettings;
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const NUMERIC_ID = /^[1-9]\d{0,15}$/;
-
-export const isUuid = (value: string) => UUID.test(value);
 
 /** Postgres rejects a malformed uuid with an error; an unknown identifier is simply not found. */
 export function requireUuid(externalId: string, what = "article"): string {
@@ -156,12 +152,11 @@ export async function getArticlesByExternalId(db: Db, externalIds: readonly stri
 }
 
 /** By numeric id or external_id UUID; anything else is not found. */
+/** By numeric id (leading zeros allowed) or external_id, as the public API reads an article's identifier. */
 export async function getArticle(db: Db, identifier: string): Promise<ArticleRecord> {
-  const value = identifier.trim();
-  let found: ArticleRecord[];
-  if (NUMERIC_ID.test(value) && Number.isSafeInteger(Number(value))) found = await lookups(db).byId.execute({ id: Number(value) });
-  else if (isUuid(value)) found = await lookups(db).byExternalId.execute({ externalId: value.toLowerCase() });
-  else throw notFound("No such article.");
+  const parsed = articleIdentifier(identifier.trim());
+  if (!parsed) throw notFound("No such article.");
+  const found = "id" in parsed ? await lookups(db).byId.execute({ id: parsed.id }) : await lookups(db).byExternalId.execute({ externalId: parsed.externalId });
   if (!found[0]) throw notFound("No such article.");
   return found[0];
 }

@@ -7,7 +7,8 @@ import { sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { articles, articleVersions, deliveryAttempts } from "../db/schema.ts";
 import { DomainError, invalidFields, notFound, precondition } from "../../../kit/src/errors.ts";
-import { isUuid, type ArticleRecord } from "./articles.ts";
+import type { ArticleRecord } from "./articles.ts";
+import { isUuid } from "../../../kit/src/rules/identifiers.ts";
 import { checkAttempt, type DeliveryAttempt } from "./delivery-attempts.ts";
 import { isDone, refuseFailed } from "./lifecycle.ts";
 

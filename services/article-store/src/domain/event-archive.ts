@@ -8,7 +8,7 @@ import type { Db } from "../db/client.ts";
 import { articleEvents, articles } from "../db/schema.ts";
 import { notFound, throwIfAny } from "../../../kit/src/errors.ts";
 import { isStreamId, streamIdParts, type ArchivedLogEnd, type RawLoggedEvent } from "../../../kit/src/article-events.ts";
-import { isUuid } from "./articles.ts";
+import { isUuid } from "../../../kit/src/rules/identifiers.ts";
 
 /** As long as the log's stream was kept after its last event (kit/article-events.ts). */
 export const ARCHIVE_KEPT_MS = 7 * 86_400_000;

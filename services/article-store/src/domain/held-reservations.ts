@@ -5,7 +5,7 @@
 import { inArray } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { articles } from "../db/schema.ts";
-import { isUuid } from "./articles.ts";
+import { isUuid } from "../../../kit/src/rules/identifiers.ts";
 
 /**
  * The references among `references` that name no article here, in their order. Only UUIDs are

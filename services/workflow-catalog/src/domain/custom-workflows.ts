@@ -27,11 +27,10 @@ import {
   type StepFields,
 } from "./step-rules.ts";
 import { DEFAULT_TIMEOUT_SECONDS, type OutputFormat } from "../../../kit/src/rules/workflow-steps.ts";
+import { pageWindow } from "../../../kit/src/rules/page-window.ts";
 
 export const STEP_NOT_FOUND = "Workflow step not found.";
 export const FOREIGN_STEPS = "One or more steps do not belong to this project; no step was changed.";
-export const DEFAULT_PER_PAGE = 20;
-export const MAX_PER_PAGE = 100;
 
 /** A step with its workflow's slug (the step's article_type). */
 export interface StepView {
@@ -99,15 +98,21 @@ function columnsOf(fields: StepFields) {
   };
 }
 
-/** A step's fields with the changes applied; leaving json makes the schema meaningless, so it goes too. */
+/**
+ * A step's fields with the changes applied. Every field the change does not name keeps its value
+ * (spec 4.7), json_schema included: kept while output_format is not json, it is used again when
+ * the step goes back to json.
+ */
 function applyChanges(current: StepFields, changes: StepChanges, errors: FieldErrors): StepFields {
   const { article_type: _moveTo, json_schema, ...own } = changes;
   const defined = Object.fromEntries(Object.entries(own).filter(([, value]) => value !== undefined)) as Partial<StepFields>;
   const next: StepFields = { ...current, ...defined };
   if (json_schema !== undefined) next.json_schema = json_schema === null ? null : parseJsonSchema(errors, json_schema);
-  else if (next.output_format !== "json") next.json_schema = null;
   return next;
 }
+
+/** Whether applying a change left every field as it was (jsonb keeps no key order, so the schema is compared as a value). */
+const unchanged = (before: StepFields, after: StepFields) => Bun.deepEquals(before, after);
 
 const stepNumberTakenMessage = (stepNumber: number, slug: string) =>
   `The step number ${stepNumber} is already taken by another step of the "${slug}" workflow.`;
@@ -200,14 +205,9 @@ export interface WorkflowPage {
   perPage: number;
 }
 
-/** Ordered by slug (byte order, the same on every database), steps by step_number. */
+/** Ordered by slug (byte order, the same on every database), steps by step_number; the page window clamped as every list clamps it. */
 export async function listWorkflows(db: Db, projectId: number, query: { articleType?: string; page: number; perPage: number }): Promise<WorkflowPage> {
-  const errors: FieldErrors = {};
-  const page = query.page === 0 ? 1 : query.page;
-  const perPage = query.perPage === 0 ? DEFAULT_PER_PAGE : query.perPage;
-  if (page < 1) errors.page = ["The page field must be at least 1."];
-  if (perPage < 1 || perPage > MAX_PER_PAGE) errors.per_page = [`The per page field must be between 1 and ${MAX_PER_PAGE}.`];
-  throwIfAny(errors);
+  const { page, perPage } = pageWindow(query.page, query.perPage);
   const where =
     query.articleType === undefined ? eq(workflows.projectId, projectId) : and(eq(workflows.projectId, projectId), eq(workflows.slug, query.articleType));
   // One snapshot of the catalog for the count, the page and its steps.
@@ -277,7 +277,8 @@ export async function createStep(db: Db, projectId: number, input: NewStep, opts
 
 /**
  * Changes the given fields (PATCH and PUT alike). A new article_type moves the step: the target
- * workflow is created when absent, the source deleted when the move empties it.
+ * workflow is created when absent, the source deleted when the move empties it. A request that
+ * changes nothing writes nothing and answers the step as it is.
  */
 export async function updateStep(db: Db, projectId: number, stepId: number, changes: StepChanges, opts: CheckOnly = {}): Promise<{ step: StepView; warnings: string[] } | null> {
   return inChange(db, async (tx) => {
@@ -285,12 +286,15 @@ export async function updateStep(db: Db, projectId: number, stepId: number, chan
     const { step, workflow } = await lockStep(tx, projectId, stepId);
     const errors: FieldErrors = {};
     if (changes.article_type !== undefined) checkCustomTypeName(errors, "article_type", changes.article_type);
-    const fields = applyChanges(fieldsOf(step), changes, errors);
-    checkStep(errors, fields);
+    const current = fieldsOf(step);
+    const fields = applyChanges(current, changes, errors);
+    checkStep(errors, fields, typeof changes.json_schema === "string");
     const moving = changes.article_type !== undefined && changes.article_type !== workflow.slug;
     if (Object.keys(errors).length > 0 || opts.validateOnly) await noteTakenStepNumber(tx, errors, projectId, moving ? changes.article_type! : workflow.slug, fields.step_number, step.id);
     throwIfAny(errors);
     if (opts.validateOnly) return null;
+    // A change that changes nothing is not a change: no new revision, updated_at as it was.
+    if (!moving && unchanged(current, fields)) return { step: { step, articleType: workflow.slug }, warnings: promptWarnings(fields) };
 
     const target = moving ? (await lockOrCreateWorkflow(tx, projectId, changes.article_type!)).workflow : workflow;
     await assertStepNumberFree(tx, target, fields.step_number, step.id);

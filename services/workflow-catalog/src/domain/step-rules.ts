@@ -79,8 +79,13 @@ export function parseJsonSchema(errors: FieldErrors, text: string): Record<strin
   return value as Record<string, unknown>;
 }
 
-/** Every rule of one complete step (a new one, or an existing one with its changes applied). */
-export function checkStep(errors: FieldErrors, step: StepFields): void {
+/**
+ * Every rule of one complete step (a new one, or an existing one with its changes applied).
+ * `schemaNamed`: the request itself names a json_schema (a new step's non-null one). Only a schema
+ * named for a step whose output is not json is refused: one kept from before while output_format
+ * is not json stays unused until the step is json again (an update changes only what it names).
+ */
+export function checkStep(errors: FieldErrors, step: StepFields, schemaNamed = step.json_schema !== null): void {
   if (!Number.isInteger(step.step_number) || step.step_number < 1 || step.step_number > MAX_STEP_NUMBER) {
     fail(errors, "step_number", `The step number field must be between 1 and ${MAX_STEP_NUMBER}.`);
   }
@@ -104,7 +109,7 @@ export function checkStep(errors: FieldErrors, step: StepFields): void {
   }
   if (step.json_schema !== null) {
     if (step.output_format !== "json") {
-      fail(errors, "json_schema", "The json schema field can only be used with output_format json.");
+      if (schemaNamed) fail(errors, "json_schema", "The json schema field can only be used with output_format json.");
     } else {
       const problem = checkJsonSchemaRule(step.json_schema);
       if (problem) fail(errors, "json_schema", problem);

@@ -1053,28 +1053,28 @@ export const GetArticleResponseSchema: GenMessage<GetArticleResponse> = /*@__PUR
  */
 export type ListArticlesRequest = Message<"articles.api.v1.ListArticlesRequest"> & {
   /**
-   * Only articles in this status.
+   * Only articles in this status (an exact match); any other value matches none.
    *
    * @generated from field: optional string status = 1;
    */
   status?: string | undefined;
 
   /**
-   * Only this project's articles.
+   * Only this project's articles; a project the caller cannot view matches none.
    *
    * @generated from field: optional int64 project_id = 2;
    */
   projectId?: bigint | undefined;
 
   /**
-   * Page from 1 (default 1).
+   * Page from 1 (default 1); below 1 reads page 1.
    *
    * @generated from field: optional int32 page = 3;
    */
   page?: number | undefined;
 
   /**
-   * Articles per page, 1 to 100 (default 20).
+   * Articles per page (default 20), at most 100: more reads 100, below 1 the default.
    *
    * @generated from field: optional int32 per_page = 4;
    */

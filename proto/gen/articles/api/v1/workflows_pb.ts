@@ -534,14 +534,14 @@ export type ListWorkflowsRequest = Message<"articles.api.v1.ListWorkflowsRequest
   articleType?: string | undefined;
 
   /**
-   * Page from 1 (default 1).
+   * Page from 1 (default 1); below 1 reads page 1.
    *
    * @generated from field: optional int32 page = 3;
    */
   page?: number | undefined;
 
   /**
-   * Workflows per page, 1 to 100 (default 20).
+   * Workflows per page (default 20), at most 100: more reads 100, below 1 the default.
    *
    * @generated from field: optional int32 per_page = 4;
    */

@@ -1061,14 +1061,14 @@ export type ListArticlesRequest = Message<"articles.article_store.v1.ListArticle
   status?: string | undefined;
 
   /**
-   * 1-based page number; 0 means 1.
+   * 1-based page number; 0 or below means 1.
    *
    * @generated from field: int32 page = 3;
    */
   page: number;
 
   /**
-   * Articles per page, 1 to 100; 0 means 20.
+   * Articles per page, at most 100 (more reads 100); 0 or below means 20.
    *
    * @generated from field: int32 per_page = 4;
    */
@@ -2725,8 +2725,8 @@ export const ArticleStoreService: GenService<{
     output: typeof CreateArticleResponseSchema;
   },
   /**
-   * An article by numeric id or external_id UUID. NOT_FOUND for an unknown identifier or one
-   * that is neither. Called by the gateway (reads, polling, live events), generation-runner (at
+   * An article by numeric id (leading zeros allowed) or external_id UUID. NOT_FOUND for an
+   * unknown identifier or one that is neither. Called by the gateway (reads, polling, live events), generation-runner (at
    * the start of a run and to check for a cancel) and the operator CLI (`article show`).
    *
    * @generated from rpc articles.article_store.v1.ArticleStoreService.GetArticle
@@ -2751,8 +2751,9 @@ export const ArticleStoreService: GenService<{
   },
   /**
    * Articles of the given projects, newest first, paginated. Called by the gateway
-   * (GET /v1/articles) with the projects the caller can view. INVALID_ARGUMENT when page is
-   * below 1 or per_page is not 1 to 100 (0 stands for the defaults, page 1 and 20 per page).
+   * (GET /v1/articles) with the projects the caller can view. The page window is clamped as
+   * GET /v1/articles clamps it: page below 1 reads page 1, per_page below 1 reads 20 and above
+   * 100 reads 100.
    *
    * @generated from rpc articles.article_store.v1.ArticleStoreService.ListArticles
    */

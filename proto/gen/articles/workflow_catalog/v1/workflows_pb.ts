@@ -281,14 +281,14 @@ export type ListWorkflowsRequest = Message<"articles.workflow_catalog.v1.ListWor
   articleType?: string | undefined;
 
   /**
-   * From 1; 0 means 1.
+   * From 1; 0 or below means 1.
    *
    * @generated from field: int32 page = 3;
    */
   page: number;
 
   /**
-   * 1 to 100; 0 means 20.
+   * At most 100 (more reads 100); 0 or below means 20.
    *
    * @generated from field: int32 per_page = 4;
    */
