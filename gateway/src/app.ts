@@ -15,6 +15,7 @@ import { WorkflowMemory } from "./workflows/workflow-memory.ts";
 import { ArticleEventHub } from "./articles/event-stream.ts";
 import { ArchivedArticleEvents } from "./articles/archived-events.ts";
 import { ArticleOperations } from "./articles/article-operations.ts";
+import { OpenStreams } from "./articles/open-streams.ts";
 import { WorkflowOperations } from "./workflows/workflow-operations.ts";
 import { PublishingOperations } from "./publishing/publishing-operations.ts";
 import type { V1Gate } from "./plugins/caller.ts";
@@ -70,7 +71,7 @@ export function gatewayCore(deps: GatewayDeps): GatewayCore {
   const memory = new ArticleMemory(deps.subscriber, deps.redisPrefix, deps.logger);
   const archive = new ArchivedArticleEvents(deps.clients.articles);
   const events = deps.events ?? new ArticleEventHub(deps.redis, deps.redisPrefix, deps.logger, archive, (externalId) => memory.forgetEnded(externalId));
-  const articles = new ArticleOperations(gate, memory, events, deps.logger);
+  const articles = new ArticleOperations(gate, memory, events, new OpenStreams(deps.redis, deps.redisPrefix, deps.logger), deps.logger);
   return { gate, articles, workflows: new WorkflowOperations(gate), publishing: new PublishingOperations(gate, articles) };
 }
 

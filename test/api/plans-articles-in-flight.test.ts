@@ -54,6 +54,11 @@ async function errorOf(call: Promise<unknown>): Promise<ConnectError> {
 
 /** What createPlan's plans show besides articles_in_flight and share_weight. */
 const FAIR_PLAN = { id: expect.any(Number), name: "Fair", monthly_words: 50_000, requests_per_minute: 60, requests_per_hour: 1_000, requests_per_day: 10_000 };
+// The tenant caps a plan prints last: the deployment's defaults, none of its own.
+const DEFAULT_CAPS = {
+  caps: { steps_per_workflow: 25, prompt_characters: 20_000, workflows_per_project: 50, destinations_per_project: 10, open_event_streams: 20 },
+  own_caps: {},
+};
 
 // The plan's two bounded numbers are checked alike: the service refuses a value out of range on
 // its field, the CLI what is no whole number.
@@ -100,7 +105,7 @@ for (const { flag, field, max, range } of BOUNDED) {
 
 describe("plan create and update --articles-in-flight", () => {
   test("create sets it; the output shows it beside the plan's other fields", async () => {
-    expect(await createPlan("--articles-in-flight", "25")).toEqual({ ...FAIR_PLAN, articles_in_flight: 25, share_weight: 1 });
+    expect(await createPlan("--articles-in-flight", "25")).toEqual({ ...FAIR_PLAN, articles_in_flight: 25, share_weight: 1, ...DEFAULT_CAPS });
   }, 30_000);
 
   test("without it the plan has none (null: no cap of its own)", async () => {
@@ -150,8 +155,8 @@ describe("plan create and update --articles-in-flight", () => {
 describe("plan create and update --share-weight", () => {
   test("create sets it; the output shows it beside articles_in_flight", async () => {
     const plan = await createPlan("--share-weight", "3");
-    expect(plan).toEqual({ ...FAIR_PLAN, articles_in_flight: null, share_weight: 3 });
-    expect(Object.keys(plan).slice(-2)).toEqual(["articles_in_flight", "share_weight"]);
+    expect(plan).toEqual({ ...FAIR_PLAN, articles_in_flight: null, share_weight: 3, ...DEFAULT_CAPS });
+    expect(Object.keys(plan).slice(-4)).toEqual(["articles_in_flight", "share_weight", "caps", "own_caps"]);
   }, 30_000);
 
   test("without it the weight is 1", async () => {

@@ -18,6 +18,8 @@ export interface TenantOptions {
   shareWeight?: number;
   /** The plan's cap on the account's articles in flight at once (none when unset). */
   articlesInFlight?: number;
+  /** The plan's own tenant caps (TenantCaps: stepsPerWorkflow, …); unset ones follow the deployment's defaults. */
+  caps?: Partial<Record<"stepsPerWorkflow" | "promptCharacters" | "workflowsPerProject" | "destinationsPerProject" | "openEventStreams", number>>;
 }
 
 export interface Tenant {
@@ -43,6 +45,7 @@ export async function createTenant(stack: TestStack, opts: TenantOptions = {}): 
     requestsPerDay: opts.perDay ?? 1_000_000,
     shareWeight: opts.shareWeight,
     articlesInFlight: opts.articlesInFlight,
+    caps: opts.caps,
   });
   const { account } = await op.createAccount({ name: "Test account", planId: opts.subscribed === false ? undefined : plan!.id });
   const email = `user-${randomBytes(5).toString("hex")}@example.com`;

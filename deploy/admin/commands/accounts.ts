@@ -32,10 +32,42 @@ function planNumber(flags: Flags<PlanRangeFlag>, name: PlanRangeFlag, noneAllowe
   return n;
 }
 
-/** A plan as JSON, articles_in_flight then share_weight last; articles_in_flight is null when the plan sets none (the account has no cap of its own). */
+/**
+ * The plan's caps on what a tenant may hold (services/kit/src/rules/tenant-caps.ts), one flag
+ * each; unset, a plan follows the deployment's default (CAP_* of accounts-billing).
+ */
+const CAP_FLAGS = ["steps-per-workflow", "prompt-characters", "workflows-per-project", "destinations-per-project", "open-event-streams"] as const;
+type CapFlag = (typeof CAP_FLAGS)[number];
+const capFlags = (value: string) => CAP_FLAGS.map((name) => optionalFlag(name, value));
+
+/**
+ * The caps the flags set (the TenantCaps message), and on update those given as "default", which
+ * go back to the deployment's default. accounts-billing checks the range.
+ */
+function capsOf(flags: Flags<CapFlag>, defaultAllowed = false): { caps: Record<string, number>; defaultCaps: string[] } {
+  const caps: Record<string, number> = {};
+  const defaultCaps: string[] = [];
+  for (const name of CAP_FLAGS) {
+    const value = flags[name];
+    if (value === undefined) continue;
+    if (defaultAllowed && value === "default") {
+      defaultCaps.push(name.replaceAll("-", "_"));
+      continue;
+    }
+    const n = /^\d+$/.test(value) ? Number(value) : NaN;
+    if (!(n <= 2_147_483_647)) throw new UsageError(`--${name} must be a whole number from 1 to 1,000,000${defaultAllowed ? ' or "default"' : ""}, got "${value}"`);
+    caps[name.replace(/-(\w)/g, (_, c: string) => c.toUpperCase())] = n;
+  }
+  return { caps, defaultCaps };
+}
+
+/**
+ * A plan as JSON: articles_in_flight (null when the plan sets none: the account has no cap of its
+ * own) and share_weight, then its tenant caps, in force and its own.
+ */
 function planJson(plan: Record<string, any>) {
-  const { articles_in_flight = null, share_weight, ...rest } = plan;
-  return { ...rest, articles_in_flight, share_weight };
+  const { articles_in_flight = null, share_weight, caps, own_caps = {}, ...rest } = plan;
+  return { ...rest, articles_in_flight, share_weight, caps, own_caps };
 }
 
 const ROLES: Record<string, Role> = { owner: Role.OWNER, admin: Role.ADMIN, editor: Role.EDITOR, viewer: Role.VIEWER };
@@ -43,8 +75,10 @@ const ROLES: Record<string, Role> = { owner: Role.OWNER, admin: Role.ADMIN, edit
 export const accountCommands: AdminCommand[] = [
   command({
     name: "plan create",
-    flags: [flag("name", "N"), flag("monthly-words", "W"), flag("per-minute", "M"), flag("per-hour", "H"), flag("per-day", "D"), optionalFlag("articles-in-flight", "N"), optionalFlag("share-weight", "N")],
-    summary: "create a plan (word allowance, request caps; --articles-in-flight: an explicit cap on an account's articles generating at once, 1-100000, else none; --share-weight: its weight in the runners' fair shares, 1-100, default 1)",
+    flags: [flag("name", "N"), flag("monthly-words", "W"), flag("per-minute", "M"), flag("per-hour", "H"), flag("per-day", "D"), optionalFlag("articles-in-flight", "N"), optionalFlag("share-weight", "N"), ...capFlags("N")],
+    summary:
+      "create a plan (word allowance, request caps; --articles-in-flight: an explicit cap on an account's articles generating at once, 1-100000, else none; --share-weight: its weight in the runners' fair shares, 1-100, default 1; " +
+      "--steps-per-workflow, --prompt-characters, --workflows-per-project, --destinations-per-project, --open-event-streams: the plan's own caps, 1-1000000, else the deployment's defaults)",
     run: async (f, c) =>
       planJson(
         asJson(
@@ -57,16 +91,20 @@ export const accountCommands: AdminCommand[] = [
             requestsPerDay: requiredInt(f, "per-day"),
             articlesInFlight: planNumber(f, "articles-in-flight") ?? undefined,
             shareWeight: planNumber(f, "share-weight") ?? undefined,
+            caps: capsOf(f).caps,
           }),
         ).plan,
       ),
   }),
   command({
     name: "plan update",
-    flags: [flag("plan", "ID"), optionalFlag("name", "N"), optionalFlag("monthly-words", "W"), optionalFlag("per-minute", "M"), optionalFlag("per-hour", "H"), optionalFlag("per-day", "D"), optionalFlag("articles-in-flight", "N|none"), optionalFlag("share-weight", "N")],
-    summary: "change a plan's allowance, caps or share weight (--articles-in-flight none removes that cap: accounts on the plan then have no cap of their own)",
+    flags: [flag("plan", "ID"), optionalFlag("name", "N"), optionalFlag("monthly-words", "W"), optionalFlag("per-minute", "M"), optionalFlag("per-hour", "H"), optionalFlag("per-day", "D"), optionalFlag("articles-in-flight", "N|none"), optionalFlag("share-weight", "N"), ...capFlags("N|default")],
+    summary:
+      "change a plan's allowance, caps or share weight (--articles-in-flight none removes that cap: accounts on the plan then have no cap of their own; " +
+      "a tenant cap given as default, e.g. --steps-per-workflow default, follows the deployment's default again)",
     run: async (f, c) => {
       const words = int(f, "monthly-words");
+      const { caps, defaultCaps } = capsOf(f, true);
       const inFlight = planNumber(f, "articles-in-flight", true);
       return planJson(
         asJson(
@@ -81,6 +119,8 @@ export const accountCommands: AdminCommand[] = [
             articlesInFlight: inFlight ?? undefined,
             clearArticlesInFlight: inFlight === null,
             shareWeight: planNumber(f, "share-weight") ?? undefined,
+            caps,
+            defaultCaps,
           }),
         ).plan,
       );

@@ -13,7 +13,8 @@ import type { ArticleMemory } from "./article-memory.ts";
 import { cancelArticle } from "./cancellation.ts";
 import { ArticleCreation, type CreatedArticle } from "./create-article.ts";
 import { estimateArticle } from "./estimate.ts";
-import type { ArticleEventHub } from "./event-stream.ts";
+import type { ArticleEventHub, WatchStart } from "./event-stream.ts";
+import type { OpenStreams } from "./open-streams.ts";
 import type { ArticleListQuery } from "./reading.ts";
 import { articleIdentifier, canonicalIdentifier } from "../../../services/kit/src/rules/identifiers.ts";
 import { pageMeta } from "../../../services/kit/src/rules/page-window.ts";
@@ -31,13 +32,6 @@ export interface ArticlePage {
   meta: { current_page: number; last_page: number; per_page: number; total: number };
 }
 
-/** Where a watch of an article starts: its current record, and the log position to follow from. */
-export interface WatchStart {
-  externalId: string;
-  current: Article;
-  from: { latestId: string } | { lastEventId: string };
-}
-
 export class ArticleOperations {
   private readonly creation: ArticleCreation;
 
@@ -45,6 +39,7 @@ export class ArticleOperations {
     private readonly gate: V1Gate,
     private readonly remembered: ArticleMemory,
     readonly events: ArticleEventHub,
+    private readonly openStreams: OpenStreams,
     logger: Logger,
   ) {
     this.creation = new ArticleCreation(gate, logger);
@@ -100,13 +95,24 @@ export class ArticleOperations {
     return stepBreakdown(this.gate.clients.costs, article);
   }
 
-  /** Where a watch starts: the log's position first, then the record, so an event between the two is sent, not lost. */
+  /**
+   * Where a watch starts: the log's position first, then the record, so an event between the two
+   * is sent, not lost. The watch holds one of the account's open streams (429 past its plan's cap)
+   * until the stream ends.
+   */
   async watch(caller: Caller, identifier: string, lastEventId: string | undefined): Promise<WatchStart> {
     const { article } = await this.get(caller, identifier);
     const { externalId } = article;
-    const latestId = lastEventId ?? (await this.events.latestEventId(externalId));
-    const current = (await this.gate.clients.articles.getArticle({ identifier: externalId })).article!;
-    if (lastEventId) return { externalId, current, from: { lastEventId } };
-    return { externalId, current, from: { latestId: await this.events.startingId(externalId, latestId, current) } };
+    const lease = await this.openStreams.acquire(caller.accountId, caller.plan.caps?.openEventStreams);
+    try {
+      const latestId = lastEventId ?? (await this.events.latestEventId(externalId));
+      const current = (await this.gate.clients.articles.getArticle({ identifier: externalId })).article!;
+      const release = () => lease.release();
+      if (lastEventId) return { externalId, current, from: { lastEventId }, release };
+      return { externalId, current, from: { latestId: await this.events.startingId(externalId, latestId, current) }, release };
+    } catch (error) {
+      lease.release();
+      throw error;
+    }
   }
 }

@@ -89,6 +89,18 @@ function mergedById(a: readonly LoggedArticleEvent[], b: readonly LoggedArticleE
   return [...byId.values()].sort((x, y) => compareStreamIds(x.id, y.id));
 }
 
+/**
+ * Where a watch of an article starts: its current record, and the log position to follow from;
+ * `release` is called once when the stream ends, however it ends (the open-stream lease it held,
+ * open-streams.ts, is given back).
+ */
+export interface WatchStart {
+  externalId: string;
+  current: Article;
+  from: { latestId: string } | { lastEventId: string };
+  release(): void;
+}
+
 /** Where a watcher's events go: an SSE response (open) or a gRPC stream (grpc/article-service.ts). */
 export interface EventSink {
   event(id: string, event: string, data: Record<string, unknown>): void;
@@ -210,7 +222,7 @@ export class ArticleEventHub {
    * `latestId`); with it, with the events after that id. An ended article's stream ends after its
    * final event.
    */
-  open(externalId: string, article: Article, from: { latestId: string } | { lastEventId: string }): Response {
+  open(start: WatchStart): Response {
     let stop: (() => void) | undefined;
     const body = new ReadableStream<Uint8Array>({
       start: (controller) => {
@@ -223,7 +235,7 @@ export class ArticleEventHub {
         };
         // Reconnecting clients wait this long before trying again.
         write(encoder.encode("retry: 3000\n\n"));
-        stop = this.subscribe(externalId, article, from, {
+        stop = this.subscribe(start, {
           event: (id, event, data) => write(frame(id, event, data)),
           heartbeat: () => write(HEARTBEAT),
           close: () => {
@@ -246,7 +258,17 @@ export class ArticleEventHub {
    * Sends one client's events to `sink`, as `open` describes; returns what ends the watch early
    * (the client left). The sink is closed either way.
    */
-  subscribe(externalId: string, article: Article, from: { latestId: string } | { lastEventId: string }, sink: EventSink): () => void {
+  subscribe(start: WatchStart, given: EventSink): () => void {
+    const { externalId, current: article, from } = start;
+    let released = false;
+    const sink: EventSink = {
+      ...given,
+      close: () => {
+        if (!released) start.release();
+        released = true;
+        given.close();
+      },
+    };
     if ("latestId" in from) {
       const { event, data } = currentEvent(article);
       // The record read here can be newer than the gateway's remembered copy: an article that

@@ -93,7 +93,7 @@ async function* watchedEvents(articles: ArticleOperations, start: Awaited<Return
   const queue: MessageInitShape<typeof WatchArticleResponseSchema>[] = [];
   let ended = false;
   let wake: (() => void) | undefined;
-  const stop = articles.events.subscribe(start.externalId, start.current, start.from, {
+  const stop = articles.events.subscribe(start, {
     event: (id, event, data) => {
       // data_json is the stream's data line itself: Struct turns every number into a double.
       queue.push({ id, event, data: struct(data), dataJson: JSON.stringify(data) });

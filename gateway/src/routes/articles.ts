@@ -64,8 +64,7 @@ export const articleRoutes = (gate: V1Gate, articles: ArticleOperations) =>
       "/v1/articles/:id/events",
       async ({ caller, params, request }) => {
         const lastEventId = lastEventIdOf(request.headers);
-        const start = await articles.watch(caller, params.id, lastEventId);
-        return articles.events.open(start.externalId, start.current, start.from);
+        return articles.events.open(await articles.watch(caller, params.id, lastEventId));
       },
       { detail: { summary: "Live progress as Server-Sent Events: state changes, steps, sources, images, then completed, published or failed (Last-Event-ID resumes)", tags: TAGS } },
     )

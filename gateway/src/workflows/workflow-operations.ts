@@ -40,6 +40,16 @@ async function changeStep<T>(gatewayErrors: FieldErrors, change: (validateOnly: 
   throw validationError(errors);
 }
 
+/**
+ * The caps of the caller's plan on custom workflows, as accounts-billing decided them (the plan's
+ * own, else the deployment's default); the catalog holds every change to them.
+ */
+const workflowCaps = ({ plan }: Caller) => ({
+  stepsPerWorkflow: plan.caps?.stepsPerWorkflow,
+  promptCharacters: plan.caps?.promptCharacters,
+  workflowsPerProject: plan.caps?.workflowsPerProject,
+});
+
 export class WorkflowOperations {
   constructor(private readonly gate: V1Gate) {}
 
@@ -77,7 +87,7 @@ export class WorkflowOperations {
   async createStep(caller: Caller, project: string, body: unknown): Promise<ChangedStep> {
     const projectId = await this.project(caller, project, "update");
     const { input, errors } = createStepInput(body);
-    const reply = await changeStep(errors, (validateOnly) => this.changing(projectId, () => this.catalog.createStep({ projectId, ...input, validateOnly })));
+    const reply = await changeStep(errors, (validateOnly) => this.changing(projectId, () => this.catalog.createStep({ projectId, ...input, validateOnly, caps: workflowCaps(caller) })));
     return { step: presentStep(reply.step!), warnings: reply.warnings };
   }
 
@@ -91,7 +101,7 @@ export class WorkflowOperations {
     const stepId = this.stepId(step);
     const projectId = await this.project(caller, project, "update");
     const { input, errors } = updateStepInput(body);
-    const reply = await changeStep(errors, (validateOnly) => this.changing(projectId, () => this.catalog.updateStep({ projectId, stepId, ...input, validateOnly })));
+    const reply = await changeStep(errors, (validateOnly) => this.changing(projectId, () => this.catalog.updateStep({ projectId, stepId, ...input, validateOnly, caps: workflowCaps(caller) })));
     return { step: presentStep(reply.step!), warnings: reply.warnings };
   }
 
@@ -117,7 +127,7 @@ export class WorkflowOperations {
 
   async duplicate(caller: Caller, project: string, body: unknown): Promise<PresentedWorkflow> {
     const projectId = await this.project(caller, project, "update");
-    const reply = await this.changing(projectId, () => this.catalog.duplicateWorkflow({ projectId, ...duplicateInput(body) }));
+    const reply = await this.changing(projectId, () => this.catalog.duplicateWorkflow({ projectId, ...duplicateInput(body), caps: workflowCaps(caller) }));
     return presentWorkflow(reply.workflow!);
   }
 }

@@ -6,6 +6,9 @@ import { accountsBillingRoutes } from "./rpc.ts";
 import { accountsBillingAccess } from "./access.ts";
 import { startChangeFolding } from "../../kit/src/change-folding.ts";
 import { foldWordUsageChanges, WORD_USAGE_FOLD_BATCH } from "./domain/word-quota.ts";
+import { failOnConfigError, loadTenantCapDefaults } from "../../kit/src/config.ts";
+
+const capDefaults = failOnConfigError(() => loadTenantCapDefaults());
 
 await runService({
   name: "accounts-billing",
@@ -13,7 +16,7 @@ await runService({
   schemaName: "accounts_billing",
   schema,
   migrationsFolder: fileURLToPath(new URL("./db/migrations", import.meta.url)),
-  routes: ({ database }) => accountsBillingRoutes(database.db),
+  routes: ({ database }) => accountsBillingRoutes(database.db, capDefaults),
   access: accountsBillingAccess,
   async background({ database, logger }) {
     const folding = startChangeFolding({ what: "word usage", fold: () => foldWordUsageChanges(database.db), batch: WORD_USAGE_FOLD_BATCH, logger });

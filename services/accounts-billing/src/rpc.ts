@@ -7,6 +7,8 @@ import {
   PlanSchema,
   ProjectSchema,
   UserSchema,
+  type TenantCaps,
+  type TenantCapsSchema,
 } from "../../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
 import { QuotaService, ReservationState, WordReservationSchema } from "../../../proto/gen/articles/accounts_billing/v1/quota_pb.ts";
 import { ApiKeySchema, OperatorService, Role as ProtoRole } from "../../../proto/gen/articles/accounts_billing/v1/operator_pb.ts";
@@ -23,6 +25,8 @@ import * as identity from "./domain/identity.ts";
 import * as quota from "./domain/word-quota.ts";
 import { getGenerationShare } from "./domain/generation-share.ts";
 import type { Role } from "./domain/access.ts";
+import { capsInForce, ownCapsOf, type OwnCaps } from "./domain/plan-caps.ts";
+import { isTenantCapName, TENANT_CAPS, type TenantCapName, type TenantCapValues } from "../../kit/src/rules/tenant-caps.ts";
 
 
 const ts = (d: Date) => timestampFromDate(d);
@@ -40,7 +44,25 @@ const userMessage = (u: identity.UserRow): MessageInitShape<typeof UserSchema> =
   disabled: u.disabledAt !== null,
 });
 
-const planMessage = (p: identity.PlanRow): MessageInitShape<typeof PlanSchema> => ({
+/** TenantCaps' field of each cap: steps_per_workflow → stepsPerWorkflow. */
+const capField = (name: TenantCapName) => name.replace(/_(\w)/g, (_, c: string) => c.toUpperCase()) as keyof Omit<TenantCaps, "$typeName" | "$unknown">;
+
+const capsMessage = (caps: Partial<TenantCapValues>): MessageInitShape<typeof TenantCapsSchema> =>
+  Object.fromEntries(Object.entries(caps).map(([name, value]) => [capField(name as TenantCapName), value]));
+
+/** A plan's own caps from a request: the fields set in `caps`, and null for each of `defaultCaps`. */
+function ownCapsOfRequest(caps: TenantCaps | undefined, defaultCaps: readonly string[] = []): OwnCaps {
+  const own: OwnCaps = {};
+  for (const name of TENANT_CAPS) if (caps?.[capField(name)] !== undefined) own[name] = caps[capField(name)];
+  for (const name of defaultCaps) {
+    if (!isTenantCapName(name)) throw invalidFields({ default_caps: [`default_caps names ${name}, which is not a cap: ${TENANT_CAPS.join(", ")}.`] });
+    if (own[name] !== undefined) throw invalidFields({ [name]: [`Set ${name} or name it in default_caps, not both.`] });
+    own[name] = null;
+  }
+  return own;
+}
+
+const planMessage = (p: identity.PlanRow, capDefaults: TenantCapValues): MessageInitShape<typeof PlanSchema> => ({
   id: BigInt(p.id),
   name: p.name,
   monthlyWords: BigInt(p.monthlyWords),
@@ -49,6 +71,8 @@ const planMessage = (p: identity.PlanRow): MessageInitShape<typeof PlanSchema> =
   requestsPerDay: p.requestsPerDay,
   articlesInFlight: p.articlesInFlight ?? undefined,
   shareWeight: p.shareWeight,
+  caps: capsMessage(capsInForce(p, capDefaults)),
+  ownCaps: capsMessage(ownCapsOf(p)),
 });
 
 const projectMessage = (p: identity.ProjectRow): MessageInitShape<typeof ProjectSchema> => ({
@@ -120,34 +144,38 @@ function roleOf(role: ProtoRole): Role {
 
 const optDate = (t: Timestamp | undefined) => (t ? timestampDate(t) : undefined);
 
-function demoMessage(t: Awaited<ReturnType<typeof identity.createDemoTenant>>) {
+function demoMessage(t: Awaited<ReturnType<typeof identity.createDemoTenant>>, capDefaults: TenantCapValues) {
   return {
     account: accountMessage(t.account),
     user: userMessage(t.user),
     project: projectMessage(t.project),
     key: keyMessage(t.key),
     token: t.token,
-    plan: planMessage(t.plan),
+    plan: planMessage(t.plan, capDefaults),
   };
 }
 
-export function accountsBillingRoutes(db: Db) {
+/** `capDefaults`: the CAP_* settings, what a plan that sets no cap of its own allows. */
+export function accountsBillingRoutes(db: Db, capDefaults: TenantCapValues) {
   return (router: ConnectRouter) => {
     router.service(AccountsService, {
       async authenticateKey(req) {
         const p = await identity.authenticateKey(db, req.token);
-        return { keyId: BigInt(p.keyId), accountId: BigInt(p.accountId), user: userMessage(p.user), plan: p.plan ? planMessage(p.plan) : undefined };
+        return { keyId: BigInt(p.keyId), accountId: BigInt(p.accountId), user: userMessage(p.user), plan: p.plan ? planMessage(p.plan, capDefaults) : undefined };
       },
       async resolveMember(req) {
         const p = await identity.resolveMember(db, Number(req.accountId), Number(req.userId));
-        return { accountId: BigInt(p.accountId), user: userMessage(p.user), plan: p.plan ? planMessage(p.plan) : undefined };
+        return { accountId: BigInt(p.accountId), user: userMessage(p.user), plan: p.plan ? planMessage(p.plan, capDefaults) : undefined };
       },
       getUser: async (req) => ({ user: userMessage(await identity.getUser(db, Number(req.userId))) }),
       authorizeProject: async (req) => ({
         project: projectMessage(await identity.authorizeProject(db, Number(req.userId), Number(req.projectId), levelOf(req.level))),
       }),
       listViewableProjects: async (req) => ({ projects: (await identity.listViewableProjects(db, Number(req.userId))).map(projectMessage) }),
-      getProject: async (req) => ({ project: projectMessage(await identity.getProject(db, Number(req.projectId))) }),
+      async getProject(req) {
+        const { project, plan } = await identity.getProject(db, Number(req.projectId));
+        return { project: projectMessage(project), caps: capsMessage(capsInForce(plan, capDefaults)) };
+      },
     });
 
     router.service(QuotaService, {
@@ -191,7 +219,9 @@ export function accountsBillingRoutes(db: Db) {
             requestsPerDay: req.requestsPerDay,
             articlesInFlight: req.articlesInFlight,
             shareWeight: req.shareWeight,
+            caps: ownCapsOfRequest(req.caps),
           }),
+          capDefaults,
         ),
       }),
       updatePlan: async (req) => ({
@@ -204,7 +234,9 @@ export function accountsBillingRoutes(db: Db) {
             requestsPerDay: req.requestsPerDay,
             articlesInFlight: articlesInFlightChange(req),
             shareWeight: req.shareWeight,
+            caps: ownCapsOfRequest(req.caps, req.defaultCaps),
           }),
+          capDefaults,
         ),
       }),
       createAccount: async (req) => ({
@@ -230,10 +262,10 @@ export function accountsBillingRoutes(db: Db) {
         return { key: keyMessage(key), token };
       },
       revokeApiKey: async (req) => ({ key: keyMessage(await identity.revokeApiKey(db, Number(req.keyId))) }),
-      createDemoTenant: async () => demoMessage(await identity.createDemoTenant(db)),
+      createDemoTenant: async () => demoMessage(await identity.createDemoTenant(db), capDefaults),
       async ensureDemoTenant() {
         const created = await identity.ensureDemoTenant(db);
-        return { created: created ? demoMessage(created) : undefined };
+        return { created: created ? demoMessage(created, capDefaults) : undefined };
       },
     });
   };

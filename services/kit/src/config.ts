@@ -3,6 +3,7 @@
 import { ConfigError, envInt, envPort, envString, envUrl, type Env } from "./env.ts";
 import { REDIS_URL_SCHEMES } from "./redis.ts";
 import { placeholderIn } from "./secret-strength.ts";
+import { TENANT_CAP_MAX, TENANT_CAP_MIN, type TenantCapValues } from "./rules/tenant-caps.ts";
 import { loadIdentitySettings, type IdentitySettings } from "./workload-identity.ts";
 
 export { ConfigError, envBool, envInt, envIntList, envOptional, envPort, envString, envUrl, failOnConfigError, redactUrl, type Env } from "./env.ts";
@@ -89,6 +90,21 @@ export function loadReconcileSettings(env: Env = process.env): ReconcileSettings
   return {
     intervalMs: envInt(env, "RECONCILE_INTERVAL_MS", 60_000, { min: 500, max: 86_400_000 }),
     staleAfterMs: envInt(env, "RECONCILE_STALE_AFTER_MS", 300_000, { min: 1000, max: 7 * 86_400_000 }),
+  };
+}
+
+/**
+ * What a plan that sets no cap of its own allows (accounts-billing reads them; every other process
+ * gets the value in force from it). The variables are spelled out so the settings check finds them.
+ */
+export function loadTenantCapDefaults(env: Env = process.env): TenantCapValues {
+  const range = { min: TENANT_CAP_MIN, max: TENANT_CAP_MAX };
+  return {
+    steps_per_workflow: envInt(env, "CAP_STEPS_PER_WORKFLOW", 25, range),
+    prompt_characters: envInt(env, "CAP_PROMPT_CHARACTERS", 20_000, range),
+    workflows_per_project: envInt(env, "CAP_WORKFLOWS_PER_PROJECT", 50, range),
+    destinations_per_project: envInt(env, "CAP_DESTINATIONS_PER_PROJECT", 10, range),
+    open_event_streams: envInt(env, "CAP_OPEN_EVENT_STREAMS", 20, range),
   };
 }
 

@@ -13,7 +13,7 @@ import { publishingJobId, type PublishingJob } from "../../kit/src/queues.ts";
 import { currentRequestId } from "../../kit/src/request-context.ts";
 import { currentTraceparent } from "../../kit/src/tracing.ts";
 import type { Db } from "./db/client.ts";
-import { checkedDestination, createDestination, deleteDestination, getDestination, listDestinations, openDestination, positiveId, type Destination } from "./domain/destinations.ts";
+import { assertRoomForDestination, checkedDestination, createDestination, deleteDestination, getDestination, listDestinations, openDestination, positiveId, type Destination } from "./domain/destinations.ts";
 import { firstContact } from "./publishing/first-contact.ts";
 import { postSettings } from "./publishing/post-settings.ts";
 import { publisherFor } from "./publishing/publishers.ts";
@@ -55,7 +55,9 @@ export function publishingRoutes(deps: PublishingRoutesDeps) {
       async createDestination(req) {
         const projectId = positiveId("project_id", req.projectId);
         // NOT_FOUND from accounts-billing passes through: no destination for a project that does not exist.
-        await deps.accounts.getProject({ projectId: req.projectId });
+        // The answer carries the caps of the project's plan, whoever adds (the gateway, the operator).
+        const { caps } = await deps.accounts.getProject({ projectId: req.projectId });
+        const cap = caps?.destinationsPerProject ?? Infinity;
         const input = {
           projectId,
           kind: req.kind,
@@ -70,8 +72,10 @@ export function publishingRoutes(deps: PublishingRoutesDeps) {
         };
         // Every field's own rules first, so the site is only asked about a destination that could be stored.
         const site = checkedDestination(input, rules);
+        // A project at its cap makes no outbound request: refused before the site is asked.
+        await assertRoomForDestination(db, projectId, cap);
         const warnings = await firstContact(site, input.credential.trim(), deps.fetch);
-        return { destination: destinationMessage(await createDestination(db, secretKey, input, rules)), warnings };
+        return { destination: destinationMessage(await createDestination(db, secretKey, input, rules, cap)), warnings };
       },
       async listDestinations(req) {
         return { destinations: (await listDestinations(db, positiveId("project_id", req.projectId))).map(destinationMessage) };

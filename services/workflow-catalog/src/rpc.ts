@@ -9,6 +9,7 @@ import {
   WorkflowSchema,
   WorkflowStepSchema,
   type UpdateStepRequest,
+  type WorkflowCaps as WorkflowCapsMessage,
 } from "../../../proto/gen/articles/workflow_catalog/v1/workflows_pb.ts";
 import { invalidFields } from "../../kit/src/errors.ts";
 import { jsonHasUnstorableText, UNSTORABLE_TEXT } from "../../kit/src/rules/storable-text.ts";
@@ -17,6 +18,14 @@ import type { SnapshotStepRecord } from "./db/schema.ts";
 import * as catalog from "./domain/custom-workflows.ts";
 import * as snapshots from "./domain/pinned-snapshots.ts";
 import type { StepRow } from "./domain/revisions.ts";
+import type { WorkflowCaps } from "./domain/workflow-caps.ts";
+
+/** The caps the gateway passed; a cap it left at 0 (or a request without caps) is no cap. */
+const capsOf = (caps: WorkflowCapsMessage | undefined): WorkflowCaps => ({
+  stepsPerWorkflow: caps?.stepsPerWorkflow || Infinity,
+  promptCharacters: caps?.promptCharacters || Infinity,
+  workflowsPerProject: caps?.workflowsPerProject || Infinity,
+});
 
 const pinnedMessage = (p: snapshots.PinnedWorkflow): MessageInitShape<typeof PinnedWorkflowSchema> => ({
   workflowId: BigInt(p.workflowId),
@@ -161,7 +170,7 @@ export function workflowCatalogRoutes(db: Db) {
           include_research: req.includeResearch,
           include_outline: req.includeOutline,
           json_schema: req.jsonSchema ?? null,
-        }, { validateOnly: req.validateOnly });
+        }, { validateOnly: req.validateOnly, caps: capsOf(req.caps) });
         return created ? { step: stepMessage(created.step.step, created.step.articleType), warnings: created.warnings } : {};
       },
       async getStep(req) {
@@ -169,7 +178,7 @@ export function workflowCatalogRoutes(db: Db) {
         return { step: stepMessage(step, articleType) };
       },
       async updateStep(req) {
-        const updated = await catalog.updateStep(db, Number(req.projectId), Number(req.stepId), changesOf(req), { validateOnly: req.validateOnly });
+        const updated = await catalog.updateStep(db, Number(req.projectId), Number(req.stepId), changesOf(req), { validateOnly: req.validateOnly, caps: capsOf(req.caps) });
         return updated ? { step: stepMessage(updated.step.step, updated.step.articleType), warnings: updated.warnings } : {};
       },
       async deleteStep(req) {
@@ -182,7 +191,7 @@ export function workflowCatalogRoutes(db: Db) {
         return { workflows: revised.map((w) => ({ workflowId: BigInt(w.id), articleType: w.slug, revision: w.revision })) };
       },
       duplicateWorkflow: async (req) => ({
-        workflow: workflowMessage(await catalog.duplicateWorkflow(db, Number(req.projectId), req.sourceArticleType, req.newArticleType)),
+        workflow: workflowMessage(await catalog.duplicateWorkflow(db, Number(req.projectId), req.sourceArticleType, req.newArticleType, capsOf(req.caps))),
       }),
     });
   };

@@ -20,6 +20,13 @@ export const plans = accountsBilling.table("plans", {
   articlesInFlight: integer("articles_in_flight"),
   /** The account's weight in the runners' fair shares between accounts with work waiting, 1 to 100. */
   shareWeight: integer("share_weight").notNull().default(1),
+  // The plan's own caps on what a tenant may hold (domain/plan-caps.ts); null: the deployment's
+  // default (CAP_* settings), so changing a default reaches every plan that sets none.
+  stepsPerWorkflow: integer("steps_per_workflow"),
+  promptCharacters: integer("prompt_characters"),
+  workflowsPerProject: integer("workflows_per_project"),
+  destinationsPerProject: integer("destinations_per_project"),
+  openEventStreams: integer("open_event_streams"),
   createdAt: createdAt(),
 });
 

@@ -6,6 +6,7 @@ import { invalidFields, notFound, forbidden, throwIfAny, unauthenticated, type F
 import { preparedPerDatabase } from "../../../kit/src/prepared-statements.ts";
 import { displayPrefix, hashToken, isWellFormedToken, newToken } from "./api-keys.ts";
 import { membershipCovers, roleGrants, type AccessLevel, type Role } from "./access.ts";
+import { capColumns, checkOwnCaps, type OwnCaps } from "./plan-caps.ts";
 
 export type UserRow = typeof users.$inferSelect;
 export type PlanRow = typeof plans.$inferSelect;
@@ -68,10 +69,16 @@ export async function getUser(db: Db, userId: number): Promise<UserRow> {
   return user;
 }
 
-export async function getProject(db: Db, projectId: number): Promise<ProjectRow> {
-  const [project] = await db.select().from(projects).where(eq(projects.id, projectId));
-  if (!project) throw notFound("No such project.");
-  return project;
+/** The project, with its account's active plan (null without a subscription), whose caps bound it. */
+export async function getProject(db: Db, projectId: number): Promise<{ project: ProjectRow; plan: PlanRow | null }> {
+  const [row] = await db
+    .select({ project: projects, plan: plans })
+    .from(projects)
+    .leftJoin(subscriptions, and(eq(subscriptions.accountId, projects.accountId), isNull(subscriptions.endedAt)))
+    .leftJoin(plans, eq(plans.id, subscriptions.planId))
+    .where(eq(projects.id, projectId));
+  if (!row) throw notFound("No such project.");
+  return row;
 }
 
 /** Another account's project is "not found"; a visible one with too little access is "forbidden". */
@@ -111,6 +118,8 @@ export interface PlanInput {
   articlesInFlight?: number | null;
   /** The account's weight in the runners' fair shares between accounts with work waiting; unset: 1 on creation. */
   shareWeight?: number;
+  /** The plan's own caps (plan-caps.ts); null (on update) returns one to the deployment's default. */
+  caps?: OwnCaps;
 }
 
 /** The bounds of a plan's articles_in_flight and share_weight. */
@@ -127,7 +136,7 @@ function requireWholeNumberIn(fields: FieldErrors, name: string, value: number |
 }
 
 function checkPlan(input: Partial<PlanInput>, fields: FieldErrors) {
-  const { articlesInFlight, shareWeight, ...rest } = input;
+  const { articlesInFlight, shareWeight, caps = {}, ...rest } = input;
   if (rest.name !== undefined) requireText(fields, "name", rest.name);
   for (const [key, value] of Object.entries(rest)) {
     if (key !== "name" && value !== undefined && (typeof value !== "number" || !Number.isInteger(value) || value < 0)) {
@@ -136,13 +145,15 @@ function checkPlan(input: Partial<PlanInput>, fields: FieldErrors) {
   }
   requireWholeNumberIn(fields, "articles_in_flight", articlesInFlight, ARTICLES_IN_FLIGHT_MIN, ARTICLES_IN_FLIGHT_MAX);
   requireWholeNumberIn(fields, "share_weight", shareWeight, SHARE_WEIGHT_MIN, SHARE_WEIGHT_MAX);
+  checkOwnCaps(caps, fields);
 }
 
 export async function createPlan(db: Db, input: PlanInput): Promise<PlanRow> {
   const fields: FieldErrors = {};
   checkPlan(input, fields);
   throwIfAny(fields);
-  const [plan] = await db.insert(plans).values(input).returning();
+  const { caps = {}, ...columns } = input;
+  const [plan] = await db.insert(plans).values({ ...columns, ...capColumns(caps) }).returning();
   return plan;
 }
 
@@ -154,7 +165,8 @@ export async function updatePlan(db: Db, planId: number, input: Partial<PlanInpu
   const fields: FieldErrors = {};
   checkPlan(input, fields);
   throwIfAny(fields);
-  const changes = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined));
+  const { caps = {}, ...columns } = input;
+  const changes = { ...Object.fromEntries(Object.entries(columns).filter(([, v]) => v !== undefined)), ...capColumns(caps) };
   const [plan] = Object.keys(changes).length
     ? await db.update(plans).set(changes).where(eq(plans.id, planId)).returning()
     : await db.select().from(plans).where(eq(plans.id, planId));

@@ -2,7 +2,7 @@
 // and how the credential is kept (sealed like signing secrets, bound to the project, so a row
 // copied onto another project's destination fails to open). Reads never return the credential;
 // only the publishing job and the connection check open it.
-import { and, asc, eq } from "drizzle-orm";
+import { and, asc, eq, sql } from "drizzle-orm";
 import { invalidFields, notFound, throwIfAny, type FieldErrors } from "../../../kit/src/errors.ts";
 import { PUBLISHING_LIMITS as LIMITS } from "../../../kit/src/rules/publishing.ts";
 import { checkUrlShape } from "../../../kit/src/rules/url-shape.ts";
@@ -91,14 +91,35 @@ export function checkedDestination(input: NewDestination, rules: DestinationRule
 
 const withoutCredential = ({ credentialNonce: _n, credentialCiphertext: _c, ...destination }: DestinationRecord): Destination => destination;
 
-export async function createDestination(db: Db, key: Buffer, input: NewDestination, rules: DestinationRules): Promise<Destination> {
+/**
+ * Refused (INVALID_ARGUMENT on destinations_per_project) when the project already holds `cap`
+ * destinations: the plan's cap in force, as accounts-billing answers it with the project.
+ */
+export async function assertRoomForDestination(db: Db, projectId: number, cap: number): Promise<void> {
+  const [{ held }] = await db.select({ held: sql<number>`count(*)::int` }).from(destinations).where(eq(destinations.projectId, projectId));
+  if (held >= cap) {
+    throw invalidFields({ destinations_per_project: [`The project already has ${held} publishing destinations; this plan allows at most ${cap} in one project (destinations_per_project).`] });
+  }
+}
+
+/**
+ * Stores a destination within the project's cap. Additions to one project are decided one at a
+ * time, under a transaction-scoped lock of the project, so concurrent ones on any number of
+ * replicas cannot together pass the cap.
+ */
+export async function createDestination(db: Db, key: Buffer, input: NewDestination, rules: DestinationRules, cap: number): Promise<Destination> {
   const { kind, name, siteUrl, username, defaults } = checkedDestination(input, rules);
   const sealed = sealSecret(key, input.credential.trim(), credentialContext(input.projectId));
-  const [row] = await db
-    .insert(destinations)
-    .values({ projectId: input.projectId, kind, name, siteUrl, username, defaults, credentialNonce: sealed.nonce, credentialCiphertext: sealed.ciphertext })
-    .returning();
-  return withoutCredential(row!);
+  return db.transaction(async (t) => {
+    const tx = t as unknown as Db;
+    await tx.execute(sql`select pg_advisory_xact_lock(hashtext('webhook_dispatcher:new-destination'), hashtext(${String(input.projectId)}))`);
+    await assertRoomForDestination(tx, input.projectId, cap);
+    const [row] = await tx
+      .insert(destinations)
+      .values({ projectId: input.projectId, kind, name, siteUrl, username, defaults, credentialNonce: sealed.nonce, credentialCiphertext: sealed.ciphertext })
+      .returning();
+    return withoutCredential(row!);
+  });
 }
 
 export async function listDestinations(db: Db, projectId: number): Promise<Destination[]> {

@@ -28,6 +28,7 @@ import {
 } from "./step-rules.ts";
 import { DEFAULT_TIMEOUT_SECONDS, type OutputFormat } from "../../../kit/src/rules/workflow-steps.ts";
 import { pageWindow } from "../../../kit/src/rules/page-window.ts";
+import { assertRoomForStep, assertRoomForWorkflow, checkCopiedSteps, checkPromptLengths, NO_CAPS, type WorkflowCaps } from "./workflow-caps.ts";
 
 export const STEP_NOT_FOUND = "Workflow step not found.";
 export const FOREIGN_STEPS = "One or more steps do not belong to this project; no step was changed.";
@@ -242,13 +243,17 @@ export async function listWorkflows(db: Db, projectId: number, query: { articleT
 
 // ---- changes --------------------------------------------------------------------------------
 
-/** A change checked with validateOnly: every problem is thrown as usual, and nothing is written. */
-export interface CheckOnly {
+/**
+ * How a change is made. validateOnly: every problem is thrown as usual, and nothing is written.
+ * caps: the plan's caps the change must stay within (workflow-caps.ts); none when not given.
+ */
+export interface ChangeOptions {
   validateOnly?: boolean;
+  caps?: WorkflowCaps;
 }
 
 /** Creates one step; the first step of a new type creates its workflow (spec 2.3 rule 2). With validateOnly, a valid step gives null. */
-export async function createStep(db: Db, projectId: number, input: NewStep, opts: CheckOnly = {}): Promise<{ step: StepView; warnings: string[] } | null> {
+export async function createStep(db: Db, projectId: number, input: NewStep, opts: ChangeOptions = {}): Promise<{ step: StepView; warnings: string[] } | null> {
   const errors: FieldErrors = {};
   checkCustomTypeName(errors, "article_type", input.article_type);
   const { article_type: slug, ...own } = input;
@@ -258,11 +263,15 @@ export async function createStep(db: Db, projectId: number, input: NewStep, opts
     json_schema: input.json_schema === null ? null : parseJsonSchema(errors, input.json_schema),
   };
   checkStep(errors, fields);
+  const caps = opts.caps ?? NO_CAPS;
+  checkPromptLengths(errors, caps, fields);
   if (Object.keys(errors).length > 0 || opts.validateOnly) await noteTakenStepNumber(db, errors, projectId, slug, fields.step_number);
   throwIfAny(errors);
   if (opts.validateOnly) return null;
   const step = await inChange(db, async (tx) => {
+    await assertRoomForWorkflow(tx, projectId, slug, caps, "article_type");
     const { workflow } = await lockOrCreateWorkflow(tx, projectId, slug);
+    await assertRoomForStep(tx, workflow, caps, "article_type");
     await assertStepNumberFree(tx, workflow, fields.step_number);
     const [row] = await tx
       .insert(workflowSteps)
@@ -280,7 +289,7 @@ export async function createStep(db: Db, projectId: number, input: NewStep, opts
  * workflow is created when absent, the source deleted when the move empties it. A request that
  * changes nothing writes nothing and answers the step as it is.
  */
-export async function updateStep(db: Db, projectId: number, stepId: number, changes: StepChanges, opts: CheckOnly = {}): Promise<{ step: StepView; warnings: string[] } | null> {
+export async function updateStep(db: Db, projectId: number, stepId: number, changes: StepChanges, opts: ChangeOptions = {}): Promise<{ step: StepView; warnings: string[] } | null> {
   return inChange(db, async (tx) => {
     if (changes.article_type !== undefined) await lockLowerMoveTarget(tx, projectId, stepId, changes.article_type);
     const { step, workflow } = await lockStep(tx, projectId, stepId);
@@ -289,6 +298,8 @@ export async function updateStep(db: Db, projectId: number, stepId: number, chan
     const current = fieldsOf(step);
     const fields = applyChanges(current, changes, errors);
     checkStep(errors, fields, typeof changes.json_schema === "string");
+    const caps = opts.caps ?? NO_CAPS;
+    checkPromptLengths(errors, caps, fields, current);
     const moving = changes.article_type !== undefined && changes.article_type !== workflow.slug;
     if (Object.keys(errors).length > 0 || opts.validateOnly) await noteTakenStepNumber(tx, errors, projectId, moving ? changes.article_type! : workflow.slug, fields.step_number, step.id);
     throwIfAny(errors);
@@ -296,7 +307,12 @@ export async function updateStep(db: Db, projectId: number, stepId: number, chan
     // A change that changes nothing is not a change: no new revision, updated_at as it was.
     if (!moving && unchanged(current, fields)) return { step: { step, articleType: workflow.slug }, warnings: promptWarnings(fields) };
 
-    const target = moving ? (await lockOrCreateWorkflow(tx, projectId, changes.article_type!)).workflow : workflow;
+    let target = workflow;
+    if (moving) {
+      await assertRoomForWorkflow(tx, projectId, changes.article_type!, caps, "article_type");
+      target = (await lockOrCreateWorkflow(tx, projectId, changes.article_type!)).workflow;
+      await assertRoomForStep(tx, target, caps, "article_type");
+    }
     await assertStepNumberFree(tx, target, fields.step_number, step.id);
     const [row] = await tx
       .update(workflowSteps)
@@ -400,7 +416,7 @@ export async function reorderSteps(db: Db, projectId: number, positions: StepPos
  * gets generic starter prompts, because built-in prompts never leave the service. A custom type
  * of the source's name wins over the built-in.
  */
-export async function duplicateWorkflow(db: Db, projectId: number, sourceType: string, newType: string): Promise<WorkflowView> {
+export async function duplicateWorkflow(db: Db, projectId: number, sourceType: string, newType: string, caps: WorkflowCaps = NO_CAPS): Promise<WorkflowView> {
   const errors: FieldErrors = {};
   checkTypeReference(errors, "source_article_type", sourceType);
   checkCustomTypeName(errors, "new_article_type", newType);
@@ -439,6 +455,7 @@ export async function duplicateWorkflow(db: Db, projectId: number, sourceType: s
     if (!copies && !errors.source_article_type) {
       errors.source_article_type = [`The source article type "${sourceType}" is neither a custom workflow of this project nor a built-in type.`];
     }
+    if (copies) checkCopiedSteps(errors, "source_article_type", caps, sourceType, copies);
     if (!errors.new_article_type) {
       const [taken] = await tx
         .select({ id: workflows.id })
@@ -448,6 +465,7 @@ export async function duplicateWorkflow(db: Db, projectId: number, sourceType: s
     }
     throwIfAny(errors);
 
+    await assertRoomForWorkflow(tx, projectId, newType, caps, "new_article_type");
     const { workflow, created } = await lockOrCreateWorkflow(tx, projectId, newType, custom?.description ?? null);
     // Created by a concurrent request since the check above.
     if (!created) throw invalidFields({ new_article_type: [`The new article type "${newType}" already exists in this project.`] });

@@ -26,7 +26,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file articles/accounts_billing/v1/accounts.proto.
  */
 export const file_articles_accounts_billing_v1_accounts: GenFile = /*@__PURE__*/
-  fileDesc("CithcnRpY2xlcy9hY2NvdW50c19iaWxsaW5nL3YxL2FjY291bnRzLnByb3RvEhxhcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxIuMCCgRVc2VyEgoKAmlkGAEgASgDEgwKBG5hbWUYAiABKAkSDQoFZW1haWwYAyABKAkSOgoRZW1haWxfdmVyaWZpZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSACIAQESHwoSY3VycmVudF9hY2NvdW50X2lkGAUgASgDSAGIAQESHwoSY3VycmVudF9wcm9qZWN0X2lkGAYgASgDSAKIAQESLgoKY3JlYXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIZGlzYWJsZWQYCSABKAhCFAoSX2VtYWlsX3ZlcmlmaWVkX2F0QhUKE19jdXJyZW50X2FjY291bnRfaWRCFQoTX2N1cnJlbnRfcHJvamVjdF9pZCLXAQoEUGxhbhIKCgJpZBgBIAEoAxIMCgRuYW1lGAIgASgJEhUKDW1vbnRobHlfd29yZHMYAyABKAMSGwoTcmVxdWVzdHNfcGVyX21pbnV0ZRgEIAEoBRIZChFyZXF1ZXN0c19wZXJfaG91chgFIAEoBRIYChByZXF1ZXN0c19wZXJfZGF5GAYgASgFEh8KEmFydGljbGVzX2luX2ZsaWdodBgHIAEoBUgAiAEBEhQKDHNoYXJlX3dlaWdodBgIIAEoBUIVChNfYXJ0aWNsZXNfaW5fZmxpZ2h0IpsBCgdQcm9qZWN0EgoKAmlkGAEgASgDEhIKCmFjY291bnRfaWQYAiABKAMSDAoEbmFtZRgDIAEoCRIdChBkZWZhdWx0X2F1ZGllbmNlGAQgASgJSACIAQESLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCEwoRX2RlZmF1bHRfYXVkaWVuY2UiJwoWQXV0aGVudGljYXRlS2V5UmVxdWVzdBINCgV0b2tlbhgBIAEoCSKvAQoXQXV0aGVudGljYXRlS2V5UmVzcG9uc2USDgoGa2V5X2lkGAEgASgDEhIKCmFjY291bnRfaWQYAiABKAMSMAoEdXNlchgDIAEoCzIiLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuVXNlchI1CgRwbGFuGAQgASgLMiIuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5QbGFuSACIAQFCBwoFX3BsYW4iOwoUUmVzb2x2ZU1lbWJlclJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoAxIPCgd1c2VyX2lkGAIgASgDIp0BChVSZXNvbHZlTWVtYmVyUmVzcG9uc2USEgoKYWNjb3VudF9pZBgBIAEoAxIwCgR1c2VyGAIgASgLMiIuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5Vc2VyEjUKBHBsYW4YAyABKAsyIi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlBsYW5IAIgBAUIHCgVfcGxhbiIhCg5HZXRVc2VyUmVxdWVzdBIPCgd1c2VyX2lkGAEgASgDIkMKD0dldFVzZXJSZXNwb25zZRIwCgR1c2VyGAEgASgLMiIuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5Vc2VyIngKF0F1dGhvcml6ZVByb2plY3RSZXF1ZXN0Eg8KB3VzZXJfaWQYASABKAMSEgoKcHJvamVjdF9pZBgCIAEoAxI4CgVsZXZlbBgDIAEoDjIpLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuQWNjZXNzTGV2ZWwiUgoYQXV0aG9yaXplUHJvamVjdFJlc3BvbnNlEjYKB3Byb2plY3QYASABKAsyJS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlByb2plY3QiLgobTGlzdFZpZXdhYmxlUHJvamVjdHNSZXF1ZXN0Eg8KB3VzZXJfaWQYASABKAMiVwocTGlzdFZpZXdhYmxlUHJvamVjdHNSZXNwb25zZRI3Cghwcm9qZWN0cxgBIAMoCzIlLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuUHJvamVjdCInChFHZXRQcm9qZWN0UmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgDIkwKEkdldFByb2plY3RSZXNwb25zZRI2Cgdwcm9qZWN0GAEgASgLMiUuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5Qcm9qZWN0KlsKC0FjY2Vzc0xldmVsEhwKGEFDQ0VTU19MRVZFTF9VTlNQRUNJRklFRBAAEhUKEUFDQ0VTU19MRVZFTF9WSUVXEAESFwoTQUNDRVNTX0xFVkVMX1VQREFURRACMvgFCg9BY2NvdW50c1NlcnZpY2USfgoPQXV0aGVudGljYXRlS2V5EjQuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5BdXRoZW50aWNhdGVLZXlSZXF1ZXN0GjUuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5BdXRoZW50aWNhdGVLZXlSZXNwb25zZRJ4Cg1SZXNvbHZlTWVtYmVyEjIuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5SZXNvbHZlTWVtYmVyUmVxdWVzdBozLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuUmVzb2x2ZU1lbWJlclJlc3BvbnNlEmYKB0dldFVzZXISLC5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkdldFVzZXJSZXF1ZXN0Gi0uYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5HZXRVc2VyUmVzcG9uc2USgQEKEEF1dGhvcml6ZVByb2plY3QSNS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkF1dGhvcml6ZVByb2plY3RSZXF1ZXN0GjYuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5BdXRob3JpemVQcm9qZWN0UmVzcG9uc2USjQEKFExpc3RWaWV3YWJsZVByb2plY3RzEjkuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5MaXN0Vmlld2FibGVQcm9qZWN0c1JlcXVlc3QaOi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkxpc3RWaWV3YWJsZVByb2plY3RzUmVzcG9uc2USbwoKR2V0UHJvamVjdBIvLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuR2V0UHJvamVjdFJlcXVlc3QaMC5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkdldFByb2plY3RSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("CithcnRpY2xlcy9hY2NvdW50c19iaWxsaW5nL3YxL2FjY291bnRzLnByb3RvEhxhcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxIuMCCgRVc2VyEgoKAmlkGAEgASgDEgwKBG5hbWUYAiABKAkSDQoFZW1haWwYAyABKAkSOgoRZW1haWxfdmVyaWZpZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSACIAQESHwoSY3VycmVudF9hY2NvdW50X2lkGAUgASgDSAGIAQESHwoSY3VycmVudF9wcm9qZWN0X2lkGAYgASgDSAKIAQESLgoKY3JlYXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIZGlzYWJsZWQYCSABKAhCFAoSX2VtYWlsX3ZlcmlmaWVkX2F0QhUKE19jdXJyZW50X2FjY291bnRfaWRCFQoTX2N1cnJlbnRfcHJvamVjdF9pZCLLAgoEUGxhbhIKCgJpZBgBIAEoAxIMCgRuYW1lGAIgASgJEhUKDW1vbnRobHlfd29yZHMYAyABKAMSGwoTcmVxdWVzdHNfcGVyX21pbnV0ZRgEIAEoBRIZChFyZXF1ZXN0c19wZXJfaG91chgFIAEoBRIYChByZXF1ZXN0c19wZXJfZGF5GAYgASgFEh8KEmFydGljbGVzX2luX2ZsaWdodBgHIAEoBUgAiAEBEhQKDHNoYXJlX3dlaWdodBgIIAEoBRI2CgRjYXBzGAkgASgLMiguYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5UZW5hbnRDYXBzEjoKCG93bl9jYXBzGAogASgLMiguYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5UZW5hbnRDYXBzQhUKE19hcnRpY2xlc19pbl9mbGlnaHQitAIKClRlbmFudENhcHMSHwoSc3RlcHNfcGVyX3dvcmtmbG93GAEgASgFSACIAQESHgoRcHJvbXB0X2NoYXJhY3RlcnMYAiABKAVIAYgBARIiChV3b3JrZmxvd3NfcGVyX3Byb2plY3QYAyABKAVIAogBARIlChhkZXN0aW5hdGlvbnNfcGVyX3Byb2plY3QYBCABKAVIA4gBARIfChJvcGVuX2V2ZW50X3N0cmVhbXMYBSABKAVIBIgBAUIVChNfc3RlcHNfcGVyX3dvcmtmbG93QhQKEl9wcm9tcHRfY2hhcmFjdGVyc0IYChZfd29ya2Zsb3dzX3Blcl9wcm9qZWN0QhsKGV9kZXN0aW5hdGlvbnNfcGVyX3Byb2plY3RCFQoTX29wZW5fZXZlbnRfc3RyZWFtcyKbAQoHUHJvamVjdBIKCgJpZBgBIAEoAxISCgphY2NvdW50X2lkGAIgASgDEgwKBG5hbWUYAyABKAkSHQoQZGVmYXVsdF9hdWRpZW5jZRgEIAEoCUgAiAEBEi4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQhMKEV9kZWZhdWx0X2F1ZGllbmNlIicKFkF1dGhlbnRpY2F0ZUtleVJlcXVlc3QSDQoFdG9rZW4YASABKAkirwEKF0F1dGhlbnRpY2F0ZUtleVJlc3BvbnNlEg4KBmtleV9pZBgBIAEoAxISCgphY2NvdW50X2lkGAIgASgDEjAKBHVzZXIYAyABKAsyIi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlVzZXISNQoEcGxhbhgEIAEoCzIiLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuUGxhbkgAiAEBQgcKBV9wbGFuIjsKFFJlc29sdmVNZW1iZXJSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAMSDwoHdXNlcl9pZBgCIAEoAyKdAQoVUmVzb2x2ZU1lbWJlclJlc3BvbnNlEhIKCmFjY291bnRfaWQYASABKAMSMAoEdXNlchgCIAEoCzIiLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuVXNlchI1CgRwbGFuGAMgASgLMiIuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5QbGFuSACIAQFCBwoFX3BsYW4iIQoOR2V0VXNlclJlcXVlc3QSDwoHdXNlcl9pZBgBIAEoAyJDCg9HZXRVc2VyUmVzcG9uc2USMAoEdXNlchgBIAEoCzIiLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuVXNlciJ4ChdBdXRob3JpemVQcm9qZWN0UmVxdWVzdBIPCgd1c2VyX2lkGAEgASgDEhIKCnByb2plY3RfaWQYAiABKAMSOAoFbGV2ZWwYAyABKA4yKS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkFjY2Vzc0xldmVsIlIKGEF1dGhvcml6ZVByb2plY3RSZXNwb25zZRI2Cgdwcm9qZWN0GAEgASgLMiUuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5Qcm9qZWN0Ii4KG0xpc3RWaWV3YWJsZVByb2plY3RzUmVxdWVzdBIPCgd1c2VyX2lkGAEgASgDIlcKHExpc3RWaWV3YWJsZVByb2plY3RzUmVzcG9uc2USNwoIcHJvamVjdHMYASADKAsyJS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlByb2plY3QiJwoRR2V0UHJvamVjdFJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoAyKEAQoSR2V0UHJvamVjdFJlc3BvbnNlEjYKB3Byb2plY3QYASABKAsyJS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlByb2plY3QSNgoEY2FwcxgCIAEoCzIoLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuVGVuYW50Q2FwcypbCgtBY2Nlc3NMZXZlbBIcChhBQ0NFU1NfTEVWRUxfVU5TUEVDSUZJRUQQABIVChFBQ0NFU1NfTEVWRUxfVklFVxABEhcKE0FDQ0VTU19MRVZFTF9VUERBVEUQAjL4BQoPQWNjb3VudHNTZXJ2aWNlEn4KD0F1dGhlbnRpY2F0ZUtleRI0LmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuQXV0aGVudGljYXRlS2V5UmVxdWVzdBo1LmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuQXV0aGVudGljYXRlS2V5UmVzcG9uc2USeAoNUmVzb2x2ZU1lbWJlchIyLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuUmVzb2x2ZU1lbWJlclJlcXVlc3QaMy5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlJlc29sdmVNZW1iZXJSZXNwb25zZRJmCgdHZXRVc2VyEiwuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5HZXRVc2VyUmVxdWVzdBotLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuR2V0VXNlclJlc3BvbnNlEoEBChBBdXRob3JpemVQcm9qZWN0EjUuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5BdXRob3JpemVQcm9qZWN0UmVxdWVzdBo2LmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuQXV0aG9yaXplUHJvamVjdFJlc3BvbnNlEo0BChRMaXN0Vmlld2FibGVQcm9qZWN0cxI5LmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuTGlzdFZpZXdhYmxlUHJvamVjdHNSZXF1ZXN0GjouYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5MaXN0Vmlld2FibGVQcm9qZWN0c1Jlc3BvbnNlEm8KCkdldFByb2plY3QSLy5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkdldFByb2plY3RSZXF1ZXN0GjAuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5HZXRQcm9qZWN0UmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * A person. Credentials are never part of this message.
@@ -173,6 +173,21 @@ export type Plan = Message<"articles.accounts_billing.v1.Plan"> & {
    * @generated from field: int32 share_weight = 8;
    */
   shareWeight: number;
+
+  /**
+   * The caps in force for accounts on the plan, every field set: the plan's own where it sets
+   * one (own_caps), else the deployment's default (the CAP_* settings of accounts-billing).
+   *
+   * @generated from field: articles.accounts_billing.v1.TenantCaps caps = 9;
+   */
+  caps?: TenantCaps | undefined;
+
+  /**
+   * The caps the plan sets itself; a field left unset follows the deployment's default.
+   *
+   * @generated from field: articles.accounts_billing.v1.TenantCaps own_caps = 10;
+   */
+  ownCaps?: TenantCaps | undefined;
 };
 
 /**
@@ -181,6 +196,58 @@ export type Plan = Message<"articles.accounts_billing.v1.Plan"> & {
  */
 export const PlanSchema: GenMessage<Plan> = /*@__PURE__*/
   messageDesc(file_articles_accounts_billing_v1_accounts, 1);
+
+/**
+ * How much one tenant may hold at once: the per-plan caps on custom workflows, publishing
+ * destinations and open event streams. Existing things over a cap stay and keep working; a cap
+ * refuses only what would add past it.
+ *
+ * @generated from message articles.accounts_billing.v1.TenantCaps
+ */
+export type TenantCaps = Message<"articles.accounts_billing.v1.TenantCaps"> & {
+  /**
+   * Steps in one custom workflow.
+   *
+   * @generated from field: optional int32 steps_per_workflow = 1;
+   */
+  stepsPerWorkflow?: number | undefined;
+
+  /**
+   * Characters (code points) in one prompt field of a step (system, user).
+   *
+   * @generated from field: optional int32 prompt_characters = 2;
+   */
+  promptCharacters?: number | undefined;
+
+  /**
+   * Custom workflows in one project.
+   *
+   * @generated from field: optional int32 workflows_per_project = 3;
+   */
+  workflowsPerProject?: number | undefined;
+
+  /**
+   * Publishing destinations in one project.
+   *
+   * @generated from field: optional int32 destinations_per_project = 4;
+   */
+  destinationsPerProject?: number | undefined;
+
+  /**
+   * Event streams of an account open at once (GET /v1/articles/{id}/events and WatchArticle
+   * together), counted over every gateway replica.
+   *
+   * @generated from field: optional int32 open_event_streams = 5;
+   */
+  openEventStreams?: number | undefined;
+};
+
+/**
+ * Describes the message articles.accounts_billing.v1.TenantCaps.
+ * Use `create(TenantCapsSchema)` to create a new message.
+ */
+export const TenantCapsSchema: GenMessage<TenantCaps> = /*@__PURE__*/
+  messageDesc(file_articles_accounts_billing_v1_accounts, 2);
 
 /**
  * A project of an account: articles and custom workflows belong to one.
@@ -229,7 +296,7 @@ export type Project = Message<"articles.accounts_billing.v1.Project"> & {
  * Use `create(ProjectSchema)` to create a new message.
  */
 export const ProjectSchema: GenMessage<Project> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_accounts, 2);
+  messageDesc(file_articles_accounts_billing_v1_accounts, 3);
 
 /**
  * Called by the gateway for each API request's bearer token.
@@ -250,7 +317,7 @@ export type AuthenticateKeyRequest = Message<"articles.accounts_billing.v1.Authe
  * Use `create(AuthenticateKeyRequestSchema)` to create a new message.
  */
 export const AuthenticateKeyRequestSchema: GenMessage<AuthenticateKeyRequest> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_accounts, 3);
+  messageDesc(file_articles_accounts_billing_v1_accounts, 4);
 
 /**
  * Who a token acts for.
@@ -292,7 +359,7 @@ export type AuthenticateKeyResponse = Message<"articles.accounts_billing.v1.Auth
  * Use `create(AuthenticateKeyResponseSchema)` to create a new message.
  */
 export const AuthenticateKeyResponseSchema: GenMessage<AuthenticateKeyResponse> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_accounts, 4);
+  messageDesc(file_articles_accounts_billing_v1_accounts, 5);
 
 /**
  * A user acting on an account.
@@ -320,7 +387,7 @@ export type ResolveMemberRequest = Message<"articles.accounts_billing.v1.Resolve
  * Use `create(ResolveMemberRequestSchema)` to create a new message.
  */
 export const ResolveMemberRequestSchema: GenMessage<ResolveMemberRequest> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_accounts, 5);
+  messageDesc(file_articles_accounts_billing_v1_accounts, 6);
 
 /**
  * Who acts, as AuthenticateKey answers it.
@@ -355,7 +422,7 @@ export type ResolveMemberResponse = Message<"articles.accounts_billing.v1.Resolv
  * Use `create(ResolveMemberResponseSchema)` to create a new message.
  */
 export const ResolveMemberResponseSchema: GenMessage<ResolveMemberResponse> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_accounts, 6);
+  messageDesc(file_articles_accounts_billing_v1_accounts, 7);
 
 /**
  * A user by id.
@@ -376,7 +443,7 @@ export type GetUserRequest = Message<"articles.accounts_billing.v1.GetUserReques
  * Use `create(GetUserRequestSchema)` to create a new message.
  */
 export const GetUserRequestSchema: GenMessage<GetUserRequest> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_accounts, 7);
+  messageDesc(file_articles_accounts_billing_v1_accounts, 8);
 
 /**
  * The user asked for.
@@ -397,7 +464,7 @@ export type GetUserResponse = Message<"articles.accounts_billing.v1.GetUserRespo
  * Use `create(GetUserResponseSchema)` to create a new message.
  */
 export const GetUserResponseSchema: GenMessage<GetUserResponse> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_accounts, 8);
+  messageDesc(file_articles_accounts_billing_v1_accounts, 9);
 
 /**
  * Called by the gateway before acting on a project's articles or workflows.
@@ -432,7 +499,7 @@ export type AuthorizeProjectRequest = Message<"articles.accounts_billing.v1.Auth
  * Use `create(AuthorizeProjectRequestSchema)` to create a new message.
  */
 export const AuthorizeProjectRequestSchema: GenMessage<AuthorizeProjectRequest> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_accounts, 9);
+  messageDesc(file_articles_accounts_billing_v1_accounts, 10);
 
 /**
  * The project, when access is granted.
@@ -453,7 +520,7 @@ export type AuthorizeProjectResponse = Message<"articles.accounts_billing.v1.Aut
  * Use `create(AuthorizeProjectResponseSchema)` to create a new message.
  */
 export const AuthorizeProjectResponseSchema: GenMessage<AuthorizeProjectResponse> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_accounts, 10);
+  messageDesc(file_articles_accounts_billing_v1_accounts, 11);
 
 /**
  * Called by the gateway to list a user's articles across projects.
@@ -474,7 +541,7 @@ export type ListViewableProjectsRequest = Message<"articles.accounts_billing.v1.
  * Use `create(ListViewableProjectsRequestSchema)` to create a new message.
  */
 export const ListViewableProjectsRequestSchema: GenMessage<ListViewableProjectsRequest> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_accounts, 11);
+  messageDesc(file_articles_accounts_billing_v1_accounts, 12);
 
 /**
  * The projects the user can view.
@@ -495,7 +562,7 @@ export type ListViewableProjectsResponse = Message<"articles.accounts_billing.v1
  * Use `create(ListViewableProjectsResponseSchema)` to create a new message.
  */
 export const ListViewableProjectsResponseSchema: GenMessage<ListViewableProjectsResponse> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_accounts, 12);
+  messageDesc(file_articles_accounts_billing_v1_accounts, 13);
 
 /**
  * A project by id, without an access check.
@@ -516,7 +583,7 @@ export type GetProjectRequest = Message<"articles.accounts_billing.v1.GetProject
  * Use `create(GetProjectRequestSchema)` to create a new message.
  */
 export const GetProjectRequestSchema: GenMessage<GetProjectRequest> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_accounts, 13);
+  messageDesc(file_articles_accounts_billing_v1_accounts, 14);
 
 /**
  * The project asked for.
@@ -530,6 +597,14 @@ export type GetProjectResponse = Message<"articles.accounts_billing.v1.GetProjec
    * @generated from field: articles.accounts_billing.v1.Project project = 1;
    */
   project?: Project | undefined;
+
+  /**
+   * The caps in force for the project (its account's plan's, every field set; the deployment's
+   * defaults when the account has no active subscription).
+   *
+   * @generated from field: articles.accounts_billing.v1.TenantCaps caps = 2;
+   */
+  caps?: TenantCaps | undefined;
 };
 
 /**
@@ -537,7 +612,7 @@ export type GetProjectResponse = Message<"articles.accounts_billing.v1.GetProjec
  * Use `create(GetProjectResponseSchema)` to create a new message.
  */
 export const GetProjectResponseSchema: GenMessage<GetProjectResponse> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_accounts, 14);
+  messageDesc(file_articles_accounts_billing_v1_accounts, 15);
 
 /**
  * The level of access asked of a project.
