@@ -62,7 +62,7 @@ export class ArticleOperations {
     if (!isArticleIdentifier(identifier)) throw notFoundError(ARTICLE_NOT_FOUND);
     try {
       const article = await this.remembered.get(identifier, async () => (await this.gate.clients.articles.getArticle({ identifier })).article!);
-      return { article, project: await this.gate.projects.authorize(caller.userId, article.projectId, access) };
+      return { article, project: await this.gate.projects.authorize(caller, article.projectId, access) };
     } catch (error) {
       if (error instanceof ConnectError && error.code === Code.NotFound) throw notFoundError(ARTICLE_NOT_FOUND);
       throw error;
@@ -71,7 +71,7 @@ export class ArticleOperations {
 
   /** A page of the articles of every project the caller can view (or of one), newest first. */
   async list(caller: Caller, { status, projectId, page, perPage }: ArticleListQuery): Promise<ArticlePage> {
-    const projects = projectId === undefined ? await this.gate.projects.viewable(caller.userId) : [await this.gate.projects.authorize(caller.userId, projectId, "view")];
+    const projects = projectId === undefined ? await this.gate.projects.viewable(caller) : [await this.gate.projects.authorize(caller, projectId, "view")];
     const byId = new Map(projects.map((p) => [p.id, p]));
     // The page's ids, then the records: those remembered from polling, the rest in one read.
     const reply = await this.gate.clients.articles.listArticles({ projectIds: projects.map((p) => p.id), status, page, perPage, idsOnly: true });
