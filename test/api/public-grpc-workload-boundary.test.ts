@@ -41,19 +41,19 @@ async function acting(workload: string, accountId: number, userId: number) {
 
 describe("a workload granted one account, acting for a user of two", () => {
   test("every request naming the other account's records answers NOT_FOUND, and nothing changes there", async () => {
-    const requests = grpcRequests(t);
-    const before = await footprint(stack, t);
+    const requests = grpcRequests(t.awayRecords);
+    const before = await footprint(stack, t.awayRecords, [t.home.accountId, t.away.accountId]);
     for (const userId of [t.userId, t.viewerId]) {
       expect(await grpcAnswers(clients, () => acting("team/home", t.home.accountId, userId), requests)).toEqual(grpcNotFound(requests));
     }
-    expect(await footprint(stack, t)).toEqual(before);
+    expect(await footprint(stack, t.awayRecords, [t.home.accountId, t.away.accountId])).toEqual(before);
   }, 60_000);
 
   test("lists hold only the granted account's articles", async () => {
     const metadata = await acting("team/home", t.home.accountId, t.userId);
     const all = await grpcOutcome(clients, "ArticleService", "ListArticles", {}, metadata);
     expect(all.code).toBe("OK");
-    expect(listedIds(all.reply)).not.toContain(t.article.external_id);
+    expect(listedIds(all.reply)).not.toContain(t.awayRecords.article.external_id);
     // The other account's project by id lists nothing of it.
     const one = await grpcOutcome(clients, "ArticleService", "ListArticles", { project_id: String(t.away.projectId) }, await acting("team/home", t.home.accountId, t.userId));
     expect(one.code === "NOT_FOUND" || (one.code === "OK" && listedIds(one.reply).length === 0)).toBe(true);
@@ -67,20 +67,20 @@ describe("a workload granted one account, acting for a user of two", () => {
 
 describe("a grant's accounts by method", () => {
   test("a workload writing for one account and reading another creates only where it writes", async () => {
-    const requests = grpcRequests(t).filter(([, , method]) => method === "CreateArticle" || method === "CancelArticle");
+    const requests = grpcRequests(t.awayRecords).filter(([, , method]) => method === "CreateArticle" || method === "CancelArticle");
     const homeProject = (r: object) => JSON.parse(JSON.stringify(r).replaceAll(`"${t.away.projectId}"`, `"${t.home.projectId}"`));
-    const before = await footprint(stack, t);
+    const before = await footprint(stack, t.awayRecords, [t.home.accountId, t.away.accountId]);
     // Acting for away (writer there): home's project is outside what CreateArticle is granted for.
     const intoHome = await grpcOutcome(clients, "ArticleService", "CreateArticle", homeProject(requests[requests.length - 1][3]), await acting("team/split", t.away.accountId, t.userId));
     expect(`${intoHome.code} ${intoHome.details}`).toBe("NOT_FOUND Project not found.");
     // Reading home is granted: its workflows answer.
     expect((await grpcOutcome(clients, "WorkflowService", "ListWorkflows", { project_id: String(t.home.projectId) }, await acting("team/split", t.home.accountId, t.userId))).code).toBe("OK");
-    expect(await footprint(stack, t)).toEqual(before);
+    expect(await footprint(stack, t.awayRecords, [t.home.accountId, t.away.accountId])).toEqual(before);
   });
 
   test("a workload granted every account reaches what the user reaches", async () => {
-    const read = await grpcOutcome(clients, "ArticleService", "GetArticle", { id: t.article.external_id }, await acting("team/all", t.home.accountId, t.userId));
+    const read = await grpcOutcome(clients, "ArticleService", "GetArticle", { id: t.awayRecords.article.external_id }, await acting("team/all", t.home.accountId, t.userId));
     expect(read.code).toBe("OK");
-    expect(read.reply.article.external_id).toBe(t.article.external_id);
+    expect(read.reply.article.external_id).toBe(t.awayRecords.article.external_id);
   });
 });

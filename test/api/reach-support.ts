@@ -15,6 +15,26 @@ import { articleBody, createWorkflow, marker, wordUsage } from "./generation-sup
 
 const NOWHERE = "999999999";
 
+/** A project with a workflow step and an article held queued (its step waits far longer than any test). */
+export interface Records {
+  accountId: number;
+  projectId: number;
+  article: { id: number; external_id: string };
+  stepId: number;
+  /** The article type of the held workflow. */
+  heldType: string;
+  /** A key of the account's owner, to look at the records from inside. */
+  ownerToken: string;
+}
+
+export async function heldRecords(stack: TestStack, ownerToken: string, accountId: number, projectId: number): Promise<Records> {
+  const api = apiClient(stack.baseUrl, ownerToken);
+  const heldType = marker("held");
+  const [step] = await createWorkflow(api, projectId, heldType, [{ user: "[[sim:sleep=600000]]hold" }]);
+  const article = await createArticle(api, articleBody(projectId, { article_type: heldType }));
+  return { accountId, projectId, article: { id: article.id, external_id: article.external_id }, stepId: step.id, heldType, ownerToken };
+}
+
 /** One user who owns `home` and is an owner on `away` too; a second who owns `home` and only views `away`. */
 export interface TwoAccounts {
   home: Tenant;
@@ -23,10 +43,8 @@ export interface TwoAccounts {
   userId: number;
   /** Another owner of home who is only a viewer on away: its refusals there would be 403 without the reach. */
   viewerId: number;
-  /** An article of away's project, held queued (its step waits far longer than any test). */
-  article: { id: number; external_id: string };
-  /** A workflow step of away's project. */
-  stepId: number;
+  /** Records of away's project. */
+  awayRecords: Records;
 }
 
 export async function userOnTwoAccounts(stack: TestStack): Promise<TwoAccounts> {
@@ -36,40 +54,35 @@ export async function userOnTwoAccounts(stack: TestStack): Promise<TwoAccounts> 
   const { user: viewer } = await op.createUser({ name: "Viewer away", email: `viewer-${marker()}@example.com` });
   await op.addMember({ accountId: BigInt(home.accountId), userId: viewer!.id, role: Role.OWNER });
   await op.addMember({ accountId: BigInt(away.accountId), userId: viewer!.id, role: Role.VIEWER });
-  const awayApi = apiClient(stack.baseUrl, away.token);
-  const type = marker("held");
-  const [step] = await createWorkflow(awayApi, away.projectId, type, [{ user: "[[sim:sleep=600000]]hold" }]);
-  const article = await createArticle(awayApi, articleBody(away.projectId, { article_type: type }));
-  return { home, away, userId: home.userId, viewerId: Number(viewer!.id), article: { id: article.id, external_id: article.external_id }, stepId: step.id };
+  return { home, away, userId: home.userId, viewerId: Number(viewer!.id), awayRecords: await heldRecords(stack, away.token, away.accountId, away.projectId) };
 }
 
-/** What must not change on either account while the other's records are asked for. */
-export async function footprint(stack: TestStack, t: TwoAccounts) {
-  const away = apiClient(stack.baseUrl, t.away.token);
+/** What must not change while a caller asks for the records: the project's articles, steps, destinations, the article, and each account's words. */
+export async function footprint(stack: TestStack, r: Records, accountIds: number[]) {
+  const owner = apiClient(stack.baseUrl, r.ownerToken);
   const [articles, workflows, destinations, article] = await Promise.all([
-    away.get(`/v1/articles?project_id=${t.away.projectId}`),
-    away.get(`/v1/projects/${t.away.projectId}/workflows`),
-    away.get(`/v1/projects/${t.away.projectId}/destinations`),
-    away.get(`/v1/articles/${t.article.id}`),
+    owner.get(`/v1/articles?project_id=${r.projectId}`),
+    owner.get(`/v1/projects/${r.projectId}/workflows`),
+    owner.get(`/v1/projects/${r.projectId}/destinations`),
+    owner.get(`/v1/articles/${r.article.id}`),
   ]);
   const words = async (accountId: number) => {
     const u = await wordUsage(stack, accountId);
-    return { reserved: Number(u.reservedWords), used: Number(u.usedWords) };
+    return { accountId, reserved: Number(u.reservedWords), used: Number(u.usedWords) };
   };
   return {
     articles: articles.body.meta.total,
     workflows: JSON.stringify(workflows.body.data),
     destinations: destinations.body.data.length,
     status: article.body.data.status,
-    homeWords: await words(t.home.accountId),
-    awayWords: await words(t.away.accountId),
+    words: await Promise.all(accountIds.map(words)),
   };
 }
 
-/** Every /v1 request naming away's project, article or step: [label, method, path, body]. */
-export function httpRequests(t: TwoAccounts): [string, string, string, unknown?][] {
-  const p = `/v1/projects/${t.away.projectId}`;
-  const creation = articleBody(t.away.projectId);
+/** Every /v1 request naming the records' project, article or step: [label, method, path, body]. */
+export function httpRequests(t: Records): [string, string, string, unknown?][] {
+  const p = `/v1/projects/${t.projectId}`;
+  const creation = articleBody(t.projectId);
   const out: [string, string, string, unknown?][] = [];
   for (const id of [String(t.article.id), t.article.external_id]) {
     out.push([`read ${id}`, "GET", `/v1/articles/${id}`], [`steps ${id}`, "GET", `/v1/articles/${id}/steps`], [`events ${id}`, "GET", `/v1/articles/${id}/events`]);
@@ -105,13 +118,13 @@ export async function httpAnswers(baseUrl: string, token: string, requests: [str
   return answers;
 }
 
-/** What every /v1 request of `httpRequests` answers a caller that does not reach away: 404, the article's or the project's. */
+/** What every /v1 request of `httpRequests` answers a caller that does not reach the records: 404, the article's or the project's. */
 export const httpNotFound = (requests: [string, string, string, unknown?][]) =>
   Object.fromEntries(requests.map(([label, , path]) => [label, { status: 404, body: { message: /^\/v1\/articles\/[^/]+/.test(path) && !path.endsWith("estimate") ? "Article not found." : "Project not found." } }]));
 
-/** Every gRPC method naming away's project, article or step: [label, service, method, request]. */
-export function grpcRequests(t: TwoAccounts): [string, keyof PublicClients, string, object][] {
-  const project_id = String(t.away.projectId);
+/** Every gRPC method naming the records' project, article or step: [label, service, method, request]. */
+export function grpcRequests(t: Records): [string, keyof PublicClients, string, object][] {
+  const project_id = String(t.projectId);
   const article = { project_id, title: "Dialing in espresso", article_type: "blog_post", target_word_count: 100, tone: "friendly", point_of_view: "second_person", language: "en" };
   const out: [string, keyof PublicClients, string, object][] = [];
   for (const id of [String(t.article.id), t.article.external_id]) {
@@ -168,7 +181,7 @@ export async function grpcAnswers(clients: PublicClients, metadata: () => Promis
   return answers;
 }
 
-/** What every gRPC request of `grpcRequests` answers a caller that does not reach away: NOT_FOUND, the article's or the project's. */
+/** What every gRPC request of `grpcRequests` answers a caller that does not reach the records: NOT_FOUND, the article's or the project's. */
 export const grpcNotFound = (requests: [string, keyof PublicClients, string, object][]) =>
   Object.fromEntries(requests.map(([label, , method]) => [label, ["GetArticle", "GetArticleSteps", "WatchArticle", "CancelArticle", "PublishArticle"].includes(method) ? "NOT_FOUND Article not found." : "NOT_FOUND Project not found."]));
 

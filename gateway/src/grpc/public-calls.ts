@@ -65,7 +65,7 @@ async function actingCaller(gate: V1Gate, workloads: PublicWorkloads, ctx: Handl
   // The acting user must be one the grant allows: a member of the granted account.
   const notMember = () => refuse(logger, workload, method, accountId, `Workload "${workload}" may not call ${method} for user ${userId}: not a member of account ${accountId}.`);
   const granted = grantedAccounts(workloads.acting, workload, [method, ...alsoDoes]);
-  return v1MemberCaller(gate, accountId, userId, granted === "all" ? FULL_REACH : { accountIds: granted }, bucket, notMember);
+  return v1MemberCaller(gate, accountId, userId, granted === "all" ? FULL_REACH : { accountIds: granted, readOnly: false }, bucket, notMember);
 }
 
 export interface PublicCalls {

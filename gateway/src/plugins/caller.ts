@@ -7,7 +7,7 @@ import { HttpError, fromServiceError, gateError, plainError, unauthenticatedGate
 import type { ServiceClients } from "../services.ts";
 import { RateLimiter, rateLimitHeaders } from "./rate-limiter.ts";
 import type { KeyResolver } from "./key-resolver.ts";
-import { FULL_REACH, type ProjectAuthorizer, type Reach } from "./project-authorizer.ts";
+import { keyReach, type ProjectAuthorizer, type Reach } from "./project-authorizer.ts";
 import type { WorkflowMemory } from "../workflows/workflow-memory.ts";
 import { noteCaller } from "../../../services/kit/src/request-context.ts";
 
@@ -60,7 +60,8 @@ export interface V1Gate {
  * share "articles"). Returns the caller and the RateLimit headers to put on the response.
  */
 export async function v1Caller(gate: V1Gate, authorization: string | null, bucket: string): Promise<{ caller: Caller; headers: Record<string, string> }> {
-  return gateResolved(gate, await resolveKey(gate.keys, authorization, unauthenticatedGate), bucket, FULL_REACH);
+  const resolved = await resolveKey(gate.keys, authorization, unauthenticatedGate);
+  return gateResolved(gate, resolved, bucket, keyReach(Number(resolved.accountId), resolved.scope));
 }
 
 /**
