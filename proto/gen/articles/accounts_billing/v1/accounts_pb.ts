@@ -26,7 +26,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file articles/accounts_billing/v1/accounts.proto.
  */
 export const file_articles_accounts_billing_v1_accounts: GenFile = /*@__PURE__*/
-  fileDesc("CithcnRpY2xlcy9hY2NvdW50c19iaWxsaW5nL3YxL2FjY291bnRzLnByb3RvEhxhcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxIuMCCgRVc2VyEgoKAmlkGAEgASgDEgwKBG5hbWUYAiABKAkSDQoFZW1haWwYAyABKAkSOgoRZW1haWxfdmVyaWZpZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSACIAQESHwoSY3VycmVudF9hY2NvdW50X2lkGAUgASgDSAGIAQESHwoSY3VycmVudF9wcm9qZWN0X2lkGAYgASgDSAKIAQESLgoKY3JlYXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIZGlzYWJsZWQYCSABKAhCFAoSX2VtYWlsX3ZlcmlmaWVkX2F0QhUKE19jdXJyZW50X2FjY291bnRfaWRCFQoTX2N1cnJlbnRfcHJvamVjdF9pZCLXAQoEUGxhbhIKCgJpZBgBIAEoAxIMCgRuYW1lGAIgASgJEhUKDW1vbnRobHlfd29yZHMYAyABKAMSGwoTcmVxdWVzdHNfcGVyX21pbnV0ZRgEIAEoBRIZChFyZXF1ZXN0c19wZXJfaG91chgFIAEoBRIYChByZXF1ZXN0c19wZXJfZGF5GAYgASgFEh8KEmFydGljbGVzX2luX2ZsaWdodBgHIAEoBUgAiAEBEhQKDHNoYXJlX3dlaWdodBgIIAEoBUIVChNfYXJ0aWNsZXNfaW5fZmxpZ2h0IpsBCgdQcm9qZWN0EgoKAmlkGAEgASgDEhIKCmFjY291bnRfaWQYAiABKAMSDAoEbmFtZRgDIAEoCRIdChBkZWZhdWx0X2F1ZGllbmNlGAQgASgJSACIAQESLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCEwoRX2RlZmF1bHRfYXVkaWVuY2UiJwoWQXV0aGVudGljYXRlS2V5UmVxdWVzdBINCgV0b2tlbhgBIAEoCSKvAQoXQXV0aGVudGljYXRlS2V5UmVzcG9uc2USDgoGa2V5X2lkGAEgASgDEhIKCmFjY291bnRfaWQYAiABKAMSMAoEdXNlchgDIAEoCzIiLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuVXNlchI1CgRwbGFuGAQgASgLMiIuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5QbGFuSACIAQFCBwoFX3BsYW4iOwoUUmVzb2x2ZU1lbWJlclJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoAxIPCgd1c2VyX2lkGAIgASgDIp0BChVSZXNvbHZlTWVtYmVyUmVzcG9uc2USEgoKYWNjb3VudF9pZBgBIAEoAxIwCgR1c2VyGAIgASgLMiIuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5Vc2VyEjUKBHBsYW4YAyABKAsyIi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlBsYW5IAIgBAUIHCgVfcGxhbiIhCg5HZXRVc2VyUmVxdWVzdBIPCgd1c2VyX2lkGAEgASgDIkMKD0dldFVzZXJSZXNwb25zZRIwCgR1c2VyGAEgASgLMiIuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5Vc2VyIngKF0F1dGhvcml6ZVByb2plY3RSZXF1ZXN0Eg8KB3VzZXJfaWQYASABKAMSEgoKcHJvamVjdF9pZBgCIAEoAxI4CgVsZXZlbBgDIAEoDjIpLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuQWNjZXNzTGV2ZWwiUgoYQXV0aG9yaXplUHJvamVjdFJlc3BvbnNlEjYKB3Byb2plY3QYASABKAsyJS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlByb2plY3QiLgobTGlzdFZpZXdhYmxlUHJvamVjdHNSZXF1ZXN0Eg8KB3VzZXJfaWQYASABKAMiVwocTGlzdFZpZXdhYmxlUHJvamVjdHNSZXNwb25zZRI3Cghwcm9qZWN0cxgBIAMoCzIlLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuUHJvamVjdCInChFHZXRQcm9qZWN0UmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgDIkwKEkdldFByb2plY3RSZXNwb25zZRI2Cgdwcm9qZWN0GAEgASgLMiUuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5Qcm9qZWN0KlsKC0FjY2Vzc0xldmVsEhwKGEFDQ0VTU19MRVZFTF9VTlNQRUNJRklFRBAAEhUKEUFDQ0VTU19MRVZFTF9WSUVXEAESFwoTQUNDRVNTX0xFVkVMX1VQREFURRACMvgFCg9BY2NvdW50c1NlcnZpY2USfgoPQXV0aGVudGljYXRlS2V5EjQuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5BdXRoZW50aWNhdGVLZXlSZXF1ZXN0GjUuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5BdXRoZW50aWNhdGVLZXlSZXNwb25zZRJ4Cg1SZXNvbHZlTWVtYmVyEjIuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5SZXNvbHZlTWVtYmVyUmVxdWVzdBozLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuUmVzb2x2ZU1lbWJlclJlc3BvbnNlEmYKB0dldFVzZXISLC5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkdldFVzZXJSZXF1ZXN0Gi0uYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5HZXRVc2VyUmVzcG9uc2USgQEKEEF1dGhvcml6ZVByb2plY3QSNS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkF1dGhvcml6ZVByb2plY3RSZXF1ZXN0GjYuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5BdXRob3JpemVQcm9qZWN0UmVzcG9uc2USjQEKFExpc3RWaWV3YWJsZVByb2plY3RzEjkuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5MaXN0Vmlld2FibGVQcm9qZWN0c1JlcXVlc3QaOi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkxpc3RWaWV3YWJsZVByb2plY3RzUmVzcG9uc2USbwoKR2V0UHJvamVjdBIvLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuR2V0UHJvamVjdFJlcXVlc3QaMC5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkdldFByb2plY3RSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("CithcnRpY2xlcy9hY2NvdW50c19iaWxsaW5nL3YxL2FjY291bnRzLnByb3RvEhxhcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxIuMCCgRVc2VyEgoKAmlkGAEgASgDEgwKBG5hbWUYAiABKAkSDQoFZW1haWwYAyABKAkSOgoRZW1haWxfdmVyaWZpZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSACIAQESHwoSY3VycmVudF9hY2NvdW50X2lkGAUgASgDSAGIAQESHwoSY3VycmVudF9wcm9qZWN0X2lkGAYgASgDSAKIAQESLgoKY3JlYXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIZGlzYWJsZWQYCSABKAhCFAoSX2VtYWlsX3ZlcmlmaWVkX2F0QhUKE19jdXJyZW50X2FjY291bnRfaWRCFQoTX2N1cnJlbnRfcHJvamVjdF9pZCLXAQoEUGxhbhIKCgJpZBgBIAEoAxIMCgRuYW1lGAIgASgJEhUKDW1vbnRobHlfd29yZHMYAyABKAMSGwoTcmVxdWVzdHNfcGVyX21pbnV0ZRgEIAEoBRIZChFyZXF1ZXN0c19wZXJfaG91chgFIAEoBRIYChByZXF1ZXN0c19wZXJfZGF5GAYgASgFEh8KEmFydGljbGVzX2luX2ZsaWdodBgHIAEoBUgAiAEBEhQKDHNoYXJlX3dlaWdodBgIIAEoBUIVChNfYXJ0aWNsZXNfaW5fZmxpZ2h0IpsBCgdQcm9qZWN0EgoKAmlkGAEgASgDEhIKCmFjY291bnRfaWQYAiABKAMSDAoEbmFtZRgDIAEoCRIdChBkZWZhdWx0X2F1ZGllbmNlGAQgASgJSACIAQESLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCEwoRX2RlZmF1bHRfYXVkaWVuY2UiJwoWQXV0aGVudGljYXRlS2V5UmVxdWVzdBINCgV0b2tlbhgBIAEoCSL1AQoXQXV0aGVudGljYXRlS2V5UmVzcG9uc2USDgoGa2V5X2lkGAEgASgDEhIKCmFjY291bnRfaWQYAiABKAMSMAoEdXNlchgDIAEoCzIiLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuVXNlchI1CgRwbGFuGAQgASgLMiIuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5QbGFuSACIAQESOgoFc2NvcGUYBSABKAsyJi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLktleVNjb3BlSAGIAQFCBwoFX3BsYW5CCAoGX3Njb3BlIkgKCEtleVNjb3BlEhQKDGFjY291bnRfb25seRgBIAEoCBITCgtwcm9qZWN0X2lkcxgCIAMoAxIRCglyZWFkX29ubHkYAyABKAgiOwoUUmVzb2x2ZU1lbWJlclJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoAxIPCgd1c2VyX2lkGAIgASgDIp0BChVSZXNvbHZlTWVtYmVyUmVzcG9uc2USEgoKYWNjb3VudF9pZBgBIAEoAxIwCgR1c2VyGAIgASgLMiIuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5Vc2VyEjUKBHBsYW4YAyABKAsyIi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlBsYW5IAIgBAUIHCgVfcGxhbiIhCg5HZXRVc2VyUmVxdWVzdBIPCgd1c2VyX2lkGAEgASgDIkMKD0dldFVzZXJSZXNwb25zZRIwCgR1c2VyGAEgASgLMiIuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5Vc2VyIngKF0F1dGhvcml6ZVByb2plY3RSZXF1ZXN0Eg8KB3VzZXJfaWQYASABKAMSEgoKcHJvamVjdF9pZBgCIAEoAxI4CgVsZXZlbBgDIAEoDjIpLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuQWNjZXNzTGV2ZWwiUgoYQXV0aG9yaXplUHJvamVjdFJlc3BvbnNlEjYKB3Byb2plY3QYASABKAsyJS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlByb2plY3QiLgobTGlzdFZpZXdhYmxlUHJvamVjdHNSZXF1ZXN0Eg8KB3VzZXJfaWQYASABKAMiVwocTGlzdFZpZXdhYmxlUHJvamVjdHNSZXNwb25zZRI3Cghwcm9qZWN0cxgBIAMoCzIlLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuUHJvamVjdCInChFHZXRQcm9qZWN0UmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgDIkwKEkdldFByb2plY3RSZXNwb25zZRI2Cgdwcm9qZWN0GAEgASgLMiUuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5Qcm9qZWN0KlsKC0FjY2Vzc0xldmVsEhwKGEFDQ0VTU19MRVZFTF9VTlNQRUNJRklFRBAAEhUKEUFDQ0VTU19MRVZFTF9WSUVXEAESFwoTQUNDRVNTX0xFVkVMX1VQREFURRACMvgFCg9BY2NvdW50c1NlcnZpY2USfgoPQXV0aGVudGljYXRlS2V5EjQuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5BdXRoZW50aWNhdGVLZXlSZXF1ZXN0GjUuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5BdXRoZW50aWNhdGVLZXlSZXNwb25zZRJ4Cg1SZXNvbHZlTWVtYmVyEjIuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5SZXNvbHZlTWVtYmVyUmVxdWVzdBozLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuUmVzb2x2ZU1lbWJlclJlc3BvbnNlEmYKB0dldFVzZXISLC5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkdldFVzZXJSZXF1ZXN0Gi0uYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5HZXRVc2VyUmVzcG9uc2USgQEKEEF1dGhvcml6ZVByb2plY3QSNS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkF1dGhvcml6ZVByb2plY3RSZXF1ZXN0GjYuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5BdXRob3JpemVQcm9qZWN0UmVzcG9uc2USjQEKFExpc3RWaWV3YWJsZVByb2plY3RzEjkuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5MaXN0Vmlld2FibGVQcm9qZWN0c1JlcXVlc3QaOi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkxpc3RWaWV3YWJsZVByb2plY3RzUmVzcG9uc2USbwoKR2V0UHJvamVjdBIvLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuR2V0UHJvamVjdFJlcXVlc3QaMC5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkdldFByb2plY3RSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
 
 /**
  * A person. Credentials are never part of this message.
@@ -285,6 +285,13 @@ export type AuthenticateKeyResponse = Message<"articles.accounts_billing.v1.Auth
    * @generated from field: optional articles.accounts_billing.v1.Plan plan = 4;
    */
   plan?: Plan | undefined;
+
+  /**
+   * How far the key reaches within its user's memberships; unset for a key narrowed by nothing.
+   *
+   * @generated from field: optional articles.accounts_billing.v1.KeyScope scope = 5;
+   */
+  scope?: KeyScope | undefined;
 };
 
 /**
@@ -293,6 +300,45 @@ export type AuthenticateKeyResponse = Message<"articles.accounts_billing.v1.Auth
  */
 export const AuthenticateKeyResponseSchema: GenMessage<AuthenticateKeyResponse> = /*@__PURE__*/
   messageDesc(file_articles_accounts_billing_v1_accounts, 4);
+
+/**
+ * How far a key reaches within its user's memberships. A key without a scope reaches every project
+ * its user may view on every account the user belongs to; a scope narrows that (the key stays
+ * bound to its own account for the subscription gate and the quota either way). account_only and
+ * project_ids are alternatives; read_only combines with either or with neither.
+ *
+ * @generated from message articles.accounts_billing.v1.KeyScope
+ */
+export type KeyScope = Message<"articles.accounts_billing.v1.KeyScope"> & {
+  /**
+   * Only the projects of the key's own account.
+   *
+   * @generated from field: bool account_only = 1;
+   */
+  accountOnly: boolean;
+
+  /**
+   * Only these projects, all of the key's own account; empty: not narrowed by project.
+   *
+   * @generated from field: repeated int64 project_ids = 2;
+   */
+  projectIds: bigint[];
+
+  /**
+   * Reads only: whatever needs update access (a creation, a cancel, a publish, a workflow or
+   * destination change, an estimate) is refused as too little access is.
+   *
+   * @generated from field: bool read_only = 3;
+   */
+  readOnly: boolean;
+};
+
+/**
+ * Describes the message articles.accounts_billing.v1.KeyScope.
+ * Use `create(KeyScopeSchema)` to create a new message.
+ */
+export const KeyScopeSchema: GenMessage<KeyScope> = /*@__PURE__*/
+  messageDesc(file_articles_accounts_billing_v1_accounts, 5);
 
 /**
  * A user acting on an account.
@@ -320,7 +366,7 @@ export type ResolveMemberRequest = Message<"articles.accounts_billing.v1.Resolve
  * Use `create(ResolveMemberRequestSchema)` to create a new message.
  */
 export const ResolveMemberRequestSchema: GenMessage<ResolveMemberRequest> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_accounts, 5);
+  messageDesc(file_articles_accounts_billing_v1_accounts, 6);
 
 /**
  * Who acts, as AuthenticateKey answers it.
@@ -355,7 +401,7 @@ export type ResolveMemberResponse = Message<"articles.accounts_billing.v1.Resolv
  * Use `create(ResolveMemberResponseSchema)` to create a new message.
  */
 export const ResolveMemberResponseSchema: GenMessage<ResolveMemberResponse> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_accounts, 6);
+  messageDesc(file_articles_accounts_billing_v1_accounts, 7);
 
 /**
  * A user by id.
@@ -376,7 +422,7 @@ export type GetUserRequest = Message<"articles.accounts_billing.v1.GetUserReques
  * Use `create(GetUserRequestSchema)` to create a new message.
  */
 export const GetUserRequestSchema: GenMessage<GetUserRequest> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_accounts, 7);
+  messageDesc(file_articles_accounts_billing_v1_accounts, 8);
 
 /**
  * The user asked for.
@@ -397,7 +443,7 @@ export type GetUserResponse = Message<"articles.accounts_billing.v1.GetUserRespo
  * Use `create(GetUserResponseSchema)` to create a new message.
  */
 export const GetUserResponseSchema: GenMessage<GetUserResponse> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_accounts, 8);
+  messageDesc(file_articles_accounts_billing_v1_accounts, 9);
 
 /**
  * Called by the gateway before acting on a project's articles or workflows.
@@ -432,7 +478,7 @@ export type AuthorizeProjectRequest = Message<"articles.accounts_billing.v1.Auth
  * Use `create(AuthorizeProjectRequestSchema)` to create a new message.
  */
 export const AuthorizeProjectRequestSchema: GenMessage<AuthorizeProjectRequest> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_accounts, 9);
+  messageDesc(file_articles_accounts_billing_v1_accounts, 10);
 
 /**
  * The project, when access is granted.
@@ -453,7 +499,7 @@ export type AuthorizeProjectResponse = Message<"articles.accounts_billing.v1.Aut
  * Use `create(AuthorizeProjectResponseSchema)` to create a new message.
  */
 export const AuthorizeProjectResponseSchema: GenMessage<AuthorizeProjectResponse> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_accounts, 10);
+  messageDesc(file_articles_accounts_billing_v1_accounts, 11);
 
 /**
  * Called by the gateway to list a user's articles across projects.
@@ -474,7 +520,7 @@ export type ListViewableProjectsRequest = Message<"articles.accounts_billing.v1.
  * Use `create(ListViewableProjectsRequestSchema)` to create a new message.
  */
 export const ListViewableProjectsRequestSchema: GenMessage<ListViewableProjectsRequest> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_accounts, 11);
+  messageDesc(file_articles_accounts_billing_v1_accounts, 12);
 
 /**
  * The projects the user can view.
@@ -495,7 +541,7 @@ export type ListViewableProjectsResponse = Message<"articles.accounts_billing.v1
  * Use `create(ListViewableProjectsResponseSchema)` to create a new message.
  */
 export const ListViewableProjectsResponseSchema: GenMessage<ListViewableProjectsResponse> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_accounts, 12);
+  messageDesc(file_articles_accounts_billing_v1_accounts, 13);
 
 /**
  * A project by id, without an access check.
@@ -516,7 +562,7 @@ export type GetProjectRequest = Message<"articles.accounts_billing.v1.GetProject
  * Use `create(GetProjectRequestSchema)` to create a new message.
  */
 export const GetProjectRequestSchema: GenMessage<GetProjectRequest> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_accounts, 13);
+  messageDesc(file_articles_accounts_billing_v1_accounts, 14);
 
 /**
  * The project asked for.
@@ -537,7 +583,7 @@ export type GetProjectResponse = Message<"articles.accounts_billing.v1.GetProjec
  * Use `create(GetProjectResponseSchema)` to create a new message.
  */
 export const GetProjectResponseSchema: GenMessage<GetProjectResponse> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_accounts, 14);
+  messageDesc(file_articles_accounts_billing_v1_accounts, 15);
 
 /**
  * The level of access asked of a project.
