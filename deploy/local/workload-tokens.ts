@@ -16,11 +16,12 @@ import { DEFAULT_AUDIENCE, DEFAULT_MAX_LIFETIME_SECONDS, DEFAULT_NAMESPACE, type
 
 export const LOCAL_ISSUER = "urn:article-service:local-launcher";
 /**
- * A token lives a day, the longest the verifiers take by default (IDENTITY_TOKEN_MAX_SECONDS), and
- * is renewed every hour: a process reads its file again within 30 s.
+ * A token lives an hour, the longest the verifiers take by default (IDENTITY_TOKEN_MAX_SECONDS), and
+ * is renewed every 20 minutes, as the kubelet renews a projected token well before it expires: a
+ * process reads its file again within 30 s, so it never sends one near its end.
  */
 const TOKEN_LIFETIME_S = DEFAULT_MAX_LIFETIME_SECONDS;
-const RENEW_EVERY_MS = 3600_000;
+const RENEW_EVERY_MS = (TOKEN_LIFETIME_S * 1000) / 3;
 const ALGORITHM = "ES256";
 
 interface SigningKey {

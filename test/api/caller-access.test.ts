@@ -125,6 +125,7 @@ const ALLOWED_ANSWERS: Record<string, string> = {
   [`${OperatorService.typeName}/DisableUser`]: "NotFound",
   [`${OperatorService.typeName}/RemoveMember`]: "NotFound",
   [`${OperatorService.typeName}/RevokeApiKey`]: "NotFound",
+  [`${OperatorService.typeName}/ListApiKeys`]: "NotFound",
   [`${OperatorService.typeName}/Subscribe`]: "NotFound",
   [`${OperatorService.typeName}/Unsubscribe`]: "NotFound",
   // No input at all: they create a demo tenant, in the throwaway database.

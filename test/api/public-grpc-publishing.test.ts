@@ -23,7 +23,8 @@ import { articleBody, finished, waitForArticle } from "./generation-support.ts";
 
 const protoRoot = fileURLToPath(new URL("../../proto", import.meta.url));
 /** Nothing listens on port 9 (discard) here: a site that cannot be reached. */
-const DEAD_SITE = "http://127.0.0.1:9/";
+// Named, not an address: what the tenant reads must not tell what the name resolved to.
+const DEAD_SITE = "http://localhost:9/";
 const PASSWORD = "abcd EFGH ijkl MNOP qrst UVWX";
 
 let stack: TestStack;
@@ -91,7 +92,8 @@ describe("PublishingService over a stock grpc-js client", () => {
     const check = await call("CheckDestination", { project_id: project, destination_id: id }, tenant.token);
     expect(check.ok ?? false).toBe(false);
     expect(check.problems).toHaveLength(1);
-    expect(check.problems[0]).toMatch(/^The site could not be reached just now \(.*could not reach the site.*\)\.$/);
+    expect(check.problems[0]).toMatch(/^The site could not be reached just now \(.*could not reach the site \(connection: could not connect to http:\/\/localhost:9 .*\)\.$/);
+    expect(check.problems[0]).not.toMatch(/127\.0\.0\.1|::1/);
     expect(check.user_name).toBeUndefined();
     expect(check.can_create_posts ?? false).toBe(false);
 
@@ -195,6 +197,9 @@ describe("PublishingService over a stock grpc-js client", () => {
     const { article: read } = await articleCall("GetArticle", { id: article.external_id });
     expect(read.publications).toMatchObject([{ destination_id: created.id, destination_kind: "wordpress" }]);
     expect(["publishing", "failed"]).toContain(read.publications[0].state);
-    expect(read.publications[0].attempts[0]).toMatchObject({ attempt: 1, outcome: expect.stringMatching(/^(retry|failed)$/), error: expect.stringContaining("could not reach the site") });
+    const told = String(read.publications[0].attempts[0].error);
+    expect(read.publications[0].attempts[0]).toMatchObject({ attempt: 1, outcome: expect.stringMatching(/^(retry|failed)$/) });
+    expect(told).toContain("could not connect to http://localhost:9");
+    expect(told).not.toMatch(/127\.0\.0\.1|::1/);
   });
 });

@@ -7,15 +7,13 @@
 // change nothing: they name nothing that exists (deleting what is not there answers OK), or carry
 // no valid input.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
-import * as protoLoader from "@grpc/proto-loader";
 import { useStack, type TestStack } from "../harness/stack.ts";
 import { createTenant, type Tenant } from "../harness/tenants.ts";
 import { startOwnGateway, type OwnGateway } from "../harness/own-gateway.ts";
 import { eventually } from "../harness/eventually.ts";
+import { closeClients, publicClients } from "../harness/public-grpc.ts";
 
-const root = fileURLToPath(new URL("../../", import.meta.url));
 const NOWHERE = "999999999";
 
 type Role = "reader" | "writer" | "publisher";
@@ -56,20 +54,11 @@ beforeAll(async () => {
   const grants = `team/reader=${tenant.accountId}:reader; team/writer=${tenant.accountId}:writer; team/publisher=*:publisher; team/one=${tenant.accountId}:GetArticle; team/both=${tenant.accountId}:writer,publisher`;
   // Warnings kept: the refusals' log lines.
   gateway = await startOwnGateway(stack, { PUBLIC_GRPC_WORKLOADS: grants, LOG_LEVEL: "warn" }, { metrics: true, keepLog: true });
-  const definition = protoLoader.loadSync(["articles/api/v1/articles.proto", "articles/api/v1/workflows.proto", "articles/api/v1/publishing.proto"], {
-    includeDirs: [`${root}proto`],
-    keepCase: true,
-    longs: String,
-    enums: String,
-    defaults: false,
-    oneofs: true,
-  });
-  const v1 = (grpc.loadPackageDefinition(definition) as any).articles.api.v1;
-  for (const service of ["ArticleService", "WorkflowService", "PublishingService"]) clients[service] = new v1[service](`127.0.0.1:${gateway.grpcPort}`, grpc.credentials.createInsecure());
+  Object.assign(clients, publicClients(gateway.grpcPort));
 }, 60_000);
 
 afterAll(async () => {
-  for (const client of Object.values(clients)) client.close();
+  closeClients(clients);
   await gateway?.stop();
 });
 

@@ -43,11 +43,11 @@ function operatorClaims(changes: Record<string, number | undefined>): JWTPayload
 }
 
 describe("OperatorService over gRPC", () => {
-  test("the launcher's operator token (the CLI's) reaches the method: iat and exp, a day apart", async () => {
+  test("the launcher's operator token (the CLI's) reaches the method: iat and exp, an hour apart", async () => {
     await stack.identity.tokenFile("operator");
     const token = stack.identity.currentToken("operator")!;
     const { iat, exp } = JSON.parse(Buffer.from(token.split(".")[1]!, "base64url").toString());
-    expect(exp - iat).toBeLessThanOrEqual(86_400);
+    expect(exp - iat).toBe(3600);
     expect((await codeWith(token)).code).toBe(grpc.status.NOT_FOUND);
   });
 
@@ -55,6 +55,7 @@ describe("OperatorService over gRPC", () => {
     ["without exp", { exp: undefined }, "carries no exp"],
     ["without iat", { iat: undefined }, "carries no iat"],
     ["valid for 100 years", { exp: Math.floor(Date.now() / 1000) + 100 * 365 * 86_400 }, "longer than IDENTITY_TOKEN_MAX_SECONDS"],
+    ["valid for a day, past the default maximum of an hour", { exp: Math.floor(Date.now() / 1000) + 86_400 }, "longer than IDENTITY_TOKEN_MAX_SECONDS (3600 s)"],
   ])("the operator's token %s is UNAUTHENTICATED", async (_, changes, reason) => {
     const refused = await codeWith(await stack.identity.sign(operatorClaims(changes)));
     expect(refused.code).toBe(grpc.status.UNAUTHENTICATED);

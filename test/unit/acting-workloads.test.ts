@@ -2,7 +2,7 @@
 // workload; a grant that names nothing to call, or a name that is neither a role nor a public
 // method, stops the gateway at start with the entry named, instead of granting a guess.
 import { describe, expect, test } from "bun:test";
-import { loadActingWorkloads, mayCall } from "../../gateway/src/grpc/acting-workloads.ts";
+import { grantedAccounts, loadActingWorkloads, mayCall } from "../../gateway/src/grpc/acting-workloads.ts";
 import { ConfigError } from "../../services/kit/src/config.ts";
 
 const load = (value: string) => loadActingWorkloads({ PUBLIC_GRPC_WORKLOADS: value });
@@ -17,6 +17,16 @@ describe("PUBLIC_GRPC_WORKLOADS", () => {
     expect([mayCall(grants, "cms/sync", 99, CREATE), mayCall(grants, "cms/sync", 99, PUBLISH)]).toEqual([true, true]);
     expect([mayCall(grants, "ops/one", 7, GET), mayCall(grants, "ops/one", 7, PUBLISH), mayCall(grants, "ops/one", 7, CREATE)]).toEqual([true, true, false]);
     expect([mayCall(grants, "ops/one", 8, GET), mayCall(grants, "nobody/else", 7, GET)]).toEqual([false, false]);
+  });
+
+  test("a call's boundary is the accounts whose grants allow its method and every effect it also has", () => {
+    const grants = load("cms/sync=*:reader;cms/sync=12:writer;cms/sync=12,15:publisher;ops/one=7:GetArticle");
+    expect(grantedAccounts(grants, "cms/sync", [GET])).toBe("all");
+    expect(grantedAccounts(grants, "cms/sync", [CREATE])).toEqual(new Set([12]));
+    expect(grantedAccounts(grants, "cms/sync", [PUBLISH])).toEqual(new Set([12, 15]));
+    expect(grantedAccounts(grants, "cms/sync", [CREATE, PUBLISH])).toEqual(new Set([12]));
+    expect(grantedAccounts(grants, "ops/one", [CREATE])).toEqual(new Set());
+    expect(grantedAccounts(grants, "nobody/else", [GET])).toEqual(new Set());
   });
 
   test("two entries of one workload give each its own accounts' methods", () => {

@@ -170,19 +170,32 @@ describe("safeRequest refuses internal destinations", () => {
     expect(hits.main).toBe(before);
   });
 
-  test("names the resolved address when a hostname points inside", async () => {
-    const err = await refusal(safeRequest(`http://localhost:${main.port}/`));
-    expect(err.message).toMatch(/localhost resolves to loopback address (127\.0\.0\.1|::1)/);
+  test("tells the caller a name points inside without the address it resolved to, which only the log shows", async () => {
+    const logged: string[] = [];
+    const logger = { warn: (message: string, fields?: Record<string, unknown>) => logged.push(JSON.stringify({ message, ...fields })) };
+    const err = await refusal(safeRequest(`http://localhost:${main.port}/`, { logger }));
+    expect(err.message).toBe("refused-address: localhost resolves to a private address, which is not allowed");
+    expect(err.message).not.toMatch(/127\.0\.0\.1|::1|loopback/);
+    expect(logged).toHaveLength(1);
+    expect(logged[0]).toMatch(/"message":"outbound request failed".*localhost resolves to loopback address (127\.0\.0\.1|::1)/);
   });
 
-  test("one forbidden answer among public ones taints the host", async () => {
+  test("an address literal is refused in the caller's own words", async () => {
+    const err = await refusal(safeRequest("http://169.254.169.254/latest/meta-data/"));
+    expect(err.message).toBe("refused-address: 169.254.169.254 is a private address, which is not allowed");
+    expect(err.internal).toContain("cloud metadata endpoint");
+  });
+
+  test("one forbidden answer among public ones taints the host; neither address is told", async () => {
     const resolveHost: HostResolver = async () => [
       { address: "93.184.216.34", family: 4 },
       { address: "10.0.0.8", family: 4 },
     ];
     const err = await refusal(safeRequest("http://mixed.example.test/", { resolveHost }));
     expect(err.reason).toBe("refused-address");
-    expect(err.message).toContain("10.0.0.8");
+    expect(err.message).toBe("refused-address: mixed.example.test resolves to a private address, which is not allowed");
+    expect(err.message).not.toContain("10.0.0.8");
+    expect(err.internal).toContain("10.0.0.8");
   });
 
   test("non-http schemes are a bad URL", async () => {
@@ -401,7 +414,11 @@ describe("safeRequest limits", () => {
     const closed = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("") });
     const port = closed.port;
     closed.stop(true);
-    const err = await refusal(safeRequest(`http://127.0.0.1:${port}/`, { allowPrivate: true, timeoutMs: 2000 }));
+    const err = await refusal(safeRequest(`http://localhost:${port}/`, { allowPrivate: true, timeoutMs: 2000 }));
     expect(err.reason).toBe("connection");
+    // Said as "could not connect" to what the caller named, not the address it was judged to.
+    expect(err.message).toMatch(new RegExp(`^connection: could not connect to http://localhost:${port} \\(`));
+    expect(err.message).not.toMatch(/127\.0\.0\.1|::1/);
+    expect(err.internal).toMatch(/ at (127\.0\.0\.1|::1) /);
   });
 });

@@ -178,11 +178,11 @@ describe("deliverWebhook keeps connections", () => {
 
 describe("deliverWebhook refuses internal destinations when private URLs are not allowed", () => {
   const refusals: [string, () => string, string][] = [
-    ["loopback IPv4", () => local("/ok"), "loopback address 127.0.0.1"],
-    ["cloud metadata", () => "http://169.254.169.254/latest/meta-data/", "cloud metadata"],
-    ["loopback IPv6", () => `http://[::1]:${receiver.port}/ok`, "loopback address ::1"],
-    ["IPv4-mapped loopback", () => `http://[::ffff:127.0.0.1]:${receiver.port}/ok`, "IPv4-mapped"],
-    ["a private network address", () => "http://10.20.30.40/hook", "private address 10.20.30.40"],
+    ["loopback IPv4", () => local("/ok"), "127.0.0.1 is a private address, which is not allowed"],
+    ["cloud metadata", () => "http://169.254.169.254/latest/meta-data/", "169.254.169.254 is a private address, which is not allowed"],
+    ["loopback IPv6", () => `http://[::1]:${receiver.port}/ok`, "::1 is a private address, which is not allowed"],
+    ["IPv4-mapped loopback", () => `http://[::ffff:127.0.0.1]:${receiver.port}/ok`, "::ffff:7f00:1 is a private address, which is not allowed"],
+    ["a private network address", () => "http://10.20.30.40/hook", "10.20.30.40 is a private address, which is not allowed"],
   ];
   test.each(refusals)("refuses %s without sending anything", async (_label, url, why) => {
     const before = received.length;
@@ -195,16 +195,20 @@ describe("deliverWebhook refuses internal destinations when private URLs are not
 
   test("refuses a hostname that resolves to a private address", async () => {
     const resolveHost: HostResolver = async () => [{ address: "192.168.7.7", family: 4 }];
-    const result = await deliverWebhook("http://hooks.customer.test/receive", body, {}, { ...guarded, resolveHost });
-    expect(result).toMatchObject({ succeeded: false, refused: true });
-    expect(result.error).toContain("hooks.customer.test resolves to private address 192.168.7.7");
+    const logged: string[] = [];
+    const logger = { warn: (message: string, fields?: Record<string, unknown>) => logged.push(JSON.stringify({ message, ...fields })) };
+    const result = await deliverWebhook("http://hooks.customer.test/receive", body, {}, { ...guarded, resolveHost, logger });
+    expect(result).toMatchObject({ succeeded: false, refused: true, error: "refused-address: hooks.customer.test resolves to a private address, which is not allowed" });
+    // The delivery log is the tenant's to read: the address the name resolved to is only in the service's log.
+    expect(result.error).not.toContain("192.168.7.7");
+    expect(logged.join("\n")).toContain("hooks.customer.test resolves to private address 192.168.7.7");
   });
 
   test("refuses localhost by name through the system resolver", async () => {
     const before = received.length;
     const result = await deliverWebhook(`http://localhost:${receiver.port}/ok`, body, {}, guarded);
     expect(result).toMatchObject({ succeeded: false, refused: true });
-    expect(result.error).toMatch(/localhost resolves to loopback/);
+    expect(result.error).toBe("refused-address: localhost resolves to a private address, which is not allowed");
     expect(received.length).toBe(before);
   });
 
@@ -233,10 +237,10 @@ describe("retry schedule", () => {
 
   test("a success ends the delivery; a refused URL gives up at once", () => {
     expect(nextStep({ succeeded: true, refused: false }, 2, policy)).toEqual({ kind: "done" });
-    const refused = { succeeded: false, refused: true, error: "refused-address: loopback address 127.0.0.1 is not allowed" };
+    const refused = { succeeded: false, refused: true, error: "refused-address: 127.0.0.1 is a private address, which is not allowed" };
     expect(nextStep(refused, 1, policy)).toEqual({
       kind: "give-up",
-      reason: "refused without retrying: refused-address: loopback address 127.0.0.1 is not allowed",
+      reason: "refused without retrying: refused-address: 127.0.0.1 is a private address, which is not allowed",
     });
   });
 });

@@ -93,7 +93,8 @@ describe("a token is refused", () => {
     ["from another issuer", () => identity.tokens.sign(claims({ iss: "https://issuer.example.com" })), /another issuer/],
     ["without exp", () => identity.tokens.sign(claims({ exp: undefined })), /carries no exp/],
     ["without iat", () => identity.tokens.sign(claims({ iat: undefined })), /carries no iat/],
-    ["valid for 100 years", () => identity.tokens.sign(claims({ exp: Math.floor(Date.now() / 1000) + 100 * 365 * 86_400 })), /lifetime .* longer than IDENTITY_TOKEN_MAX_SECONDS \(86400 s\)/],
+    ["valid for 100 years", () => identity.tokens.sign(claims({ exp: Math.floor(Date.now() / 1000) + 100 * 365 * 86_400 })), /lifetime .* longer than IDENTITY_TOKEN_MAX_SECONDS \(3600 s\)/],
+    ["valid for two hours, past the default maximum of one", () => identity.tokens.sign(claims({ exp: Math.floor(Date.now() / 1000) + 7200 })), /lifetime \(exp - iat\) is 7200 s, longer than IDENTITY_TOKEN_MAX_SECONDS \(3600 s\)/],
     ["a second over the maximum lifetime", () => identity.tokens.sign(claims({ exp: Math.floor(Date.now() / 1000) + 86_401 })), /lifetime \(exp - iat\) is 86401 s/],
     ["issued in the future (a short lifetime that starts in years)", () => identity.tokens.sign(claims({ iat: Math.floor(Date.now() / 1000) + 10 * 365 * 86_400, nbf: undefined, exp: Math.floor(Date.now() / 1000) + 10 * 365 * 86_400 + 60 })), /issued in the future/],
     ["not valid yet (nbf in an hour)", () => identity.tokens.sign(claims({ nbf: Math.floor(Date.now() / 1000) + 3600 })), /not valid yet \(nbf/],
@@ -119,21 +120,25 @@ describe("a token is refused", () => {
   ];
   test.each(cases)("%s", async (_, token, reason) => expectRefused(await token(), reason));
 
-  test("the launcher's own tokens pass: iat and exp, a lifetime of the maximum (a day) and no more", async () => {
+  test("the launcher's own tokens pass: iat and exp, a lifetime of the maximum (an hour) and no more", async () => {
     const token = await identity.tokens.mint("gateway");
     const [, payload] = token.split(".");
     const { iat, exp } = JSON.parse(Buffer.from(payload!, "base64url").toString());
-    expect(exp - iat).toBe(86_400);
+    expect(exp - iat).toBe(3600);
     expect(await codeOf(catalogWith(token).resolveModel({}))).toBe("ok");
   });
 
-  test("IDENTITY_TOKEN_MAX_SECONDS lowers the maximum: the launcher's day-long token is refused under an hour's", async () => {
+  test("IDENTITY_TOKEN_MAX_SECONDS sets the maximum: lowered, the launcher's hour-long token is refused; raised, a day-long one passes", async () => {
     const logged: string[] = [];
-    const strict = new CallerVerifier({ ...identity.settings, maxLifetimeSeconds: 3600 }, { warn: (message, fields) => logged.push(JSON.stringify({ message, ...fields })) });
+    const log = { warn: (message: string, fields?: Record<string, unknown>) => logged.push(JSON.stringify({ message, ...fields })) };
+    const strict = new CallerVerifier({ ...identity.settings, maxLifetimeSeconds: 600 }, log);
     const refused = await strict.callerOf(`Bearer ${await identity.tokens.mint("gateway")}`).catch((e: ConnectError) => e);
     expect((refused as ConnectError).code).toBe(Code.Unauthenticated);
-    expect(logged.join("\n")).toContain("longer than IDENTITY_TOKEN_MAX_SECONDS (3600 s)");
-    expect(await strict.callerOf(`Bearer ${await identity.tokens.mint("gateway", { lifetimeSeconds: 3600 })}`)).toBe("gateway");
+    expect(logged.join("\n")).toContain("longer than IDENTITY_TOKEN_MAX_SECONDS (600 s)");
+    expect(await strict.callerOf(`Bearer ${await identity.tokens.mint("gateway", { lifetimeSeconds: 600 })}`)).toBe("gateway");
+    const dayLong = await identity.tokens.mint("gateway", { lifetimeSeconds: 86_400 });
+    expect(await identity.verifier.callerOf(`Bearer ${dayLong}`).catch((e: ConnectError) => e.code)).toBe(Code.Unauthenticated);
+    expect(await new CallerVerifier({ ...identity.settings, maxLifetimeSeconds: 86_400 }, log).callerOf(`Bearer ${dayLong}`)).toBe("gateway");
   });
 
   test("health needs no token: probes carry none", async () => {
@@ -212,9 +217,9 @@ describe("where the keys come from", () => {
     expect(code).toBe(2);
     expect(stderr.trim().split("\n")).toEqual(["configuration error: IDENTITY_JWKS: expected a file or an https URL; plain http is only for a development setup (ALLOW_PRIVATE_URLS=true) on a loopback or private address"]);
   });
-  test("IDENTITY_TOKEN_MAX_SECONDS is a whole number of seconds, a day unless set", () => {
-    expect(settingsWith({ IDENTITY_JWKS: "/k.json" }).maxLifetimeSeconds).toBe(86_400);
-    expect(settingsWith({ IDENTITY_JWKS: "/k.json", IDENTITY_TOKEN_MAX_SECONDS: "3600" }).maxLifetimeSeconds).toBe(3600);
+  test("IDENTITY_TOKEN_MAX_SECONDS is a whole number of seconds, an hour unless set", () => {
+    expect(settingsWith({ IDENTITY_JWKS: "/k.json" }).maxLifetimeSeconds).toBe(3600);
+    expect(settingsWith({ IDENTITY_JWKS: "/k.json", IDENTITY_TOKEN_MAX_SECONDS: "86400" }).maxLifetimeSeconds).toBe(86_400);
     expect(() => settingsWith({ IDENTITY_JWKS: "/k.json", IDENTITY_TOKEN_MAX_SECONDS: "1h" })).toThrow(/^IDENTITY_TOKEN_MAX_SECONDS: /);
     expect(() => settingsWith({ IDENTITY_JWKS: "/k.json", IDENTITY_TOKEN_MAX_SECONDS: "0" })).toThrow(/^IDENTITY_TOKEN_MAX_SECONDS: must be at least 60/);
   });

@@ -7,6 +7,7 @@ import {
   CreateProjectResponseSchema,
   CreateUserResponseSchema,
   DisableUserResponseSchema,
+  ListApiKeysResponseSchema,
   RevokeApiKeyResponseSchema,
   Role,
   SubscribeResponseSchema,
@@ -14,7 +15,7 @@ import {
   UpdatePlanResponseSchema,
 } from "../../../proto/gen/articles/accounts_billing/v1/operator_pb.ts";
 import { GetWordUsageResponseSchema } from "../../../proto/gen/articles/accounts_billing/v1/quota_pb.ts";
-import { UsageError, flag, id, idList, int, optionalFlag, required, requiredInt, timestamp, type Flags } from "../args.ts";
+import { UsageError, bool, flag, id, idList, int, optionalFlag, required, requiredInt, switchFlag, timestamp, type Flags } from "../args.ts";
 import { command, type AdminCommand } from "../command.ts";
 import { asJson } from "../json-output.ts";
 
@@ -69,6 +70,19 @@ function planJson(plan: Record<string, any>) {
   const { articles_in_flight = null, share_weight, caps, own_caps = {}, ...rest } = plan;
   return { ...rest, articles_in_flight, share_weight, caps, own_caps };
 }
+
+/** The scope of `key create`, or undefined for a key narrowed by nothing. */
+function keyScope(flags: Flags<"scope" | "projects" | "read-only">) {
+  const scope = flags.scope;
+  if (scope !== undefined && scope !== "account") throw new UsageError(`--scope must be "account", got "${scope}"`);
+  const projectIds = idList(flags, "projects");
+  const readOnly = bool(flags, "read-only") ?? false;
+  if (scope === undefined && !projectIds.length && !readOnly) return undefined;
+  return { accountOnly: scope === "account", projectIds, readOnly };
+}
+
+/** A key as JSON, its scope last: null for a key narrowed by nothing. */
+const keyJson = ({ scope = null, ...key }: Record<string, any>) => ({ ...key, scope });
 
 const ROLES: Record<string, Role> = { owner: Role.OWNER, admin: Role.ADMIN, editor: Role.EDITOR, viewer: Role.VIEWER };
 
@@ -192,18 +206,25 @@ export const accountCommands: AdminCommand[] = [
   }),
   command({
     name: "key create",
-    flags: [flag("account", "ID"), flag("user", "ID"), optionalFlag("expires-at", "ISO8601")],
-    summary: "create an API key; the token is printed only this once",
+    flags: [flag("account", "ID"), flag("user", "ID"), optionalFlag("expires-at", "ISO8601"), optionalFlag("scope", "account"), optionalFlag("projects", "1,2"), switchFlag("read-only")],
+    summary:
+      "create an API key; the token is printed only this once. Without a scope it reaches every project its user may view on every account they belong to; --scope account: only this account's, --projects: only these projects of it, --read-only: reads only (either or neither of the others)",
     run: async (f, c) => {
-      const reply = asJson(CreateApiKeyResponseSchema, await c.operator.createApiKey({ accountId: id(f, "account"), userId: id(f, "user"), expiresAt: timestamp(f, "expires-at") }));
-      return { ...reply.key, token: reply.token };
+      const reply = asJson(CreateApiKeyResponseSchema, await c.operator.createApiKey({ accountId: id(f, "account"), userId: id(f, "user"), expiresAt: timestamp(f, "expires-at"), scope: keyScope(f) }));
+      return { ...keyJson(reply.key), token: reply.token };
     },
+  }),
+  command({
+    name: "key list",
+    flags: [flag("account", "ID")],
+    summary: "the account's API keys with their scopes, revoked and expired ones too (never a token)",
+    run: async (f, c) => asJson(ListApiKeysResponseSchema, await c.operator.listApiKeys({ accountId: id(f, "account") })).keys.map(keyJson),
   }),
   command({
     name: "key revoke",
     flags: [flag("id", "ID")],
     summary: "revoke an API key",
-    run: async (f, c) => asJson(RevokeApiKeyResponseSchema, await c.operator.revokeApiKey({ keyId: id(f, "id") })).key,
+    run: async (f, c) => keyJson(asJson(RevokeApiKeyResponseSchema, await c.operator.revokeApiKey({ keyId: id(f, "id") })).key),
   }),
   command({
     name: "demo",

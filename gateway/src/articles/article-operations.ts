@@ -54,14 +54,14 @@ export class ArticleOperations {
     return estimateArticle(this.gate, caller, body);
   }
 
-  /** The article and its project, when the caller may reach it: 404 for another account's, 403 for a project out of reach. */
+  /** The article and its project, when the caller may reach it: 404 outside the caller's reach (another account's), 403 for a project of its reach it may not view or change. */
   async get(caller: Caller, identifier: string, access: "view" | "update" = "view"): Promise<ArticleWithProject> {
     const parsed = articleIdentifier(identifier);
     if (!parsed) throw notFoundError(ARTICLE_NOT_FOUND);
     const canonical = canonicalIdentifier(parsed);
     try {
       const article = await this.remembered.get(canonical, async () => (await this.gate.clients.articles.getArticle({ identifier: canonical })).article!);
-      return { article, project: await this.gate.projects.authorize(caller.userId, article.projectId, access) };
+      return { article, project: await this.gate.projects.authorize(caller, article.projectId, access) };
     } catch (error) {
       if (error instanceof ConnectError && error.code === Code.NotFound) throw notFoundError(ARTICLE_NOT_FOUND);
       throw error;
@@ -69,13 +69,13 @@ export class ArticleOperations {
   }
 
   /**
-   * A page of the articles of every project the caller can view (or of the one asked for), newest
-   * first. A project the caller cannot view restricts to nothing, exactly as an empty project
-   * does: the answer never tells another account's project from a missing one.
+   * A page of the articles of every project the caller can view within its reach (or of the one
+   * asked for), newest first. A project the caller cannot view restricts to nothing, exactly as an
+   * empty project does: the answer never tells another account's project from a missing one.
    */
   async list(caller: Caller, query: ArticleListQuery): Promise<ArticlePage> {
     const { status, projectId, unknownStatus, page, perPage } = query;
-    const viewable = await this.gate.projects.viewable(caller.userId);
+    const viewable = await this.gate.projects.viewable(caller);
     const projects = projectId === undefined ? viewable : viewable.filter((p) => Number(p.id) === projectId);
     if (unknownStatus || projects.length === 0) return { articles: [], meta: pageMeta(query, 0) };
     const byId = new Map(projects.map((p) => [p.id, p]));

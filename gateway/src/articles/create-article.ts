@@ -191,7 +191,7 @@ export class ArticleCreation {
     // Access outranks field errors: 404 for another account's project, 403 without update access.
     const project = v.errors.project_id
       ? undefined
-      : await this.gate.projects.authorize(caller.userId, request.projectId, "update");
+      : await this.gate.projects.authorize(caller, request.projectId, "update");
 
     const idempotency = idempotencyKey === undefined ? undefined : { key: idempotencyKey, hash: requestHashOf(body) };
     if (idempotency && project && v.valid) {

@@ -26,7 +26,7 @@ export async function estimateArticle(gate: V1Gate, caller: Caller, body: unknow
   const { clients, projects } = gate;
   const { v, request } = readCreationBody(body);
   // As creation: access outranks field errors (404 for another account's project, 403 without update access).
-  const project = v.errors.project_id ? undefined : await projects.authorize(caller.userId, request.projectId, "update");
+  const project = v.errors.project_id ? undefined : await projects.authorize(caller, request.projectId, "update");
   const { workflow, model } = await resolveAgainstProject(gate, v, request, project);
   v.check();
   if (!project || !workflow || !model) throw new Error("estimate passed validation without its project, workflow or model");

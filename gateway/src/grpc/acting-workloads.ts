@@ -60,3 +60,15 @@ const covers = (grant: WorkloadGrant, accountId: number) => grant.accounts === "
 export function mayCall(workloads: ActingWorkloads, workload: string, accountId: number, method: string): boolean {
   return (workloads.get(workload) ?? []).some((grant) => covers(grant, accountId) && grant.methods.has(method));
 }
+
+/**
+ * The accounts where the workload's grants allow every one of `methods`: the boundary of its call,
+ * whatever else the acting user belongs to ("all" when a grant for every account allows each).
+ */
+export function grantedAccounts(workloads: ActingWorkloads, workload: string, methods: readonly string[]): ReadonlySet<number> | "all" {
+  const grants = workloads.get(workload) ?? [];
+  if (methods.every((method) => grants.some((grant) => grant.accounts === "all" && grant.methods.has(method)))) return "all";
+  // Some method is granted only for named accounts: the boundary is among those.
+  const named = grants.flatMap((grant) => (grant.accounts === "all" ? [] : [...grant.accounts]));
+  return new Set(named.filter((accountId) => methods.every((method) => mayCall(workloads, workload, accountId, method))));
+}

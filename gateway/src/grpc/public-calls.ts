@@ -7,14 +7,16 @@
 // workload's identity token in `authorization` with the account and user it acts for in
 // `x-account-id` and `x-user-id`, limited by its grant to those accounts, their members and the
 // methods of its roles (workload-roles.ts). Either way the acting user's project access is checked by the
-// operation itself, exactly as for /v1.
+// operation itself, exactly as for /v1; a workload's call reaches only projects of the accounts its
+// grant allows the method for, whatever other accounts the acting user belongs to.
 import { ConnectError, type HandlerContext } from "@connectrpc/connect";
 import type { Logger } from "../../../services/kit/src/logger.ts";
 import { countRefusal } from "../../../services/kit/src/access-policy.ts";
 import type { CallerVerifier } from "../../../services/kit/src/workload-identity.ts";
 import { plainError, validationError } from "../errors.ts";
 import { v1Caller, v1MemberCaller, type Caller, type V1Gate } from "../plugins/caller.ts";
-import { mayCall, type ActingWorkloads } from "./acting-workloads.ts";
+import { FULL_REACH } from "../plugins/project-authorizer.ts";
+import { grantedAccounts, mayCall, type ActingWorkloads } from "./acting-workloads.ts";
 import { publicGrpcError } from "./public-errors.ts";
 
 /** Internal teams' workloads acting for accounts: their tokens' check and their grants. */
@@ -62,7 +64,8 @@ async function actingCaller(gate: V1Gate, workloads: PublicWorkloads, ctx: Handl
   }
   // The acting user must be one the grant allows: a member of the granted account.
   const notMember = () => refuse(logger, workload, method, accountId, `Workload "${workload}" may not call ${method} for user ${userId}: not a member of account ${accountId}.`);
-  return v1MemberCaller(gate, accountId, userId, bucket, notMember);
+  const granted = grantedAccounts(workloads.acting, workload, [method, ...alsoDoes]);
+  return v1MemberCaller(gate, accountId, userId, granted === "all" ? FULL_REACH : { accountIds: granted, readOnly: false }, bucket, notMember);
 }
 
 export interface PublicCalls {

@@ -7,7 +7,7 @@ import { HttpError, fromServiceError, gateError, plainError, unauthenticatedGate
 import type { ServiceClients } from "../services.ts";
 import { RateLimiter, rateLimitHeaders } from "./rate-limiter.ts";
 import type { KeyResolver } from "./key-resolver.ts";
-import type { ProjectAuthorizer } from "./project-authorizer.ts";
+import { keyReach, type ProjectAuthorizer, type Reach } from "./project-authorizer.ts";
 import type { WorkflowMemory } from "../workflows/workflow-memory.ts";
 import { noteCaller } from "../../../services/kit/src/request-context.ts";
 
@@ -18,6 +18,8 @@ export interface Caller {
   userId: number;
   user: User;
   plan: Plan;
+  /** How far within the user's memberships the call reaches (project-authorizer.ts). */
+  reach: Reach;
 }
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
@@ -58,18 +60,21 @@ export interface V1Gate {
  * share "articles"). Returns the caller and the RateLimit headers to put on the response.
  */
 export async function v1Caller(gate: V1Gate, authorization: string | null, bucket: string): Promise<{ caller: Caller; headers: Record<string, string> }> {
-  return gateResolved(gate, await resolveKey(gate.keys, authorization, unauthenticatedGate), bucket);
+  const resolved = await resolveKey(gate.keys, authorization, unauthenticatedGate);
+  return gateResolved(gate, resolved, bucket, keyReach(Number(resolved.accountId), resolved.scope));
 }
 
 /**
  * A call of a granted workload acting for a member of an account (the public gRPC API): the
- * same gates as a key's, for that user on that account. A user who is not a member is refused
- * with `notMember`'s error (the workload's grant does not reach that user).
+ * same gates as a key's, for that user on that account, reaching no further than `reach` (the
+ * workload's grant). A user who is not a member is refused with `notMember`'s error (the
+ * workload's grant does not reach that user).
  */
 export async function v1MemberCaller(
   gate: V1Gate,
   accountId: number,
   userId: number,
+  reach: Reach,
   bucket: string,
   notMember: () => Error,
 ): Promise<{ caller: Caller; headers: Record<string, string> }> {
@@ -80,11 +85,11 @@ export async function v1MemberCaller(
     throw error instanceof ConnectError ? fromServiceError(error) : error;
   }
   if (!resolved) throw notMember();
-  return gateResolved(gate, resolved, bucket);
+  return gateResolved(gate, resolved, bucket, reach);
 }
 
 /** The gates after authentication: disabled user (403), subscription (402), rate limits (429). */
-async function gateResolved(gate: V1Gate, resolved: AuthenticateKeyResponse, bucket: string): Promise<{ caller: Caller; headers: Record<string, string> }> {
+async function gateResolved(gate: V1Gate, resolved: AuthenticateKeyResponse, bucket: string, reach: Reach): Promise<{ caller: Caller; headers: Record<string, string> }> {
   const user = resolved.user!;
   // From here on the request's access line names the account and the key's id, refused or not.
   noteCaller(Number(resolved.accountId), Number(resolved.keyId));
@@ -108,7 +113,7 @@ async function gateResolved(gate: V1Gate, resolved: AuthenticateKeyResponse, buc
     );
   }
   return {
-    caller: { keyId: Number(resolved.keyId), accountId: Number(resolved.accountId), userId: Number(user.id), user, plan },
+    caller: { keyId: Number(resolved.keyId), accountId: Number(resolved.accountId), userId: Number(user.id), user, plan, reach },
     headers,
   };
 }

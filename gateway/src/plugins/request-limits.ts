@@ -3,10 +3,11 @@
 // answered in the spec's plain error shape.
 import { Elysia } from "elysia";
 import { plainError } from "../errors.ts";
+import { REQUEST_MESSAGE_BYTES } from "../../../services/kit/src/message-limits.ts";
 
 export const REQUEST_LIMITS = {
-  /** A JSON body: far above the largest valid article or step, whose text fields are bounded. */
-  bodyBytes: 1024 * 1024,
+  /** A JSON body: far above the largest valid article or step, whose text fields are bounded; a gRPC request message alike. */
+  bodyBytes: REQUEST_MESSAGE_BYTES,
   /** Arrays and objects inside one another in a JSON body (a JSON schema needs a few dozen at most). */
   bodyDepth: 100,
   /** Path and query string together. */

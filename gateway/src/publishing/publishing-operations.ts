@@ -61,7 +61,7 @@ export class PublishingOperations {
   private async project(caller: Caller, raw: string, access: ProjectAccess): Promise<bigint> {
     const id = pathId(raw);
     if (id === null) throw notFoundError("Project not found.");
-    await this.gate.projects.authorize(caller.userId, id, access);
+    await this.gate.projects.authorize(caller, id, access);
     return BigInt(id);
   }
 

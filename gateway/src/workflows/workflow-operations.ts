@@ -66,7 +66,7 @@ export class WorkflowOperations {
   private async project(caller: Caller, raw: string, access: ProjectAccess): Promise<bigint> {
     const id = pathId(raw);
     if (id === null) throw notFoundError("Project not found.");
-    await this.gate.projects.authorize(caller.userId, id, access);
+    await this.gate.projects.authorize(caller, id, access);
     return BigInt(id);
   }
 

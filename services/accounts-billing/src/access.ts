@@ -38,6 +38,7 @@ export const accountsBillingAccess = [
     removeMember: [operator],
     createProject: [operator],
     createApiKey: [operator],
+    listApiKeys: [operator],
     revokeApiKey: [operator],
     createDemoTenant: [operator],
     ensureDemoTenant: [operator],

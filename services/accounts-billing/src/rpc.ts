@@ -83,6 +83,8 @@ const projectMessage = (p: identity.ProjectRow): MessageInitShape<typeof Project
   createdAt: ts(p.createdAt),
 });
 
+const scopeMessage = (scope: identity.KeyScope | undefined) => scope && { ...scope, projectIds: scope.projectIds.map(BigInt) };
+
 const keyMessage = (k: identity.KeyRow): MessageInitShape<typeof ApiKeySchema> => ({
   id: BigInt(k.id),
   accountId: BigInt(k.accountId),
@@ -91,6 +93,7 @@ const keyMessage = (k: identity.KeyRow): MessageInitShape<typeof ApiKeySchema> =
   expiresAt: tsOpt(k.expiresAt),
   revokedAt: tsOpt(k.revokedAt),
   createdAt: ts(k.createdAt),
+  scope: scopeMessage(identity.scopeOf(k)),
 });
 
 const accountMessage = (a: { id: number; name: string; planId: number | null; createdAt: Date }) => ({
@@ -161,7 +164,7 @@ export function accountsBillingRoutes(db: Db, capDefaults: TenantCapValues) {
     router.service(AccountsService, {
       async authenticateKey(req) {
         const p = await identity.authenticateKey(db, req.token);
-        return { keyId: BigInt(p.keyId), accountId: BigInt(p.accountId), user: userMessage(p.user), plan: p.plan ? planMessage(p.plan, capDefaults) : undefined };
+        return { keyId: BigInt(p.keyId), accountId: BigInt(p.accountId), user: userMessage(p.user), plan: p.plan ? planMessage(p.plan, capDefaults) : undefined, scope: scopeMessage(p.scope) };
       },
       async resolveMember(req) {
         const p = await identity.resolveMember(db, Number(req.accountId), Number(req.userId));
@@ -258,10 +261,12 @@ export function accountsBillingRoutes(db: Db, capDefaults: TenantCapValues) {
         project: projectMessage(await identity.createProject(db, Number(req.accountId), req.name, req.defaultAudience)),
       }),
       async createApiKey(req) {
-        const { key, token } = await identity.createApiKey(db, Number(req.accountId), Number(req.userId), optDate(req.expiresAt));
+        const scope = req.scope && { accountOnly: req.scope.accountOnly, projectIds: req.scope.projectIds.map(Number), readOnly: req.scope.readOnly };
+        const { key, token } = await identity.createApiKey(db, Number(req.accountId), Number(req.userId), optDate(req.expiresAt), scope);
         return { key: keyMessage(key), token };
       },
       revokeApiKey: async (req) => ({ key: keyMessage(await identity.revokeApiKey(db, Number(req.keyId))) }),
+      listApiKeys: async (req) => ({ keys: (await identity.listApiKeys(db, Number(req.accountId))).map(keyMessage) }),
       createDemoTenant: async () => demoMessage(await identity.createDemoTenant(db), capDefaults),
       async ensureDemoTenant() {
         const created = await identity.ensureDemoTenant(db);

@@ -19,6 +19,7 @@ import { traceClientInterceptor, tracingEnabled } from "./tracing.ts";
 import type { Credential } from "./workload-identity.ts";
 import { serviceTlsOption } from "./tls.ts";
 import { currentRequestId, REQUEST_ID_HEADER } from "./request-context.ts";
+import { ANSWER_MESSAGE_BYTES, REQUEST_MESSAGE_BYTES } from "./message-limits.ts";
 
 export interface ServiceClientOptions {
   baseUrl: string;
@@ -76,6 +77,8 @@ function unaryCalls({ baseUrl, defaultTimeoutMs, interceptors }: UnaryCalls): Tr
     const response = await reach(req.url, { method: "POST", headers: req.header, signal: req.signal, body: route.serialize(req.message) as Uint8Array<ArrayBuffer> });
     // No compression is offered, so any encoding but identity is refused.
     const { isUnaryError, unaryError } = validateResponseWithCompression("unary", [], true, response.status, response.headers);
+    // The listeners' own limit on an answer (message-limits.ts), checked before it is read.
+    if (Number(response.headers.get("content-length")) > ANSWER_MESSAGE_BYTES) throw new ConnectError(`an answer larger than ${ANSWER_MESSAGE_BYTES} bytes`, Code.ResourceExhausted);
     const body = await response.bytes();
     const [header, trailer] = trailerDemux(response.headers);
     if (isUnaryError) throw errorFromJsonBytes(body, appendHeaders(header, trailer), unaryError!);
@@ -142,7 +145,8 @@ function transportTo(address: ServiceClientOptions): Transport {
     // Services share one network: compressing between them costs CPU and saves nothing.
     sendCompression: null,
     acceptCompression: [],
-    ...validateReadWriteMaxBytes(undefined, undefined, undefined),
+    // Answers as large as the listeners write; requests as large as they read.
+    ...validateReadWriteMaxBytes(ANSWER_MESSAGE_BYTES, REQUEST_MESSAGE_BYTES, undefined),
   });
   transport = { unary: unaryCalls({ baseUrl: address.baseUrl, defaultTimeoutMs, interceptors }), stream: streaming.stream.bind(streaming) };
   ofCredential.set(key, transport);

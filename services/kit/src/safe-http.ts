@@ -7,6 +7,7 @@ import dns from "node:dns";
 import net from "node:net";
 import ipaddr from "ipaddr.js";
 import { checkUrlShape } from "./rules/url-shape.ts";
+import type { Logger } from "./logger.ts";
 
 export type SafeHttpErrorReason =
   | "refused-address"
@@ -17,14 +18,22 @@ export type SafeHttpErrorReason =
   | "content-type"
   | "too-many-redirects";
 
-/** `reason` is the machine-readable kind; `message` says what happened, for logs and delivery records. */
+/**
+ * `reason` is the machine-readable kind; `message` says what happened in words the URL's owner can
+ * act on, and goes back to them (delivery records, publication errors, a refused destination).
+ * It never names the address a host resolved to: a tenant could map the cluster's DNS with it.
+ * `internal`, when there is more, says it with the address, for the service's log only.
+ */
 export class SafeHttpError extends Error {
   override readonly name = "SafeHttpError";
+  readonly internal: string | undefined;
   constructor(
     readonly reason: SafeHttpErrorReason,
     detail: string,
+    internal?: string,
   ) {
     super(`${reason}: ${detail}`);
+    this.internal = internal === undefined ? undefined : `${reason}: ${internal}`;
   }
 }
 
@@ -58,6 +67,8 @@ export interface SafeRequestOptions {
    * judged address (and TLS name), so pinning holds as for a new one.
    */
   keepAlive?: boolean;
+  /** Where a failure's internal detail (the resolved address) is written; the error itself never carries it. */
+  logger?: Pick<Logger, "warn">;
 }
 
 export interface SafeResponse {
@@ -196,10 +207,9 @@ async function checkedAddresses(
     for (const { address } of addresses) {
       const why = isForbiddenAddress(address);
       if (why) {
-        throw new SafeHttpError(
-          "refused-address",
-          ipFamily ? `${why} is not allowed` : `${host} resolves to ${why}, which is not allowed`,
-        );
+        // The literal is the caller's own; a name's answer is the cluster's, said only in the log.
+        if (ipFamily) throw new SafeHttpError("refused-address", `${host} is a private address, which is not allowed`, `${why} is not allowed`);
+        throw new SafeHttpError("refused-address", `${host} resolves to a private address, which is not allowed`, `${host} resolves to ${why}, which is not allowed`);
       }
     }
   }
@@ -273,7 +283,8 @@ async function exchange(
     } catch (err) {
       if (timedOut) throw timeout();
       const code = (err as { code?: string }).code;
-      const failure = new SafeHttpError("connection", `could not reach ${target.origin} at ${pinned.address} (${code ?? (err as Error).message})`);
+      const why = code ?? (err as Error).message;
+      const failure = new SafeHttpError("connection", `could not connect to ${target.origin} (${why})`, `could not connect to ${target.origin} at ${pinned.address} (${why})`);
       (failure as { code?: string }).code = code;
       throw failure;
     }
@@ -365,6 +376,15 @@ function nextHop(hop: Hop, location: string, status: number): Hop {
  * Throws SafeHttpError; any HTTP status (including 4xx/5xx) is returned, not thrown.
  */
 export async function safeRequest(url: string, opts: SafeRequestOptions = {}): Promise<SafeResponse> {
+  try {
+    return await request(url, opts);
+  } catch (error) {
+    if (error instanceof SafeHttpError && error.internal !== undefined) opts.logger?.warn("outbound request failed", { url: new URL(url).origin, error: error.internal });
+    throw error;
+  }
+}
+
+async function request(url: string, opts: SafeRequestOptions): Promise<SafeResponse> {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxBytes = opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   const maxRedirects = Math.max(0, opts.followRedirects ?? 0);

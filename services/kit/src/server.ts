@@ -19,6 +19,7 @@ import { authorizeCallers, type ServiceAccess } from "./access-policy.ts";
 import type { CallerVerifier } from "./workload-identity.ts";
 import type { ListenerTls } from "./tls.ts";
 import { callLog } from "./call-log.ts";
+import { BOUNDED_COMPRESSIONS, listenerLimits, REQUEST_MESSAGE_BYTES, SERVICE_DEADLINE_CAP_MS } from "./message-limits.ts";
 import { traceServerInterceptor, tracingEnabled } from "./tracing.ts";
 
 export interface ServiceServerOptions {
@@ -142,7 +143,9 @@ export async function startServiceServer(opts: ServiceServerOptions): Promise<Se
   const servedServices = new Set<string>();
   const host = opts.host ?? "0.0.0.0";
 
-  const router = createConnectRouter({ interceptors });
+  const limits = listenerLimits(SERVICE_DEADLINE_CAP_MS);
+  // The project's own clients send nothing compressed (clients.ts): the Connect listener takes none.
+  const router = createConnectRouter({ interceptors, ...limits, acceptCompression: [] });
   routes(router);
   for (const h of router.handlers) servedServices.add(h.service.typeName);
   const handlers = new Map(router.handlers.map((h) => [h.requestPath, h.method.methodKind === "unary" ? unaryFetchHandler(h) : createFetchHandler(h, { httpVersion: "1.1" })]));
@@ -154,6 +157,8 @@ export async function startServiceServer(opts: ServiceServerOptions): Promise<Se
     idleTimeout: 120,
     // A port held by another process is an error (EADDRINUSE), never a shared listener.
     reusePort: false,
+    // A body without a declared length stops here; one that declares too much never reaches this (unaryFetchHandler).
+    maxRequestBodySize: REQUEST_MESSAGE_BYTES + ENVELOPE_BYTES,
     fetch(request) {
       const url = request.url;
       const start = url.indexOf("/", url.indexOf("//") + 2);
@@ -164,7 +169,7 @@ export async function startServiceServer(opts: ServiceServerOptions): Promise<Se
   });
   // gRPC last: Kubernetes probes it, so once it answers both listeners are up. Only it carries
   // reflection (grpcurl, grpcui): a bidirectional stream, which HTTP/1.1 cannot carry anyway.
-  const grpcHandler = connectNodeAdapter({ interceptors, routes: (router) => { routes(router); addReflection(router); } });
+  const grpcHandler = connectNodeAdapter({ interceptors, ...limits, acceptCompression: BOUNDED_COMPRESSIONS, routes: (router) => { routes(router); addReflection(router); } });
   const grpc = opts.tls ? http2.createSecureServer({ cert: opts.tls.cert, key: opts.tls.key }, grpcHandler) : http2.createServer(grpcHandler);
   const stopRenewals = opts.tls ? renewCertificates(opts.tls, grpc as http2.Http2SecureServer, opts.logger) : () => {};
   await new Promise<void>((resolve, reject) => {
@@ -199,6 +204,9 @@ export async function startServiceServer(opts: ServiceServerOptions): Promise<Se
   };
 }
 
+/** The head of one enveloped message of a stream (flags and length). */
+const ENVELOPE_BYTES = 5;
+
 /**
  * A unary method over HTTP/1.1 with whole bodies both ways. Connect's fetch adapter reads each
  * request through a stream reader and answers with a ReadableStream, which Bun writes outside
@@ -209,12 +217,15 @@ export async function startServiceServer(opts: ServiceServerOptions): Promise<Se
  */
 function unaryFetchHandler(handler: UniversalHandler): (request: Request) => Promise<Response> {
   return async (request) => {
+    // A body declared larger than the limit is not read: Connect refuses it by its declared
+    // length alone (RESOURCE_EXHAUSTED).
+    const declared = Number(request.headers.get("content-length") ?? 0);
     const answer = await handler({
       httpVersion: "1.1",
       method: request.method,
       url: request.url,
       header: request.headers,
-      body: createAsyncIterable([new Uint8Array(await request.arrayBuffer())]),
+      body: createAsyncIterable(declared > REQUEST_MESSAGE_BYTES ? [] : [new Uint8Array(await request.arrayBuffer())]),
       signal: request.signal,
     });
     const chunks: Uint8Array[] = [];

@@ -36,8 +36,12 @@ export interface IdentitySettings {
 
 export const DEFAULT_AUDIENCE = "article-service";
 export const DEFAULT_NAMESPACE = "article-service";
-/** A day: the launcher's tokens live that long; a cluster's projected tokens an hour. */
-export const DEFAULT_MAX_LIFETIME_SECONDS = 24 * 3600;
+/**
+ * An hour: a token cannot be revoked, so a stolen one is good until it expires, and this bounds
+ * how long. A cluster's projected tokens live an hour and the kubelet renews them well within it
+ * (at 80% of their life); the launcher's live an hour too. Longer only by IDENTITY_TOKEN_MAX_SECONDS.
+ */
+export const DEFAULT_MAX_LIFETIME_SECONDS = 3600;
 
 export function loadIdentitySettings(env: Env): IdentitySettings {
   const required = (name: string, what: string) => {

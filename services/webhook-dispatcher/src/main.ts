@@ -50,7 +50,7 @@ await runService({
   migrationsFolder: fileURLToPath(new URL("./db/migrations", import.meta.url)),
   usesRedis: true,
   access: webhookDispatcherAccess,
-  routes: ({ database, config, credential }) => {
+  routes: ({ database, config, credential, logger }) => {
     settings = failOnConfigError(() => loadDispatcherSettings(process.env));
     services = connectServices(config.services, credential);
     const signing = webhookDispatcherRoutes(database.db, settings.secretKey, services.accounts);
@@ -61,7 +61,7 @@ await runService({
       articles: services.articles,
       lifecycle: services.lifecycle,
       queue: () => (publishingQueue ??= openQueue<PublishingJob>("publishing", connectRedis(config.redisUrl), config.redisPrefix)),
-      fetch: guardedFetch({ allowPrivate: settings.allowPrivateUrls }),
+      fetch: guardedFetch({ allowPrivate: settings.allowPrivateUrls, logger }),
       allowPlainHttp: settings.allowPrivateUrls,
     });
     return (router) => {
@@ -78,7 +78,7 @@ await runService({
         secretKey: settings.secretKey,
         attempts: settings.publishAttempts,
         backoffMs: settings.publishBackoffMs,
-        fetch: guardedFetch({ allowPrivate: settings.allowPrivateUrls }),
+        fetch: guardedFetch({ allowPrivate: settings.allowPrivateUrls, logger }),
       },
       redisUrl: config.redisUrl,
       redisPrefix: config.redisPrefix,
@@ -95,6 +95,7 @@ await runService({
           backoffMs: settings.backoffMs,
           allowPrivate: settings.allowPrivateUrls,
           timeoutMs: DELIVERY_TIMEOUT_MS,
+          logger,
           secretKey: settings.secretKey,
         },
       },

@@ -1077,7 +1077,7 @@ export type StepCreate = {
      */
     include_outline?: boolean;
     /**
-     * Structured-output schema for output_format json: every object has additionalProperties false and a required list of all its properties; arrays have items.
+     * Structured-output schema for output_format json: every object has additionalProperties false and a required list of all its properties; arrays have items. An update that moves the step off json keeps it (unused) and the step uses it again when it is json again; null clears it.
      */
     json_schema?: {
         [key: string]: unknown;
@@ -1145,7 +1145,7 @@ export type StepUpdate = {
      */
     include_outline?: boolean;
     /**
-     * Structured-output schema for output_format json: every object has additionalProperties false and a required list of all its properties; arrays have items.
+     * Structured-output schema for output_format json: every object has additionalProperties false and a required list of all its properties; arrays have items. An update that moves the step off json keeps it (unused) and the step uses it again when it is json again; null clears it.
      */
     json_schema?: {
         [key: string]: unknown;

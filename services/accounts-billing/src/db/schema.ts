@@ -1,6 +1,6 @@
 // Tables of the accounts-billing context, in its own Postgres schema.
 import { sql, type AnyColumn } from "drizzle-orm";
-import { bigint, bigserial, index, integer, pgSchema, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
+import { bigint, bigserial, boolean, index, integer, pgSchema, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
 
 export const accountsBilling = pgSchema("accounts_billing");
 
@@ -96,6 +96,10 @@ export const apiKeys = accountsBilling.table("api_keys", {
   expiresAt: timestamp("expires_at", { withTimezone: true }),
   revokedAt: timestamp("revoked_at", { withTimezone: true }),
   createdAt: createdAt(),
+  // The key's scope (KeyScope): each narrows what the user's memberships reach; false and null narrow nothing.
+  scopeAccountOnly: boolean("scope_account_only").notNull().default(false),
+  scopeProjectIds: bigint("scope_project_ids", { mode: "number" }).array(),
+  scopeReadOnly: boolean("scope_read_only").notNull().default(false),
 });
 
 /** The word quota ledger: one row per article reservation, settled or released later. */

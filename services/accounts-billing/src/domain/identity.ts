@@ -13,11 +13,28 @@ export type PlanRow = typeof plans.$inferSelect;
 export type ProjectRow = typeof projects.$inferSelect;
 export type KeyRow = typeof apiKeys.$inferSelect;
 
+/** How far a key reaches within its user's memberships (KeyScope); a key narrowed by nothing has none. */
+export interface KeyScope {
+  accountOnly: boolean;
+  /** Only these projects of the key's account; empty: not narrowed by project. */
+  projectIds: number[];
+  readOnly: boolean;
+}
+
 export interface Principal {
   keyId: number;
   accountId: number;
   user: UserRow;
   plan: PlanRow | null;
+  /** Absent for a key narrowed by nothing and for a member acting without a key. */
+  scope?: KeyScope;
+}
+
+/** The key's stored scope, or undefined when it narrows nothing. */
+export function scopeOf(key: KeyRow): KeyScope | undefined {
+  const projectIds = key.scopeProjectIds ?? [];
+  if (!key.scopeAccountOnly && !projectIds.length && !key.scopeReadOnly) return undefined;
+  return { accountOnly: key.scopeAccountOnly, projectIds, readOnly: key.scopeReadOnly };
 }
 
 // Asked on every gateway cache miss (a key or a project access unseen for half a second): built
@@ -46,7 +63,7 @@ export async function authenticateKey(db: Db, token: string): Promise<Principal>
   if (!isWellFormedToken(token)) throw unauthenticated();
   const [row] = await lookups(db).principal.execute({ tokenHash: hashToken(token) });
   if (!row) throw unauthenticated();
-  return { keyId: row.key.id, accountId: row.key.accountId, user: row.user, plan: row.plan };
+  return { keyId: row.key.id, accountId: row.key.accountId, user: row.user, plan: row.plan, scope: scopeOf(row.key) };
 }
 
 /** A member acting on an account without a key (a granted workload acting for it): keyId 0. */
@@ -272,12 +289,40 @@ export async function createProject(db: Db, accountId: number, name: string, def
   return project;
 }
 
-export async function createApiKey(db: Db, accountId: number, userId: number, expiresAt?: Date): Promise<{ key: KeyRow; token: string }> {
+/** A scope's projects must be the key's account's own, and a scope names its account or projects of it, not both. */
+async function checkScope(db: Db, accountId: number, scope: KeyScope | undefined): Promise<void> {
+  if (!scope?.projectIds.length) return;
+  if (scope.accountOnly) throw invalidFields({ "scope.project_ids": ["A key is scoped to its account or to projects of it, not both."] });
+  const own = await db.select({ id: projects.id }).from(projects).where(eq(projects.accountId, accountId));
+  const foreign = scope.projectIds.filter((id) => !own.some((p) => p.id === id));
+  if (foreign.length) throw invalidFields({ "scope.project_ids": [`Projects ${foreign.join(", ")} do not belong to account ${accountId}.`] });
+}
+
+export async function createApiKey(db: Db, accountId: number, userId: number, expiresAt?: Date, scope?: KeyScope): Promise<{ key: KeyRow; token: string }> {
   const [membership] = await db.select().from(memberships).where(and(eq(memberships.accountId, accountId), eq(memberships.userId, userId)));
   if (!membership) throw invalidFields({ user: [`User ${userId} is not a member of account ${accountId}.`] });
+  await checkScope(db, accountId, scope);
   const token = newToken();
-  const [key] = await db.insert(apiKeys).values({ accountId, userId, tokenHash: hashToken(token), prefix: displayPrefix(token), expiresAt: expiresAt ?? null }).returning();
+  const [key] = await db
+    .insert(apiKeys)
+    .values({
+      accountId,
+      userId,
+      tokenHash: hashToken(token),
+      prefix: displayPrefix(token),
+      expiresAt: expiresAt ?? null,
+      scopeAccountOnly: scope?.accountOnly ?? false,
+      scopeProjectIds: scope?.projectIds.length ? [...new Set(scope.projectIds)] : null,
+      scopeReadOnly: scope?.readOnly ?? false,
+    })
+    .returning();
   return { key, token };
+}
+
+/** The account's keys, oldest first. */
+export async function listApiKeys(db: Db, accountId: number): Promise<KeyRow[]> {
+  await getAccount(db, accountId);
+  return db.select().from(apiKeys).where(eq(apiKeys.accountId, accountId)).orderBy(apiKeys.id);
 }
 
 export async function revokeApiKey(db: Db, keyId: number): Promise<KeyRow> {

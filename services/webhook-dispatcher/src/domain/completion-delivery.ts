@@ -11,7 +11,7 @@ import type { HostResolver } from "../../../kit/src/safe-http.ts";
 import type { Db } from "../db/client.ts";
 import { completionPayload } from "./completion-payload.ts";
 import { batchedArticleReads, batchedDeliveryRecords, type ArticleRead, type DeliveryRecord, type RecordDelivery } from "./article-store-batches.ts";
-import { deliverWebhook, type AttemptResult } from "./deliver-webhook.ts";
+import { deliverWebhook, type AttemptResult, type DeliveryOptions } from "./deliver-webhook.ts";
 import { FrozenMessages, type CompletionMessage } from "./messages.ts";
 import type { ProjectNames } from "./project-names.ts";
 import { nextStep, type NextStep } from "./retry-schedule.ts";
@@ -31,6 +31,7 @@ export interface DeliveryPolicy {
   timeoutMs: number;
   secretKey: Buffer;
   resolveHost?: HostResolver;
+  logger?: DeliveryOptions["logger"];
 }
 
 export interface DeliveryContext {

@@ -1,7 +1,7 @@
 // One delivery attempt: a POST of the JSON body to the receiver through the SSRF guard, reduced
 // to what the delivery log keeps (status code or error, duration) and whether it counts as a
 // success. Never throws: every way an attempt can end is a result.
-import { safeRequest, SafeHttpError, type HostResolver } from "../../../kit/src/safe-http.ts";
+import { safeRequest, SafeHttpError, type HostResolver, type SafeRequestOptions } from "../../../kit/src/safe-http.ts";
 
 export interface DeliveryOptions {
   /** ALLOW_PRIVATE_URLS: skip the address check (local development and tests only). */
@@ -10,6 +10,8 @@ export interface DeliveryOptions {
   /** Receivers answer with a short acknowledgement; anything longer is cut off as a failure. */
   maxResponseBytes?: number;
   resolveHost?: HostResolver;
+  /** Where a failure's detail (the address the receiver's name resolved to) goes; the delivery log never has it. */
+  logger?: SafeRequestOptions["logger"];
 }
 
 export interface AttemptResult {
@@ -41,6 +43,7 @@ export async function deliverWebhook(url: string, body: string, headers: Record<
       // Deliveries go to few receivers many times over: a new connection each would cost more than the POST.
       keepAlive: true,
       resolveHost: opts.resolveHost,
+      logger: opts.logger,
     });
     const status = response.status;
     const durationMs = elapsed();

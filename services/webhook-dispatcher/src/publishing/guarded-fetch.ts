@@ -3,12 +3,14 @@
 // refused, each redirect hop judged again), so a destination's address cannot reach inside the
 // cluster; nor, outside development (ALLOW_PRIVATE_URLS), to a plain http address. A refused
 // address is a permanent failure, not one to retry.
-import { safeRequest, SafeHttpError } from "../../../kit/src/safe-http.ts";
+import { safeRequest, SafeHttpError, type SafeRequestOptions } from "../../../kit/src/safe-http.ts";
 
 export interface GuardOptions {
   /** ALLOW_PRIVATE_URLS: local development and tests. */
   allowPrivate: boolean;
   maxResponseBytes?: number;
+  /** Where a refusal's detail (the address the site's name resolved to) goes; never the site's owner. */
+  logger?: SafeRequestOptions["logger"];
 }
 
 /** Raised for a request the guard refused (private address, bad URL): not worth another try. */
@@ -44,6 +46,7 @@ export function guardedFetch(options: GuardOptions): typeof fetch {
         timeoutMs,
         maxResponseBytes: options.maxResponseBytes ?? 20 * 1024 * 1024,
         keepAlive: true,
+        logger: options.logger,
       });
       const answer = new Response(response.status === 204 || response.status === 304 ? null : new Uint8Array(response.body), { status: response.status, headers: response.headers });
       Object.defineProperty(answer, "url", { value: response.url });

@@ -26,7 +26,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file articles/accounts_billing/v1/accounts.proto.
  */
 export const file_articles_accounts_billing_v1_accounts: GenFile = /*@__PURE__*/
-  fileDesc("CithcnRpY2xlcy9hY2NvdW50c19iaWxsaW5nL3YxL2FjY291bnRzLnByb3RvEhxhcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxIuMCCgRVc2VyEgoKAmlkGAEgASgDEgwKBG5hbWUYAiABKAkSDQoFZW1haWwYAyABKAkSOgoRZW1haWxfdmVyaWZpZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSACIAQESHwoSY3VycmVudF9hY2NvdW50X2lkGAUgASgDSAGIAQESHwoSY3VycmVudF9wcm9qZWN0X2lkGAYgASgDSAKIAQESLgoKY3JlYXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIZGlzYWJsZWQYCSABKAhCFAoSX2VtYWlsX3ZlcmlmaWVkX2F0QhUKE19jdXJyZW50X2FjY291bnRfaWRCFQoTX2N1cnJlbnRfcHJvamVjdF9pZCLLAgoEUGxhbhIKCgJpZBgBIAEoAxIMCgRuYW1lGAIgASgJEhUKDW1vbnRobHlfd29yZHMYAyABKAMSGwoTcmVxdWVzdHNfcGVyX21pbnV0ZRgEIAEoBRIZChFyZXF1ZXN0c19wZXJfaG91chgFIAEoBRIYChByZXF1ZXN0c19wZXJfZGF5GAYgASgFEh8KEmFydGljbGVzX2luX2ZsaWdodBgHIAEoBUgAiAEBEhQKDHNoYXJlX3dlaWdodBgIIAEoBRI2CgRjYXBzGAkgASgLMiguYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5UZW5hbnRDYXBzEjoKCG93bl9jYXBzGAogASgLMiguYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5UZW5hbnRDYXBzQhUKE19hcnRpY2xlc19pbl9mbGlnaHQitAIKClRlbmFudENhcHMSHwoSc3RlcHNfcGVyX3dvcmtmbG93GAEgASgFSACIAQESHgoRcHJvbXB0X2NoYXJhY3RlcnMYAiABKAVIAYgBARIiChV3b3JrZmxvd3NfcGVyX3Byb2plY3QYAyABKAVIAogBARIlChhkZXN0aW5hdGlvbnNfcGVyX3Byb2plY3QYBCABKAVIA4gBARIfChJvcGVuX2V2ZW50X3N0cmVhbXMYBSABKAVIBIgBAUIVChNfc3RlcHNfcGVyX3dvcmtmbG93QhQKEl9wcm9tcHRfY2hhcmFjdGVyc0IYChZfd29ya2Zsb3dzX3Blcl9wcm9qZWN0QhsKGV9kZXN0aW5hdGlvbnNfcGVyX3Byb2plY3RCFQoTX29wZW5fZXZlbnRfc3RyZWFtcyKbAQoHUHJvamVjdBIKCgJpZBgBIAEoAxISCgphY2NvdW50X2lkGAIgASgDEgwKBG5hbWUYAyABKAkSHQoQZGVmYXVsdF9hdWRpZW5jZRgEIAEoCUgAiAEBEi4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQhMKEV9kZWZhdWx0X2F1ZGllbmNlIicKFkF1dGhlbnRpY2F0ZUtleVJlcXVlc3QSDQoFdG9rZW4YASABKAkirwEKF0F1dGhlbnRpY2F0ZUtleVJlc3BvbnNlEg4KBmtleV9pZBgBIAEoAxISCgphY2NvdW50X2lkGAIgASgDEjAKBHVzZXIYAyABKAsyIi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlVzZXISNQoEcGxhbhgEIAEoCzIiLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuUGxhbkgAiAEBQgcKBV9wbGFuIjsKFFJlc29sdmVNZW1iZXJSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAMSDwoHdXNlcl9pZBgCIAEoAyKdAQoVUmVzb2x2ZU1lbWJlclJlc3BvbnNlEhIKCmFjY291bnRfaWQYASABKAMSMAoEdXNlchgCIAEoCzIiLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuVXNlchI1CgRwbGFuGAMgASgLMiIuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5QbGFuSACIAQFCBwoFX3BsYW4iIQoOR2V0VXNlclJlcXVlc3QSDwoHdXNlcl9pZBgBIAEoAyJDCg9HZXRVc2VyUmVzcG9uc2USMAoEdXNlchgBIAEoCzIiLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuVXNlciJ4ChdBdXRob3JpemVQcm9qZWN0UmVxdWVzdBIPCgd1c2VyX2lkGAEgASgDEhIKCnByb2plY3RfaWQYAiABKAMSOAoFbGV2ZWwYAyABKA4yKS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkFjY2Vzc0xldmVsIlIKGEF1dGhvcml6ZVByb2plY3RSZXNwb25zZRI2Cgdwcm9qZWN0GAEgASgLMiUuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5Qcm9qZWN0Ii4KG0xpc3RWaWV3YWJsZVByb2plY3RzUmVxdWVzdBIPCgd1c2VyX2lkGAEgASgDIlcKHExpc3RWaWV3YWJsZVByb2plY3RzUmVzcG9uc2USNwoIcHJvamVjdHMYASADKAsyJS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlByb2plY3QiJwoRR2V0UHJvamVjdFJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoAyKEAQoSR2V0UHJvamVjdFJlc3BvbnNlEjYKB3Byb2plY3QYASABKAsyJS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlByb2plY3QSNgoEY2FwcxgCIAEoCzIoLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuVGVuYW50Q2FwcypbCgtBY2Nlc3NMZXZlbBIcChhBQ0NFU1NfTEVWRUxfVU5TUEVDSUZJRUQQABIVChFBQ0NFU1NfTEVWRUxfVklFVxABEhcKE0FDQ0VTU19MRVZFTF9VUERBVEUQAjL4BQoPQWNjb3VudHNTZXJ2aWNlEn4KD0F1dGhlbnRpY2F0ZUtleRI0LmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuQXV0aGVudGljYXRlS2V5UmVxdWVzdBo1LmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuQXV0aGVudGljYXRlS2V5UmVzcG9uc2USeAoNUmVzb2x2ZU1lbWJlchIyLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuUmVzb2x2ZU1lbWJlclJlcXVlc3QaMy5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlJlc29sdmVNZW1iZXJSZXNwb25zZRJmCgdHZXRVc2VyEiwuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5HZXRVc2VyUmVxdWVzdBotLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuR2V0VXNlclJlc3BvbnNlEoEBChBBdXRob3JpemVQcm9qZWN0EjUuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5BdXRob3JpemVQcm9qZWN0UmVxdWVzdBo2LmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuQXV0aG9yaXplUHJvamVjdFJlc3BvbnNlEo0BChRMaXN0Vmlld2FibGVQcm9qZWN0cxI5LmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuTGlzdFZpZXdhYmxlUHJvamVjdHNSZXF1ZXN0GjouYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5MaXN0Vmlld2FibGVQcm9qZWN0c1Jlc3BvbnNlEm8KCkdldFByb2plY3QSLy5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkdldFByb2plY3RSZXF1ZXN0GjAuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5HZXRQcm9qZWN0UmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
+  fileDesc("CithcnRpY2xlcy9hY2NvdW50c19iaWxsaW5nL3YxL2FjY291bnRzLnByb3RvEhxhcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxIuMCCgRVc2VyEgoKAmlkGAEgASgDEgwKBG5hbWUYAiABKAkSDQoFZW1haWwYAyABKAkSOgoRZW1haWxfdmVyaWZpZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSACIAQESHwoSY3VycmVudF9hY2NvdW50X2lkGAUgASgDSAGIAQESHwoSY3VycmVudF9wcm9qZWN0X2lkGAYgASgDSAKIAQESLgoKY3JlYXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIZGlzYWJsZWQYCSABKAhCFAoSX2VtYWlsX3ZlcmlmaWVkX2F0QhUKE19jdXJyZW50X2FjY291bnRfaWRCFQoTX2N1cnJlbnRfcHJvamVjdF9pZCLLAgoEUGxhbhIKCgJpZBgBIAEoAxIMCgRuYW1lGAIgASgJEhUKDW1vbnRobHlfd29yZHMYAyABKAMSGwoTcmVxdWVzdHNfcGVyX21pbnV0ZRgEIAEoBRIZChFyZXF1ZXN0c19wZXJfaG91chgFIAEoBRIYChByZXF1ZXN0c19wZXJfZGF5GAYgASgFEh8KEmFydGljbGVzX2luX2ZsaWdodBgHIAEoBUgAiAEBEhQKDHNoYXJlX3dlaWdodBgIIAEoBRI2CgRjYXBzGAkgASgLMiguYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5UZW5hbnRDYXBzEjoKCG93bl9jYXBzGAogASgLMiguYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5UZW5hbnRDYXBzQhUKE19hcnRpY2xlc19pbl9mbGlnaHQitAIKClRlbmFudENhcHMSHwoSc3RlcHNfcGVyX3dvcmtmbG93GAEgASgFSACIAQESHgoRcHJvbXB0X2NoYXJhY3RlcnMYAiABKAVIAYgBARIiChV3b3JrZmxvd3NfcGVyX3Byb2plY3QYAyABKAVIAogBARIlChhkZXN0aW5hdGlvbnNfcGVyX3Byb2plY3QYBCABKAVIA4gBARIfChJvcGVuX2V2ZW50X3N0cmVhbXMYBSABKAVIBIgBAUIVChNfc3RlcHNfcGVyX3dvcmtmbG93QhQKEl9wcm9tcHRfY2hhcmFjdGVyc0IYChZfd29ya2Zsb3dzX3Blcl9wcm9qZWN0QhsKGV9kZXN0aW5hdGlvbnNfcGVyX3Byb2plY3RCFQoTX29wZW5fZXZlbnRfc3RyZWFtcyKbAQoHUHJvamVjdBIKCgJpZBgBIAEoAxISCgphY2NvdW50X2lkGAIgASgDEgwKBG5hbWUYAyABKAkSHQoQZGVmYXVsdF9hdWRpZW5jZRgEIAEoCUgAiAEBEi4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQhMKEV9kZWZhdWx0X2F1ZGllbmNlIicKFkF1dGhlbnRpY2F0ZUtleVJlcXVlc3QSDQoFdG9rZW4YASABKAki9QEKF0F1dGhlbnRpY2F0ZUtleVJlc3BvbnNlEg4KBmtleV9pZBgBIAEoAxISCgphY2NvdW50X2lkGAIgASgDEjAKBHVzZXIYAyABKAsyIi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlVzZXISNQoEcGxhbhgEIAEoCzIiLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuUGxhbkgAiAEBEjoKBXNjb3BlGAUgASgLMiYuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5LZXlTY29wZUgBiAEBQgcKBV9wbGFuQggKBl9zY29wZSJICghLZXlTY29wZRIUCgxhY2NvdW50X29ubHkYASABKAgSEwoLcHJvamVjdF9pZHMYAiADKAMSEQoJcmVhZF9vbmx5GAMgASgIIjsKFFJlc29sdmVNZW1iZXJSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAMSDwoHdXNlcl9pZBgCIAEoAyKdAQoVUmVzb2x2ZU1lbWJlclJlc3BvbnNlEhIKCmFjY291bnRfaWQYASABKAMSMAoEdXNlchgCIAEoCzIiLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuVXNlchI1CgRwbGFuGAMgASgLMiIuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5QbGFuSACIAQFCBwoFX3BsYW4iIQoOR2V0VXNlclJlcXVlc3QSDwoHdXNlcl9pZBgBIAEoAyJDCg9HZXRVc2VyUmVzcG9uc2USMAoEdXNlchgBIAEoCzIiLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuVXNlciJ4ChdBdXRob3JpemVQcm9qZWN0UmVxdWVzdBIPCgd1c2VyX2lkGAEgASgDEhIKCnByb2plY3RfaWQYAiABKAMSOAoFbGV2ZWwYAyABKA4yKS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkFjY2Vzc0xldmVsIlIKGEF1dGhvcml6ZVByb2plY3RSZXNwb25zZRI2Cgdwcm9qZWN0GAEgASgLMiUuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5Qcm9qZWN0Ii4KG0xpc3RWaWV3YWJsZVByb2plY3RzUmVxdWVzdBIPCgd1c2VyX2lkGAEgASgDIlcKHExpc3RWaWV3YWJsZVByb2plY3RzUmVzcG9uc2USNwoIcHJvamVjdHMYASADKAsyJS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlByb2plY3QiJwoRR2V0UHJvamVjdFJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoAyKEAQoSR2V0UHJvamVjdFJlc3BvbnNlEjYKB3Byb2plY3QYASABKAsyJS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlByb2plY3QSNgoEY2FwcxgCIAEoCzIoLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuVGVuYW50Q2FwcypbCgtBY2Nlc3NMZXZlbBIcChhBQ0NFU1NfTEVWRUxfVU5TUEVDSUZJRUQQABIVChFBQ0NFU1NfTEVWRUxfVklFVxABEhcKE0FDQ0VTU19MRVZFTF9VUERBVEUQAjL4BQoPQWNjb3VudHNTZXJ2aWNlEn4KD0F1dGhlbnRpY2F0ZUtleRI0LmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuQXV0aGVudGljYXRlS2V5UmVxdWVzdBo1LmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuQXV0aGVudGljYXRlS2V5UmVzcG9uc2USeAoNUmVzb2x2ZU1lbWJlchIyLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuUmVzb2x2ZU1lbWJlclJlcXVlc3QaMy5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlJlc29sdmVNZW1iZXJSZXNwb25zZRJmCgdHZXRVc2VyEiwuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5HZXRVc2VyUmVxdWVzdBotLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuR2V0VXNlclJlc3BvbnNlEoEBChBBdXRob3JpemVQcm9qZWN0EjUuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5BdXRob3JpemVQcm9qZWN0UmVxdWVzdBo2LmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuQXV0aG9yaXplUHJvamVjdFJlc3BvbnNlEo0BChRMaXN0Vmlld2FibGVQcm9qZWN0cxI5LmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuTGlzdFZpZXdhYmxlUHJvamVjdHNSZXF1ZXN0GjouYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5MaXN0Vmlld2FibGVQcm9qZWN0c1Jlc3BvbnNlEm8KCkdldFByb2plY3QSLy5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkdldFByb2plY3RSZXF1ZXN0GjAuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5HZXRQcm9qZWN0UmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * A person. Credentials are never part of this message.
@@ -352,6 +352,13 @@ export type AuthenticateKeyResponse = Message<"articles.accounts_billing.v1.Auth
    * @generated from field: optional articles.accounts_billing.v1.Plan plan = 4;
    */
   plan?: Plan | undefined;
+
+  /**
+   * How far the key reaches within its user's memberships; unset for a key narrowed by nothing.
+   *
+   * @generated from field: optional articles.accounts_billing.v1.KeyScope scope = 5;
+   */
+  scope?: KeyScope | undefined;
 };
 
 /**
@@ -360,6 +367,45 @@ export type AuthenticateKeyResponse = Message<"articles.accounts_billing.v1.Auth
  */
 export const AuthenticateKeyResponseSchema: GenMessage<AuthenticateKeyResponse> = /*@__PURE__*/
   messageDesc(file_articles_accounts_billing_v1_accounts, 5);
+
+/**
+ * How far a key reaches within its user's memberships. A key without a scope reaches every project
+ * its user may view on every account the user belongs to; a scope narrows that (the key stays
+ * bound to its own account for the subscription gate and the quota either way). account_only and
+ * project_ids are alternatives; read_only combines with either or with neither.
+ *
+ * @generated from message articles.accounts_billing.v1.KeyScope
+ */
+export type KeyScope = Message<"articles.accounts_billing.v1.KeyScope"> & {
+  /**
+   * Only the projects of the key's own account.
+   *
+   * @generated from field: bool account_only = 1;
+   */
+  accountOnly: boolean;
+
+  /**
+   * Only these projects, all of the key's own account; empty: not narrowed by project.
+   *
+   * @generated from field: repeated int64 project_ids = 2;
+   */
+  projectIds: bigint[];
+
+  /**
+   * Reads only: whatever needs update access (a creation, a cancel, a publish, a workflow or
+   * destination change, an estimate) is refused as too little access is.
+   *
+   * @generated from field: bool read_only = 3;
+   */
+  readOnly: boolean;
+};
+
+/**
+ * Describes the message articles.accounts_billing.v1.KeyScope.
+ * Use `create(KeyScopeSchema)` to create a new message.
+ */
+export const KeyScopeSchema: GenMessage<KeyScope> = /*@__PURE__*/
+  messageDesc(file_articles_accounts_billing_v1_accounts, 6);
 
 /**
  * A user acting on an account.
@@ -387,7 +433,7 @@ export type ResolveMemberRequest = Message<"articles.accounts_billing.v1.Resolve
  * Use `create(ResolveMemberRequestSchema)` to create a new message.
  */
 export const ResolveMemberRequestSchema: GenMessage<ResolveMemberRequest> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_accounts, 6);
+  messageDesc(file_articles_accounts_billing_v1_accounts, 7);
 
 /**
  * Who acts, as AuthenticateKey answers it.
@@ -422,7 +468,7 @@ export type ResolveMemberResponse = Message<"articles.accounts_billing.v1.Resolv
  * Use `create(ResolveMemberResponseSchema)` to create a new message.
  */
 export const ResolveMemberResponseSchema: GenMessage<ResolveMemberResponse> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_accounts, 7);
+  messageDesc(file_articles_accounts_billing_v1_accounts, 8);
 
 /**
  * A user by id.
@@ -443,7 +489,7 @@ export type GetUserRequest = Message<"articles.accounts_billing.v1.GetUserReques
  * Use `create(GetUserRequestSchema)` to create a new message.
  */
 export const GetUserRequestSchema: GenMessage<GetUserRequest> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_accounts, 8);
+  messageDesc(file_articles_accounts_billing_v1_accounts, 9);
 
 /**
  * The user asked for.
@@ -464,7 +510,7 @@ export type GetUserResponse = Message<"articles.accounts_billing.v1.GetUserRespo
  * Use `create(GetUserResponseSchema)` to create a new message.
  */
 export const GetUserResponseSchema: GenMessage<GetUserResponse> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_accounts, 9);
+  messageDesc(file_articles_accounts_billing_v1_accounts, 10);
 
 /**
  * Called by the gateway before acting on a project's articles or workflows.
@@ -499,7 +545,7 @@ export type AuthorizeProjectRequest = Message<"articles.accounts_billing.v1.Auth
  * Use `create(AuthorizeProjectRequestSchema)` to create a new message.
  */
 export const AuthorizeProjectRequestSchema: GenMessage<AuthorizeProjectRequest> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_accounts, 10);
+  messageDesc(file_articles_accounts_billing_v1_accounts, 11);
 
 /**
  * The project, when access is granted.
@@ -520,7 +566,7 @@ export type AuthorizeProjectResponse = Message<"articles.accounts_billing.v1.Aut
  * Use `create(AuthorizeProjectResponseSchema)` to create a new message.
  */
 export const AuthorizeProjectResponseSchema: GenMessage<AuthorizeProjectResponse> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_accounts, 11);
+  messageDesc(file_articles_accounts_billing_v1_accounts, 12);
 
 /**
  * Called by the gateway to list a user's articles across projects.
@@ -541,7 +587,7 @@ export type ListViewableProjectsRequest = Message<"articles.accounts_billing.v1.
  * Use `create(ListViewableProjectsRequestSchema)` to create a new message.
  */
 export const ListViewableProjectsRequestSchema: GenMessage<ListViewableProjectsRequest> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_accounts, 12);
+  messageDesc(file_articles_accounts_billing_v1_accounts, 13);
 
 /**
  * The projects the user can view.
@@ -562,7 +608,7 @@ export type ListViewableProjectsResponse = Message<"articles.accounts_billing.v1
  * Use `create(ListViewableProjectsResponseSchema)` to create a new message.
  */
 export const ListViewableProjectsResponseSchema: GenMessage<ListViewableProjectsResponse> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_accounts, 13);
+  messageDesc(file_articles_accounts_billing_v1_accounts, 14);
 
 /**
  * A project by id, without an access check.
@@ -583,7 +629,7 @@ export type GetProjectRequest = Message<"articles.accounts_billing.v1.GetProject
  * Use `create(GetProjectRequestSchema)` to create a new message.
  */
 export const GetProjectRequestSchema: GenMessage<GetProjectRequest> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_accounts, 14);
+  messageDesc(file_articles_accounts_billing_v1_accounts, 15);
 
 /**
  * The project asked for.
@@ -612,7 +658,7 @@ export type GetProjectResponse = Message<"articles.accounts_billing.v1.GetProjec
  * Use `create(GetProjectResponseSchema)` to create a new message.
  */
 export const GetProjectResponseSchema: GenMessage<GetProjectResponse> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_accounts, 15);
+  messageDesc(file_articles_accounts_billing_v1_accounts, 16);
 
 /**
  * The level of access asked of a project.
