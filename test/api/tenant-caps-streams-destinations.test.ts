@@ -57,7 +57,7 @@ describe("open event streams per account", () => {
     const refused = await openEvents(stack.baseUrl, t.token, article.id);
     expect(refused.status).toBe(429);
     expect(Object.keys(refused.error).sort()).toEqual(["code", "error", "message", "retry_after"]);
-    expect(refused.error.code).toBe("EVENT_STREAM_LIMIT_EXCEEDED");
+    expect(refused.error.code).toBe("RATE_LIMIT_EXCEEDED");
     expect(refused.error.message).toContain("open_event_streams");
     expect(refused.error.retry_after).toBeGreaterThanOrEqual(1);
     expect(refused.headers.get("retry-after")).toBe(String(refused.error.retry_after));

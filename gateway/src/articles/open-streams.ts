@@ -78,7 +78,8 @@ export class OpenStreams {
         429,
         "Too Many Requests",
         `This account already has ${cap} event streams open, the most its plan allows (open_event_streams); close one, or retry in ${retryAfter} seconds.`,
-        "EVENT_STREAM_LIMIT_EXCEEDED",
+        // The spec's one code for a 429 (section 7), so a client that handles rate limits handles this too.
+        "RATE_LIMIT_EXCEEDED",
         { retry_after: retryAfter },
         { "Retry-After": String(retryAfter) },
       );
