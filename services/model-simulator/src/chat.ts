@@ -9,6 +9,7 @@ import { fingerprint } from "./prompt-seed.ts";
 import { DEFAULT_WORDS, keywordsFor, outlineHeadings, titleFor, topicFor, wordsAskedFor } from "./prompt-reading.ts";
 import { writeArticle } from "./writer.ts";
 import { citing } from "./citing.ts";
+import { cutMidSentence, isCutShort, wordsWritten, writesLikeARealModel } from "./real-model-writing.ts";
 
 export interface ChatState {
   calls: CallCounter;
@@ -92,14 +93,17 @@ export async function completeChat(request: unknown, state: ChatState): Promise<
     return invalid("response_format.json_schema.schema must be a JSON Schema object.", "response_format");
   }
   const seed = JSON.stringify([conversation, format ?? null]);
-  let content: string;
+  let reply: Reply;
   try {
-    content = directives.echo ? withoutDirectives(userText) : compose(conversation, userText, directives.words, format, seed);
+    reply = directives.echo
+      ? { content: withoutDirectives(userText), finishReason: "stop" }
+      : compose(conversation, userText, directives.words, format, seed, writesLikeARealModel(body.model));
   } catch {
     // Only a malformed schema (e.g. a property that is not an object) can break composing; OpenAI refuses those with 400.
     return invalid("response_format.json_schema.schema is not a valid JSON Schema.", "response_format");
   }
 
+  const { content, finishReason } = reply;
   const promptTokens = promptTokensOf(conversation);
   const completionTokens = tokensIn(content);
   return {
@@ -110,10 +114,16 @@ export async function completeChat(request: unknown, state: ChatState): Promise<
       created: Math.floor(Date.now() / 1000),
       model: body.model,
       system_fingerprint: SYSTEM_FINGERPRINT,
-      choices: [{ index: 0, message: { role: "assistant", content, refusal: null }, logprobs: null, finish_reason: "stop" }],
+      choices: [{ index: 0, message: { role: "assistant", content, refusal: null }, logprobs: null, finish_reason: finishReason }],
       usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens },
     },
   };
+}
+
+interface Reply {
+  content: string;
+  /** "length" when the reply ran out of room mid-text, as a real model's does. */
+  finishReason: "stop" | "length";
 }
 
 function compose(
@@ -122,7 +132,8 @@ function compose(
   wordsDirective: number | null,
   format: { type?: string; json_schema?: { schema?: unknown } } | undefined,
   seed: string,
-): string {
+  likeARealModel: boolean,
+): Reply {
   const prompt = withoutDirectives(userText);
   const everything = conversation.map((m) => withoutDirectives(messageText(m.content))).join("\n");
   const words = wordsDirective ?? wordsAskedFor(prompt) ?? wordsAskedFor(everything) ?? DEFAULT_WORDS;
@@ -130,8 +141,11 @@ function compose(
   const topic = topicFor(prompt, title);
   const subject = { title, topic, keywords: keywordsFor(prompt, topic), words, seed };
 
-  if (format?.type === "json_schema") return JSON.stringify(jsonFromSchema(format.json_schema!.schema as JsonSchema, subject));
-  if (format?.type === "json_object") return JSON.stringify(smallJsonObject(subject));
-  const article = writeArticle({ ...subject, headings: outlineHeadings(prompt) });
-  return citing(prompt, article);
+  if (format?.type === "json_schema") return { content: JSON.stringify(jsonFromSchema(format.json_schema!.schema as JsonSchema, subject)), finishReason: "stop" };
+  if (format?.type === "json_object") return { content: JSON.stringify(smallJsonObject(subject)), finishReason: "stop" };
+  const written = likeARealModel ? wordsWritten(words, seed) : words;
+  const article = citing(prompt, writeArticle({ ...subject, words: written, headings: outlineHeadings(prompt) }));
+  if (!likeARealModel || !isCutShort(seed)) return { content: article, finishReason: "stop" };
+  const cut = cutMidSentence(article, seed);
+  return { content: cut, finishReason: cut === article ? "stop" : "length" };
 }

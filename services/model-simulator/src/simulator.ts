@@ -13,6 +13,7 @@ import { badRequest, jsonResponse, notFound, openAIError } from "./openai-errors
 import { readPageSlug, renderPage } from "./pages.ts";
 import { ProviderLimits, ProviderSettingsError, settingsFromJson, type ProviderSettings } from "./provider-limits.ts";
 import { search } from "./search.ts";
+import { REAL_MODEL } from "./real-model-writing.ts";
 
 export interface SimulatorOptions {
   port?: number;
@@ -29,7 +30,7 @@ export interface RunningSimulator {
   stop(): Promise<void>;
 }
 
-export const SIMULATED_MODELS = ["sim-fast", "sim-pro", "sim-batch", "sim-image", "unavailable-model"];
+export const SIMULATED_MODELS = ["sim-fast", "sim-pro", "sim-batch", "sim-image", REAL_MODEL, "unavailable-model"];
 const DEFAULT_BATCH_DELAY_MS = 2000;
 
 interface Simulation {

@@ -31,12 +31,14 @@ import type { PinnedSnapshotMemory } from "./pinned-snapshots.ts";
 import { ProgressReports } from "./progress-reports.ts";
 import type { ModelClients } from "./providers.ts";
 import { citationStyleOf, citedText, humanizeCitationNote, promptWithCitations, sourcesText, writesArticleText } from "./cited-writing.ts";
-import { descriptionOf, requirementsOf, templateValues, type RunContext } from "./step-values.ts";
+import { descriptionOf, outlineOf, requirementsOf, templateValues, type RunContext } from "./step-values.ts";
 import { bodyOf } from "../../../kit/src/article-envelope.ts";
 import { formatUsd, sumUsd } from "../../../kit/src/rules/usd.ts";
 import { isCancelledArticle } from "../../../kit/src/article-events.ts";
 import { ArticleCancelled } from "./cancellation.ts";
 import { RunEvents, type ArticleEventLog } from "./run-events.ts";
+import { controlLength } from "./length-control.ts";
+import { isBuiltinArticle, lengthCall } from "./length-calls.ts";
 
 export interface PipelineDeps {
   db: Db;
@@ -281,7 +283,19 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
   const last = steps[steps.length - 1]!;
   // The text as written, with its citations resolved (unchanged without citations); a humanize
   // pass rewrites the text as written, and its output is resolved in turn.
-  const written = outputs.get(last.stepNumber)!;
+  // A built-in workflow's article is brought within tolerance of its target first (length-control.ts).
+  const lengthControlled = isBuiltinArticle(last);
+  if (lengthControlled) {
+    stopIfCancelled();
+    progress("polishing", "Adjusting length");
+  }
+  const written = lengthControlled
+    ? await controlLength(
+        outputs.get(last.stepNumber)!,
+        { target: article.targetWordCount, title: article.title, language: article.language, tone: article.tone, outline: outlineOf(steps, outputs) },
+        lengthCall(deps, externalId, { primary: requested, fallback, temperature, timeoutMs: (last.timeoutSeconds || DEFAULT_STEP_TIMEOUT_SECONDS) * 1000, signal: job.signal, turn, onWait: onWait("Adjusting length") }),
+      )
+    : outputs.get(last.stepNumber)!;
   const sourcesRead = settings.researchEnabled ? await researchOf(db, externalId) : undefined;
   const cited = citedText(written, citations, sourcesRead);
   const content = cited.content;
@@ -312,9 +326,10 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
   // run's events land before the one its completion logs, and the cost is the ledger's total, not
   // the running sum (the cost breakdown lists the same checkpoints). Without a pass the ledger
   // holds the steps' checkpoints alone, and `checkpoints` holds each as stored (ours, an earlier
-  // pickup's or a racing worker's); a pass's checkpoint may be there from an earlier pickup.
+  // pickup's or a racing worker's); a pass's checkpoint may be there from an earlier pickup, and
+  // length control's calls are finishing checkpoints too.
   const [totalCost] = await Promise.all([
-    article.humanize ? runCost(db, externalId) : sumUsd([...checkpoints.values()].map((cp) => cp.cost)),
+    article.humanize || lengthControlled ? runCost(db, externalId) : sumUsd([...checkpoints.values()].map((cp) => cp.cost)),
     article.humanize ? reports.flush() : reports.supersede(),
     events.flush(),
   ]);

@@ -1,0 +1,44 @@
+// Length control's model calls as the run makes them: each one a finishing checkpoint named by
+// its task ("length 3: extend Getting Started"), so the cost breakdown lists it with its tokens
+// and cost, the article's cost includes it, and a later pickup replays its reply instead of
+// paying for it again (the control's choices follow from the replies, so they repeat too).
+import type { SnapshotStep } from "../../../../proto/gen/articles/workflow_catalog/v1/snapshots_pb.ts";
+import type { Db } from "../db/client.ts";
+import { finishingCheckpointOf, saveFinishingCheckpoint } from "./checkpoints.ts";
+import type { LengthCall } from "./length-control.ts";
+import { callModel, type CallTurn, type ChatRequest, type ModelCalls } from "./model-call.ts";
+import type { CatalogModel } from "./model-catalog.ts";
+
+/** A built-in workflow's article (its steps have roles, custom ones have none) written as markdown. */
+export const isBuiltinArticle = (last: SnapshotStep): boolean => last.role !== "" && last.outputFormat === "markdown";
+
+export function lengthCall(
+  deps: ModelCalls & { db: Db },
+  externalId: string,
+  opts: { primary: CatalogModel; fallback?: CatalogModel; temperature: number; timeoutMs: number; signal?: AbortSignal; turn: CallTurn; onWait?: ChatRequest["onWait"] },
+): LengthCall {
+  return async (task, prompt) => {
+    const done = await finishingCheckpointOf(deps.db, externalId, task);
+    if (done) return done.output;
+    const reply = await callModel(deps, opts.primary, opts.fallback, {
+      ...prompt,
+      temperature: opts.temperature,
+      outputFormat: "markdown",
+      schemaName: "length",
+      timeoutMs: opts.timeoutMs,
+      signal: opts.signal,
+      turn: opts.turn,
+      onWait: opts.onWait,
+    });
+    const saved = await saveFinishingCheckpoint(deps.db, externalId, {
+      task,
+      model: reply.model,
+      promptTokens: reply.promptTokens,
+      completionTokens: reply.completionTokens,
+      cost: reply.cost,
+      output: reply.output,
+      waitedMs: reply.waitedMs,
+    });
+    return saved.output;
+  };
+}
