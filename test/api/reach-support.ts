@@ -7,6 +7,7 @@
 import * as grpc from "@grpc/grpc-js";
 import { Role } from "../../proto/gen/articles/accounts_billing/v1/operator_pb.ts";
 import { createArticle } from "../harness/articles.ts";
+import { eventually } from "../harness/eventually.ts";
 import { apiClient, call } from "../harness/http.ts";
 import type { PublicClients } from "../harness/public-grpc.ts";
 import type { TestStack } from "../harness/stack.ts";
@@ -15,7 +16,7 @@ import { articleBody, createWorkflow, marker, wordUsage } from "./generation-sup
 
 const NOWHERE = "999999999";
 
-/** A project with a workflow step and an article held queued (its step waits far longer than any test). */
+/** A project with a workflow step and an article held writing (its step waits far longer than any test). */
 export interface Records {
   accountId: number;
   projectId: number;
@@ -32,6 +33,8 @@ export async function heldRecords(stack: TestStack, ownerToken: string, accountI
   const heldType = marker("held");
   const [step] = await createWorkflow(api, projectId, heldType, [{ user: "[[sim:sleep=600000]]hold" }]);
   const article = await createArticle(api, articleBody(projectId, { article_type: heldType }));
+  // Held in its step before anything is compared, so a run taking it up later is not read as a change.
+  await eventually(async () => (await api.get(`/v1/articles/${article.id}`)).body.data.status, (status) => status === "writing", 30_000, "the held article writing");
   return { accountId, projectId, article: { id: article.id, external_id: article.external_id }, stepId: step.id, heldType, ownerToken };
 }
 
