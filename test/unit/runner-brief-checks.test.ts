@@ -1,7 +1,8 @@
 // The brief checks on a finished text: each check passing on a text that meets the brief and
 // failing, with the value measured, on one that misses it; readability by its language's formula.
 import { describe, expect, test } from "bun:test";
-import { checkBrief, headingsOf, occurrencesOf, type Brief, type BriefCheck, type DeliveredText } from "../../services/generation-runner/src/domain/brief-checks.ts";
+import { checkBrief, headingsOf, occurrencesOf, type Brief, type DeliveredText } from "../../services/generation-runner/src/domain/brief-checks.ts";
+import type { BriefCheck } from "../../services/kit/src/rules/quality-report.ts";
 import { readabilityOf, syllablesOf } from "../../services/generation-runner/src/domain/readability.ts";
 import { countWords } from "../../services/kit/src/words.ts";
 

@@ -7,29 +7,7 @@ import { detectAll } from "tinyld";
 import type { CitationStyle } from "../../../kit/src/rules/citations.ts";
 import { endsMidSentence, lengthTolerance } from "./length-control.ts";
 import { proseOf, readabilityOf } from "./readability.ts";
-
-export type CheckStatus = "passed" | "failed" | "not_measured";
-
-export interface BriefCheck {
-  /** What is checked, e.g. "length" or "keyword_in_h1". */
-  name: string;
-  status: CheckStatus;
-  /** What was measured: a number, a yes or no, a language code, the offending text; null when not measured. */
-  value: number | boolean | string | string[] | null;
-  /** What the brief asks for, as a reader would say it. */
-  target: string;
-}
-
-/** A change made to the text to pass a failed check (none are made yet: the list stays empty). */
-export interface QualityRepair {
-  check: string;
-  action: string;
-}
-
-export interface QualityReport {
-  checks: BriefCheck[];
-  repairs: QualityRepair[];
-}
+import type { BriefCheck, QualityReport } from "../../../kit/src/rules/quality-report.ts";
 
 /** What the client asked for that the text can be measured against. */
 export interface Brief {
