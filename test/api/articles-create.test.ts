@@ -49,6 +49,8 @@ const ARTICLE_FIELDS = [
   "sources",
   "citations",
   "citations_removed",
+  // Additive (docs/api.md, Quality report): the current text against its brief, null until completed.
+  "quality",
 ].sort();
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
@@ -107,7 +109,7 @@ describe("POST /v1/articles", () => {
       webhook_url: "https://hooks.example.com/articles",
       project: { id: tenant.projectId, name: "Test project" },
     });
-    for (const field of ["content", "original_content", "current_version_id", "published_version_id", "ai_model_used", "current_step", "description", "ai_detection_score", "originality_checked_at"]) {
+    for (const field of ["content", "original_content", "current_version_id", "published_version_id", "ai_model_used", "current_step", "description", "ai_detection_score", "originality_checked_at", "quality"]) {
       expect(a[field]).toBeNull();
     }
     expect(Number.isInteger(a.id)).toBe(true);

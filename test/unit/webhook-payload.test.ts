@@ -65,7 +65,7 @@ describe("completionPayload", () => {
         "actual_word_count", "tone", "point_of_view", "language", "country_targeting", "ai_model_used", "cost",
         "current_step", "humanize", "ai_detection_score", "originality_checked_at", "additional_context",
         "webhook_url", "project", "created_at", "updated_at", "images", "failure_reason", "publications",
-        "sources", "citations", "citations_removed",
+        "sources", "citations", "citations_removed", "quality",
       ].sort(),
     );
     expect(data).toMatchObject({
@@ -82,10 +82,17 @@ describe("completionPayload", () => {
       originality_checked_at: "2030-05-01T10:03:30.000Z",
       additional_context: null,
       cost: "0.0042",
+      // Completed before the brief checks existed: no report.
+      quality: null,
     });
     // Internal fields of the store never leave the service.
     expect(JSON.stringify(data)).not.toContain("account_id");
     expect(JSON.stringify(data)).not.toContain("settings");
+  });
+
+  test("data carries the quality report as the store keeps it", () => {
+    const quality = { checks: [{ name: "length", status: "failed", value: 612, target: "720–880 words" }], repairs: [] };
+    expect(completionPayload(article({ quality }), project).data.quality).toEqual(quality as never);
   });
 
   test("content carries the markdown body, its sanitised HTML and the meta fields", () => {

@@ -79,6 +79,27 @@ export const Source = Type.Object(
   { description: "A page the article's research read (additive)." },
 );
 
+export const QualityCheck = Type.Object(
+  {
+    name: Type.String({ description: "What is checked: length, keyword_in_title, keyword_in_h1, keyword_in_introduction, keyword_in_h2, keyword_in_meta_description, keyword_density, keywords_present, single_h1, heading_levels, faq_section, meta_title_length, meta_description_length, language, readability, no_placeholder_text, complete_ending or citations_resolved.", examples: ["length"] }),
+    status: Type.Union([Type.Literal("passed"), Type.Literal("failed"), Type.Literal("not_measured")], { description: "not_measured: the brief asked for nothing this check measures, or the text gives it nothing to measure." }),
+    value: Type.Union([Type.Number(), Type.Boolean(), Type.String(), Type.Array(Type.String()), Type.Null()], {
+      description: "What was measured: a number (words, characters, a percentage, a score), a yes or no, a language code, or the offending texts (missing keywords, skipped headings, placeholders); null when not measured.",
+      examples: [1432],
+    }),
+    target: Type.String({ description: "What the brief asks for, as a reader would say it.", examples: ["1350–1650 words"] }),
+  },
+  { description: "One brief check of the article's current version (additive)." },
+);
+
+export const QualityReport = Type.Object(
+  {
+    checks: Type.Array(QualityCheck, { description: "Every check, in a fixed order." }),
+    repairs: Type.Array(Type.Object({ check: Type.String(), action: Type.String() }), { description: "Changes made to pass failed checks (none are made yet: empty)." }),
+  },
+  { description: "Additive: the current version measured against its brief; null until the article completes, and for one completed before the checks existed." },
+);
+
 export const Destination = Type.Object(
   {
     id: Id("Destination id."),
@@ -142,6 +163,7 @@ export const Article = Type.Object(
     sources: Type.Array(Source, { description: "Additive: the pages its research read, numbered as the text cites them; empty without research." }),
     citations: Type.Union([Type.Literal("none"), Type.Literal("inline"), Type.Literal("list")], { description: "Additive: how the text cites its sources, as asked at creation." }),
     citations_removed: Type.Integer({ minimum: 0, description: "Additive: citations of a number that was not among the sources, removed from the text." }),
+    quality: Nullable(QualityReport),
     project: Type.Object({ id: Id("Project id."), name: Type.String() }, { description: "Owning project." }),
     created_at: Timestamp(),
     updated_at: Timestamp("Advances as the pipeline progresses."),

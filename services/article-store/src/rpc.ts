@@ -147,6 +147,7 @@ const articleMessage = (a: store.ArticleRecord): MessageInitShape<typeof Article
   publications: (a.publications ?? []).map(publicationMessage),
   sources: (a.sources ?? []).map(sourceMessage),
   citationsRemoved: a.citationsRemoved ?? 0,
+  quality: a.quality ?? undefined,
 });
 
 /**
@@ -300,6 +301,7 @@ export function articleStoreRoutes({ db, accounts, relay }: ArticleStoreDeps) {
             aiDetectionScore: req.aiDetectionScore,
             sources: req.sources.map(sourceOf),
             citationsRemoved: req.citationsRemoved,
+            quality: req.quality,
           }),
         ),
       async addVersion(req) {
@@ -311,6 +313,7 @@ export function articleStoreRoutes({ db, accounts, relay }: ArticleStoreDeps) {
           cost: req.cost,
           aiDetectionScore: req.aiDetectionScore,
           sources: req.sources && { sources: req.sources.sources.map(sourceOf), citationsRemoved: req.sources.citationsRemoved },
+          quality: req.quality,
         });
         return { article: articleMessage(added.article), versionId: big(added.version.id) };
       },

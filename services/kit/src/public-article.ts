@@ -3,6 +3,7 @@
 import { timestampDate, type Timestamp } from "@bufbuild/protobuf/wkt";
 import type { Project } from "../../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
 import type { Article, ArticleImage, ArticleSource, Publication } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
+import type { QualityReport } from "./rules/quality-report.ts";
 
 export const iso = (t: Timestamp | undefined) => (t ? timestampDate(t).toISOString() : null);
 export const optionalNumber = (n: bigint | undefined) => (n === undefined ? null : Number(n));
@@ -97,6 +98,10 @@ export function presentArticle(article: Article, project: ProjectRef) {
     sources: article.sources.map(presentSource),
     citations: article.settings?.citations || "none",
     citations_removed: article.citationsRemoved,
+    // Additive: the current version measured against the brief (checks and repairs), null for an
+    // article not yet completed or completed before the checks existed.
+    // The store keeps the report as the runner wrote it, in this shape.
+    quality: (article.quality as QualityReport | undefined) ?? null,
     project: { id: Number(project.id), name: project.name },
     created_at: iso(article.createdAt),
     updated_at: iso(article.updatedAt),

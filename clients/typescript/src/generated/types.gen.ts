@@ -243,6 +243,39 @@ export type Article = {
      */
     citations_removed: number;
     /**
+     * Additive: the current version measured against its brief; null until the article completes, and for one completed before the checks existed.
+     */
+    quality: {
+        /**
+         * Every check, in a fixed order.
+         */
+        checks: Array<{
+            /**
+             * What is checked: length, keyword_in_title, keyword_in_h1, keyword_in_introduction, keyword_in_h2, keyword_in_meta_description, keyword_density, keywords_present, single_h1, heading_levels, faq_section, meta_title_length, meta_description_length, language, readability, no_placeholder_text, complete_ending or citations_resolved.
+             */
+            name: string;
+            /**
+             * not_measured: the brief asked for nothing this check measures, or the text gives it nothing to measure.
+             */
+            status: 'passed' | 'failed' | 'not_measured';
+            /**
+             * What was measured: a number (words, characters, a percentage, a score), a yes or no, a language code, or the offending texts (missing keywords, skipped headings, placeholders); null when not measured.
+             */
+            value: number | boolean | string | Array<string> | null;
+            /**
+             * What the brief asks for, as a reader would say it.
+             */
+            target: string;
+        }>;
+        /**
+         * Changes made to pass failed checks (none are made yet: empty).
+         */
+        repairs: Array<{
+            check: string;
+            action: string;
+        }>;
+    } | null;
+    /**
      * Owning project.
      */
     project: {

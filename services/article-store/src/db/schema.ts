@@ -1,4 +1,5 @@
 // Tables of the article-store context, in its own Postgres schema.
+import type { JsonObject } from "@bufbuild/protobuf";
 import { sql, type AnyColumn } from "drizzle-orm";
 import type { PublishOptionsRecord } from "../../../kit/src/queues.ts";
 import { bigint, bigserial, boolean, date, index, integer, jsonb, numeric, pgSchema, primaryKey, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
@@ -148,6 +149,9 @@ export const articles = articleStoreSchema.table(
     sources: jsonb("sources").$type<ArticleSource[]>().notNull().default([]),
     // Citations of unknown numbers the runner removed from the current version.
     citationsRemoved: integer("citations_removed").notNull().default(0),
+    // The brief checks of the current version, as the runner measured it; null for an article
+    // finished before the checks existed (or not finished yet). Passed through as it came.
+    quality: jsonb("quality").$type<JsonObject>(),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },

@@ -1,6 +1,7 @@
 // What generation and delivery record on an article. Every change is idempotent (a retried job
 // may repeat it) and runs on the locked article row. failed is terminal: nothing but a repeated
 // failArticle touches a failed article again.
+import type { JsonObject } from "@bufbuild/protobuf";
 import { and, eq, max, sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { articles, articleVersions, type ArticleImage, type ArticleSource, type ArticleStatus } from "../db/schema.ts";
@@ -113,6 +114,8 @@ export interface GenerationOutput {
   sources?: ArticleSource[];
   /** Citations of unknown numbers removed from content. */
   citationsRemoved?: number;
+  /** The brief checks of content, as the runner measured it. */
+  quality?: JsonObject;
 }
 
 /** A score given with the version it scores is checked as RecordOriginality checks it. */
@@ -151,6 +154,7 @@ const storeFirstVersion = articleStatement(`
     images = $8::jsonb,
     sources = $10::jsonb,
     citations_removed = $11::int4,
+    quality = $12::jsonb,
     status = case when $9::bool then 'polishing' else 'completed' end,
     current_step = case when $9::bool then a.current_step end,
     updated_at = now()
@@ -172,7 +176,7 @@ export async function completeGeneration(db: Db, externalId: string, output: Gen
   throwIfAny(errors);
   const id = requireUuid(externalId);
   // A score given here is the version's first check, stored with it (one call where two were).
-  const values = [id, output.content, output.actualWordCount, output.aiDetectionScore ?? null, output.description ?? null, output.aiModelUsed, output.cost, articles.images.mapToDriverValue(images), output.moreVersionsFollow, articles.sources.mapToDriverValue(sources), output.citationsRemoved ?? 0];
+  const values = [id, output.content, output.actualWordCount, output.aiDetectionScore ?? null, output.description ?? null, output.aiModelUsed, output.cost, articles.images.mapToDriverValue(images), output.moreVersionsFollow, articles.sources.mapToDriverValue(sources), output.citationsRemoved ?? 0, output.quality ? articles.quality.mapToDriverValue(output.quality) : null];
   return untilApplied(db, id, () => storeFirstVersion(db, values), (article) => {
     refuseFailed(article);
     return article.currentVersionId !== null ? article : undefined; // already stored: the retry is a no-op
@@ -190,6 +194,8 @@ export interface NewVersion {
   aiDetectionScore?: number;
   /** The sources as this version cites them, replacing the article's; absent leaves them. */
   sources?: { sources: ArticleSource[]; citationsRemoved: number };
+  /** The brief checks of the version's content; absent leaves the article's. */
+  quality?: JsonObject;
 }
 
 /** Stores a further version and makes it current; one version per kind. */
@@ -226,6 +232,7 @@ export async function addVersion(db: Db, externalId: string, input: NewVersion):
       ...checkOf(version),
       ...(input.cost !== undefined ? { cost: input.cost } : {}),
       ...(input.sources ? { sources: input.sources.sources, citationsRemoved: input.sources.citationsRemoved } : {}),
+      ...(input.quality ? { quality: input.quality } : {}),
       ...(input.complete && RUNNING.includes(article.status) ? { status: "completed" as const, currentStep: null } : {}),
     });
     return { article: updated, version };

@@ -38,6 +38,7 @@ import { isCancelledArticle } from "../../../kit/src/article-events.ts";
 import { ArticleCancelled } from "./cancellation.ts";
 import { RunEvents, type ArticleEventLog } from "./run-events.ts";
 import { controlLength } from "./length-control.ts";
+import { qualityOf } from "./quality-report.ts";
 import { isBuiltinArticle, lengthCall } from "./length-calls.ts";
 
 export interface PipelineDeps {
@@ -338,11 +339,13 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
   // The text of the final version without its images is scored before it is stored, so the score
   // goes with it (completion, or the pass's version) and the article completes with its score.
   const firstScore = article.humanize ? undefined : await deps.detector.score(bodyOf(content));
+  // Each version is measured against the brief as it is stored (quality-report.ts).
+  const description = descriptionOf(steps, outputs, content);
   const { article: generated } = await lifecycle.completeGeneration({
     externalId,
     content: illustrated(content),
     images: images.map((i) => articleImageOf(deps.publicBaseUrl, i)),
-    description: descriptionOf(steps, outputs, content) ?? undefined,
+    description: description ?? undefined,
     actualWordCount: contentWords,
     aiModelUsed: modelUsed()!,
     cost: formatUsd(totalCost),
@@ -350,6 +353,7 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
     aiDetectionScore: firstScore,
     sources: cited.sources,
     citationsRemoved: cited.removed,
+    quality: qualityOf(article, settings, cited, description),
   });
   // The text of the current version without its images (what is scored) and its words (what is settled).
   let finalContent = content;
@@ -383,6 +387,8 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
       aiDetectionScore: await deps.detector.score(bodyOf(humanized.content)),
       // Without citations the sources stay as version 1 recorded them (none cited).
       sources: citations === "none" ? undefined : { sources: humanized.sources, citationsRemoved: humanized.removed },
+      // The description stays the first version's (the pass rewrites the body alone).
+      quality: qualityOf(article, settings, humanized, generated?.description ?? description),
     });
     await updateRun(db, externalId, { humanizedVersionId: Number(added.versionId) });
     finalContent = humanized.content;
