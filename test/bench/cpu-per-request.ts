@@ -1,6 +1,7 @@
-// `npm run bench:cpu -- get|list|post`: where one request's CPU goes. Boots the stack, loads one
+// `npm run bench:cpu -- get|list|workflows|post`: where one request's CPU goes. Boots the stack, loads one
 // endpoint for 5 s (GET: one completed ~1,000-word article, 32 clients; list: a page of 20 such
-// articles, 32 clients; POST: creations on a one-step workflow, 16 clients) and prints each
+// articles, 32 clients, of BENCH_WORDS words each when set; workflows: a page of a project's 20
+// workflows of three steps, 32 clients; POST: creations on a one-step workflow, 16 clients) and prints each
 // process's CPU per request (from /proc), the load generator's, Postgres's and Redis's, Postgres
 // commits and row changes per request, the calls between processes per request (from each
 // service's metrics) and how long each process took to answer a metrics scrape after the load.
@@ -18,7 +19,7 @@ import { serviceClient } from "../../services/kit/src/clients.ts";
 import { benchDatabaseUrl } from "./context.ts";
 import { cpuCounters, load, printTable } from "./measure.ts";
 
-const mode = process.argv[2] === "post" || process.argv[2] === "list" ? process.argv[2] : "get";
+const mode = (["post", "list", "workflows"] as const).find((m) => m === process.argv[2]) ?? "get";
 
 const id = randomBytes(3).toString("hex");
 const databaseUrl = benchDatabaseUrl(id);
@@ -31,10 +32,17 @@ try {
   await operator.updatePlan({ planId: tenant.plan!.id, monthlyWords: 10_000_000_000n, requestsPerMinute: 2e9, requestsPerHour: 2e9, requestsPerDay: 2e9 });
   const api = apiClient(stack.baseUrl, tenant.token);
   const projectId = Number(tenant.project!.id);
-  const step = { article_type: "bench_cpu", step_number: 1, step_name: "Write", system: "You write articles.", user: "[[sim:words=1000]] Write about {title}.", output_format: "markdown" };
+  const step = { article_type: "bench_cpu", step_number: 1, step_name: "Write", system: "You write articles.", user: `[[sim:words=${Number(process.env.BENCH_WORDS ?? 1000)}]] Write about {title}.`, output_format: "markdown" };
   await api.post(`/v1/projects/${projectId}/workflows`, step);
   const body = (i: number) => ({ project_id: projectId, title: `Article ${i}`, article_type: "bench_cpu", target_word_count: 100, tone: "friendly", point_of_view: "second_person", language: "en" });
   const polled = (await api.post("/v1/articles", body(0))).body.data;
+  if (mode === "workflows") {
+    for (let w = 0; w < 19; w++) {
+      for (const [n, user] of ["Outline {title}.", "Write about {title}.", "Polish the article."].entries()) {
+        await api.post(`/v1/projects/${projectId}/workflows`, { ...step, article_type: `listed_${w}`, step_number: n + 1, step_name: `Step ${n + 1}`, user });
+      }
+    }
+  }
   const listed = mode === "list" ? await Promise.all(Array.from({ length: 19 }, async (_, n) => (await api.post("/v1/articles", body(1000 + n))).body.data)) : [];
   for (const article of [polled, ...listed]) {
     while ((await api.get(`/v1/articles/${article.id}`)).body.data.status !== "completed") await Bun.sleep(100);
@@ -74,6 +82,8 @@ try {
   const result =
     mode === "get"
       ? await load("GET /v1/articles/{id}", async () => (await api.get(`/v1/articles/${polled.id}`)).status === 200, { concurrency: 32, durationMs: 5000 })
+      : mode === "workflows"
+      ? await load("GET /v1/projects/{id}/workflows?per_page=20", async () => (await api.get(`/v1/projects/${projectId}/workflows?per_page=20`)).body.data?.length === 20, { concurrency: 32, durationMs: 5000 })
       : mode === "list"
       ? await load("GET /v1/articles?per_page=20", async () => (await api.get("/v1/articles?per_page=20&status=completed")).body.data?.length === 20, { concurrency: 32, durationMs: 5000 })
       : await load("POST /v1/articles", async () => (await api.post("/v1/articles", body(i++))).status === 201, { concurrency: 16, durationMs: 5000 });

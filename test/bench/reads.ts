@@ -1,5 +1,5 @@
-// P1: polling one completed ~1,000-word article and listing 20 completed articles through the
-// gateway, each beside a bare postgres.js read of the same rows from the same database.
+// P1: polling one completed ~1,000-word article through the gateway, beside a bare postgres.js
+// read of the same row from the same database (list pages: lists.ts).
 import type { BenchContext } from "./context.ts";
 import { load, loadAtRate, type Figure } from "./measure.ts";
 import { createBenchArticle, waitForArticles } from "./workflows.ts";
@@ -30,13 +30,6 @@ export async function measureReads(ctx: BenchContext, articleType: string): Prom
   const steadyRate = Math.max(1, Math.round(0.7 * 0.35 * bareGet.perSecond));
   const steady = await loadAtRate("GET /v1/articles/{id} at a steady rate", async () => (await ctx.api.get(`/v1/articles/${polled}`)).status === 200, { perSecond: steadyRate, durationMs: ms });
 
-  const bareList = await load(
-    "bare read of 20 rows",
-    async () => (await ctx.sql`select * from article_store.articles where project_id = ${ctx.projectId} and status = 'completed' order by created_at desc, id desc limit 20`).length === 20,
-    { concurrency: CONCURRENCY, durationMs: ms },
-  );
-  const list = await load("GET /v1/articles?per_page=20", async () => (await ctx.api.get("/v1/articles?per_page=20&status=completed")).status === 200, { concurrency: CONCURRENCY, durationMs: ms });
-
   return [
     {
       id: "P1 get",
@@ -56,16 +49,6 @@ export async function measureReads(ctx: BenchContext, articleType: string): Prom
       goal: "≤ 20 ms",
       met: steady.p99ms <= 20 && steady.errors === 0,
       detail: { "p50 ms": steady.p50ms, requests: steady.requests, errors: steady.errors },
-    },
-    {
-      id: "P1 list",
-      what: `GET /v1/articles?per_page=20 of completed articles, ${CONCURRENCY} concurrent`,
-      value: list.perSecond,
-      unit: "req/s",
-      baseline: { what: "bare postgres.js read of the same 20 rows", value: bareList.perSecond },
-      goal: "≥ 0.35 × baseline",
-      met: list.perSecond >= 0.35 * bareList.perSecond && list.errors === 0,
-      detail: { "p50 ms": list.p50ms, "p99 ms": list.p99ms, errors: list.errors, "baseline p50 ms": bareList.p50ms },
     },
   ];
 }

@@ -15,6 +15,7 @@ import { bundleProcess } from "../../deploy/local/process-bundles.ts";
 import type { Stack } from "../../deploy/local/stack.ts";
 import { load, printTable, pssMiB, ratioOf, rssMiB, type Figure } from "./measure.ts";
 import { measureReads } from "./reads.ts";
+import { measureLists } from "./lists.ts";
 import { measureCreation } from "./creation.ts";
 import { benchWorkflow } from "./workflows.ts";
 import { measureFleetBurst, measureOrchestration, measureRunnerInFlight } from "./orchestration.ts";
@@ -143,6 +144,7 @@ try {
     const floor = await httpFloor(Math.max(bytes, 8_000), 32);
     record({ id: "HTTP floor", what: "Bun fetch → bare Bun.serve, 32 concurrent, 8 KB body", value: floor.perSecond, unit: "req/s", goal: "reference", met: null, detail: { "p50 ms": floor.p50ms, "p99 ms": floor.p99ms } });
     record(...(await measureReads(ctx, polled)));
+    record(...(await measureLists(ctx)));
   }
   if (wanted("P2")) {
     const echo = await benchWorkflow(ctx, "echo", ["[[sim:words=100]] Write about {title}."]);

@@ -116,3 +116,45 @@ describe("which revision an article type resolves to", () => {
     expect(deaf.listening).toBe(false);
   });
 });
+
+describe("a project's list pages", () => {
+  /** The page as the memories see it: the project's current revision of "guide", counting reads. */
+  let reads = 0;
+  const pageOf = (memory: WorkflowMemory, projectId: bigint, query: string) =>
+    memory.page(projectId, query, async () => {
+      reads++;
+      return { query, revision: revisions.get(`${projectId} guide`) };
+    });
+
+  test("are remembered per project and query, beside the types' revisions", async () => {
+    revisions.set("7 guide", 1).set("8 guide", 4);
+    const before = reads;
+    expect(await pageOf(a, 7n, "1")).toEqual({ query: "1", revision: 1 });
+    expect(await pageOf(a, 7n, "1")).toEqual({ query: "1", revision: 1 });
+    expect(await pageOf(a, 7n, "2")).toEqual({ query: "2", revision: 1 });
+    expect(await pageOf(a, 8n, "1")).toEqual({ query: "1", revision: 4 });
+    expect(reads - before).toBe(3);
+    expect((await resolve(a, 7n, "guide")).revision).toBe(1);
+  });
+
+  test("a change is followed at once by the gateway that made it and, once announced, by the others", async () => {
+    revisions.set("9 guide", 1);
+    await pageOf(a, 9n, "1");
+    await pageOf(b, 9n, "1");
+    await a.changing(9n, async () => void revisions.set("9 guide", 2));
+    expect((await pageOf(a, 9n, "1")).revision).toBe(2);
+    await until(async () => (await pageOf(b, 9n, "1")).revision === 2, "the other gateway to follow the change");
+  });
+
+  test("a read under way when a change is made is answered but not remembered", async () => {
+    revisions.set("10 guide", 1);
+    const slow = a.page(10n, "1", async () => {
+      await Bun.sleep(100);
+      return { revision: 1 };
+    });
+    await Bun.sleep(20);
+    await a.changing(10n, async () => void revisions.set("10 guide", 2));
+    expect((await slow).revision).toBe(1);
+    expect((await pageOf(a, 10n, "1")).revision).toBe(2);
+  });
+});

@@ -4,7 +4,7 @@
 import { Elysia } from "elysia";
 import type { Article } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import type { ArticleOperations } from "../articles/article-operations.ts";
-import { articleJson, JSON_CONTENT_TYPE } from "../articles/presented-json.ts";
+import { articlePageResponse, articleResponse } from "../articles/presented-json.ts";
 import { lastEventIdOf } from "../articles/event-stream.ts";
 import { CANCELLED_MESSAGE } from "../articles/cancellation.ts";
 import { idempotencyKeyOf, REPLAYED_HEADER } from "../articles/idempotency.ts";
@@ -39,20 +39,15 @@ export const articleRoutes = (gate: V1Gate, articles: ArticleOperations) =>
     )
     .get(
       "/v1/articles",
-      async ({ caller, request, set }) => {
+      async ({ caller, request }) => {
         const page = await articles.list(caller, listQueryOf(queryValues(request.url)));
-        set.headers["content-type"] = JSON_CONTENT_TYPE;
-        return `{"success":true,"data":[${page.articles.map((a) => articleJson(a.article, a.project)).join(",")}],"meta":${JSON.stringify(page.meta)}}`;
+        return articlePageResponse(page.articles, page.meta);
       },
       { detail: { summary: "List articles of every project the caller can view, newest first", tags: TAGS } },
     )
     .get(
       "/v1/articles/:id",
-      async ({ caller, params, set }) => {
-        const { article, project } = await articles.get(caller, params.id);
-        set.headers["content-type"] = JSON_CONTENT_TYPE;
-        return `{"success":true,"data":${articleJson(article, project)}}`;
-      },
+      async ({ caller, params }) => articleResponse(await articles.get(caller, params.id)),
       { detail: { summary: "Retrieve an article by numeric id or external_id (poll this)", tags: TAGS } },
     )
     .get(

@@ -80,8 +80,11 @@ export class WorkflowOperations {
     const projectId = await this.project(caller, project, "view");
     const { articleType, unknownType, page, perPage } = listQuery(query);
     if (unknownType) return { workflows: [], meta: pageMeta({ page, perPage }, 0) };
-    const reply = await this.catalog.listWorkflows({ projectId, articleType, page, perPage });
-    return { workflows: reply.workflows.map(presentWorkflow), meta: pageMeta({ page: reply.page, perPage: reply.perPage }, reply.total) };
+    // Remembered as presented until the project's workflows change (workflow-memory.ts).
+    return this.gate.workflows.page(projectId, JSON.stringify([articleType ?? null, page, perPage]), async () => {
+      const reply = await this.catalog.listWorkflows({ projectId, articleType, page, perPage });
+      return { workflows: reply.workflows.map(presentWorkflow), meta: pageMeta({ page: reply.page, perPage: reply.perPage }, reply.total) };
+    });
   }
 
   async createStep(caller: Caller, project: string, body: unknown): Promise<ChangedStep> {
