@@ -25,7 +25,7 @@ export interface LengthBrief {
   outline?: string;
 }
 
-interface Section {
+export interface Section {
   /** The section's heading line ("# Title" for the opening part), or null when the text has none. */
   heading: string | null;
   body: string;
@@ -119,7 +119,7 @@ export function sectionBudgets(sections: Section[], target: number, outline?: st
 }
 
 /** New material a reply holds for a section: its paragraphs, without title or section headings, cut replies trimmed. */
-function replyBody(reply: string): string {
+export function replyBody(reply: string): string {
   const lines = reply.split("\n").filter((line) => !/^#{1,2}\s/.test(line));
   return trimToLastSentence(lines.join("\n").trim()).trim();
 }
