@@ -152,6 +152,9 @@ export function phrasesAskedFor(prompt: string): string[] {
   return phrases;
 }
 
+/** Whether the prompt asks for a single heading back ("Return the heading line only"). */
+export const asksForHeadingOnly = (prompt: string): boolean => /\breturn (?:only )?the (?:new )?heading(?: line)?(?: only)?\b/i.test(withoutDirectives(prompt));
+
 /** Whether the prompt asks for a meta description itself (not an article that has one). */
 export const asksForMetaDescription = (prompt: string): boolean => /\bwrite\s+(?:the|a|an)\s+(?:new\s+)?meta description\b/i.test(withoutDirectives(prompt));
 

@@ -251,6 +251,11 @@ export function openingWith(article: string, phrases: readonly string[], subject
   return paragraphs.join("\n\n");
 }
 
+/** A section heading naming `phrase`, as a writer asked to put it in a heading words one. */
+export function headingWith(phrase: string, dice: Dice): string {
+  return dice.pick(SECTION_HEADINGS.filter((h) => h.includes("{K}"))).replace("{K}", titleCase(phrase));
+}
+
 /** Cut at a word boundary and keep a full stop at the end. */
 export function clip(text: string, maxChars: number): string {
   if (text.length <= maxChars) return text;

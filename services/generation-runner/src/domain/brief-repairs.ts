@@ -1,13 +1,13 @@
 // Repairs of a built-in workflow's article that failed a brief check the pipeline can fix. Each is
 // one targeted call whose reply replaces only the part of the text the check is about (never a new
-// article): the introduction for a keyword missing from its first words, the most related section
-// for a keyword missing from the text, a new FAQ section when one was asked for and is missing, the
+// article): the introduction for a keyword missing from its first words, the most related section's
+// heading for a keyword missing from every H2, the most related section for a keyword missing from the text, a new FAQ section when one was asked for and is missing, the
 // meta description when its length is off. An article gets at most `budget` repair calls; what
 // still fails stays on its report as a failed check. The title is never touched: the article keeps
 // the title it was submitted with.
 import type { QualityRepair, QualityReport } from "../../../kit/src/rules/quality-report.ts";
 import { occurrencesOf } from "./brief-checks.ts";
-import { joinSections, replyBody, sectionsOf, type LengthCall } from "./length-control.ts";
+import { joinSections, replyBody, sectionsOf, type LengthCall, type Section } from "./length-control.ts";
 
 export interface RepairBrief {
   title: string;
@@ -33,10 +33,15 @@ const labelOf = (heading: string | null) => (heading && heading.startsWith("## "
 /** The article's section headings as a list, for calls that need to know what it covers but not its text. */
 const covered = (sections: { heading: string | null }[]) => sections.flatMap((s) => (s.heading?.startsWith("## ") ? [`- ${s.heading.slice(3)}`] : [])).join("\n");
 
-/** Words of a keyword found in a section: where the keyword reads most naturally. */
-function relatedness(keyword: string, text: string, language: string): number {
-  return keyword.split(/\s+/).reduce((sum, word) => sum + occurrencesOf(word, text, language), 0);
+/** The section whose words the keyword shares most, where it reads most naturally; the first one on a tie. */
+function mostRelated(sections: Section[], keyword: string, language: string): Section {
+  const scores = sections.map((s) => keyword.split(/\s+/).reduce((sum, word) => sum + occurrencesOf(word, `${s.heading ?? ""}\n${s.body}`, language), 0));
+  return sections[scores.indexOf(Math.max(...scores))]!;
 }
+
+/** A one-line reply (a heading, a description) as plain text: heading marks, quotes and any line after the first go. */
+const firstLine = (reply: string): string | undefined =>
+  reply.split("\n").map((l) => l.replace(/^#+\s*/, "").replace(/^["“']+|["”']+$/g, "").trim()).find((l) => l !== "");
 
 /** The failed fixable checks of a report, each repaired by `call` in report order, at most `budget` calls in all. */
 export async function repairBrief(text: string, description: string | null, report: QualityReport, brief: RepairBrief, budget: number, call: LengthCall): Promise<RepairedText> {
@@ -64,13 +69,28 @@ ${opening.body}`,
     repairs.push({ check: "keyword_in_introduction", action: "rewrote the introduction", part: "Introduction", keyword });
   }
 
+  const headed = sections.filter((s) => s.heading?.startsWith("## "));
+  if (keyword && failed.has("keyword_in_h2") && headed.length > 0 && !spent()) {
+    const section = mostRelated(headed, keyword, brief.language);
+    const before = labelOf(section.heading);
+    const line = firstLine(
+      await call(task("keyword_in_h2"), {
+        system: SYSTEM,
+        user: `${about}
+Rename one section heading of this article so that it includes the phrase "${keyword}" and still names what the section covers. Return the heading line only.
+
+The heading: ${before}
+The section begins: ${section.body.split("\n\n")[0]}`,
+      }),
+    );
+    if (line) section.heading = `## ${line}`;
+    repairs.push({ check: "keyword_in_h2", action: "renamed a section heading", part: before, keyword });
+  }
+
   const missing = failed.get("keywords_present")?.value;
   for (const phrase of Array.isArray(missing) ? missing : []) {
     if (spent()) break;
-    // The section (the introduction aside) whose words the keyword shares most; the first one on a tie.
-    const candidates = sections.length > 1 ? sections.slice(1) : sections;
-    const scores = candidates.map((s) => relatedness(phrase, `${s.heading ?? ""}\n${s.body}`, brief.language));
-    const section = candidates[scores.indexOf(Math.max(...scores))]!;
+    const section = mostRelated(sections.length > 1 ? sections.slice(1) : sections, phrase, brief.language);
     const reply = replyBody(
       await call(task("keywords_present"), {
         system: SYSTEM,
@@ -116,8 +136,7 @@ ${description ? `\nThe current one (${[...description].length} characters):\n${d
 The article covers:
 ${covered(sections)}`,
     });
-    // A description is one line of plain text: headings, quotes and any line after the first go.
-    const line = reply.split("\n").map((l) => l.replace(/^#+\s*/, "").replace(/^["“']+|["”']+$/g, "").trim()).find((l) => l !== "");
+    const line = firstLine(reply);
     if (line) repairedDescription = line;
     repairs.push({ check: "meta_description_length", action: "rewrote the meta description", part: "description" });
   }
