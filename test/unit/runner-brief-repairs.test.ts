@@ -51,9 +51,16 @@ describe("repairBrief", () => {
 
   test("stops at its budget and leaves the rest as it was", async () => {
     const { tasks, call } = recorder({ keywords_present: "Some text with it." });
-    const repaired = await repairBrief(TEXT, null, report(failed("keywords_present", ["a", "b", "c"]), failed("meta_description_length", null)), brief, 2, call);
+    const repaired = await repairBrief(TEXT, "Short.", report(failed("keywords_present", ["a", "b", "c"]), failed("meta_description_length", 6)), brief, 2, call);
     expect(tasks).toHaveLength(2);
     expect(repaired.repairs.map((r) => r.keyword)).toEqual(["a", "b"]);
+    expect(repaired.description).toBe("Short.");
+  });
+
+  test("writes no description where the workflow writes none", async () => {
+    const { tasks, call } = recorder({ meta_description_length: "A description." });
+    const repaired = await repairBrief(TEXT, null, report(failed("meta_description_length", null)), brief, 3, call);
+    expect(tasks).toEqual([]);
     expect(repaired.description).toBeNull();
   });
 

@@ -127,12 +127,17 @@ ${covered(sections)}`,
   }
 
   let repairedDescription = description;
-  if (failed.has("meta_description_length") && !spent()) {
+  // A description of the wrong length is rewritten; a workflow that writes none (the single-step
+  // built-in) is left without one.
+  if (description !== null && failed.has("meta_description_length") && !spent()) {
     const reply = await call(task("meta_description_length"), {
       system: SYSTEM,
       user: `${about}
 Write the meta description of this article: between ${DESCRIPTION.min} and ${DESCRIPTION.max} characters, spaces included, one or two complete sentences that tell a searcher what they will get${keyword ? `, with the phrase "${keyword}"` : ""}. Return the description only.
-${description ? `\nThe current one (${[...description].length} characters):\n${description}\n` : ""}
+
+The current one (${[...description].length} characters):
+${description}
+
 The article covers:
 ${covered(sections)}`,
     });
