@@ -7,7 +7,7 @@
 // the title it was submitted with.
 import type { QualityRepair, QualityReport } from "../../../kit/src/rules/quality-report.ts";
 import { occurrencesOf } from "./brief-checks.ts";
-import { joinSections, replyBody, sectionsOf, type LengthCall, type Section } from "./length-control.ts";
+import { joinSections, replyBody, sectionsOf, type FinishingCall, type Section } from "./length-control.ts";
 
 export interface RepairBrief {
   title: string;
@@ -44,7 +44,7 @@ const firstLine = (reply: string): string | undefined =>
   reply.split("\n").map((l) => l.replace(/^#+\s*/, "").replace(/^["“']+|["”']+$/g, "").trim()).find((l) => l !== "");
 
 /** The failed fixable checks of a report, each repaired by `call` in report order, at most `budget` calls in all. */
-export async function repairBrief(text: string, description: string | null, report: QualityReport, brief: RepairBrief, budget: number, call: LengthCall): Promise<RepairedText> {
+export async function repairBrief(text: string, description: string | null, report: QualityReport, brief: RepairBrief, budget: number, call: FinishingCall): Promise<RepairedText> {
   const sections = sectionsOf(text);
   const repairs: QualityRepair[] = [];
   const failed = new Map(report.checks.filter((c) => c.status === "failed").map((c) => [c.name, c]));

@@ -14,7 +14,7 @@
 import { countWords } from "../../../kit/src/words.ts";
 
 /** One model call of the control, checkpointed under `task` by the caller; its markdown reply. */
-export type LengthCall = (task: string, prompt: { system: string; user: string }) => Promise<string>;
+export type FinishingCall = (task: string, prompt: { system: string; user: string }) => Promise<string>;
 
 export interface LengthBrief {
   target: number;
@@ -154,7 +154,7 @@ ${section.body}`;
 }
 
 /** The article brought within tolerance of its target by the calls it needs (none when it already is). */
-export async function controlLength(text: string, brief: LengthBrief, call: LengthCall): Promise<string> {
+export async function controlLength(text: string, brief: LengthBrief, call: FinishingCall): Promise<string> {
   const sections = sectionsOf(trimToLastSentence(text));
   const budgets = sectionBudgets(sections, brief.target, brief.outline);
   const words = () => countWords(joinSections(sections));

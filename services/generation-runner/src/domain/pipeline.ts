@@ -40,7 +40,7 @@ import { RunEvents, type ArticleEventLog } from "./run-events.ts";
 import { controlLength } from "./length-control.ts";
 import { qualityOf, reportOf } from "./quality-report.ts";
 import { repairBrief } from "./brief-repairs.ts";
-import { isBuiltinArticle, lengthCall } from "./length-calls.ts";
+import { isBuiltinArticle, finishingCall } from "./finishing-calls.ts";
 
 export interface PipelineDeps {
   db: Db;
@@ -293,13 +293,13 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
     stopIfCancelled();
     progress("polishing", "Adjusting length");
   }
-  const finishingCall = (stage: string) =>
-    lengthCall(deps, externalId, { primary: requested, fallback, temperature, timeoutMs: (last.timeoutSeconds || DEFAULT_STEP_TIMEOUT_SECONDS) * 1000, signal: job.signal, turn, onWait: onWait(stage) });
+  const finishingCallsAs = (stage: string) =>
+    finishingCall(deps, externalId, { primary: requested, fallback, temperature, timeoutMs: (last.timeoutSeconds || DEFAULT_STEP_TIMEOUT_SECONDS) * 1000, signal: job.signal, turn, onWait: onWait(stage) });
   const lengthControlledText = lengthControlled
     ? await controlLength(
         outputs.get(last.stepNumber)!,
         { target: article.targetWordCount, title: article.title, language: article.language, tone: article.tone, outline: outlineOf(steps, outputs) },
-        finishingCall("Adjusting length"),
+        finishingCallsAs("Adjusting length"),
       )
     : outputs.get(last.stepNumber)!;
   const sourcesRead = settings.researchEnabled ? await researchOf(db, externalId) : undefined;
@@ -313,7 +313,7 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
         reportOf(article, settings, citedText(lengthControlledText, citations, sourcesRead), draftDescription),
         { title: article.title, language: article.language, tone: article.tone, targetKeyword: article.targetKeyword },
         deps.repairCalls!,
-        finishingCall("Repairing"),
+        finishingCallsAs("Repairing"),
       )
     : { text: lengthControlledText, description: draftDescription, repairs: [] };
   const written = repairs.text;
