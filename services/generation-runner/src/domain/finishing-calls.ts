@@ -43,3 +43,9 @@ export function finishingCall(
     return saved.output;
   };
 }
+
+/** The same calls with their tasks named as made after the brief repairs ("after repairs: length 1: extend …"). */
+export const afterRepairs =
+  (call: FinishingCall): FinishingCall =>
+  (task, prompt) =>
+    call(`after repairs: ${task}`, prompt);

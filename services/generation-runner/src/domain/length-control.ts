@@ -23,6 +23,8 @@ export interface LengthBrief {
   tone: string;
   /** The outline step's JSON output, when the workflow has one: its sections weigh the budgets. */
   outline?: string;
+  /** Phrases the brief asks for (target keyword, keywords): a section rewritten shorter keeps those it has. */
+  keepPhrases?: string[];
 }
 
 export interface Section {
@@ -142,11 +144,18 @@ ${sectionLabel(section)}
 ${section.body}`;
 }
 
+/** The brief's phrases a section uses, each asked to be kept by a rewrite (a repair may have just put it there). */
+function keptPhrases(brief: LengthBrief, section: Section): string {
+  const body = section.body.toLowerCase();
+  const kept = (brief.keepPhrases ?? []).filter((phrase) => phrase.trim() !== "" && body.includes(phrase.toLowerCase()));
+  return kept.map((phrase) => `Use the phrase "${phrase}" as the section uses it now.\n`).join("");
+}
+
 function tightenPrompt(brief: LengthBrief, section: Section, words: number): string {
   return `Article title: ${brief.title}
 Rewrite one section of this article (language ${brief.language}, ${brief.tone} tone) in about ${words} words.
 Keep its main points, facts and order; cut repetition, wordiness and the least useful detail. Return the section's paragraphs only, without its heading.
-
+${keptPhrases(brief, section)}
 The section:
 ${sectionLabel(section)}
 

@@ -40,7 +40,7 @@ import { RunEvents, type ArticleEventLog } from "./run-events.ts";
 import { controlLength } from "./length-control.ts";
 import { qualityOf, reportOf } from "./quality-report.ts";
 import { repairBrief } from "./brief-repairs.ts";
-import { isBuiltinArticle, finishingCall } from "./finishing-calls.ts";
+import { afterRepairs, finishingCall, isBuiltinArticle } from "./finishing-calls.ts";
 
 export interface PipelineDeps {
   db: Db;
@@ -295,13 +295,15 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
   }
   const finishingCallsAs = (stage: string) =>
     finishingCall(deps, externalId, { primary: requested, fallback, temperature, timeoutMs: (last.timeoutSeconds || DEFAULT_STEP_TIMEOUT_SECONDS) * 1000, signal: job.signal, turn, onWait: onWait(stage) });
-  const lengthControlledText = lengthControlled
-    ? await controlLength(
-        outputs.get(last.stepNumber)!,
-        { target: article.targetWordCount, title: article.title, language: article.language, tone: article.tone, outline: outlineOf(steps, outputs) },
-        finishingCallsAs("Adjusting length"),
-      )
-    : outputs.get(last.stepNumber)!;
+  const lengthBrief = {
+    target: article.targetWordCount,
+    title: article.title,
+    language: article.language,
+    tone: article.tone,
+    outline: outlineOf(steps, outputs),
+    keepPhrases: [article.targetKeyword ?? "", ...article.keywords],
+  };
+  const lengthControlledText = lengthControlled ? await controlLength(outputs.get(last.stepNumber)!, lengthBrief, finishingCallsAs("Adjusting length")) : outputs.get(last.stepNumber)!;
   const sourcesRead = settings.researchEnabled ? await researchOf(db, externalId) : undefined;
   // Then the brief checks the pipeline can fix get their repair calls, within the article's budget
   // (brief-repairs.ts); custom workflows get the checks and the report only.
@@ -316,7 +318,10 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
         finishingCallsAs("Repairing"),
       )
     : { text: lengthControlledText, description: draftDescription, repairs: [] };
-  const written = repairs.text;
+  // A repair can move the length off its target (a section rewritten shorter, an FAQ added): the
+  // repaired text gets one more pass of length control, its calls' tasks named apart from the
+  // first pass's so a later pickup replays each from its own checkpoint.
+  const written = repairs.repairs.length > 0 ? await controlLength(repairs.text, lengthBrief, afterRepairs(finishingCallsAs("Adjusting length"))) : repairs.text;
   const cited = citedText(written, citations, sourcesRead);
   const content = cited.content;
   let images: StoredImage[] = [];
