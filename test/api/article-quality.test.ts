@@ -1,6 +1,6 @@
 // The quality report over the whole stack: a blog post written and humanized by sim-real, the
 // simulator's model that writes as real models do, is measured against its brief, and the report
-// (every check passed, failed or not measured, with its value and target; repairs empty) is the
+// (every check passed, failed or not measured, with its value and target, and the repairs made before the humanize pass) is the
 // same on GET, in the list, in the completion webhook's data and over the public gRPC API.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { apiClient, type ApiClient } from "../harness/http.ts";
@@ -94,7 +94,13 @@ test("a sim-real article's report: every check with its value and target, the sa
   const article = (await api.get(`/v1/articles/${id}`)).body.data;
 
   const quality = article.quality;
-  expect(quality.repairs).toEqual([]);
+  // Within the default budget of three repair calls, each naming the check it answered.
+  expect(quality.repairs.length).toBeLessThanOrEqual(3);
+  for (const repair of quality.repairs) {
+    expect(CHECKS).toContain(repair.check);
+    expect(typeof repair.action).toBe("string");
+    expect(typeof repair.part).toBe("string");
+  }
   expect(quality.checks.map((c: { name: string }) => c.name)).toEqual(CHECKS);
   for (const check of quality.checks) {
     expect(["passed", "failed", "not_measured"]).toContain(check.status);
@@ -113,8 +119,9 @@ test("a sim-real article's report: every check with its value and target, the sa
   expect(byName.readability.target).toBe("Flesch reading ease ≥ 50");
   expect(typeof byName.readability.value).toBe("number");
   expect(byName.citations_resolved).toEqual({ name: "citations_resolved", status: "not_measured", value: null, target: "no citations asked" });
-  // The simulator writes no FAQ section whatever it is asked: a failure shown with what was found.
-  expect(byName.faq_section).toEqual({ name: "faq_section", status: "failed", value: false, target: "present" });
+  // The simulator's steps write no FAQ section: a repair may have written one, else a failure shown with what was found.
+  expect(byName.faq_section).toMatchObject({ name: "faq_section", target: "present" });
+  expect(byName.faq_section.status).toBe(byName.faq_section.value ? "passed" : "failed");
   for (const missing of byName.keywords_present.value) expect(["burr", "grind size"]).toContain(missing);
   expect(byName.keywords_present.status).toBe(byName.keywords_present.value.length === 0 ? "passed" : "failed");
 

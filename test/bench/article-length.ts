@@ -5,8 +5,10 @@
 // mid-sentence): 4 built-in types × 6 targets × 2 languages, all created at once. Words are the
 // article's actual_word_count, the words settled against the quota. It prints each article and:
 // the share within ±10% of its target, the worst deviation, the articles whose text ends
-// mid-sentence, and the share of tokens and cost spent beyond the workflow's own steps (the cost
-// breakdown's finishing lines other than the humanization pass, which the bench does not ask for).
+// mid-sentence, the share of the brief checks measured that passed (each article's `quality`), and
+// the share of tokens and cost spent beyond the workflow's own steps (the cost breakdown's
+// finishing lines other than the humanization pass, which the bench does not ask for), and of it
+// the brief repairs' ("repair N: …" lines).
 import { ModelCatalogService } from "../../proto/gen/articles/generation_runner/v1/models_pb.ts";
 import { serviceClient } from "../../services/kit/src/clients.ts";
 import { stackCredential } from "../harness/service-clients.ts";
@@ -38,6 +40,10 @@ interface Measured {
   extraTokens: number;
   cost: number;
   extraCost: number;
+  repairTokens: number;
+  repairCost: number;
+  checksPassed: number;
+  checksFailed: number;
 }
 
 interface StepsBody {
@@ -60,6 +66,8 @@ async function measureArticle(ctx: BenchContext, id: number, type: string, targe
   const breakdown = (await ctx.api.get(`/v1/articles/${id}/steps`)).body.data as StepsBody;
   const tokensOf = (line: { prompt_tokens: number; completion_tokens: number }) => line.prompt_tokens + line.completion_tokens;
   const extra = breakdown.finishing.filter((line) => line.task !== "humanize");
+  const repairs = breakdown.finishing.filter((line) => line.task.startsWith("repair "));
+  const checks: { status: string }[] = article.quality?.checks ?? [];
   const sum = <T>(lines: T[], of: (line: T) => number) => lines.reduce((total, line) => total + of(line), 0);
   const words = Number(article.actual_word_count ?? 0);
   return {
@@ -74,6 +82,10 @@ async function measureArticle(ctx: BenchContext, id: number, type: string, targe
     extraTokens: sum(extra, tokensOf),
     cost: sum([...breakdown.steps, ...breakdown.finishing], (line) => Number(line.cost)),
     extraCost: sum(extra, (line) => Number(line.cost)),
+    repairTokens: sum(repairs, tokensOf),
+    repairCost: sum(repairs, (line) => Number(line.cost)),
+    checksPassed: checks.filter((c) => c.status === "passed").length,
+    checksFailed: checks.filter((c) => c.status === "failed").length,
   };
 }
 
@@ -113,6 +125,7 @@ try {
       deviation: `${m.deviation >= 0 ? "+" : ""}${percent(m.deviation)}`,
       "cut sentence": m.endsMidSentence ? "yes" : "",
       "extra tokens": percent(m.tokens ? m.extraTokens / m.tokens : 0),
+      "checks passed": `${m.checksPassed}/${m.checksPassed + m.checksFailed}`,
     })),
   );
   const completed = measured.filter((m) => m.status === "completed" || m.status === "published");
@@ -124,8 +137,10 @@ try {
   console.log(`within ±10% of target: ${within} of ${measured.length} (${percent(within / measured.length)})`);
   console.log(`worst deviation: ${worst.deviation >= 0 ? "+" : ""}${percent(worst.deviation)} (${worst.type}, ${worst.target} words, ${worst.language}: ${worst.words} words)`);
   console.log(`ending mid-sentence: ${measured.filter((m) => m.endsMidSentence).length} of ${measured.length}`);
-  console.log(`brief checks passed: not measured (no brief checks yet)`);
+  const passed = total((m) => m.checksPassed);
+  console.log(`brief checks passed: ${passed} of ${passed + total((m) => m.checksFailed)} measured (${percent(passed / Math.max(1, passed + total((m) => m.checksFailed)))})`);
   console.log(`extra calls' share: ${percent(total((m) => m.extraTokens) / total((m) => m.tokens))} of tokens, ${percent(total((m) => m.extraCost) / total((m) => m.cost))} of cost`);
+  console.log(`of which brief repairs: ${percent(total((m) => m.repairTokens) / total((m) => m.tokens))} of tokens, ${percent(total((m) => m.repairCost) / total((m) => m.cost))} of cost`);
 } finally {
   await bench.close();
 }

@@ -209,6 +209,33 @@ describe("chat completions", () => {
   });
 });
 
+describe("requests a real model honours", () => {
+  test("a phrase asked for in quotes opens the reply, whichever model is asked", async () => {
+    for (const model of ["sim-fast", "sim-real"]) {
+      const reply = await ask("Article title: Home Baking\nRewrite the introduction in about 80 words. Use the phrase \"rye flour ratio\" in the first sentence.", { model });
+      const firstParagraph = reply.choices[0]!.message.content!.split("\n\n").find((p) => !p.startsWith("#"))!;
+      expect(firstParagraph.split(/(?<=[.!?])\s/)[0]!.toLowerCase()).toContain("rye flour ratio");
+    }
+  });
+
+  test("a heading asked for alone comes back as one heading naming the phrase", async () => {
+    const reply = await ask("Rename one section heading so that it includes the phrase \"espresso grinder\". Return the heading line only.\n\nThe heading: Getting Started");
+    const content = reply.choices[0]!.message.content!;
+    expect(content.split("\n")).toHaveLength(1);
+    expect(content).toMatch(/^## .*Espresso Grinder/);
+  });
+
+  test("a meta description asked for comes back alone, within the characters asked", async () => {
+    for (const title of ["Tea", "Choosing an Espresso Grinder for a Small Kitchen"]) {
+      const reply = await ask(`Article title: ${title}\nWrite the meta description of this article: between 120 and 160 characters, spaces included. Return the description only.`);
+      const content = reply.choices[0]!.message.content!;
+      expect(content).not.toContain("\n");
+      expect(content.length).toBeGreaterThanOrEqual(120);
+      expect(content.length).toBeLessThanOrEqual(160);
+    }
+  });
+});
+
 describe("simulator endpoints", () => {
   test("counts calls per last user message, filters and resets", async () => {
     const tag = marker();

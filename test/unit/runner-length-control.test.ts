@@ -1,7 +1,7 @@
 // Length control of a built-in article against a model that misses its lengths as real ones do:
 // under-writes long asks, overshoots short ones, stops mid-sentence; every call named by its task.
 import { describe, expect, test } from "bun:test";
-import { controlLength, endsMidSentence, lengthTolerance, sectionBudgets, sectionsOf, trimToLastSentence, type LengthCall } from "../../services/generation-runner/src/domain/length-control.ts";
+import { controlLength, endsMidSentence, lengthTolerance, sectionBudgets, sectionsOf, trimToLastSentence, type FinishingCall } from "../../services/generation-runner/src/domain/length-control.ts";
 import { countWords } from "../../services/kit/src/words.ts";
 
 const sentence = (n: number) => `Point number ${n} about espresso grinders explains a distinct detail worth knowing here.`;
@@ -14,7 +14,7 @@ const paragraphs = (words: number, from = 0) => {
 function realisticModel() {
   const tasks: string[] = [];
   let n = 0;
-  const call: LengthCall = async (task, { user }) => {
+  const call: FinishingCall = async (task, { user }) => {
     tasks.push(task);
     const asked = Number(/about (\d+) words/.exec(user)![1]);
     const written = Math.round(asked * (asked <= 600 ? 1.25 : 0.6));

@@ -46,6 +46,8 @@ export interface RunnerConfig {
   searchRequestsPerMinute: number | null;
   /** RUNNER_ACCOUNT_IN_FLIGHT: an account's articles in flight at once when its plan sets no cap; undefined (the default): no cap. */
   accountInFlight?: number;
+  /** QUALITY_REPAIR_CALLS: the most repair calls one article gets for its failed brief checks (0: none). */
+  repairCalls: number;
 }
 
 export function loadRunnerConfig(env: Env = process.env): RunnerConfig {
@@ -71,6 +73,7 @@ export function loadRunnerConfig(env: Env = process.env): RunnerConfig {
     providerRetryDelayMs: envInt(env, "PROVIDER_RETRY_DELAY_MS", 1000, { min: 10, max: 60_000 }),
     breakerCooldownMs: envInt(env, "PROVIDER_BREAKER_COOLDOWN_MS", 5000, { min: 100, max: 600_000 }),
     searchRequestsPerMinute: envOptional(env, "SEARCH_REQUESTS_PER_MINUTE") === undefined ? null : envInt(env, "SEARCH_REQUESTS_PER_MINUTE", 60, { min: 1, max: 1_000_000 }),
+    repairCalls: envInt(env, "QUALITY_REPAIR_CALLS", 3, { min: 0, max: 20 }),
     accountInFlight: envOptional(env, "RUNNER_ACCOUNT_IN_FLIGHT") === undefined ? undefined : envInt(env, "RUNNER_ACCOUNT_IN_FLIGHT", 0, { min: 1, max: 100_000 }),
   };
 }

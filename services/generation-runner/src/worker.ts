@@ -123,6 +123,7 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
     publicBaseUrl: runner.publicBaseUrl,
     batchPoll: { firstMs: runner.batchPollMs, maxMs: runner.batchPollMaxMs },
     progressKeepAliveMs: runner.progressKeepAliveMs,
+    repairCalls: runner.repairCalls,
     eventLog: { redis: eventLogConnection, redisPrefix: config.redisPrefix },
     shareWeight: async (account) => (await shares.share(account)).weight,
   };

@@ -5,9 +5,9 @@ import { CallCounter } from "./call-counter.ts";
 import { readDirectives, withoutDirectives } from "./directives.ts";
 import { jsonFromSchema, smallJsonObject, type JsonSchema } from "./json-from-schema.ts";
 import { openAIErrorBody } from "./openai-errors.ts";
-import { fingerprint } from "./prompt-seed.ts";
-import { DEFAULT_WORDS, keywordsFor, outlineHeadings, titleFor, topicFor, wordsAskedFor } from "./prompt-reading.ts";
-import { writeArticle } from "./writer.ts";
+import { diceFor, fingerprint } from "./prompt-seed.ts";
+import { asksForHeadingOnly, asksForMetaDescription, charactersAskedFor, DEFAULT_WORDS, keywordsFor, outlineHeadings, phrasesAskedFor, titleFor, topicFor, wordsAskedFor } from "./prompt-reading.ts";
+import { headingWith, openingWith, writeArticle, writeDescriptionWithin } from "./writer.ts";
 import { citing } from "./citing.ts";
 import { cutMidSentence, isCutShort, wordsWritten, writesLikeARealModel } from "./real-model-writing.ts";
 
@@ -143,8 +143,14 @@ function compose(
 
   if (format?.type === "json_schema") return { content: JSON.stringify(jsonFromSchema(format.json_schema!.schema as JsonSchema, subject)), finishReason: "stop" };
   if (format?.type === "json_object") return { content: JSON.stringify(smallJsonObject(subject)), finishReason: "stop" };
+  // Asked for a meta description, a model writes one, to the characters asked (the description's own rule otherwise).
+  if (asksForMetaDescription(prompt)) return { content: writeDescriptionWithin(subject, diceFor(`description#${seed}`), charactersAskedFor(prompt) ?? { min: 0, max: 155 }), finishReason: "stop" };
+  // A phrase the prompt asks for is used at once: in the heading asked for, else in the opening sentence.
+  const phrases = phrasesAskedFor(prompt);
+  if (asksForHeadingOnly(prompt)) return { content: `## ${headingWith(phrases[0] ?? topic, diceFor(`heading#${seed}`))}`, finishReason: "stop" };
   const written = likeARealModel ? wordsWritten(words, seed) : words;
-  const article = citing(prompt, writeArticle({ ...subject, words: written, headings: outlineHeadings(prompt) }));
+  const drafted = writeArticle({ ...subject, words: written, headings: outlineHeadings(prompt) });
+  const article = citing(prompt, phrases.length > 0 ? openingWith(drafted, phrases, subject, diceFor(`phrases#${seed}`)) : drafted);
   if (!likeARealModel || !isCutShort(seed)) return { content: article, finishReason: "stop" };
   const cut = cutMidSentence(article, seed);
   return { content: cut, finishReason: cut === article ? "stop" : "length" };

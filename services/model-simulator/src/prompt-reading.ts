@@ -141,3 +141,28 @@ export function outlineHeadings(prompt: string): string[] {
   }
   return headings.slice(0, 12);
 }
+
+/** Phrases the prompt asks the text to use, quoted: `Use the phrase "burr grinder"`, `include the keyword "x"`. */
+export function phrasesAskedFor(prompt: string): string[] {
+  const phrases: string[] = [];
+  for (const match of withoutDirectives(prompt).matchAll(/\b(?:use|include|mention)s?\s+(?:the\s+)?(?:exact\s+)?(?:phrase|keyword|term)\s+["“]([^"”\n]+)["”]/gi)) {
+    const phrase = match[1]!.trim();
+    if (phrase && !phrases.includes(phrase)) phrases.push(phrase);
+  }
+  return phrases;
+}
+
+/** Whether the prompt asks for a single heading back ("Return the heading line only"). */
+export const asksForHeadingOnly = (prompt: string): boolean => /\breturn (?:only )?the (?:new )?heading(?: line)?(?: only)?\b/i.test(withoutDirectives(prompt));
+
+/** Whether the prompt asks for a meta description itself (not an article that has one). */
+export const asksForMetaDescription = (prompt: string): boolean => /\bwrite\s+(?:the|a|an)\s+(?:new\s+)?meta description\b/i.test(withoutDirectives(prompt));
+
+/** The length in characters a prompt asks for, e.g. "between 120 and 160 characters", "at most 155 characters"; null if none. */
+export function charactersAskedFor(prompt: string): { min: number; max: number } | null {
+  const text = withoutDirectives(prompt);
+  const range = /(\d+)\s*(?:-|–|to|and)\s*(\d+)\s*characters/i.exec(text);
+  if (range) return { min: Number(range[1]), max: Number(range[2]) };
+  const most = /(?:at most|up to|no more than|under)\s+(\d+)\s*characters/i.exec(text);
+  return most ? { min: 0, max: Number(most[1]) } : null;
+}

@@ -225,6 +225,37 @@ export function writeDescription(subject: Subject, dice: Dice, maxChars = 155): 
   return clip(fill(dice.pick(templates), subject, dice), maxChars);
 }
 
+/** A description within `bounds` characters: a description, then sentences about the subject until it is long enough. */
+export function writeDescriptionWithin(subject: Subject, dice: Dice, bounds: { min: number; max: number }): string {
+  let text = writeDescription(subject, dice, bounds.max);
+  for (let i = 0; i < 10 && text.length < bounds.min; i++) {
+    const more = writeSentence(subject, dice, bounds.max - text.length - 1);
+    if (text.length + 1 + more.length <= bounds.max) text = `${text} ${more}`;
+  }
+  return text;
+}
+
+/**
+ * The article with each phrase in its opening sentence, as a writer asked to use a phrase puts it:
+ * a phrase the first paragraph lacks gets a sentence of its own at the paragraph's start.
+ */
+export function openingWith(article: string, phrases: readonly string[], subject: Subject, dice: Dice): string {
+  const paragraphs = article.split("\n\n");
+  const first = paragraphs.findIndex((p) => p.trim() !== "" && !p.startsWith("#"));
+  if (first < 0) return article;
+  for (const phrase of [...phrases].reverse()) {
+    if (paragraphs[first]!.toLowerCase().includes(phrase.toLowerCase())) continue;
+    const templates = SENTENCES.filter((t) => t.includes("{K}") && !t.includes("{K2}"));
+    paragraphs[first] = `${fill(dice.pick(templates), { ...subject, keywords: [phrase] }, dice)} ${paragraphs[first]}`;
+  }
+  return paragraphs.join("\n\n");
+}
+
+/** A section heading naming `phrase`, as a writer asked to put it in a heading words one. */
+export function headingWith(phrase: string, dice: Dice): string {
+  return dice.pick(SECTION_HEADINGS.filter((h) => h.includes("{K}"))).replace("{K}", titleCase(phrase));
+}
+
 /** Cut at a word boundary and keep a full stop at the end. */
 export function clip(text: string, maxChars: number): string {
   if (text.length <= maxChars) return text;

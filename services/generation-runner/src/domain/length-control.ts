@@ -14,7 +14,7 @@
 import { countWords } from "../../../kit/src/words.ts";
 
 /** One model call of the control, checkpointed under `task` by the caller; its markdown reply. */
-export type LengthCall = (task: string, prompt: { system: string; user: string }) => Promise<string>;
+export type FinishingCall = (task: string, prompt: { system: string; user: string }) => Promise<string>;
 
 export interface LengthBrief {
   target: number;
@@ -23,9 +23,11 @@ export interface LengthBrief {
   tone: string;
   /** The outline step's JSON output, when the workflow has one: its sections weigh the budgets. */
   outline?: string;
+  /** Phrases the brief asks for (target keyword, keywords): a section rewritten shorter keeps those it has. */
+  keepPhrases?: string[];
 }
 
-interface Section {
+export interface Section {
   /** The section's heading line ("# Title" for the opening part), or null when the text has none. */
   heading: string | null;
   body: string;
@@ -119,7 +121,7 @@ export function sectionBudgets(sections: Section[], target: number, outline?: st
 }
 
 /** New material a reply holds for a section: its paragraphs, without title or section headings, cut replies trimmed. */
-function replyBody(reply: string): string {
+export function replyBody(reply: string): string {
   const lines = reply.split("\n").filter((line) => !/^#{1,2}\s/.test(line));
   return trimToLastSentence(lines.join("\n").trim()).trim();
 }
@@ -142,11 +144,18 @@ ${sectionLabel(section)}
 ${section.body}`;
 }
 
+/** The brief's phrases a section uses, each asked to be kept by a rewrite (a repair may have just put it there). */
+function keptPhrases(brief: LengthBrief, section: Section): string {
+  const body = section.body.toLowerCase();
+  const kept = (brief.keepPhrases ?? []).filter((phrase) => phrase.trim() !== "" && body.includes(phrase.toLowerCase()));
+  return kept.map((phrase) => `Use the phrase "${phrase}" as the section uses it now.\n`).join("");
+}
+
 function tightenPrompt(brief: LengthBrief, section: Section, words: number): string {
   return `Article title: ${brief.title}
 Rewrite one section of this article (language ${brief.language}, ${brief.tone} tone) in about ${words} words.
 Keep its main points, facts and order; cut repetition, wordiness and the least useful detail. Return the section's paragraphs only, without its heading.
-
+${keptPhrases(brief, section)}
 The section:
 ${sectionLabel(section)}
 
@@ -154,7 +163,7 @@ ${section.body}`;
 }
 
 /** The article brought within tolerance of its target by the calls it needs (none when it already is). */
-export async function controlLength(text: string, brief: LengthBrief, call: LengthCall): Promise<string> {
+export async function controlLength(text: string, brief: LengthBrief, call: FinishingCall): Promise<string> {
   const sections = sectionsOf(trimToLastSentence(text));
   const budgets = sectionBudgets(sections, brief.target, brief.outline);
   const words = () => countWords(joinSections(sections));

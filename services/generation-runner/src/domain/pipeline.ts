@@ -38,8 +38,9 @@ import { isCancelledArticle } from "../../../kit/src/article-events.ts";
 import { ArticleCancelled } from "./cancellation.ts";
 import { RunEvents, type ArticleEventLog } from "./run-events.ts";
 import { controlLength } from "./length-control.ts";
-import { qualityOf } from "./quality-report.ts";
-import { isBuiltinArticle, lengthCall } from "./length-calls.ts";
+import { qualityOf, reportOf } from "./quality-report.ts";
+import { repairBrief } from "./brief-repairs.ts";
+import { afterRepairs, finishingCall, isBuiltinArticle } from "./finishing-calls.ts";
 
 export interface PipelineDeps {
   db: Db;
@@ -67,6 +68,8 @@ export interface PipelineDeps {
   batchPoll: { firstMs: number; maxMs: number };
   /** A run silent this long repeats its latest progress report (see ProgressReports); undefined: never. */
   progressKeepAliveMs?: number;
+  /** The most repair calls an article gets for its failed brief checks (brief-repairs.ts); undefined: none. */
+  repairCalls?: number;
   /** Where live watchers read the run's events (GET /v1/articles/{id}/events); undefined: not logged. */
   eventLog?: ArticleEventLog;
   /** The account's weight in the fair shares of the provider budgets (its plan's); 1 when undefined. */
@@ -290,14 +293,35 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
     stopIfCancelled();
     progress("polishing", "Adjusting length");
   }
-  const written = lengthControlled
-    ? await controlLength(
-        outputs.get(last.stepNumber)!,
-        { target: article.targetWordCount, title: article.title, language: article.language, tone: article.tone, outline: outlineOf(steps, outputs) },
-        lengthCall(deps, externalId, { primary: requested, fallback, temperature, timeoutMs: (last.timeoutSeconds || DEFAULT_STEP_TIMEOUT_SECONDS) * 1000, signal: job.signal, turn, onWait: onWait("Adjusting length") }),
-      )
-    : outputs.get(last.stepNumber)!;
+  const finishingCallsAs = (stage: string) =>
+    finishingCall(deps, externalId, { primary: requested, fallback, temperature, timeoutMs: (last.timeoutSeconds || DEFAULT_STEP_TIMEOUT_SECONDS) * 1000, signal: job.signal, turn, onWait: onWait(stage) });
+  const lengthBrief = {
+    target: article.targetWordCount,
+    title: article.title,
+    language: article.language,
+    tone: article.tone,
+    outline: outlineOf(steps, outputs),
+    keepPhrases: [article.targetKeyword ?? "", ...article.keywords],
+  };
+  const lengthControlledText = lengthControlled ? await controlLength(outputs.get(last.stepNumber)!, lengthBrief, finishingCallsAs("Adjusting length")) : outputs.get(last.stepNumber)!;
   const sourcesRead = settings.researchEnabled ? await researchOf(db, externalId) : undefined;
+  // Then the brief checks the pipeline can fix get their repair calls, within the article's budget
+  // (brief-repairs.ts); custom workflows get the checks and the report only.
+  const draftDescription = lengthControlled ? descriptionOf(steps, outputs, lengthControlledText) : null;
+  const repairs = lengthControlled && (deps.repairCalls ?? 0) > 0
+    ? await repairBrief(
+        lengthControlledText,
+        draftDescription,
+        reportOf(article, settings, citedText(lengthControlledText, citations, sourcesRead), draftDescription),
+        { title: article.title, language: article.language, tone: article.tone, targetKeyword: article.targetKeyword },
+        deps.repairCalls!,
+        finishingCallsAs("Repairing"),
+      )
+    : { text: lengthControlledText, description: draftDescription, repairs: [] };
+  // A repair can move the length off its target (a section rewritten shorter, an FAQ added): the
+  // repaired text gets one more pass of length control, its calls' tasks named apart from the
+  // first pass's so a later pickup replays each from its own checkpoint.
+  const written = repairs.repairs.length > 0 ? await controlLength(repairs.text, lengthBrief, afterRepairs(finishingCallsAs("Adjusting length"))) : repairs.text;
   const cited = citedText(written, citations, sourcesRead);
   const content = cited.content;
   let images: StoredImage[] = [];
@@ -340,7 +364,7 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
   // goes with it (completion, or the pass's version) and the article completes with its score.
   const firstScore = article.humanize ? undefined : await deps.detector.score(bodyOf(content));
   // Each version is measured against the brief as it is stored (quality-report.ts).
-  const description = descriptionOf(steps, outputs, content);
+  const description = repairs.description ?? descriptionOf(steps, outputs, content);
   const { article: generated } = await lifecycle.completeGeneration({
     externalId,
     content: illustrated(content),
@@ -353,7 +377,7 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
     aiDetectionScore: firstScore,
     sources: cited.sources,
     citationsRemoved: cited.removed,
-    quality: qualityOf(article, settings, cited, description),
+    quality: qualityOf(article, settings, cited, description, repairs.repairs),
   });
   // The text of the current version without its images (what is scored) and its words (what is settled).
   let finalContent = content;
@@ -388,7 +412,7 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
       // Without citations the sources stay as version 1 recorded them (none cited).
       sources: citations === "none" ? undefined : { sources: humanized.sources, citationsRemoved: humanized.removed },
       // The description stays the first version's (the pass rewrites the body alone).
-      quality: qualityOf(article, settings, humanized, generated?.description ?? description),
+      quality: qualityOf(article, settings, humanized, generated?.description ?? description, repairs.repairs),
     });
     await updateRun(db, externalId, { humanizedVersionId: Number(added.versionId) });
     finalContent = humanized.content;

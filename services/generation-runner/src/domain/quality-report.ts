@@ -4,11 +4,12 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import type { Article, GenerationSettings } from "../../../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import { bodyOf, envelopeOf } from "../../../kit/src/article-envelope.ts";
+import type { QualityRepair, QualityReport } from "../../../kit/src/rules/quality-report.ts";
 import { checkBrief } from "./brief-checks.ts";
 import { citationStyleOf, type CitedText } from "./cited-writing.ts";
 
-/** The report on a cited text of `article`, in the shape the article-store keeps (a JSON object). */
-export function qualityOf(article: Article, settings: GenerationSettings, text: CitedText, description: string | null): JsonObject {
+/** The report on a cited text of `article`, with the repairs made to it. */
+export function reportOf(article: Article, settings: GenerationSettings, text: CitedText, description: string | null, repairs: readonly QualityRepair[] = []): QualityReport {
   const metaTitle = envelopeOf(text.content)?.article.meta_title;
   const report = checkBrief(
     {
@@ -30,6 +31,11 @@ export function qualityOf(article: Article, settings: GenerationSettings, text: 
       citationsRemoved: text.removed,
     },
   );
+  return { ...report, repairs: [...repairs] };
+}
+
+/** The report in the shape the article-store keeps (a JSON object). */
+export function qualityOf(article: Article, settings: GenerationSettings, text: CitedText, description: string | null, repairs: readonly QualityRepair[] = []): JsonObject {
   // Every value is JSON already (numbers, yes or no, strings, lists of strings, null).
-  return report as unknown as JsonObject;
+  return reportOf(article, settings, text, description, repairs) as unknown as JsonObject;
 }

@@ -14,10 +14,16 @@ export interface BriefCheck {
   target: string;
 }
 
-/** A change made to the text to pass a failed check (none are made yet: the list stays empty). */
+/** A change made to pass a failed check: one targeted model call on one part of the text. */
 export interface QualityRepair {
+  /** The failed check it answers, e.g. "keywords_present". */
   check: string;
+  /** What was changed, e.g. "rewrote the introduction" or "wove a keyword into a section". */
   action: string;
+  /** The part of the text changed: a section heading, or "description". */
+  part: string;
+  /** The keyword the repair brought in, for keyword repairs. */
+  keyword?: string;
 }
 
 export interface QualityReport {

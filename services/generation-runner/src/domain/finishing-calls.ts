@@ -1,22 +1,23 @@
-// Length control's model calls as the run makes them: each one a finishing checkpoint named by
-// its task ("length 3: extend Getting Started"), so the cost breakdown lists it with its tokens
-// and cost, the article's cost includes it, and a later pickup replays its reply instead of
-// paying for it again (the control's choices follow from the replies, so they repeat too).
+// The model calls of the finishing work after the last step (length control, brief repairs) as
+// the run makes them: each one a finishing checkpoint named by its task ("length 3: extend
+// Getting Started", "repair 1: keyword_in_introduction"), so the cost breakdown lists it with its
+// tokens and cost, the article's cost includes it, and a later pickup replays its reply instead
+// of paying for it again (the choices follow from the replies, so they repeat too).
 import type { SnapshotStep } from "../../../../proto/gen/articles/workflow_catalog/v1/snapshots_pb.ts";
 import type { Db } from "../db/client.ts";
 import { finishingCheckpointOf, saveFinishingCheckpoint } from "./checkpoints.ts";
-import type { LengthCall } from "./length-control.ts";
+import type { FinishingCall } from "./length-control.ts";
 import { callModel, type CallTurn, type ChatRequest, type ModelCalls } from "./model-call.ts";
 import type { CatalogModel } from "./model-catalog.ts";
 
 /** A built-in workflow's article (its steps have roles, custom ones have none) written as markdown. */
 export const isBuiltinArticle = (last: SnapshotStep): boolean => last.role !== "" && last.outputFormat === "markdown";
 
-export function lengthCall(
+export function finishingCall(
   deps: ModelCalls & { db: Db },
   externalId: string,
   opts: { primary: CatalogModel; fallback?: CatalogModel; temperature: number; timeoutMs: number; signal?: AbortSignal; turn: CallTurn; onWait?: ChatRequest["onWait"] },
-): LengthCall {
+): FinishingCall {
   return async (task, prompt) => {
     const done = await finishingCheckpointOf(deps.db, externalId, task);
     if (done) return done.output;
@@ -24,7 +25,7 @@ export function lengthCall(
       ...prompt,
       temperature: opts.temperature,
       outputFormat: "markdown",
-      schemaName: "length",
+      schemaName: "finishing",
       timeoutMs: opts.timeoutMs,
       signal: opts.signal,
       turn: opts.turn,
@@ -42,3 +43,9 @@ export function lengthCall(
     return saved.output;
   };
 }
+
+/** The same calls with their tasks named as made after the brief repairs ("after repairs: length 1: extend …"). */
+export const afterRepairs =
+  (call: FinishingCall): FinishingCall =>
+  (task, prompt) =>
+    call(`after repairs: ${task}`, prompt);
