@@ -7,7 +7,7 @@
 // 429 in the gate error shape, with how long until the account's oldest lease would lapse.
 import { randomUUID } from "node:crypto";
 import type { Logger } from "../../../services/kit/src/logger.ts";
-import { slotKey, type RedisConnection } from "../../../services/kit/src/redis.ts";
+import { isRedisAway, slotKey, type RedisConnection } from "../../../services/kit/src/redis.ts";
 import { redisScript } from "../../../services/kit/src/redis-scripts.ts";
 import { gateError, unavailableError } from "../errors.ts";
 
@@ -69,7 +69,7 @@ export class OpenStreams {
     try {
       [taken, lapsesInMs] = (await takeLease.run(this.redis, [key], [member, cap, LEASE_MS])) as [number, number];
     } catch (error) {
-      if ((error as Error).name === "ReplyError") throw error;
+      if (!isRedisAway(error)) throw error;
       throw unavailableError();
     }
     if (!taken) {

@@ -7,7 +7,7 @@
 // limit; and a refused client is told how long until its own oldest requests leave the window,
 // not the same second as every other client. One Lua script checks all windows and counts the
 // request in all of them only when none is full, so a rejected request consumes nothing.
-import { isCluster, redisKey, slotKey, type RedisConnection } from "../../../services/kit/src/redis.ts";
+import { isCluster, isRedisAway, redisKey, slotKey, type RedisConnection } from "../../../services/kit/src/redis.ts";
 import { redisScript } from "../../../services/kit/src/redis-scripts.ts";
 import { unavailableError } from "../errors.ts";
 
@@ -122,9 +122,9 @@ export class RateLimiter {
     try {
       reply = (await countRequest.run(this.redis, keys, atSeconds === undefined ? limits : [...limits, atSeconds])) as number[];
     } catch (error) {
-      // An answer from Redis refusing the script is a defect, reported as such.
-      if ((error as Error).name === "ReplyError") throw error;
-      // Redis is away (or too slow): nothing was counted, so the request is refused as unavailable.
+      // An answer from Redis refusing the script is a defect, reported as such; Redis away (or too
+      // slow, or between masters): nothing was counted, so the request is refused as unavailable.
+      if (!isRedisAway(error)) throw error;
       throw unavailableError();
     }
     const [allowed, refusedIndex, ...rest] = reply;

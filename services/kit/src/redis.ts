@@ -60,6 +60,16 @@ export const onRedisError = (redis: RedisConnection, report: (error: Error) => v
 
 export const isCluster = (redis: unknown): redis is Cluster => redis instanceof Cluster;
 
+// Answers a server gives while it cannot serve for now: a cluster between masters (a failover),
+// a replica not yet promoted, a server loading its data.
+const PASSING_REFUSALS = /^(CLUSTERDOWN|TRYAGAIN|MASTERDOWN|READONLY|LOADING|BUSY)\b/;
+
+/**
+ * Whether a failed command means Redis is away for now (no answer, or a refusal that passes with
+ * a failover), rather than a defect of the command itself (any other answer refusing it).
+ */
+export const isRedisAway = (error: unknown): boolean => (error as Error).name !== "ReplyError" || PASSING_REFUSALS.test((error as Error).message);
+
 /** A key's Redis Cluster hash tag (`{…}`), or the whole key when it has none. */
 export function hashTagOf(key: string): string {
   const open = key.indexOf("{");
