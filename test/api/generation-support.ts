@@ -19,12 +19,27 @@ export const marker = (label = "m") => `${label}-${crypto.randomUUID().slice(0, 
 export const articleBody = (projectId: number, extra: Record<string, unknown> = {}) =>
   baseArticleBody(projectId, { title: "Choosing a coffee grinder", target_word_count: 150, ...extra });
 
-/** Polls GET /v1/articles/{id} until `done` holds or the deadline passes (then fails with the last state). */
-export async function waitForArticle(api: ApiClient, id: string | number, done: (a: any) => boolean = (a) => TERMINAL.includes(a.status), timeoutMs = 60_000): Promise<any> {
+/**
+ * Polls GET /v1/articles/{id} until `done` holds or the deadline passes (then fails with the last
+ * state). Every answer must be 200, unless `unavailable` names the 503s a test expects (an outage
+ * it causes): those are counted there and polled again, as the API tells a client to.
+ */
+export async function waitForArticle(
+  api: ApiClient,
+  id: string | number,
+  done: (a: any) => boolean = (a) => TERMINAL.includes(a.status),
+  timeoutMs = 60_000,
+  unavailable?: { count: number },
+): Promise<any> {
   const deadline = Date.now() + timeoutMs;
   let last: any;
   while (Date.now() < deadline) {
     const res = await api.get(`/v1/articles/${id}`);
+    if (res.status === 503 && unavailable) {
+      unavailable.count++;
+      await Bun.sleep(200);
+      continue;
+    }
     expect(res.status).toBe(200);
     last = res.body.data;
     if (done(last)) return last;
