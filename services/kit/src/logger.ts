@@ -8,7 +8,7 @@
 // silent keeps only errors. Any other value, like a malformed path, is a ConfigError naming it.
 
 import pino from "pino";
-import { ConfigError, envOptional } from "./config.ts";
+import { ConfigError, envOptional } from "./env.ts";
 import { activeTraceId } from "./tracing.ts";
 import { currentRequestId } from "./request-context.ts";
 

@@ -7,7 +7,7 @@ import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { idempotencyKeys } from "../db/schema.ts";
 import { conflict, throwIfAny } from "../../../kit/src/errors.ts";
-import type { ArticleRecord } from "./articles.ts";
+import type { ArticleRecord } from "../db/article-rows.ts";
 
 export const KEY_LIFETIME_HOURS = 24;
 const MAX_KEY_LENGTH = 255;

@@ -6,7 +6,7 @@
 // woken at once when the budget is unbounded.
 import { recordBreakerState } from "../../../kit/src/metrics.ts";
 import type { CircuitBreakers } from "./circuit-breaker.ts";
-import type { PacedTarget, PacingTicket } from "./paced-call.ts";
+import type { PacedTarget, PacingTicket } from "./pacing-ticket.ts";
 import type { Parking } from "./parking.ts";
 
 /** A call parked because none of its models was available. */

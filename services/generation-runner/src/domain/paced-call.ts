@@ -13,21 +13,15 @@ import { budgetLimit, budgetRemaining, capacityWaits, providerAnswers, recordBre
 import { CircuitBreakers } from "./circuit-breaker.ts";
 import { FairGate, type Admitted } from "./fair-gate.ts";
 import { OutageWaits, type ParkedOnOutage } from "./outage-waits.ts";
-import { CallParked, PARK_SAFETY_MS, type OutageSoFar, type Parking } from "./parking.ts";
+import { CallParked, PARK_SAFETY_MS, type OutageSoFar } from "./parking.ts";
+import type { PacedTarget, PacingTicket, WaitReason } from "./pacing-ticket.ts";
 import { ProviderCapacity, type BudgetState, type ConfiguredLimits } from "./provider-capacity.ts";
 import { ProviderNotConfigured } from "./providers.ts";
 import { readLimitReport, retryDelayOf } from "./rate-limit-headers.ts";
 
-export type WaitReason = "capacity" | "rate_limited" | "provider_unavailable";
 
 /** What a failed call was: how the pacing meets it. */
 export type FailureKind = "rate_limited" | "outage" | "timeout" | "elsewhere" | "final";
-
-/** A provider call the runner may make: its budget (and breaker) name and the operator's limits. */
-export interface PacedTarget {
-  id: string;
-  limits: ConfiguredLimits;
-}
 
 export interface ProviderAnswer<T> {
   value: T;
@@ -36,19 +30,6 @@ export interface ProviderAnswer<T> {
   tokens?: number;
 }
 
-export interface PacingTicket {
-  account: string;
-  /** The account's weight in the fair shares between accounts (1 when unset). */
-  weight?: number;
-  since: number;
-  /** Estimated tokens of the call. */
-  tokens: number;
-  signal?: AbortSignal;
-  /** Told when the call starts waiting, once per reason. */
-  onWait?: (reason: WaitReason, target: string) => void;
-  /** Given: a long wait parks the article's job instead of holding it (parking.ts). */
-  parking?: Parking;
-}
 
 export interface PacedResult<T> {
   value: T;
