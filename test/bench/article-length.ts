@@ -15,6 +15,7 @@ import { stackCredential } from "../harness/service-clients.ts";
 import { openBenchStack, type BenchContext } from "./context.ts";
 import { printTable } from "./measure.ts";
 import { createBenchArticle } from "./workflows.ts";
+import { endsMidSentence } from "../../services/generation-runner/src/domain/length-control.ts";
 
 const MODEL = "simulator:sim-real";
 const TYPES = ["blog_post", "listicle", "tutorial", "ultimate_guide"];
@@ -87,12 +88,6 @@ async function measureArticle(ctx: BenchContext, id: number, type: string, targe
     checksPassed: checks.filter((c) => c.status === "passed").length,
     checksFailed: checks.filter((c) => c.status === "failed").length,
   };
-}
-
-/** Whether the text's last line is prose that stops without ending its sentence. */
-function endsMidSentence(content: string): boolean {
-  const last = content.trimEnd().split("\n").at(-1) ?? "";
-  return !last.startsWith("#") && !/[.!?:)"'*”’]$/.test(last);
 }
 
 const percent = (share: number) => `${(share * 100).toFixed(1)}%`;

@@ -40,7 +40,8 @@ export interface StepFields {
 const label = (field: string) => field.replace(/_/g, " ");
 
 /** Limits count characters as a person does (code points), so an emoji is one. */
-const characterCount = (value: string) => [...value].length;
+/** Characters as a person counts them (code points): an emoji is one, as every limit counts it. */
+export const characterCount = (value: string) => [...value].length;
 
 function fail(errors: FieldErrors, field: string, message: string): void {
   (errors[field] ??= []).push(message);

@@ -9,7 +9,7 @@ import { invalidFields, type FieldErrors } from "../../../kit/src/errors.ts";
 import type { Db } from "../db/client.ts";
 import { workflows, workflowSteps } from "../db/schema.ts";
 import type { WorkflowRow } from "./revisions.ts";
-import type { StepFields } from "./step-rules.ts";
+import { characterCount, type StepFields } from "./step-rules.ts";
 
 /** The caps in force; Infinity where the caller passed none. */
 export interface WorkflowCaps {
@@ -21,9 +21,6 @@ export interface WorkflowCaps {
 export const NO_CAPS: WorkflowCaps = { stepsPerWorkflow: Infinity, promptCharacters: Infinity, workflowsPerProject: Infinity };
 
 const PROMPT_FIELDS = ["system", "user"] as const;
-
-/** Prompts count characters as step-rules.ts counts every limit: code points, so an emoji is one. */
-const characterCount = (value: string) => [...value].length;
 
 const promptTooLong = (field: string, length: number, cap: number) =>
   `The ${field} prompt has ${length.toLocaleString("en-US")} characters; this plan allows at most ${cap.toLocaleString("en-US")} in one prompt (prompt_characters).`;
