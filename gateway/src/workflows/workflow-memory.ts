@@ -2,10 +2,10 @@
 // creation does not cost a call to workflow-catalog each time, and of the project's list pages as
 // presented, so a dashboard or integration polling a project's workflows does not cost a call and
 // the presentation each time (access is still checked on every read, before the memory is asked).
-// Workflows change only through the
-// gateway's workflow routes: after every change call (whatever its outcome) the gateway forgets
-// the project's entries itself, then announces the project on a Redis channel, before it answers;
-// every gateway forgets the project's entries when it hears that. So a change is followed at once
+// Workflows change only through the gateway's workflow routes: after every change call (whatever
+// its outcome) the gateway forgets the project's entries itself, then announces the project on a
+// Redis channel, before it answers; every gateway forgets the project's entries when it hears
+// that. So a change is followed at once
 // by the gateway that made it and within the announcement's delivery by the others. An entry also
 // lives a second at most (an announcement lost with a gateway that stopped between the change and
 // its publish), nothing is remembered while not listening, refusals (an unknown type) are never
