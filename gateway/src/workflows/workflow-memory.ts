@@ -5,11 +5,11 @@
 // Workflows change only through the gateway's workflow routes: after every change call (whatever
 // its outcome) the gateway forgets the project's entries itself, then announces the project on a
 // Redis channel, before it answers; every gateway forgets the project's entries when it hears
-// that. So a change is followed at once
-// by the gateway that made it and within the announcement's delivery by the others. An entry also
-// lives a second at most (an announcement lost with a gateway that stopped between the change and
-// its publish), nothing is remembered while not listening, refusals (an unknown type) are never
-// remembered, and entries are keyed by project: a project's custom types and pages are its own.
+// that. So a change is followed at once by the gateway that made it and within the
+// announcement's delivery by the others. An entry also lives a second at most (an announcement
+// lost with a gateway that stopped between the change and its publish), nothing is remembered
+// while not listening, refusals (an unknown type) are never remembered, and entries are keyed by
+// project: a project's custom types and pages are its own.
 import type { PinnedWorkflow } from "../../../proto/gen/articles/workflow_catalog/v1/snapshots_pb.ts";
 import type { Logger } from "../../../services/kit/src/logger.ts";
 import { redisKey, type RedisConnection } from "../../../services/kit/src/redis.ts";
