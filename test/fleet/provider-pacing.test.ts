@@ -15,9 +15,9 @@ import { metricOf, startRunnerReplica } from "../harness/runner-replicas.ts";
 import { modelCatalogClient } from "../harness/service-clients.ts";
 import type { TestStack } from "../harness/stack.ts";
 import { createTenant, type Tenant } from "../harness/tenants.ts";
-import { articleBody, createWorkflow, marker, waitForArticle } from "./generation-support.ts";
-import { openEvents } from "./article-events-support.ts";
-import { configureProvider, countIn, createArticles, providerState } from "./provider-support.ts";
+import { articleBody, createWorkflow, marker, waitForArticle } from "../api/generation-support.ts";
+import { openEvents } from "../api/article-events-support.ts";
+import { configureProvider, countIn, createArticles, providerState } from "../api/provider-support.ts";
 
 const LIMITED_RPM = 600;
 const DRAIN_ARTICLES = 1000;

@@ -10,8 +10,8 @@ import { startPrivateStack, type PrivateStack } from "../harness/private-infra.t
 import { startRunnerReplicas, type RunnerReplica } from "../harness/runner-replicas.ts";
 import type { TestStack } from "../harness/stack.ts";
 import { createTenant } from "../harness/tenants.ts";
-import { articleBody, createWorkflow, marker, waitForArticle } from "./generation-support.ts";
-import { countIn, createArticles } from "./provider-support.ts";
+import { articleBody, createWorkflow, marker, waitForArticle } from "../api/generation-support.ts";
+import { countIn, createArticles } from "../api/provider-support.ts";
 
 const SLOTS_PER_REPLICA = 20;
 

@@ -11,8 +11,8 @@ import { metricOf } from "../harness/runner-replicas.ts";
 import { modelCatalogClient } from "../harness/service-clients.ts";
 import type { TestStack } from "../harness/stack.ts";
 import { createTenant } from "../harness/tenants.ts";
-import { articleBody, createWorkflow, marker } from "./generation-support.ts";
-import { configureProvider, countIn, createArticles, providerState, resetProviderCounts } from "./provider-support.ts";
+import { articleBody, createWorkflow, marker } from "../api/generation-support.ts";
+import { configureProvider, countIn, createArticles, providerState, resetProviderCounts } from "../api/provider-support.ts";
 
 const PARKED = Number(process.env.PARKED_ARTICLES ?? 5000);
 const HEALTHY = 200;
@@ -69,7 +69,9 @@ test("5,000 articles parked on a dead model hold no worker slot: 200 healthy one
 
   const besideMs = await healthyRun(HEALTHY);
   console.log(`${HEALTHY} healthy articles: ${aloneMs} ms alone, ${besideMs} ms beside ${PARKED} parked ones`);
-  expect(besideMs).toBeLessThan(aloneMs * 1.2);
+  // Were the parked jobs holding slots, all 1,000 would be taken for the hour-long outage and the
+  // healthy articles would not finish at all: the margin is for a loaded machine, not for waiting.
+  expect(besideMs).toBeLessThan(aloneMs * 1.5 + 2_000);
   expect(await countIn(parked.api, parked.tenant.projectId, "failed")).toBe(0);
 
   // The provider answers again: the parked articles resume at its pace (3,000 a minute).
@@ -81,7 +83,9 @@ test("5,000 articles parked on a dead model hold no worker slot: 200 healthy one
   const paceMs = (PARKED / (DEAD_RPM / 60)) * 1000;
   const { counts } = await providerState(dead);
   console.log(`${PARKED} parked articles completed ${(drainMs / 1000).toFixed(1)} s after the provider came back (its limit allows ${(paceMs / 1000).toFixed(1)} s); it answered ${counts.admitted} calls, refused ${counts.rate_limited}`);
-  expect(drainMs).toBeLessThan(paceMs * 1.3 + 10_000);
+  // Woken by the probe that found the provider back, not by the 300 s park safety: on a loaded
+  // machine the drain has measured 1.06-1.5 times the pace, a missed wake-up takes 3 times it.
+  expect(drainMs).toBeLessThan(paceMs * 1.5 + 20_000);
   expect(await countIn(parked.api, parked.tenant.projectId, "failed")).toBe(0);
   // One call per article, and the probe that found the provider back: nothing called (or billed) twice.
   expect(counts.admitted).toBeLessThanOrEqual(PARKED + 2);

@@ -12,8 +12,8 @@ import { metricOf, startRunnerReplicas, type RunnerReplica } from "../harness/ru
 import { modelCatalogClient } from "../harness/service-clients.ts";
 import type { TestStack } from "../harness/stack.ts";
 import { createTenant } from "../harness/tenants.ts";
-import { articleBody, createWorkflow, marker, waitForArticle } from "./generation-support.ts";
-import { configureProvider, countIn, createArticles, providerState, resetProviderCounts } from "./provider-support.ts";
+import { articleBody, createWorkflow, marker, waitForArticle } from "../api/generation-support.ts";
+import { configureProvider, countIn, createArticles, providerState, resetProviderCounts } from "../api/provider-support.ts";
 
 const FIRST_WAVE = 5;
 const SECOND_WAVE = 30;
@@ -109,7 +109,7 @@ test("replicas that never saw a model fail send it nothing while another replica
   expect(counts.admitted).toBeLessThanOrEqual(FIRST_WAVE + SECOND_WAVE + 1 + fleet.length);
 }, 180_000);
 
-test("a lone account's 1,000 articles of one 2 s call use every idle slot of three replicas: done within 1.5 × (2 s + creation)", async () => {
+test("a lone account's 1,000 articles of one 2 s call use every idle slot of three replicas: done within 2 × (2 s + creation)", async () => {
   await threeReplicas();
   const { tenant, api, body } = await writer("[[sim:sleep=2000]] [[sim:words=20]] write", "simulator:sim-fast");
   const started = Date.now();
@@ -117,8 +117,10 @@ test("a lone account's 1,000 articles of one 2 s call use every idle slot of thr
   const creationMs = Date.now() - started;
   await eventually(() => countIn(api, tenant.projectId, "completed"), (n) => n === 1000, 120_000, "every article completed");
   const tookMs = Date.now() - started;
-  console.log(`1,000 articles of one 2 s call: created in ${(creationMs / 1000).toFixed(1)} s, all completed after ${(tookMs / 1000).toFixed(1)} s (bound ${((1.5 * (2000 + creationMs)) / 1000).toFixed(1)} s)`);
-  expect(tookMs).toBeLessThan(1.5 * (2000 + creationMs));
+  console.log(`1,000 articles of one 2 s call: created in ${(creationMs / 1000).toFixed(1)} s, all completed after ${(tookMs / 1000).toFixed(1)} s (bound ${((2 * (2000 + creationMs)) / 1000).toFixed(1)} s)`);
+  // Alone on the machine this takes 1.2-1.4 times (2 s + creation); slots left idle on two of the
+  // replicas (the fault this guards against) took 22 s, over four times it.
+  expect(tookMs).toBeLessThan(2 * (2000 + creationMs));
   expect(await countIn(api, tenant.projectId, "failed")).toBe(0);
 }, 180_000);
 
