@@ -7,8 +7,8 @@ import type { AdminClients } from "../admin/clients.ts";
 import type { Creation } from "./articles.ts";
 import type { FaultRecord } from "./faults.ts";
 import type { WebhookInbox } from "./webhook-inbox.ts";
+import { isRunningStatus } from "../../services/kit/src/rules/article-statuses.ts";
 
-const RUNNING = ["queued", "batching", "writing", "polishing"];
 
 /** How many of the project's articles are in each status. */
 export async function statusCounts(sql: Sql, projectId: number): Promise<Map<string, number>> {
@@ -94,7 +94,7 @@ export async function tally(input: TallyInput): Promise<Tally> {
   const refused = creations.filter((c) => c.refusal);
   const done = rows.filter((r) => r.status === "completed" || r.status === "published");
   const failed = count(rows, (r) => r.status === "failed");
-  const stuck = rows.filter((r) => RUNNING.includes(r.status));
+  const stuck = rows.filter((r) => isRunningStatus(r.status));
   const unpublished = count(done, (r) => r.status === "completed");
 
   const ours = new Set(rows.map((r) => r.external_id));

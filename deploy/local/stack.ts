@@ -20,6 +20,7 @@ import { startLocalServers, type LocalServers } from "./local-servers.ts";
 import { freePort } from "./private-servers.ts";
 import { prepareWorkloadTokens, type WorkloadTokens } from "./workload-tokens.ts";
 import { CALLERS, type StackCaller } from "../../services/kit/src/access-policy.ts";
+import { settledWithin } from "../../services/kit/src/deadline.ts";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -269,7 +270,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const stop = async () => {
     const running = [...processes.values()].filter((p) => !hasExited(p));
     for (const p of running) p.kill("SIGTERM");
-    await Promise.race([Promise.all(running.map((p) => p.exited)), Bun.sleep(15_000)]);
+    await settledWithin(Promise.all(running.map((p) => p.exited)), 15_000);
     for (const p of running) if (!hasExited(p)) p.kill("SIGKILL");
     // Last, once nothing uses them any more.
     await local?.stop();

@@ -28,6 +28,7 @@ import { serviceClient } from "../../services/kit/src/clients.ts";
 import { renderKustomization, type K8sObject } from "../k8s/render.ts";
 import { freePort } from "../local/private-servers.ts";
 import { prepareWorkloadTokens, type WorkloadTokens } from "../local/workload-tokens.ts";
+import { settledWithin } from "../../services/kit/src/deadline.ts";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const env = process.env;
@@ -318,7 +319,7 @@ function cleanUp(): Promise<void> {
     say("cleaning up…");
     // A podman run stopped by a signal may still create its container: wait for it, then remove by label.
     const inFlight = [...running];
-    await Promise.race([Promise.all(inFlight.map((child) => child.exited)), Bun.sleep(15_000)]);
+    await settledWithin(Promise.all(inFlight.map((child) => child.exited)), 15_000);
     const labelled = (await run([...PODMAN, "ps", "--all", "--quiet", "--filter", `label=article-smoke=${id}`], { allowFail: true })).split("\n").filter(Boolean);
     // podman rm --time: SIGTERM first, as Kubernetes does, then SIGKILL after 10 s.
     if (labelled.length) await run([...PODMAN, "rm", "--force", "--time", "10", ...labelled], { allowFail: true });

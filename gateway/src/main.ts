@@ -19,6 +19,7 @@ import { collectGarbageWhenQuiet } from "../../services/kit/src/quiet-collection
 import { flushTracing, initTracing } from "../../services/kit/src/tracing.ts";
 import { observeRequests } from "./plugins/observability.ts";
 import { startAdminServer, type AdminServer } from "./plugins/admin-server.ts";
+import { settledWithin } from "../../services/kit/src/deadline.ts";
 
 // Before any client is made: the trace interceptors are installed only when traces are exported.
 await initTracing("gateway");
@@ -104,7 +105,7 @@ onShutdown(
   async () => {
     // Open article watches keep HTTP/2 sessions alive: the listener is given a moment, not more.
     // The HTTP listener closes and lets the requests in flight finish.
-    await Promise.all([app.stop(), Promise.race([grpc.stop(), Bun.sleep(2000)])]);
+    await Promise.all([app.stop(), settledWithin(grpc.stop(), 2000)]);
     await admin?.stop();
     await dependencies.stop();
     await flushTracing();

@@ -231,6 +231,26 @@ function pacingSuites(where: string, connect: () => Promise<{ redis: RedisConnec
         expect(woken.at(-1)!).toBeGreaterThan(4000);
       });
 
+      test("a call that leaves while the budget is asked gives back the tokens it was admitted with, with no cap on calls at once", async () => {
+        const budget = `abandoned-${crypto.randomUUID()}`;
+        const limits = { requestsPerMinute: null, tokensPerMinute: 6000, maxConcurrentCalls: null };
+        const leaving = new AbortController();
+        // The call is aborted while its admission is on its way back from Redis.
+        class AbortingCapacity extends ProviderCapacity {
+          override async admit(...args: Parameters<ProviderCapacity["admit"]>) {
+            const admission = await super.admit(...args);
+            leaving.abort(new Error("the article was cancelled"));
+            return admission;
+          }
+        }
+        const gate = new FairGate(new AbortingCapacity(redis, prefix), budget, () => limits);
+        const abandoned = await gate.enter({ account: "a", since: 1, tokens: 5000, signal: leaving.signal }).then(() => "admitted", (error) => (error as Error).message);
+        expect(abandoned).toBe("the article was cancelled");
+        // Its 5,000 tokens are back: another call of 5,000 fits in the budget of 6,000 a minute.
+        const capacity = new ProviderCapacity(redis, prefix);
+        await eventually(async () => (await capacity.admit(budget, limits, claim(5000), "")).admitted, (admitted) => admitted, 5000, "the abandoned call's tokens given back");
+      });
+
       test("an account alone gets the whole budget", async () => {
         const started = Date.now();
         // 6,000 a minute at 95%: a second's burst (95 calls) at once, then one call every 10.5 ms.

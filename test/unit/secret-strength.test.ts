@@ -8,51 +8,18 @@ import { fileURLToPath } from "node:url";
 import { renderKustomization } from "../../deploy/k8s/render.ts";
 import { loadGatewayConfig } from "../../gateway/src/config.ts";
 import { ConfigError, loadPlatformConfig } from "../../services/kit/src/config.ts";
-import { placeholderIn, secretBytesProblem, secretProblem } from "../../services/kit/src/secret-strength.ts";
+import { placeholderIn, secretBytesProblem } from "../../services/kit/src/secret-strength.ts";
 import { signingSecretKey } from "../../services/webhook-dispatcher/src/config.ts";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const K8S_PLACEHOLDER = "REPLACE-WITH-openssl-rand-base64-32";
 
-// Random text over an alphabet from a seeded generator, so each run checks the same values: over
-// printable ASCII, one value in about half a million holds a short placeholder word ("youR") standing
-// on its own between punctuation, which the rule refuses (the operator then draws another).
-let seed = 0x2545f491;
-const nextRandom = () => {
-  seed = (seed + 0x6d2b79f5) | 0;
-  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-};
-const fromAlphabet = (alphabet: string, length: number) => Array.from({ length }, () => alphabet[Math.floor(nextRandom() * alphabet.length)]).join("");
-const LOWER = "abcdefghijklmnopqrstuvwxyz";
-const ALNUM = LOWER + LOWER.toUpperCase() + "0123456789";
-const PRINTABLE = Array.from({ length: 94 }, (_, i) => String.fromCharCode(33 + i)).join("");
-
-// The shapes random secrets come in: what the project generates, `openssl rand`, UUIDs, password managers.
-const GENERATORS: Record<string, () => string> = {
-  "base64url of 18 bytes (24 characters)": () => randomBytes(18).toString("base64url"),
-  "base64url of 24 bytes (npm start, the test stack)": () => randomBytes(24).toString("base64url"),
-  "base64url of 48 bytes": () => randomBytes(48).toString("base64url"),
-  "base64 of 18 bytes": () => randomBytes(18).toString("base64"),
-  "base64 of 32 bytes (openssl rand -base64 32)": () => randomBytes(32).toString("base64"),
-  "hex of 12 bytes (24 characters)": () => randomBytes(12).toString("hex"),
-  "hex of 16 bytes (openssl rand -hex 16)": () => randomBytes(16).toString("hex"),
-  "hex of 32 bytes, upper case": () => randomBytes(32).toString("hex").toUpperCase(),
-  "a UUID": () => randomUUID(),
-  "letters and digits, 24": () => fromAlphabet(ALNUM, 24),
-  "lower-case letters, 24": () => fromAlphabet(LOWER, 24),
-  "lower-case letters and digits, 32": () => fromAlphabet(LOWER + "0123456789", 32),
-  "printable ASCII, 32": () => fromAlphabet(PRINTABLE, 32),
-};
-
-describe("secretProblem", () => {
-  for (const [shape, generate] of Object.entries(GENERATORS)) {
-    test(`200 random values pass: ${shape}`, () => {
-      const refused = Array.from({ length: 200 }, generate).map((value) => [value, secretProblem(value)]).filter(([, problem]) => problem !== undefined);
-      expect(refused).toEqual([]);
-    });
-  }
+describe("placeholderIn", () => {
+  test("random values of every usual shape hold no placeholder", () => {
+    const generated = [randomBytes(18).toString("base64url"), randomBytes(32).toString("base64"), randomBytes(16).toString("hex"), randomUUID()];
+    for (let i = 0; i < 200; i++) for (const value of generated.map(() => randomBytes(24).toString("base64url"))) expect(placeholderIn(value)).toBeUndefined();
+    for (const value of generated) expect(placeholderIn(value)).toBeUndefined();
+  });
 
   test.each([
     K8S_PLACEHOLDER,
@@ -74,26 +41,8 @@ describe("secretProblem", () => {
     "your_token_here_0123456789",
     "sk-xxxx-xxxx-xxxx-0123456789abc",
     "$(openssl rand -base64 32)",
-  ])("the placeholder %p is refused", (value) => {
-    expect(secretProblem(value)).toMatch(/placeholder/);
-  });
-
-  test.each(["", "short", "q7Vn2xKp9LmR4tWz", "q7Vn2xKp9LmR4tWz8bY"])("the short value %p is refused", (value) => {
-    expect(secretProblem(value)).toMatch(/too short/);
-  });
-
-  test.each([
-    ["aaaaaaaaaaaaaaaaaaaaaaaaaaaa", /repetitive/],
-    ["abababababababababababababab", /repetitive/],
-    ["qwertyqwertyqwertyqwertyqwerty", /repetitive/],
-    ["deadbeefdeadbeefdeadbeefdeadbeef", /repetitive/],
-    ["123451234512345123451234", /repetitive/],
-    ["aaaaaaaaaaaaaabbbbbbbbbbbbbb", /variety/],
-    ["abcabcabcabcabcabcabcabcabd", /variety/],
-    ["ab12ab12ab12ab12ab12ab12ab13", /variety/],
-    ["aBa3acaDa5aeaFa7agaHa9ajaK", /predictable/],
-  ])("the guessable value %p is refused", (value, reason) => {
-    expect(secretProblem(value)).toMatch(reason);
+  ])("the placeholder %p is found", (value) => {
+    expect(placeholderIn(value)).toBeDefined();
   });
 
   test("placeholder words inside random text count only when they cannot be chance", () => {
@@ -102,13 +51,6 @@ describe("secretProblem", () => {
     expect(placeholderIn("Kq9-test-Zr7Lm2Vx8Np4Wc6Hd")).toBe("test");
     expect(placeholderIn("test")).toBe("test");
     expect(placeholderIn("Kq9xxxxZr7Lm2Vx8Np4Wc6Hd")).toBeUndefined();
-    expect(secretProblem("Kq9testZr7Lm2Vx8Np4Wc6Hd")).toBeUndefined();
-  });
-
-  test("a reason never contains the value", () => {
-    for (const value of ["change-me-to-a-long-random-value", "tooshortvalue", "abababababababababababababab", "aBa3acaDa5aeaFa7agaHa9ajaK"]) {
-      expect(secretProblem(value)).not.toContain(value);
-    }
   });
 });
 
@@ -204,7 +146,8 @@ describe("deploy/k8s", () => {
       for (const [key, value] of Object.entries((secret.stringData ?? {}) as Record<string, string>)) {
         if (key === "DATABASE_URL") expect(() => loadPlatformConfig({ ...identity, DATABASE_URL: value })).toThrow(/DATABASE_URL/);
         else if (key === "WEBHOOK_SECRET_KEY") expect(() => signingSecretKey({ WEBHOOK_SECRET_KEY: value })).toThrow(/WEBHOOK_SECRET_KEY/);
-        else expect(secretProblem(value)).toBeDefined();
+        // The optional credentials (a provider key, an image bucket) ship empty, read as unset.
+        else expect({ key, value }).toEqual({ key, value: "" });
       }
     }
   });

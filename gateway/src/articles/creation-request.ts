@@ -6,6 +6,7 @@ import { DEFAULT_EXCLUDED_DOMAINS, isValidDomain } from "../../../services/kit/s
 import { CITATION_STYLES } from "../../../services/kit/src/rules/citations.ts";
 import { Validator } from "../validation.ts";
 import type { FieldTable } from "../openapi/fields.ts";
+import { INITIAL_STATUSES } from "../../../services/kit/src/rules/article-statuses.ts";
 
 export const TONES = ["professional", "authoritative", "friendly", "conversational", "casual", "excited", "humorous"] as const;
 export const POINTS_OF_VIEW = ["first_person", "first_person_plural", "second_person", "third_person"] as const;
@@ -18,7 +19,6 @@ export const HEADING_CAPITALIZATIONS = ["title", "sentence"] as const;
  * (writing, completed, …) would skip generation, and failed would strand the reservation.
  * batching is only meaningful together with use_batch_api.
  */
-export const INITIAL_STATUSES = ["queued", "batching"] as const;
 
 export const LIMITS = {
   title: { min: 3, max: 255 },

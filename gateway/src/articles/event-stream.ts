@@ -24,6 +24,7 @@ import { envInt, failOnConfigError } from "../../../services/kit/src/config.ts";
 import type { Logger } from "../../../services/kit/src/logger.ts";
 import { presentCost } from "../../../services/kit/src/public-article.ts";
 import { validationError } from "../errors.ts";
+import { isRunningStatus } from "../../../services/kit/src/rules/article-statuses.ts";
 
 // Proxies commonly close a connection silent for 30-60 s.
 const HEARTBEAT_MS = failOnConfigError(() => envInt(process.env, "EVENTS_HEARTBEAT_MS", 15_000, { min: 100, max: 600_000 }));
@@ -37,7 +38,6 @@ const STALLED_READ_MS = 3_000;
 const RETRY_MS = 1_000;
 /** The id of the state event sent before an article's log has any event. */
 const START_ID = "0-0";
-const RUNNING = new Set(["queued", "batching", "writing", "polishing"]);
 
 const encoder = new TextEncoder();
 
@@ -58,7 +58,7 @@ export function lastEventIdOf(headers: Headers): string | undefined {
 /** The article as it stands: the first event of a fresh stream, or the final one of an ended article. */
 function currentEvent(article: Article): { event: string; data: Record<string, unknown> } {
   const cost = presentCost(article.cost);
-  if (RUNNING.has(article.status)) {
+  if (isRunningStatus(article.status)) {
     return { event: "state", data: { status: article.status, current_step: article.currentStep ?? null, cost } };
   }
   if (article.status === "failed") {
@@ -81,7 +81,7 @@ export interface EventArchive {
   lastId(externalId: string): Promise<string | undefined>;
 }
 
-const isRunning = (article: Article) => RUNNING.has(article.status);
+const isRunning = (article: Article) => isRunningStatus(article.status);
 
 /** Two runs of one log's events, each in id order, as one run with each event once. */
 function mergedById(a: readonly LoggedArticleEvent[], b: readonly LoggedArticleEvent[]): LoggedArticleEvent[] {

@@ -8,7 +8,7 @@
 import { randomUUID } from "node:crypto";
 import type { Logger } from "../../../services/kit/src/logger.ts";
 import { isRedisAway, slotKey, type RedisConnection } from "../../../services/kit/src/redis.ts";
-import { redisScript } from "../../../services/kit/src/redis-scripts.ts";
+import { LUA_CLOCK, redisScript } from "../../../services/kit/src/redis-scripts.ts";
 import { gateError, unavailableError } from "../errors.ts";
 
 /** How long a lease counts without being renewed: a dead gateway's streams count this long at most. */
@@ -20,8 +20,8 @@ const RENEW_MS = LEASE_MS / 3;
 // {1, 0} when taken, else {0, ms until the oldest remaining lease lapses}. The server's clock
 // scores every lease, so replicas with skewed clocks agree.
 const takeLease = redisScript(`
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+${LUA_CLOCK}
+local now = clock_ms()
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then
   local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
@@ -34,8 +34,8 @@ return {1, 0}
 
 // KEYS: one account's leases; ARGV: the lease's length (ms), then the members this gateway holds.
 const renewLeases = redisScript(`
-local t = redis.call('TIME')
-local lapses = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[1])
+${LUA_CLOCK}
+local lapses = clock_ms() + tonumber(ARGV[1])
 for i = 2, #ARGV do redis.call('ZADD', KEYS[1], lapses, ARGV[i]) end
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return #ARGV - 1

@@ -6,8 +6,8 @@ import { pageWindow, type PageWindow } from "../../../services/kit/src/rules/pag
 import { numericId } from "../../../services/kit/src/rules/identifiers.ts";
 import type { QueryValues } from "../validation.ts";
 import { pageQueryFields, type FieldTable } from "../openapi/fields.ts";
+import { ARTICLE_STATUSES } from "../../../services/kit/src/rules/article-statuses.ts";
 
-export const ARTICLE_STATUSES = ["queued", "batching", "writing", "polishing", "completed", "published", "failed"] as const;
 
 /** The list query, once: the OpenAPI document takes its parameters from here. */
 export const ARTICLE_LIST_QUERY = {

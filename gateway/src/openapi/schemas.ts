@@ -3,7 +3,7 @@
 // responses against the document, so the documented shapes follow the code.
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import type { PresentedArticle } from "../../../services/kit/src/public-article.ts";
-import { ARTICLE_STATUSES } from "../articles/reading.ts";
+import { ARTICLE_STATUSES } from "../../../services/kit/src/rules/article-statuses.ts";
 import type { presentStep, presentWorkflow } from "../presenters/workflow.ts";
 import type { presentUser } from "../presenters/user.ts";
 import type { estimateArticle } from "../articles/estimate.ts";

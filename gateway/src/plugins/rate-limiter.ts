@@ -8,7 +8,7 @@
 // not the same second as every other client. One Lua script checks all windows and counts the
 // request in all of them only when none is full, so a rejected request consumes nothing.
 import { isCluster, isRedisAway, redisKey, slotKey, type RedisConnection } from "../../../services/kit/src/redis.ts";
-import { redisScript } from "../../../services/kit/src/redis-scripts.ts";
+import { LUA_CLOCK, redisScript } from "../../../services/kit/src/redis-scripts.ts";
 import { unavailableError } from "../errors.ts";
 
 export interface WindowCaps {
@@ -38,11 +38,8 @@ const WINDOWS = [60, 3600, 86400] as const;
 // this one, seconds until the next one is let in (refused) or until its oldest counted bucket
 // leaves the window (allowed)}.
 const countRequest = redisScript(`
-local now = tonumber(ARGV[4])
-if not now then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) + tonumber(t[2]) / 1000000
-end
+${LUA_CLOCK}
+local now = tonumber(ARGV[4]) or clock_ms() / 1000
 local sizes = {60, 3600, 86400}
 local widths = {1, 60, 900}
 local sums, oldest, current = {}, {}, {}

@@ -12,6 +12,7 @@ import type { Logger } from "../../kit/src/logger.ts";
 import { presentCost, presentPublication } from "../../kit/src/public-article.ts";
 import { endedArticles } from "./changed-articles.ts";
 import { appendToEndedLog, archiveArticleLogs, type LogArchive, type LoggedArticle } from "./log-archiver.ts";
+import { within } from "../../kit/src/deadline.ts";
 
 const WRITE_TIMEOUT_MS = 500;
 // Reading the streams back, one insert and an expiry each: a few milliseconds, unless Postgres stalls.
@@ -30,13 +31,6 @@ export function finalEventOf(article: Article): ArticleEvent | undefined {
   }
   if (article.status === "failed") return { event: "failed", data: { ...common, reason: article.failureReason ?? null, cancelled: isCancelledArticle(article) } };
   return undefined;
-}
-
-/** Settles `work` within `ms`, or rejects (the work itself goes on). */
-async function bounded(work: Promise<unknown>, ms: number): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error("timed out")), ms)));
-  await Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
 export function logArticleEnds(archive: LogArchive, logger: Logger): Interceptor {
@@ -70,12 +64,12 @@ export function logArticleEnds(archive: LogArchive, logger: Logger): Interceptor
     if (writes.length === 0) return res;
     const externalIds = logged.map((a) => a.externalId);
     try {
-      await bounded(Promise.all(writes), WRITE_TIMEOUT_MS);
+      await within(Promise.all(writes), WRITE_TIMEOUT_MS);
     } catch (error) {
       logger.warn("could not log the end of an article", { externalIds, error: (error as Error).message });
       return res;
     }
-    await bounded(archiveArticleLogs(archive, logged), ARCHIVE_TIMEOUT_MS).catch((error) =>
+    await within(archiveArticleLogs(archive, logged), ARCHIVE_TIMEOUT_MS).catch((error) =>
       logger.warn("could not archive the event log of an ended article; the hourly sweep will", { externalIds, error: (error as Error).message }),
     );
     return res;

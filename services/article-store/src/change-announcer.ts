@@ -8,6 +8,7 @@ import { ArticleLifecycleService } from "../../../proto/gen/articles/article_sto
 import { announceArticleChange } from "../../kit/src/article-changes.ts";
 import type { Logger } from "../../kit/src/logger.ts";
 import { changedArticles } from "./changed-articles.ts";
+import { within } from "../../kit/src/deadline.ts";
 
 const ANNOUNCE_TIMEOUT_MS = 250;
 
@@ -18,11 +19,9 @@ export function announceArticleChanges(redis: RedisConnection, redisPrefix: stri
     const articles = changedArticles(res.message, req.contextValues);
     if (articles.length > 0) {
       // Bounded: with Redis away the change still answers at once (gateways are not listening then).
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error("timed out")), ANNOUNCE_TIMEOUT_MS)));
-      await Promise.race([Promise.all(articles.map((article) => announceArticleChange(redis, redisPrefix, article))), timeout])
-        .catch((error) => logger.warn("could not announce an article change", { externalIds: articles.map((a) => a.externalId), error: (error as Error).message }))
-        .finally(() => clearTimeout(timer));
+      await within(Promise.all(articles.map((article) => announceArticleChange(redis, redisPrefix, article))), ANNOUNCE_TIMEOUT_MS).catch((error) =>
+        logger.warn("could not announce an article change", { externalIds: articles.map((a) => a.externalId), error: (error as Error).message }),
+      );
     }
     return res;
   };

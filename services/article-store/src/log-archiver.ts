@@ -22,6 +22,7 @@ import type { Logger } from "../../kit/src/logger.ts";
 import { scanKeys, type RedisConnection } from "../../kit/src/redis.ts";
 import type { Db } from "./db/client.ts";
 import { archivedLogEnd, archiveEntries, endedArticlesAmong, pruneArchivedEvents } from "./domain/event-archive.ts";
+import { settledWithin } from "../../kit/src/deadline.ts";
 
 export interface LogArchive {
   db: Db;
@@ -113,7 +114,7 @@ export function startLogArchiveUpkeep(opts: LogArchive & { logger: Logger }): { 
     async stop() {
       stopped = true;
       clearTimeout(timer);
-      if (running) await Promise.race([running, Bun.sleep(STOP_WAIT_MS)]);
+      if (running) await settledWithin(running, STOP_WAIT_MS);
     },
   };
 }

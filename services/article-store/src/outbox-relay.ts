@@ -9,6 +9,7 @@ import { pruneSentEntries, relayPendingEntries, type OutboxEntry } from "./domai
 import { purgeExpiredKeys } from "./domain/idempotency.ts";
 import { currentTraceparent } from "../../kit/src/tracing.ts";
 import { currentRequestId } from "../../kit/src/request-context.ts";
+import { within } from "../../kit/src/deadline.ts";
 
 export interface OutboxRelay {
   /**
@@ -50,17 +51,9 @@ export function startOutboxRelay(opts: { db: Db; dispatch: FairDispatch; logger:
   // Bounded, so an unreachable Redis cannot hold the pass's row locks (or shutdown) open; the
   // rows stay unsent and the next pass sends them again.
   const enqueue = async (entries: OutboxEntry[]) => {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`enqueueing took longer than ${ENQUEUE_TIMEOUT_MS} ms`)), ENQUEUE_TIMEOUT_MS);
-    });
-    try {
-      // Each job waits in its account's line until a runner with a free slot gives the account its turn.
-      const lined = entries.map(({ id, externalId, accountId }) => ({ externalId, account: String(accountId), order: id, data: jobData(externalId) }));
-      await Promise.race([dispatch.enqueue(lined), timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
+    // Each job waits in its account's line until a runner with a free slot gives the account its turn.
+    const lined = entries.map(({ id, externalId, accountId }) => ({ externalId, account: String(accountId), order: id, data: jobData(externalId) }));
+    await within(dispatch.enqueue(lined), ENQUEUE_TIMEOUT_MS, () => new Error(`enqueueing took longer than ${ENQUEUE_TIMEOUT_MS} ms`));
   };
 
   const jobData = (externalId: string): GenerationJob => {

@@ -39,6 +39,7 @@ import { ReservationState, type QuotaService } from "../../../proto/gen/articles
 import type { Db } from "./db/client.ts";
 import { referencesWithoutArticle } from "./domain/held-reservations.ts";
 import { owedJob, unfinishedArticlesAfter, type OwedJob, type UnfinishedArticle } from "./domain/unfinished-work.ts";
+import { within } from "../../kit/src/deadline.ts";
 
 export interface ReconcilerOptions {
   db: Db;
@@ -101,16 +102,8 @@ async function stateOf(job: Job | undefined): Promise<JobState> {
   return (await job.isFailed()) ? "failed" : "completed";
 }
 
-async function bounded<T>(work: Promise<T>, what: string, ms = REDIS_TIMEOUT_MS): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([work, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
+function bounded<T>(work: Promise<T>, what: string, ms = REDIS_TIMEOUT_MS): Promise<T> {
+  return within(work, ms, () => new Error(`${what} took longer than ${ms} ms`));
 }
 
 export function startReconciler(opts: ReconcilerOptions): Reconciler {

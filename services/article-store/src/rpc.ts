@@ -22,6 +22,7 @@ import { invalidFields, toConnectError } from "../../kit/src/errors.ts";
 import type { Db } from "./db/client.ts";
 import type { ArticleSource as ArticleSourceRecord, GenerationSettings } from "./db/schema.ts";
 import * as store from "./domain/articles.ts";
+import type { InitialStatus } from "../../kit/src/rules/article-statuses.ts";
 import * as listing from "./domain/article-list.ts";
 import * as idempotency from "./domain/idempotency.ts";
 import * as lifecycle from "./domain/lifecycle.ts";
@@ -186,7 +187,7 @@ function newArticleOf(a: Article | undefined): store.NewArticle {
     humanize: a.humanize,
     additionalContext: nullable(a.additionalContext),
     webhookUrl: nullable(a.webhookUrl),
-    status: (a.status || "queued") as store.InitialStatus,
+    status: (a.status || "queued") as InitialStatus,
     settings: settingsOf(a.settings),
   };
 }

@@ -36,13 +36,15 @@ import { Pacer, ProviderOutage } from "./domain/paced-call.ts";
 import { ProviderCapacity } from "./domain/provider-capacity.ts";
 import { timestampMs } from "./domain/pipeline.ts";
 import { pacedSearch } from "./research/paced-search.ts";
+import { settledWithin } from "../../kit/src/deadline.ts";
+import { wakeJob } from "./domain/job-waking.ts";
+import { isRunningStatus } from "../../kit/src/rules/article-statuses.ts";
 
 // A job that stalls (its worker died) more often than this is failed for good: a run that keeps
 // killing its worker should not loop forever. Its article is then failed (see stalled-jobs.ts).
 const MAX_STALLS = 5;
 // How long SIGTERM waits for in-flight articles before leaving them to the stalled-job recovery.
 const DRAIN_MS = 20_000;
-const RUNNING = new Set(["queued", "batching", "writing", "polishing"]);
 // How long a job that spent its attempts without ending its article waits before it runs again,
 // and for how long after its creation it keeps doing so.
 const UNFAILABLE_RETRY_MS = Math.min(60_000, 5 * QUEUES.generation.defaults.backoff.delay);
@@ -73,17 +75,6 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
 
   const articles = serviceClient(ArticleStoreService, via(config.services.articleStore));
   const generationQueue = openQueue<GenerationJob>("generation", connection, config.redisPrefix);
-  /** Wakes a parked article's job; one still on its way to parking (active) is waited for a moment. */
-  async function wakeParked(externalId: string): Promise<void> {
-    for (let tries = 0; tries < 20; tries++) {
-      const job = await generationQueue.getJob(externalId);
-      const state = job ? await job.getState() : "unknown";
-      logger.debug("waking a parked article", { externalId, state, tries });
-      if (state === "delayed") return void (await job!.promote());
-      if (state !== "active") return;
-      await Bun.sleep(250);
-    }
-  }
   // Provider budgets, breakers and account shares: small scripts on a connection of their own.
   const pacingConnection = connectRedis(config.redisUrl, { enableAutoPipelining: true });
   const pacer = new Pacer(
@@ -92,7 +83,8 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
     logger,
     runner.outageLimitMs,
     runner.providerRetryDelayMs,
-    (externalId) => wakeParked(externalId).catch((error) => logger.warn("could not wake a parked article", { externalId, error: (error as Error).message })),
+    // A call's turn can come while its article is still on its way to parking: waited for 5 s.
+    (externalId) => wakeJob(generationQueue, externalId, 5000).then(() => undefined).catch((error) => logger.warn("could not wake a parked article", { externalId, error: (error as Error).message })),
   );
   watchWaitingCalls(() => pacer.waitingCalls());
   const deps: PipelineDeps = {
@@ -132,7 +124,7 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
   // A job parked between batch polls, or waiting in its account's line, is woken by its article's
   // cancel, to end it at once.
   const cancels = new CancelWatch(subscriber, config.redisPrefix, logger, (externalId) => {
-    generationQueue.getJob(externalId).then((job) => job?.promote()).catch(() => {});
+    wakeJob(generationQueue, externalId).catch(() => {});
   });
   // New articles reach the worker slots in the accounts' fair turns (kit/src/fair-dispatch.ts).
   const dispatch = new FairDispatch(connection, generationQueue);
@@ -148,12 +140,7 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
       return { cap: share.articlesInFlight, weight };
     },
     // False for an article whose job has ended meanwhile (cancelled, failed): its place goes on to the next.
-    async wake(externalId) {
-      const job = await generationQueue.getJob(externalId);
-      const state = job ? await job.getState() : "unknown";
-      if (state === "delayed") await job!.promote();
-      return state === "delayed" || state === "waiting" || state === "active" || state === "prioritized";
-    },
+    wake: (externalId) => wakeJob(generationQueue, externalId),
   });
 
   /** Terminal failure: status failed with the reason (no webhook), reserved words released; "finished" when it had already completed (or is unknown). */
@@ -234,7 +221,7 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
     try {
       const article = await deps.readArticle(externalId);
       // Over its account's cap, the article waits in the account's line without holding a worker slot.
-      if (article && RUNNING.has(article.status)) {
+      if (article && isRunningStatus(article.status)) {
         const account = String(article.accountId);
         if (!(await shares.take(account, externalId, timestampMs(article.createdAt)))) {
           await moveToDelayed(job, Date.now() + PARK_MS, token);
@@ -259,7 +246,7 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
       // The article was failed or finished elsewhere while this run was under way.
       if (error instanceof ConnectError && error.code === Code.FailedPrecondition) {
         const found = await deps.articles.getArticle({ identifier: externalId }).catch(() => undefined);
-        if (found?.article && !RUNNING.has(found.article.status)) return "skipped";
+        if (found?.article && !isRunningStatus(found.article.status)) return "skipped";
       }
       const reason = error instanceof Error ? error.message : String(error);
       // Best effort (no run row yet is a no-op): the reason must not stand in the way of failing the article.
@@ -330,9 +317,7 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
     stopCollecting();
     shares.stop();
     await feeder.stop();
-    const closed = worker.close();
-    const drained = await Promise.race([closed.then(() => true), Bun.sleep(DRAIN_MS).then(() => false)]);
-    if (!drained) await worker.close(true);
+    if (!(await settledWithin(worker.close(), DRAIN_MS))) await worker.close(true);
     await webhooks.close();
     await publications.close();
     await generationQueue.close();

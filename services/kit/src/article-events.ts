@@ -6,7 +6,8 @@
 // and lets the stream expire ENDED_LOG_SECONDS later: Redis holds live work only.
 // Also the cancel signal a cancelled article sends to whichever runner works on it.
 import { isCluster, redisKey, slotKey, type RedisConnection } from "./redis.ts";
-import { redisScript } from "./redis-scripts.ts";
+import { LUA_CLOCK, redisScript } from "./redis-scripts.ts";
+import { within } from "./deadline.ts";
 
 /** Events after which an article's stream ends. */
 export const FINAL_EVENTS = ["completed", "published", "failed"] as const;
@@ -78,11 +79,10 @@ export async function appendArticleEvents(redis: RedisConnection, redisPrefix: s
  * Events made together go out together: a producer pays one round trip for them, not one each.
  */
 export async function tryAppendArticleEvents(redis: RedisConnection, redisPrefix: string, externalId: string, events: readonly ArticleEvent[], onError: (error: Error) => void): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error("timed out")), APPEND_TIMEOUT_MS)));
-  await Promise.race([appendArticleEvents(redis, redisPrefix, externalId, events), timeout])
-    .then(() => undefined, (error) => onError(error as Error))
-    .finally(() => clearTimeout(timer));
+  await within(appendArticleEvents(redis, redisPrefix, externalId, events), APPEND_TIMEOUT_MS).then(
+    () => undefined,
+    (error) => onError(error as Error),
+  );
 }
 
 /** An entry as XRANGE/XREAD answer it: [id, [field, value, …]]. */
@@ -172,7 +172,7 @@ export interface ArchivedLogEnd {
 // answers 'absent' unless told where the archive ends (ARGV[4] its last id, ARGV[5] that event's
 // name): then the log's end is the archive's, and the new stream's first id follows the
 // archive's last, so ids keep growing across the two.
-const appendEnding = redisScript(`
+const appendEnding = redisScript(`${LUA_CLOCK}
 local last_id, last_event
 local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)[1]
 if last then
@@ -189,8 +189,7 @@ if ARGV[3] ~= '' and last_event == ARGV[3] then return 'repeated' end
 local id = '*'
 if not last then
   local ms, seq = string.match(last_id, '^(%d+)-(%d+)$')
-  local now = redis.call('TIME')
-  if tonumber(ms) >= tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) then id = ms .. '-' .. (tonumber(seq) + 1) end
+  if tonumber(ms) >= clock_ms() then id = ms .. '-' .. (tonumber(seq) + 1) end
 end
 for i = 6, #ARGV, 2 do
   redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], id, 'event', ARGV[i], 'data', ARGV[i + 1])

@@ -8,6 +8,7 @@ import type { Logger } from "./logger.ts";
 import { serviceClient } from "./clients.ts";
 import type { Credential } from "./workload-identity.ts";
 import { connectRedis } from "./redis.ts";
+import { within } from "./deadline.ts";
 
 export interface Dependency {
   /** How logs and health answers name it: "postgres", "redis", "article-store", … */
@@ -32,12 +33,6 @@ export interface DependencyWatchOptions {
   timeoutMs?: number;
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)));
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
 export function watchDependencies(opts: DependencyWatchOptions): DependencyWatch {
   const everyMs = opts.everyMs ?? 1000;
   const timeoutMs = opts.timeoutMs ?? 2000;
@@ -49,7 +44,7 @@ export function watchDependencies(opts: DependencyWatchOptions): DependencyWatch
   async function pass(): Promise<void> {
     const results = await Promise.all(
       opts.dependencies.map((d) =>
-        withTimeout(Promise.resolve().then(() => d.ping()), timeoutMs).then(
+        within(Promise.resolve().then(() => d.ping()), timeoutMs).then(
           () => [d.name, undefined] as const,
           (error) => [d.name, (error as Error).message ?? String(error)] as const,
         ),

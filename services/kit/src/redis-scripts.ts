@@ -6,6 +6,15 @@
 import type { RedisConnection } from "./redis.ts";
 import { createHash } from "node:crypto";
 
+/**
+ * Lua: `clock_ms()`, the Redis server's clock in ms. Scripts that keep time read this one clock,
+ * so replicas whose own clocks disagree still agree on when a lease lapses or a window ends.
+ */
+export const LUA_CLOCK = `local function clock_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end`;
+
 export interface RedisScript {
   /** Runs the script with these keys and arguments on `redis`. */
   run(redis: RedisConnection, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown>;

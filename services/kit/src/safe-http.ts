@@ -8,6 +8,7 @@ import net from "node:net";
 import ipaddr from "ipaddr.js";
 import { checkUrlShape } from "./rules/url-shape.ts";
 import type { Logger } from "./logger.ts";
+import { within } from "./deadline.ts";
 
 export type SafeHttpErrorReason =
   | "refused-address"
@@ -162,19 +163,8 @@ function remaining(deadline: number): number {
   return Math.max(0, deadline - Date.now());
 }
 
-async function withinDeadline<T>(work: Promise<T>, deadline: number, what: string, timeoutMs: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const expiry = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new SafeHttpError("timeout", `${what} did not finish within ${timeoutMs} ms`)),
-      remaining(deadline),
-    );
-  });
-  try {
-    return await Promise.race([work, expiry]);
-  } finally {
-    clearTimeout(timer);
-  }
+function withinDeadline<T>(work: Promise<T>, deadline: number, what: string, timeoutMs: number): Promise<T> {
+  return within(work, remaining(deadline), () => new SafeHttpError("timeout", `${what} did not finish within ${timeoutMs} ms`));
 }
 
 /** Resolves the URL's host once and judges every address; returns the addresses to connect to. */

@@ -21,6 +21,7 @@ import type { ListenerTls } from "./tls.ts";
 import { callLog } from "./call-log.ts";
 import { BOUNDED_COMPRESSIONS, listenerLimits, REQUEST_MESSAGE_BYTES, SERVICE_DEADLINE_CAP_MS } from "./message-limits.ts";
 import { traceServerInterceptor, tracingEnabled } from "./tracing.ts";
+import { settledWithin } from "./deadline.ts";
 
 export interface ServiceServerOptions {
   name: string;
@@ -198,8 +199,8 @@ export async function startServiceServer(opts: ServiceServerOptions): Promise<Se
       stopRenewals();
       const grpcClosed = new Promise<void>((resolve) => grpc.close(() => resolve()));
       const connectClosed = connect.stop(false);
-      await Promise.race([allCallsDone(), Bun.sleep(graceMs)]);
-      await Promise.race([Promise.all([grpcClosed, connectClosed]), Bun.sleep(500)]);
+      await settledWithin(allCallsDone(), graceMs);
+      await settledWithin(Promise.all([grpcClosed, connectClosed]), 500);
     },
   };
 }

@@ -141,7 +141,7 @@ export class OwnToken {
   }
 }
 
-/** A credential callers attach: this process's token, or a fixed one (tests, the operator CLI). */
+/** A credential callers attach: this process's token, or a fixed one (tests that call as a given workload). */
 export interface Credential {
   authorization(): string;
 }

@@ -3,6 +3,7 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { sql, type AnyColumn } from "drizzle-orm";
 import type { PublishOptionsRecord } from "../../../kit/src/queues.ts";
 import { bigint, bigserial, boolean, date, index, integer, jsonb, numeric, pgSchema, primaryKey, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import { ARTICLE_STATUSES, RUNNING_STATUSES, type ArticleStatus } from "../../../kit/src/rules/article-statuses.ts";
 
 export const articleStoreSchema = pgSchema("article_store");
 
@@ -14,8 +15,7 @@ const at = (name: string) => timestamp(name, { withTimezone: true });
 const createdAt = () => at("created_at").notNull().default(sql`date_trunc('milliseconds', now())`);
 const updatedAt = () => at("updated_at").notNull().defaultNow();
 
-export const ARTICLE_STATUSES = ["queued", "batching", "writing", "polishing", "completed", "published", "failed"] as const;
-export type ArticleStatus = (typeof ARTICLE_STATUSES)[number];
+export { ARTICLE_STATUSES, type ArticleStatus };
 
 /** Everything generation needs, fixed at creation (the pinned workflow, model and options). */
 export interface GenerationSettings {
@@ -171,7 +171,7 @@ export const articles = articleStoreSchema.table(
  * given up. The reconciler's reads repeat this predicate word for word so they use the index.
  */
 export function unfinishedWork(t: { status: AnyColumn; originalityCheckedAt: AnyColumn; webhookUrl: AnyColumn; deliveryFailedAt: AnyColumn }) {
-  return sql`(${t.status} in ('queued', 'batching', 'writing', 'polishing') or (${t.status} = 'completed' and (${t.originalityCheckedAt} is null or (${t.webhookUrl} is not null and ${t.deliveryFailedAt} is null))))`;
+  return sql`(${t.status} in (${sql.raw(RUNNING_STATUSES.map((s) => `'${s}'`).join(", "))}) or (${t.status} = 'completed' and (${t.originalityCheckedAt} is null or (${t.webhookUrl} is not null and ${t.deliveryFailedAt} is null))))`;
 }
 
 /**

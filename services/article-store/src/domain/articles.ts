@@ -7,12 +7,11 @@ import { articleStatement } from "../db/article-rows.ts";
 import { conflict, invalidFields, notFound, throwIfAny } from "../../../kit/src/errors.ts";
 import { articleIdentifier, isUuid } from "../../../kit/src/rules/identifiers.ts";
 import { bindArticleToKey, lockLiveKey, type IdempotencyRequest } from "./idempotency.ts";
+import { INITIAL_STATUSES, type InitialStatus } from "../../../kit/src/rules/article-statuses.ts";
 
 export type ArticleRecord = typeof articles.$inferSelect;
 
 /** An article's status right after creation: anything else would skip generation. */
-export const INITIAL_STATUSES = ["queued", "batching"] as const satisfies readonly ArticleStatus[];
-export type InitialStatus = (typeof INITIAL_STATUSES)[number];
 
 export interface NewArticle {
   externalId: string;

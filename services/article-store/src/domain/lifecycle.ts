@@ -11,11 +11,11 @@ import { checkArticleImages } from "./article-images.ts";
 import { checkArticleSources } from "./article-sources.ts";
 import { getArticleByExternalId, lockArticle, requireUuid, updateArticle, type ArticleRecord } from "./articles.ts";
 import { CANCELLED_REASON } from "../../../kit/src/article-events.ts";
+import { isRunningStatus } from "../../../kit/src/rules/article-statuses.ts";
 
 export type VersionRecord = typeof articleVersions.$inferSelect;
 
 /** Statuses while generation is under way. */
-const RUNNING: readonly ArticleStatus[] = ["queued", "batching", "writing", "polishing"];
 /** Statuses a progress report may set. */
 export const PROGRESS_STATUSES = ["writing", "polishing", "batching"] as const;
 const DONE: readonly ArticleStatus[] = ["completed", "published"];
@@ -216,7 +216,7 @@ export async function addVersion(db: Db, externalId: string, input: NewVersion):
       .where(and(eq(articleVersions.articleId, article.id), eq(articleVersions.kind, input.kind)));
     if (existing) {
       // The version is stored; a retry still gets to finish the article it was meant to finish.
-      const finish = input.complete && RUNNING.includes(article.status);
+      const finish = input.complete && isRunningStatus(article.status);
       return { article: finish ? await updateArticle(tx, article.id, { status: "completed", currentStep: null }) : article, version: existing };
     }
     const [{ last }] = await tx.select({ last: max(articleVersions.number) }).from(articleVersions).where(eq(articleVersions.articleId, article.id));
@@ -233,7 +233,7 @@ export async function addVersion(db: Db, externalId: string, input: NewVersion):
       ...(input.cost !== undefined ? { cost: input.cost } : {}),
       ...(input.sources ? { sources: input.sources.sources, citationsRemoved: input.sources.citationsRemoved } : {}),
       ...(input.quality ? { quality: input.quality } : {}),
-      ...(input.complete && RUNNING.includes(article.status) ? { status: "completed" as const, currentStep: null } : {}),
+      ...(input.complete && isRunningStatus(article.status) ? { status: "completed" as const, currentStep: null } : {}),
     });
     return { article: updated, version };
   });
@@ -309,7 +309,7 @@ export async function markDeliveryFailed(db: Db, externalId: string, reason: str
 export async function cancelArticle(db: Db, externalId: string): Promise<{ article: ArticleRecord; cancelled: boolean }> {
   return onArticle(db, externalId, async (tx, article) => {
     if (article.status === "failed" && article.failureReason === CANCELLED_REASON) return { article, cancelled: false };
-    if (!RUNNING.includes(article.status)) {
+    if (!isRunningStatus(article.status)) {
       throw precondition(`The article is ${article.status}; only a queued, batching, writing or polishing article can be cancelled.`);
     }
     return { article: await updateArticle(tx, article.id, { status: "failed", failureReason: CANCELLED_REASON, currentStep: null }), cancelled: true };

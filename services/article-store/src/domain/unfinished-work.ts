@@ -5,6 +5,7 @@
 import { and, asc, gt, inArray, sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { articles, deliveryAttempts, unfinishedWork, type ArticleStatus } from "../db/schema.ts";
+import { isRunningStatus } from "../../../kit/src/rules/article-statuses.ts";
 
 export interface UnfinishedArticle {
   id: number;
@@ -49,7 +50,6 @@ export async function unfinishedArticlesAfter(db: Db, afterId: number, limit: nu
   return rows.map((a) => ({ ...a, deliveryRecorded: recorded.has(a.id) }));
 }
 
-const RUNNING: readonly ArticleStatus[] = ["queued", "batching", "writing", "polishing"];
 
 /**
  * The job a stale article is owed, if it has no live one:
@@ -67,7 +67,7 @@ export type OwedJob =
 
 export function owedJob(a: UnfinishedArticle): OwedJob | undefined {
   if (!a.stale) return undefined;
-  if (RUNNING.includes(a.status)) return { queue: "generation", finishedIsLost: true };
+  if (isRunningStatus(a.status)) return { queue: "generation", finishedIsLost: true };
   if (a.status !== "completed") return undefined;
   if (!a.originalityChecked) return { queue: "generation", finishedIsLost: false };
   if (a.webhookUrl && !a.deliveryFailed && !a.deliveryRecorded && a.currentVersionId !== null) return { queue: "webhooks", versionId: a.currentVersionId };

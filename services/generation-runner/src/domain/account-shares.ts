@@ -1,5 +1,6 @@
-// What an account's plan says about its share of the runners: its weight in the fair shares of
-// the provider budgets (fair-gate.ts; the plan's share_weight, 1 by default), and optionally a cap
+// What an account's plan says about its share of the runners: its weight in the fair turns between
+// accounts, for the fleet's worker slots (kit/src/fair-dispatch.ts) and for the provider budgets
+// (fair-gate.ts) (the plan's share_weight, 1 by default), and optionally a cap
 // on its articles in flight (the plan's articles_in_flight; RUNNER_ACCOUNT_IN_FLIGHT for plans
 // without one, unset by default: no cap). Fairness between accounts is the weights' work; a cap is
 // an explicit limit of a plan, never needed for fairness, so an account alone gets every idle slot.
@@ -12,7 +13,7 @@
 // within LEASE_MS. A parked job also wakes by itself after PARK_MS, in case the place it was
 // given was lost with a runner.
 import { slotKey, type RedisConnection } from "../../../kit/src/redis.ts";
-import { redisScript } from "../../../kit/src/redis-scripts.ts";
+import { LUA_CLOCK, redisScript } from "../../../kit/src/redis-scripts.ts";
 
 const LEASE_MS = 120_000;
 const RENEW_EVERY_MS = 30_000;
@@ -21,8 +22,8 @@ export const PARK_MS = 60_000;
 /** How long an account's share is remembered before it is asked again. */
 const SHARE_MEMORY_MS = 10_000;
 
-const NOW = `local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
+const NOW = `${LUA_CLOCK}
+local now = clock_ms()`;
 
 // KEYS: running, waiting. ARGV: article, cap, lease ms, since. 1: taken; 0: parked in line.
 const takeScript = redisScript(`${NOW}

@@ -10,7 +10,7 @@
 // call never fails for the breaker itself; how long one may wait is the runner's outage bound
 // (PROVIDER_OUTAGE_LIMIT_MS).
 import { slotKey, type RedisConnection } from "../../../kit/src/redis.ts";
-import { redisScript } from "../../../kit/src/redis-scripts.ts";
+import { LUA_CLOCK, redisScript } from "../../../kit/src/redis-scripts.ts";
 
 export const FAILURES_TO_OPEN = 5;
 /**
@@ -31,8 +31,8 @@ export type BreakerState = { open: false } | { open: true; retryInMs: number };
 // KEYS: breaker hash, its probe. ARGV: failures to open, first cool-down, max cool-down, streak ms, probe failed (1/0), jitter ms.
 // Returns {open (1/0), ms until a probe may go}.
 const failureScript = redisScript(`
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+${LUA_CLOCK}
+local now = clock_ms()
 local b = KEYS[1]
 local openUntil = tonumber(redis.call('HGET', b, 'open_until') or '0')
 local failures = redis.call('HINCRBY', b, 'failures', 1)
@@ -56,8 +56,8 @@ local openUntil = tonumber(f[1] or '0')
 local streak = 0
 if f[2] then streak = 1 end
 if openUntil == 0 then return {0, 0, 0, streak} end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+${LUA_CLOCK}
+local now = clock_ms()
 if openUntil > now then return {1, openUntil - now, 0, 1} end
 if redis.call('SET', KEYS[2], '1', 'NX', 'PX', tonumber(ARGV[1])) then return {1, 0, 1, 1} end
 return {1, 1000, 0, 1}

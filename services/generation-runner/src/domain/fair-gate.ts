@@ -153,6 +153,11 @@ export class FairGate {
     }
   }
 
+  /** An admission its call will not use: its reserved tokens and its slot, if any, go back to the budget. */
+  private giveBack(limits: ConfiguredLimits, waiter: Waiter, leaseId: string | undefined): void {
+    void this.capacity.settle(this.budget, limits, -waiter.ticket.tokens, leaseId).catch(() => {});
+  }
+
   /** The head of each account's line, starting from the account after the last one let through. */
   private heads(): Waiter[] {
     const n = Math.min(this.ring.length, MAX_CLAIMS);
@@ -187,9 +192,10 @@ export class FairGate {
           const queue = this.byAccount.get(waiter.ticket.account);
           // A woken article's call may have gone ahead of it in its line meanwhile.
           const at = queue?.indexOf(waiter) ?? -1;
-          // Left (aborted) while the budget was asked: the slot it was given goes unused until settled.
+          // Left (aborted) while the budget was asked: what it was given (its tokens, and its
+          // concurrency slot when the budget caps calls) goes back.
           if (at === -1) {
-            if (leaseId) void this.capacity.settle(this.budget, limits, -waiter.ticket.tokens, leaseId).catch(() => {});
+            if (admission.admitted) this.giveBack(limits, waiter, leaseId);
             continue;
           }
           queue!.splice(at, 1);
@@ -197,7 +203,7 @@ export class FairGate {
           this.dropIfEmpty(waiter.ticket.account);
           if (admission.wake || waiter.parked) {
             // Parked while the budget was asked as a call: the call's slot goes back, the article is woken.
-            if (admission.admitted && leaseId) void this.capacity.settle(this.budget, limits, -waiter.ticket.tokens, leaseId).catch(() => {});
+            if (admission.admitted) this.giveBack(limits, waiter, leaseId);
             void this.handOver(waiter.parked!);
           } else waiter.resolve({ leaseId, waitedMs: Date.now() - waiter.enteredAt });
           continue;

@@ -11,7 +11,7 @@
 // 429; a tenth more after each quiet minute). Budgets are enforced over one second, as providers
 // enforce theirs, and paced at HEADROOM of the limit so clocks and network jitter do not cross it.
 import { slotKey, type RedisConnection } from "../../../kit/src/redis.ts";
-import { redisScript } from "../../../kit/src/redis-scripts.ts";
+import { LUA_CLOCK, redisScript } from "../../../kit/src/redis-scripts.ts";
 
 export interface ConfiguredLimits {
   requestsPerMinute: number | null;
@@ -63,8 +63,8 @@ const PRESENCE_MS = 3000;
 // Shared by the scripts: the server's clock in ms, and the effective limit (the tighter of the
 // operator's and the provider's; 0 is none).
 const PRELUDE = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+${LUA_CLOCK}
+local now = clock_ms()
 local function tighter(a, b)
   if a > 0 and b > 0 then return math.min(a, b) end
   return math.max(a, b)

@@ -2,6 +2,7 @@
 // is a mistake to report now, on its field, rather than at the first publication; a site that
 // cannot be reached (down for maintenance, not yet public) still gets its destination, with a
 // warning, since nothing about the destination is known to be wrong.
+import { DeadlineExceeded, within } from "../../../kit/src/deadline.ts";
 import { invalidFields } from "../../../kit/src/errors.ts";
 import { publisherFor, type DestinationSite } from "./publishers.ts";
 
@@ -19,14 +20,11 @@ const REFUSAL: Record<string, string> = {
  * the destination out. Nothing here ever carries the credential: the clients' messages are scrubbed of it.
  */
 export async function firstContact(site: DestinationSite, credential: string, fetchFn: typeof fetch, waitMs = FIRST_CONTACT_MS): Promise<string[]> {
-  let timer: Timer | undefined;
-  const late = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), waitMs)));
-  try {
-    const check = await Promise.race([publisherFor(site, credential, fetchFn).check(), late]);
-    if (check === "late") return [`The site did not answer within ${waitMs / 1000} s; the destination was added, and POST …/check tries it again.`];
-    if (check.refusedField) throw invalidFields({ [check.refusedField]: [`${REFUSAL[check.refusedField]}: ${check.problems.join(" ")}`] });
-    return check.problems;
-  } finally {
-    clearTimeout(timer);
-  }
+  const check = await within(publisherFor(site, credential, fetchFn).check(), waitMs).catch((error) => {
+    if (error instanceof DeadlineExceeded) return "late" as const;
+    throw error;
+  });
+  if (check === "late") return [`The site did not answer within ${waitMs / 1000} s; the destination was added, and POST …/check tries it again.`];
+  if (check.refusedField) throw invalidFields({ [check.refusedField]: [`${REFUSAL[check.refusedField]}: ${check.problems.join(" ")}`] });
+  return check.problems;
 }
