@@ -13,8 +13,11 @@ import { useStack, type TestStack } from "../harness/stack.ts";
 import { createTenant, type Tenant } from "../harness/tenants.ts";
 import { createArticle } from "../harness/articles.ts";
 import { eventually } from "../harness/eventually.ts";
-import { lifecycleClient } from "../harness/service-clients.ts";
-import { storedArticle } from "./articles-fixtures.ts";
+import { lifecycleClient, quotaClient } from "../harness/service-clients.ts";
+import { FairDispatch, type LineEntry } from "../../services/kit/src/fair-dispatch.ts";
+import { createLogger } from "../../services/kit/src/logger.ts";
+import { startReconciler } from "../../services/article-store/src/reconciler.ts";
+import { articleStoreDatabase, storedArticle } from "./articles-fixtures.ts";
 import { articleBody, callsStartingWith, createWorkflow, marker, runOf, waitForArticle, webhookReceiver, wordUsage, type WebhookReceiver } from "./generation-support.ts";
 
 let stack: TestStack;
@@ -223,8 +226,8 @@ async function generationJobsAdded(externalId: string): Promise<number> {
 test("an article that stays owed after its new job ends (nothing left to finish) is taken up less and less often, not at every sweep", async () => {
   const { tenant } = await tenantWithApi();
   // A completed article no run of this fleet generated (restored, or written by an older release),
-  // without its originality check: the reconciler owes it its hand-offs, and the job it gets finds
-  // no run to finish, so the article stays owed.
+  // without its originality check and without a version to check: the reconciler owes it its
+  // hand-offs, and the job it gets finds no run to finish and nothing to score, so it stays owed.
   const sql = postgres(stack.databaseUrl, { max: 1, onnotice: () => {} });
   const settings = storedArticle({ accountId: tenant.accountId, projectId: tenant.projectId } as Tenant).settings;
   const [{ external_id: id }] = await sql`
@@ -240,4 +243,109 @@ test("an article that stays owed after its new job ends (nothing left to finish)
   console.log(`taken up ${takeUps} times in its first 10 s owed`);
   expect(takeUps).toBeGreaterThanOrEqual(2);
   expect(takeUps).toBeLessThanOrEqual(3);
+}, 60_000);
+
+/** Inserts a running article of the tenant last changed a minute ago: stale, with no job anywhere. */
+async function insertLostArticle(tenant: Tenant, status: "queued" | "writing"): Promise<string> {
+  const sql = postgres(stack.databaseUrl, { max: 1, onnotice: () => {} });
+  try {
+    const [{ external_id: id }] = await sql`
+      insert into article_store.articles (external_id, account_id, project_id, title, status, article_type, target_word_count, tone, point_of_view, language, settings, updated_at)
+      values (gen_random_uuid(), ${tenant.accountId}, ${tenant.projectId}, 'Lost', ${status}, 'blog_post', 300, 'friendly', 'second_person', 'en', ${sql.json(storedArticle(tenant).settings as never)}, now() - interval '1 minute')
+      returning external_id`;
+    return id;
+  } finally {
+    await sql.end();
+  }
+}
+
+test("a lost generation job taken up again joins its account's line, as a new article's job does", async () => {
+  const { tenant } = await tenantWithApi();
+  const line = `${queuePrefix(stack.redisPrefix, false)}:generation:fair:line:${tenant.accountId}`;
+  // No runner feeds the lines meanwhile: the jobs stay where the reconciler puts them.
+  await stack.kill("generationRunner");
+  try {
+    const ids = [await insertLostArticle(tenant, "queued"), await insertLostArticle(tenant, "queued")];
+    await eventually(() => redis.zrange(line, "0", "-1"), (lined) => lined.length === 2, 20_000, "the lost jobs in their account's line");
+    expect((await redis.zrange(line, "0", "-1")).sort()).toEqual([...ids].sort());
+    for (const id of ids) expect(await jobExists("generation", id)).toBe(true);
+    expect(await redis.llen(`${queuePrefix(stack.redisPrefix, false)}:generation:wait`)).toBe(0);
+  } finally {
+    await stack.start("generationRunner");
+  }
+  // A runner with free slots feeds the line.
+  await eventually(() => redis.zcard(line), (n) => n === 0, 20_000, "the line fed to the runner");
+}, 60_000);
+
+test("a completed article owed its originality check with no run left to finish is checked by its take-up, and owes nothing after", async () => {
+  const { tenant, api } = await tenantWithApi();
+  const type = marker("owed-check");
+  await createWorkflow(api, tenant.projectId, type, [{ step_name: "One", user: "[[sim:echo]]checked {title}" }]);
+  const { external_id: id } = await createArticle(api, articleBody(tenant.projectId, { article_type: type, title: marker("article") }));
+  const done = await waitForArticle(api, id, (x) => x.status === "completed" && x.ai_detection_score !== null, 30_000);
+  // The score is lost (a restore from before scores went with versions): its run finished long ago.
+  const sql = postgres(stack.databaseUrl, { max: 1, onnotice: () => {} });
+  try {
+    await sql`update article_store.articles set ai_detection_score = null, originality_checked_at = null, updated_at = now() - interval '1 minute' where external_id = ${id}`;
+  } finally {
+    await sql.end();
+  }
+  // Owed nothing once checked (the reconciler's predicate, schema.ts's unfinishedWork, no longer holds it).
+  const check = postgres(stack.databaseUrl, { max: 1, onnotice: () => {} });
+  try {
+    const checkedAt = async () => (await check`select originality_checked_at from article_store.articles where external_id = ${id}`)[0]!.originality_checked_at;
+    await eventually(checkedAt, (at) => at !== null, 20_000, "the owed check made");
+  } finally {
+    await check.end();
+  }
+  const checked = (await api.get(`/v1/articles/${id}`)).body.data;
+  expect(checked.ai_detection_score).toBe(done.ai_detection_score);
+  expect(checked.current_version_id).toBe(done.current_version_id);
+}, 60_000);
+
+test("a take-up whose re-enqueue failed is not counted: the next sweep takes the article up at once", async () => {
+  const { tenant } = await tenantWithApi();
+  // article-store's own reconciler is stopped, so the one made here is alone in taking the article up.
+  await stack.kill("articleStore");
+  const { sql, db } = articleStoreDatabase(stack, 2);
+  const queues = ["generation", "webhooks"].map((name) => new Queue(name, { connection: redis, prefix: queuePrefix(stack.redisPrefix, false) }));
+  const [generationQueue, webhookQueue] = queues as [Queue, Queue];
+  // The first enqueue of the article's job is refused, as a Redis failing over would.
+  let lost: string | undefined;
+  let refusals = 0;
+  const dispatch = new FairDispatch(redis, generationQueue);
+  const flaky = Object.assign(Object.create(dispatch) as FairDispatch, {
+    async enqueue(entries: LineEntry[]) {
+      if (refusals === 0 && entries.some((entry) => entry.externalId === lost)) {
+        refusals++;
+        throw new Error("Redis refused the write");
+      }
+      return dispatch.enqueue(entries);
+    },
+  });
+  const reconciler = startReconciler({
+    db,
+    redis,
+    redisPrefix: `${stack.redisPrefix}-own-reconciler`,
+    generationQueue,
+    dispatch: flaky,
+    webhookQueue,
+    quota: quotaClient(stack, "article-store"),
+    logger: createLogger("test-reconciler"),
+    settings: { intervalMs: 3_600_000, staleAfterMs: 3000 },
+  });
+  try {
+    const id = (lost = await insertLostArticle(tenant, "writing"));
+    await reconciler.sweep();
+    expect(refusals).toBe(1);
+    expect(await jobExists("generation", id)).toBe(false);
+    // At once, not RECONCILE_STALE_AFTER_MS later as for an article taken up.
+    await reconciler.sweep();
+    expect(await jobExists("generation", id)).toBe(true);
+  } finally {
+    await reconciler.stop();
+    await Promise.all(queues.map((queue) => queue.close()));
+    await sql.end();
+    await stack.start("articleStore");
+  }
 }, 60_000);

@@ -8,6 +8,7 @@ import { owedJob, type UnfinishedArticle } from "../../services/article-store/sr
 const article = (overrides: Partial<UnfinishedArticle> = {}): UnfinishedArticle => ({
   id: 1,
   externalId: "2f1c7a8e-0c4b-4d0a-9a53-0b6f1e6b8a11",
+  accountId: 1,
   status: "writing",
   webhookUrl: null,
   currentVersionId: null,

@@ -71,11 +71,12 @@ await runService({
   ],
   async background({ database, config, credential, logger }) {
     const generationQueue = openQueue<GenerationJob>("generation", queues.of(config, logger), config.redisPrefix);
-    relay = startOutboxRelay({ db: database.db, dispatch: new FairDispatch(queues.of(config, logger), generationQueue), logger });
+    const dispatch = new FairDispatch(queues.of(config, logger), generationQueue);
+    relay = startOutboxRelay({ db: database.db, dispatch, logger });
     const folding = startChangeFolding({ what: "article count", fold: () => foldCountChanges(database.db), batch: FOLD_BATCH, logger });
     const webhookQueue = openQueue<WebhookJob>("webhooks", queues.of(config, logger), config.redisPrefix);
     const quota = serviceClient(QuotaService, { baseUrl: config.services.accountsBilling, credential });
-    const reconciler = startReconciler({ db: database.db, redis: queues.of(config, logger), redisPrefix: config.redisPrefix, generationQueue, webhookQueue, quota, logger, settings: reconcile });
+    const reconciler = startReconciler({ db: database.db, redis: queues.of(config, logger), redisPrefix: config.redisPrefix, generationQueue, dispatch, webhookQueue, quota, logger, settings: reconcile });
     const logUpkeep = startLogArchiveUpkeep({ db: database.db, redis: queues.of(config, logger), redisPrefix: config.redisPrefix, logger });
     return async () => {
       await logUpkeep.stop();

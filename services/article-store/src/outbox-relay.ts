@@ -52,7 +52,7 @@ export function startOutboxRelay(opts: { db: Db; dispatch: FairDispatch; logger:
   // rows stay unsent and the next pass sends them again.
   const enqueue = async (entries: OutboxEntry[]) => {
     // Each job waits in its account's line until a runner with a free slot gives the account its turn.
-    const lined = entries.map(({ id, externalId, accountId }) => ({ externalId, account: String(accountId), order: id, data: jobData(externalId) }));
+    const lined = entries.map(({ articleId, externalId, accountId }) => ({ externalId, account: String(accountId), order: articleId, data: jobData(externalId) }));
     await within(dispatch.enqueue(lined), ENQUEUE_TIMEOUT_MS, () => new Error(`enqueueing took longer than ${ENQUEUE_TIMEOUT_MS} ms`));
   };
 

@@ -32,6 +32,7 @@ import type { Client } from "@connectrpc/connect";
 import type { Job, Queue } from "bullmq";
 import type { ReconcileSettings } from "../../kit/src/config.ts";
 import type { Logger } from "../../kit/src/logger.ts";
+import type { FairDispatch } from "../../kit/src/fair-dispatch.ts";
 import type { GenerationJob, WebhookJob } from "../../kit/src/queues.ts";
 import { redisKey, type RedisConnection } from "../../kit/src/redis.ts";
 import { redisScript } from "../../kit/src/redis-scripts.ts";
@@ -46,6 +47,8 @@ export interface ReconcilerOptions {
   redis: RedisConnection;
   redisPrefix: string;
   generationQueue: Queue<GenerationJob>;
+  /** The accounts' lines a generation job taken up again joins (as a new article's does). */
+  dispatch: FairDispatch;
   webhookQueue: Queue<WebhookJob>;
   /** accounts-billing's word ledger: held reservations listed, orphaned ones released. */
   quota: Client<typeof QuotaService>;
@@ -107,7 +110,7 @@ function bounded<T>(work: Promise<T>, what: string, ms = REDIS_TIMEOUT_MS): Prom
 }
 
 export function startReconciler(opts: ReconcilerOptions): Reconciler {
-  const { db, redis, generationQueue, webhookQueue, quota, logger, settings } = opts;
+  const { db, redis, generationQueue, dispatch, webhookQueue, quota, logger, settings } = opts;
   const batchSize = opts.batchSize ?? 200;
   const batchesPerSweep = opts.batchesPerSweep ?? 25;
   const reservationPageSize = opts.reservationPageSize ?? 200;
@@ -124,30 +127,38 @@ export function startReconciler(opts: ReconcilerOptions): Reconciler {
 
   const takeLead = async () => (await bounded(leadScript.run(redis, [leaderKey], [token, leaseMs]), "taking the reconciler's lead")) === 1;
 
-  /** Re-enqueues the job under the article's external_id, removing a finished one first; false when not now. */
-  async function enqueueAgain<T>(queue: Queue<T>, name: string, data: T, externalId: string, state: JobState): Promise<boolean> {
-    if (!(await mayTakeUp(externalId))) return false;
+  /**
+   * Re-enqueues the article's job (`add`), removing a finished one under its external_id first;
+   * false when not now. The take-up is noted only once the job is back: a failed add leaves the
+   * article due at the next sweep, not backed off for a take-up that never happened.
+   */
+  async function enqueueAgain(queue: Queue, externalId: string, state: JobState, add: () => Promise<unknown>): Promise<boolean> {
+    const takeUps = await takeUpsIfDue(externalId);
+    if (takeUps === undefined) return false;
     // 0 when a worker holds it: then it is live after all.
     if (state !== "missing" && (await queue.remove(externalId)) === 0) return false;
-    // Straight to the waiting list, not through the account's line: a lost job's article has had its turn.
-    await (queue as Queue).add(name, data, { jobId: externalId });
+    await bounded(add(), "re-enqueueing an article's job");
+    await noteTakeUp(externalId, takeUps);
     return true;
   }
 
   /**
-   * Whether the article may be taken up now, and if so notes it: an article taken up again and
-   * again (its new job ends with nothing to change, so it stays owed) waits twice as long each
-   * time, up to TAKE_UP_BACKOFF_MAX_MS. Finished jobs leave Redis at once, so without this memory
-   * such an article would be re-enqueued at every sweep, for good.
+   * How often the article was taken up before, when it may be taken up now; undefined while it
+   * waits. An article taken up again and again (its new job ends with nothing to change, so it
+   * stays owed) waits twice as long each time, up to TAKE_UP_BACKOFF_MAX_MS. Finished jobs leave
+   * Redis at once, so without this memory such an article would be re-enqueued at every sweep.
    */
-  async function mayTakeUp(externalId: string): Promise<boolean> {
-    const key = redisKey(opts.redisPrefix, "reconciler", "taken", externalId);
-    const [count, notBefore] = ((await bounded(redis.get(key), "reading an article's take-ups")) ?? "0:0").split(":").map(Number) as [number, number];
-    if (Date.now() < notBefore) return false;
-    const waitMs = Math.min(settings.staleAfterMs * 2 ** count, TAKE_UP_BACKOFF_MAX_MS);
-    await bounded(redis.set(key, `${count + 1}:${Date.now() + waitMs}`, "PX", TAKE_UP_MEMORY_MS), "noting an article's take-up");
-    return true;
+  async function takeUpsIfDue(externalId: string): Promise<number | undefined> {
+    const [count, notBefore] = ((await bounded(redis.get(takeUpKey(externalId)), "reading an article's take-ups")) ?? "0:0").split(":").map(Number) as [number, number];
+    return Date.now() < notBefore ? undefined : count;
   }
+
+  async function noteTakeUp(externalId: string, before: number): Promise<void> {
+    const waitMs = Math.min(settings.staleAfterMs * 2 ** before, TAKE_UP_BACKOFF_MAX_MS);
+    await bounded(redis.set(takeUpKey(externalId), `${before + 1}:${Date.now() + waitMs}`, "PX", TAKE_UP_MEMORY_MS), "noting an article's take-up");
+  }
+
+  const takeUpKey = (externalId: string) => redisKey(opts.redisPrefix, "reconciler", "taken", externalId);
 
   async function takeUp(article: UnfinishedArticle, owed: OwedJob): Promise<boolean> {
     const { externalId, status } = article;
@@ -156,13 +167,15 @@ export function startReconciler(opts: ReconcilerOptions): Reconciler {
     if (generation === "live") return false;
     if (owed.queue === "generation") {
       if (generation !== "missing" && !owed.finishedIsLost) return false;
-      if (!(await enqueueAgain(generationQueue, "generate", { externalId }, externalId, generation))) return false;
+      // Into the account's line, as a new article's job goes (kit/src/fair-dispatch.ts).
+      const lined = () => dispatch.enqueue([{ externalId, account: String(article.accountId), order: article.id, data: { externalId } }]);
+      if (!(await enqueueAgain(generationQueue as Queue, externalId, generation, lined))) return false;
       logger.warn("article taken up again: no live generation job", { externalId, status, job: generation, action: "re-enqueued its generation job" });
       return true;
     }
     const webhook = await stateOf(await webhookQueue.getJob(externalId));
     if (webhook === "live") return false;
-    if (!(await enqueueAgain(webhookQueue, "deliver", { externalId, versionId: owed.versionId }, externalId, webhook))) return false;
+    if (!(await enqueueAgain(webhookQueue as Queue, externalId, webhook, () => webhookQueue.add("deliver", { externalId, versionId: owed.versionId }, { jobId: externalId })))) return false;
     logger.warn("completion webhook handed to the dispatcher again: no delivery on record and no live webhook job", {
       externalId,
       status,

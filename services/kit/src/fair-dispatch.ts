@@ -20,8 +20,9 @@
 // runner promotes again what was left noted for long (a runner that died half-way), every few seconds. A job left
 // delayed anyway (no runner feeding for a day) wakes by itself after LINE_WAIT_LIMIT_MS and runs
 // out of turn rather than never. A job that was promoted, retried or removed meanwhile is passed
-// over: promoting it fails and changes nothing. The reconciler's re-enqueued jobs (lost ones) go
-// straight to the waiting list.
+// over: promoting it fails and changes nothing. The reconciler's re-enqueued jobs (lost ones) join
+// their accounts' lines like new ones: a Redis that came back empty cannot let one account's lost
+// backlog take every slot ahead of the others.
 import { Job, type Queue } from "bullmq";
 import type { GenerationJob } from "./queues.ts";
 import type { RedisConnection } from "./redis.ts";
@@ -38,7 +39,7 @@ const MAX_FEED = 1000;
 export interface LineEntry {
   externalId: string;
   account: string;
-  /** Orders the account's line (the outbox row's id: creation order). */
+  /** Orders the account's line: the article's id (creation order), whether the outbox relay or the reconciler lines it up. */
   order: number;
   data: GenerationJob;
 }

@@ -8,8 +8,10 @@ import type { Db } from "../db/client.ts";
 import { articles, outbox } from "../db/schema.ts";
 
 export interface OutboxEntry {
-  /** The row's id: creation order. */
+  /** The row's id. */
   id: number;
+  /** The article's id: creation order, which orders its account's line. */
+  articleId: number;
   externalId: string;
   /** The article's account, whose line its job waits in (kit/src/fair-dispatch.ts). */
   accountId: number;
@@ -29,10 +31,10 @@ export async function relayPendingEntries(db: Db, enqueue: (entries: OutboxEntry
       .update(outbox)
       .set({ sentAt: sql`now()` })
       .where(inArray(outbox.id, tx.select({ id: outbox.id }).from(outbox).where(isNull(outbox.sentAt)).orderBy(asc(outbox.id)).limit(batchSize).for("update", { skipLocked: true })))
-      .returning({ id: outbox.id, externalId: outbox.externalId, queue: outbox.queue, accountId: sql<number>`(select ${articles.accountId} from ${articles} where ${articles.id} = ${outbox.articleId})` });
+      .returning({ id: outbox.id, articleId: outbox.articleId, externalId: outbox.externalId, queue: outbox.queue, accountId: sql<number>`(select ${articles.accountId} from ${articles} where ${articles.id} = ${outbox.articleId})` });
     if (taken.length === 0) return 0;
     // In creation order, as they were read before.
-    await enqueue(taken.sort((a, b) => a.id - b.id).map(({ id, externalId, queue, accountId }) => ({ id, externalId, accountId: Number(accountId), queue })));
+    await enqueue(taken.sort((a, b) => a.id - b.id).map(({ id, articleId, externalId, queue, accountId }) => ({ id, articleId: Number(articleId), externalId, accountId: Number(accountId), queue })));
     return taken.length;
   });
 }

@@ -10,6 +10,8 @@ import { isRunningStatus } from "../../../kit/src/rules/article-statuses.ts";
 export interface UnfinishedArticle {
   id: number;
   externalId: string;
+  /** Whose line a generation job taken up again joins. */
+  accountId: number;
   status: ArticleStatus;
   webhookUrl: string | null;
   currentVersionId: number | null;
@@ -28,6 +30,7 @@ export async function unfinishedArticlesAfter(db: Db, afterId: number, limit: nu
     .select({
       id: articles.id,
       externalId: articles.externalId,
+      accountId: articles.accountId,
       status: articles.status,
       webhookUrl: articles.webhookUrl,
       currentVersionId: articles.currentVersionId,

@@ -150,6 +150,20 @@ export async function generateArticle(deps: PipelineDeps, externalId: string, jo
   }
 }
 
+/**
+ * A finished article with no run left to finish may still be owed its originality check (one
+ * restored, or written before scores went with versions): its current version is checked now, so
+ * the reconciler stops taking it up. Otherwise there is nothing to do.
+ */
+async function checkOwedOriginality(deps: PipelineDeps, article: Article): Promise<RunOutcome> {
+  if (article.status === "completed" && !article.originalityCheckedAt && article.currentVersionId !== undefined && article.content !== undefined) {
+    const score = await deps.detector.score(bodyOf(article.content));
+    await deps.lifecycle.recordOriginality({ externalId: article.externalId, versionId: article.currentVersionId, aiDetectionScore: score });
+    deps.logger.info("owed originality check made", { externalId: article.externalId, versionId: Number(article.currentVersionId) });
+  }
+  return "skipped";
+}
+
 async function runArticle(deps: PipelineDeps, externalId: string, job: JobControl, reports: ProgressReports, events: RunEvents, known?: Article): Promise<RunOutcome> {
   const { db, lifecycle } = deps;
   const article = known ?? (await deps.readArticle(externalId));
@@ -165,7 +179,7 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
   // its hand-offs (settlement, webhook), which the idempotent tail below then completes.
   if (TERMINAL.has(article.status)) {
     const earlier = await findRun(db, externalId);
-    if (!earlier || earlier.finishedAt) return "skipped";
+    if (!earlier || earlier.finishedAt) return checkOwedOriginality(deps, article);
   }
 
   const settings = article.settings;
