@@ -70,7 +70,9 @@ export class OutageWaits {
     for (const [article, parked] of tickets) {
       // Released once, to the first of its models found back.
       for (const other of parked.targets) if (other.id !== target.id) this.byModel.get(other.id)?.delete(article);
-      void this.deps.release(target, parked).catch(() => {});
+      // A release that fails (Redis away) puts the ticket back: the watcher releases it again at its
+      // next look, rather than the job waiting out its park's safety (PARK_SAFETY_MS).
+      void this.deps.release(target, parked).catch(() => this.park(parked));
     }
     tickets.clear();
   }
