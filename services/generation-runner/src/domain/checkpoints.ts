@@ -8,22 +8,16 @@ import { preparedPerDatabase } from "../../../kit/src/prepared-statements.ts";
 import { articleImages, finishingCheckpoints, researchCheckpoints, runs, stepAttempts, stepCheckpoints } from "../db/schema.ts";
 import { repeatedStepStart } from "./step-attempts.ts";
 import { formatUsd, parseUsd, sumUsd, type Picodollars } from "../../../kit/src/rules/usd.ts";
+import type { CallAccount } from "./call-account.ts";
 
 export type RunRow = typeof runs.$inferSelect;
 
-export interface StepCheckpoint {
+export interface StepCheckpoint extends CallAccount {
   stepNumber: number;
   stepName: string;
-  model: string;
-  usedFallback: boolean;
   batched: boolean;
-  promptTokens: number;
-  completionTokens: number;
-  cost: Picodollars;
   output: string;
   completedAt: Date;
-  /** Milliseconds the step's model call waited for its provider (its turn in the budget, a rate limit, an outage); 0 when batched. */
-  waitedMs: number;
 }
 
 export interface FinishingCheckpoint {

@@ -5,18 +5,12 @@ import { asc, eq, sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { articleImages, finishingCheckpoints, researchCheckpoints, runs, stepAttempts, stepCheckpoints } from "../db/schema.ts";
 import { parseUsd, sumUsd, type Picodollars } from "../../../kit/src/rules/usd.ts";
+import type { CallAccount } from "./call-account.ts";
 
-export interface StepLine {
+export interface StepLine extends CallAccount {
   stepNumber: number;
   stepName: string;
-  model: string;
-  usedFallback: boolean;
   batched: boolean;
-  promptTokens: number;
-  completionTokens: number;
-  cost: Picodollars;
-  /** Milliseconds the step's model call waited for its provider; 0 while unfinished. */
-  waitedMs: number;
   attempts: number;
   startedAt: Date | null;
   finishedAt: Date | null;
@@ -37,15 +31,8 @@ export interface ImageLine {
   finishedAt: Date;
 }
 
-export interface FinishingLine {
+export interface FinishingLine extends CallAccount {
   task: string;
-  model: string;
-  usedFallback: boolean;
-  promptTokens: number;
-  completionTokens: number;
-  cost: Picodollars;
-  /** Milliseconds the task's model call waited for its provider. */
-  waitedMs: number;
   finishedAt: Date;
 }
 

@@ -7,10 +7,11 @@ import type { CatalogModel } from "./model-catalog.ts";
 import type { ModelClients } from "./providers.ts";
 import { CallFailed, CallTimeout, type Pacer, type ProviderAnswer } from "./paced-call.ts";
 import type { PacedTarget, WaitReason } from "./pacing-ticket.ts";
-import { costOfUsage, type Picodollars } from "../../../kit/src/rules/usd.ts";
+import { costOfUsage } from "../../../kit/src/rules/usd.ts";
 import type { Parking } from "./parking.ts";
 import { modelCalls, recordModelUsage } from "../../../kit/src/metrics.ts";
 import { inSpan } from "../../../kit/src/tracing.ts";
+import type { CallAccount } from "./call-account.ts";
 
 export interface ChatRequest {
   system: string;
@@ -48,15 +49,8 @@ export interface ModelCalls {
   pacer: Pacer;
 }
 
-export interface ModelReply {
+export interface ModelReply extends CallAccount {
   output: string;
-  model: string;
-  usedFallback: boolean;
-  promptTokens: number;
-  completionTokens: number;
-  cost: Picodollars;
-  /** Time the call waited for capacity, a rate limit or the provider to come back. */
-  waitedMs: number;
 }
 
 /** A step that did not produce output; the job retries it with backoff. */
