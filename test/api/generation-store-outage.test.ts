@@ -8,6 +8,7 @@ import { createTenant, type Tenant } from "../harness/tenants.ts";
 import { createArticle } from "../harness/articles.ts";
 import { eventually } from "../harness/eventually.ts";
 import { storeClient } from "../harness/service-clients.ts";
+import { generationQueue } from "./articles-fixtures.ts";
 import { articleBody, createWorkflow, marker, runOf, waitForArticle, webhookReceiver, wordUsage } from "./generation-support.ts";
 
 let stack: TestStack;
@@ -23,6 +24,24 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const name of ["articleStore", "accountsBilling"] as const) if (stack.processes.get(name)?.exitCode !== null) await stack.start(name);
 });
+
+/** Waits until the article's generation job has been activated `times` times, each cut short by the outage; its counts then. */
+async function outageActivations(externalId: string, times: number): Promise<{ attemptsStarted: number; attemptsMade: number }> {
+  const { queue, close } = generationQueue(stack);
+  try {
+    return await eventually(
+      async () => {
+        const job = await queue.getJob(externalId);
+        return { attemptsStarted: job?.attemptsStarted ?? 0, attemptsMade: job?.attemptsMade ?? 0 };
+      },
+      (job) => job.attemptsStarted >= times,
+      30_000,
+      `the job taken up ${times} times during the outage`,
+    );
+  } finally {
+    await close();
+  }
+}
 
 test("an article that cannot reach article-store for longer than its attempts would last completes once it is back", async () => {
   const m = marker("outage");
@@ -41,9 +60,10 @@ test("an article that cannot reach article-store for longer than its attempts wo
     const met = await eventually(() => runOf(stack, created.external_id), (run) => run?.lastError !== undefined, 15_000, "the run to meet article-store's outage");
     expect(met!.lastError).toMatch(/unavailable/i);
     expect(met!.finishedAt).toBeUndefined();
-    // Five attempts 200 ms apart and doubling would be spent in about 3 s: from the moment the run
-    // met the outage, it lasts well past that.
-    await Bun.sleep(8_000);
+    // The outage lasts past what the job's attempts would: activations cut short by it are not
+    // counted. Waited for until the job has been taken up again and again (1 s, 2 s, 4 s apart).
+    const job = await outageActivations(created.external_id, 4);
+    expect(job.attemptsMade).toBe(0);
     expect((await runOf(stack, created.external_id))!.finishedAt).toBeUndefined();
   } finally {
     await stack.start("articleStore");
@@ -79,9 +99,10 @@ test("a completed article whose last attempt cannot settle its words still settl
         "the article to complete and its settlement to meet accounts-billing's outage",
       );
       expect(met.run!.lastError).toMatch(/unavailable/i);
-      // Settling would fail on every attempt (about 3 s): from the moment it first failed, the
-      // outage lasts well past that. Meanwhile no webhook goes out: it follows the settlement.
-      await Bun.sleep(6_000);
+      // The outage lasts past what the job's attempts would: activations cut short by it are not
+      // counted. Meanwhile no webhook goes out: it follows the settlement.
+      const job = await outageActivations(created.external_id, 4);
+      expect(job.attemptsMade).toBe(0);
       expect(hook.received).toEqual([]);
       expect(await wordUsage(stack, own.accountId).then(() => "answered", () => "away")).toBe("away");
     } finally {
