@@ -84,10 +84,25 @@ test("an account idle for a while earns no credit: it rejoins at the fleet's cur
   await dispatch.feed(4);
   await queue.drain();
   // Account 2 was served long before account 1's four turns: it does not get four in a row now,
-  // but one turn, then account 1 goes on.
+  // but one turn (the next: it joins at the current turn), then account 1 goes on.
   await dispatch.enqueue([{ externalId: "2-late", account: "2", order: ++order, data: { externalId: "2-late" } }]);
   await dispatch.feed(3);
-  expect(await waitingIds()).toEqual(["1-5", "2-late", "1-6"]);
+  expect(await waitingIds()).toEqual(["2-late", "1-5", "1-6"]);
+});
+
+test("a newcomer joins at the later of the fleet's turn and its own finish tag: emptying a line and refilling it gains no turn", async () => {
+  await dispatch.setWeight("b", 3);
+  await dispatch.enqueue(entries("b", 6));
+  await dispatch.enqueue(entries("a", 1));
+  // Both due at the fleet's turn (0); "a" first on the tie. Its line empties: its next would be due at 1.
+  await dispatch.feed(1);
+  expect(await waitingIds()).toEqual(["a-1"]);
+  await queue.drain();
+  // Refilled at once, "a" waits for its own finish tag (1): "b", three times its weight, has
+  // three turns before it (0, 1/3, 2/3). Joining at the fleet's turn instead, it would go next.
+  await dispatch.enqueue([{ externalId: "a-2", account: "a", order: ++order, data: { externalId: "a-2" } }]);
+  await dispatch.feed(4);
+  expect(await waitingIds()).toEqual(["b-1", "b-2", "b-3", "a-2"]);
 });
 
 test("an article put in line twice waits once; a job gone before its turn is passed over", async () => {

@@ -11,10 +11,12 @@
 // the order of the turns is the order the slots are taken in (the runner's worker: feed). The
 // relay announces new articles on a channel, so an idle runner feeds them at once.
 //
-// Turns: every account with a line has the virtual time at which its next article is due; the
-// earliest goes first, and the account's next is due 1/weight later. An account whose line was
-// empty starts at the fleet's current virtual time (the last turn given), so time spent idle
-// earns no credit to spend in a burst later. Within an account the oldest article goes first.
+// Turns: every account with a line has the virtual time at which its next article is due (its
+// start tag); the earliest goes first, and the account's next is due 1/weight later. An account
+// whose line was empty joins at the later of the fleet's current virtual time (the last turn
+// given) and its own next due time when its line emptied (its finish tag): time spent idle earns no
+// credit to spend in a burst later, and emptying a line and refilling it at once gains no turn.
+// Within an account the oldest article goes first.
 //
 // Safety: a job taken from a line is noted as being promoted until its promotion is done, and any
 // runner promotes again what was left noted for long (a runner that died half-way), every few seconds. A job left
@@ -46,12 +48,11 @@ export interface LineEntry {
 
 // The keys the scripts build from the queue's own prefix share its hash tag on a cluster, so they
 // sit in the slot of the queue's waiting list that the feed reads.
-// KEYS: ready (account → due time), virtual time, weights, waiting. ARGV: the key base, then triples
-// of account, order, id. Puts each id in its account's line (once), counted in the waiting list
-// (one byte an article: its length is the number of articles in lines, which a list-length
-// autoscaler such as KEDA's redis trigger reads); an account that had no line is
-// due 1/weight after the fleet's virtual time. (Its own last turn can be no later: turns are
-// given earliest first, and the virtual time is the last one given.)
+// KEYS: ready (account → due time), virtual time, finish tags, waiting. ARGV: the key base, then
+// triples of account, order, id. Puts each id in its account's line (once), counted in the waiting
+// list (one byte an article: its length is the number of articles in lines, which a list-length
+// autoscaler such as KEDA's redis trigger reads); an account that had no line is due at the later
+// of the fleet's virtual time and its own finish tag.
 const enqueueScript = redisScript(`
 local base = ARGV[1]
 local now = tonumber(redis.call('GET', KEYS[2]) or '0')
@@ -60,17 +61,18 @@ for i = 2, #ARGV, 3 do
   if redis.call('ZADD', base .. 'line:' .. account, 'NX', order, id) == 1 then
     redis.call('RPUSH', KEYS[4], '1')
     if not redis.call('ZSCORE', KEYS[1], account) then
-      local weight = tonumber(redis.call('HGET', KEYS[3], account) or '1')
-      redis.call('ZADD', KEYS[1], now + 1 / weight, account)
+      local own = tonumber(redis.call('HGET', KEYS[3], account) or '0')
+      redis.call('ZADD', KEYS[1], math.max(now, own), account)
     end
   end
 end
 return 0
 `);
 
-// KEYS: ready, virtual time, weights, promoting, the queue's waiting list, waiting. ARGV: the key base, free
-// slots, now (ms). Gives up to (free slots - jobs already waiting) turns, earliest due first, and
-// returns the ids chosen (noted as being promoted).
+// KEYS: ready, virtual time, weights, promoting, the queue's waiting list, waiting, finish tags.
+// ARGV: the key base, free slots, now (ms). Gives up to (free slots - jobs already waiting) turns,
+// earliest due first, and returns the ids chosen (noted as being promoted). An account whose line
+// empties leaves its finish tag (when its next would have been due).
 const feedScript = redisScript(`
 local base = ARGV[1]
 local wanted = math.min(tonumber(ARGV[2]) - redis.call('LLEN', KEYS[5]), ${MAX_FEED})
@@ -87,11 +89,12 @@ while #chosen < wanted do
     chosen[#chosen + 1] = next[1]
     redis.call('ZADD', KEYS[4], ARGV[3], next[1])
   end
+  local weight = tonumber(redis.call('HGET', KEYS[3], account) or '1')
   if redis.call('ZCARD', line) > 0 then
-    local weight = tonumber(redis.call('HGET', KEYS[3], account) or '1')
     redis.call('ZADD', KEYS[1], due + 1 / weight, account)
   else
     redis.call('ZREM', KEYS[1], account)
+    redis.call('HSET', KEYS[7], account, tostring(due + 1 / weight))
   end
 end
 return chosen
@@ -101,7 +104,7 @@ export class FairDispatch {
   private readonly base: string;
   /** Told after new articles joined the lines (Redis pub/sub). */
   readonly channel: string;
-  private readonly keys: { ready: string; now: string; weights: string; promoting: string; queueWaiting: string; waiting: string };
+  private readonly keys: { ready: string; now: string; weights: string; finish: string; promoting: string; queueWaiting: string; waiting: string };
 
   constructor(
     private readonly redis: RedisConnection,
@@ -109,7 +112,7 @@ export class FairDispatch {
   ) {
     this.base = queue.toKey("fair:");
     this.channel = `${this.base}joined`;
-    this.keys = { ready: `${this.base}ready`, now: `${this.base}now`, weights: `${this.base}weights`, promoting: `${this.base}promoting`, queueWaiting: queue.toKey("wait"), waiting: `${this.base}waiting` };
+    this.keys = { ready: `${this.base}ready`, now: `${this.base}now`, weights: `${this.base}weights`, finish: `${this.base}finish`, promoting: `${this.base}promoting`, queueWaiting: queue.toKey("wait"), waiting: `${this.base}waiting` };
   }
 
   /** Adds the articles' jobs, delayed, and puts each in its account's line (both safe to repeat). */
@@ -117,7 +120,7 @@ export class FairDispatch {
     if (entries.length === 0) return;
     await this.queue.addBulk(entries.map(({ externalId, data }) => ({ name: "generate", data, opts: { jobId: externalId, delay: LINE_WAIT_LIMIT_MS } })));
     const args = entries.flatMap(({ account, order, externalId }) => [account, order, externalId]);
-    await enqueueScript.run(this.redis, [this.keys.ready, this.keys.now, this.keys.weights, this.keys.waiting], [this.base, ...args]);
+    await enqueueScript.run(this.redis, [this.keys.ready, this.keys.now, this.keys.finish, this.keys.waiting], [this.base, ...args]);
     // Runners with free slots feed at once rather than at their next tick.
     await this.redis.publish(this.channel, "");
   }
@@ -125,7 +128,7 @@ export class FairDispatch {
   /** Promotes the next articles in turn, so that as many jobs wait as `freeSlots`; returns how many were promoted. */
   async feed(freeSlots: number): Promise<number> {
     if (freeSlots <= 0) return 0;
-    const keys = [this.keys.ready, this.keys.now, this.keys.weights, this.keys.promoting, this.keys.queueWaiting, this.keys.waiting];
+    const keys = [this.keys.ready, this.keys.now, this.keys.weights, this.keys.promoting, this.keys.queueWaiting, this.keys.waiting, this.keys.finish];
     return this.promote((await feedScript.run(this.redis, keys, [this.base, freeSlots, Date.now()])) as string[]);
   }
 
