@@ -73,12 +73,13 @@ function pacingSuites(where: string, connect: () => Promise<{ redis: RedisConnec
         const capacity = new ProviderCapacity(redis, prefix);
         const budget = `rpm-${crypto.randomUUID()}`;
         let admitted = 0;
-        while ((await capacity.admit(budget, limits(600), claim(0), "")).admitted) admitted++;
-        // 600 a minute is 10 a second; paced at 95%, 9.5 fit in the first second's burst.
+        const started = performance.now();
+        let refused = await capacity.admit(budget, limits(600), claim(0), "");
+        for (; refused.admitted; refused = await capacity.admit(budget, limits(600), claim(0), "")) admitted++;
+        // 600 a minute is 10 a second; paced at 95%, 9.5 fit in the first second's burst, and one
+        // more each 105 ms the asking took (a loaded machine asks slowly).
         expect(admitted).toBeGreaterThanOrEqual(9);
-        expect(admitted).toBeLessThanOrEqual(10);
-        const refused = await capacity.admit(budget, limits(600), claim(0), "");
-        expect(refused.admitted).toBe(false);
+        expect(admitted).toBeLessThanOrEqual(10 + Math.floor((performance.now() - started) / 105));
         if ("waitMs" in refused) expect(refused.waitMs).toBeGreaterThan(0);
       });
 
