@@ -30,6 +30,7 @@ const CHECKS = [
   "language",
   "readability",
   "no_placeholder_text",
+  "no_filler",
   "complete_ending",
   "citations_resolved",
 ];

@@ -251,7 +251,7 @@ export type Article = {
          */
         checks: Array<{
             /**
-             * What is checked: length, keyword_in_title, keyword_in_h1, keyword_in_introduction, keyword_in_h2, keyword_in_meta_description, keyword_density, keywords_present, single_h1, heading_levels, faq_section, meta_title_length, meta_description_length, language, readability, no_placeholder_text, complete_ending or citations_resolved.
+             * What is checked: length, keyword_in_title, keyword_in_h1, keyword_in_introduction, keyword_in_h2, keyword_in_meta_description, keyword_density, keywords_present, single_h1, heading_levels, faq_section, meta_title_length, meta_description_length, language, readability, no_placeholder_text, no_filler, complete_ending or citations_resolved.
              */
             name: string;
             /**

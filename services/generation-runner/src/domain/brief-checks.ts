@@ -4,6 +4,7 @@
 // the target, so a client sees why an article falls short, not only that it does. Pure: the runner
 // stores the report with the version it measured, and every reader of the article shows it.
 import { detectAll } from "tinyld";
+import { countWords } from "../../../kit/src/words.ts";
 import type { CitationStyle } from "../../../kit/src/rules/citations.ts";
 import { endsMidSentence, lengthTolerance } from "./length-control.ts";
 import { proseOf, readabilityOf } from "./readability.ts";
@@ -89,6 +90,53 @@ const PLACEHOLDERS = [
   /^(?:sure|certainly|of course)[,!]? here(?: is|'s)\b[^\n]{0,40}/im,
 ];
 
+/** The placeholder and model-talk phrases a text holds, as found. */
+export const placeholdersIn = (text: string): string[] => PLACEHOLDERS.flatMap((p) => p.exec(text)?.[0]?.trim() ?? []);
+
+// Stock phrases that pad a text without saying anything: the "In conclusion" summaries and the
+// throat-clearing models lean on, in the service's most used languages.
+const FILLER = [
+  /\bin conclusion\b/i,
+  /\bto sum (?:it )?up\b/i,
+  /\bin summary,/i,
+  /\bin today's (?:fast-paced|ever-changing|digital) world\b/i,
+  /\bit(?:'s| is) (?:important|worth) (?:to note|noting) that\b/i,
+  /\blet's delve\b|\bdelve (?:deeper )?into\b/i,
+  /\bwithout further ado\b/i,
+  /\bzusammenfassend (?:lässt sich|kann man) sagen\b/i,
+  /\babschließend lässt sich sagen\b/i,
+  /\ben conclusion,/i,
+  /\ben resumen,/i,
+];
+
+/** A paragraph as compared for repeats: case and punctuation aside. */
+export const paragraphKey = (paragraph: string) => paragraph.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, " ").trim();
+
+/**
+ * Paragraphs of prose that repeat an earlier one word for word (case and punctuation aside):
+ * padding, never new material. Short lines (a list item, "Keep it simple.") may recur and are not counted.
+ */
+export function repeatedParagraphs(body: string): string[] {
+  const seen = new Set<string>();
+  const repeated: string[] = [];
+  for (const paragraph of body.split(/\n\s*\n/)) {
+    const text = paragraph.trim();
+    if (text.startsWith("#") || text.startsWith("|") || text.startsWith("```") || countWords(text) < 12) continue;
+    const key = paragraphKey(text);
+    if (seen.has(key)) repeated.push(text);
+    else seen.add(key);
+  }
+  return repeated;
+}
+
+const excerpt = (text: string) => (text.length > 60 ? `${text.slice(0, 57).trimEnd()}…` : text);
+
+/** The filler a text holds: stock phrases as found, and each repeated paragraph ("repeated paragraph: …"). */
+export function fillerIn(text: string): string[] {
+  const phrases = FILLER.flatMap((p) => p.exec(text)?.[0] ?? []);
+  return [...phrases, ...repeatedParagraphs(text).map((p) => `repeated paragraph: ${excerpt(p)}`)];
+}
+
 // Headings an FAQ section goes by in the service's languages.
 const FAQ_HEADING = /\bfaqs?\b|frequently asked|preguntas frecuentes|questions fréquentes|foire aux questions|häufig gestellte fragen|häufige fragen|domande frequenti|perguntas frequentes|часто задаваемые вопросы|よくある質問|자주 묻는 질문|常见问题|常見問題/i;
 
@@ -155,7 +203,8 @@ export function checkBrief(brief: Brief, text: DeliveredText): QualityReport {
   const headings = headingsOf(text.body);
   const tolerance = Math.round(lengthTolerance(brief.targetWordCount));
   const lengthRange = { min: brief.targetWordCount - tolerance, max: brief.targetWordCount + tolerance };
-  const placeholders = PLACEHOLDERS.flatMap((p) => p.exec(text.body)?.[0]?.trim() ?? []);
+  const placeholders = placeholdersIn(text.body);
+  const filler = fillerIn(text.body);
   const hasFaq = headings.some((h) => FAQ_HEADING.test(h.text));
   const titleLength = characters(text.metaTitle);
   const descriptionLength = text.metaDescription === null ? null : characters(text.metaDescription);
@@ -177,6 +226,7 @@ export function checkBrief(brief: Brief, text: DeliveredText): QualityReport {
       languageCheck(brief, text.body),
       readabilityCheck(brief, text.body),
       check("no_placeholder_text", placeholders.length === 0, placeholders, "none"),
+      check("no_filler", filler.length === 0, filler, "no stock filler phrase, no repeated paragraph"),
       check("complete_ending", !endsMidSentence(text.body), !endsMidSentence(text.body), "the last sentence is finished"),
       citationCheck(brief, text),
     ],

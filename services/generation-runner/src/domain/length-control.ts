@@ -145,7 +145,7 @@ ${section.body}`;
 }
 
 /** The brief's phrases a section uses, each asked to be kept by a rewrite (a repair may have just put it there). */
-function keptPhrases(brief: LengthBrief, section: Section): string {
+export function keptPhrases(brief: { keepPhrases?: string[] }, section: Section): string {
   const body = section.body.toLowerCase();
   const kept = (brief.keepPhrases ?? []).filter((phrase) => phrase.trim() !== "" && body.includes(phrase.toLowerCase()));
   return kept.map((phrase) => `Use the phrase "${phrase}" as the section uses it now.\n`).join("");
