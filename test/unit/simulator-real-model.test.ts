@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI, { toFile } from "openai";
 import { startSimulator, type RunningSimulator } from "../../services/model-simulator/src/simulator.ts";
-import { cutMidSentence, isCutShort, REAL_MODEL, REAL_MODEL_PROFILE, wordsWritten } from "../../services/model-simulator/src/real-model-writing.ts";
+import { cutMidSentence, fillerHabitOf, isCutShort, REAL_MODEL, REAL_MODEL_PROFILE, wordsWritten } from "../../services/model-simulator/src/real-model-writing.ts";
 import { countWords } from "../../services/kit/src/words.ts";
 
 let sim: RunningSimulator;
@@ -31,6 +31,11 @@ async function write(content: string, model = REAL_MODEL) {
 async function replies(words: number) {
   return Promise.all(TOPICS.flatMap((topic) => [0, 1, 2, 3].map((n) => write(promptFor(`${topic} ${n}`, words)))));
 }
+
+const repeatsAParagraph = (text: string) => {
+  const paragraphs = text.split("\n\n").filter((p) => p.split(" ").length > 12);
+  return new Set(paragraphs).size < paragraphs.length;
+};
 
 const endsASentence = (text: string) => /[.!?]\s*$/.test(text);
 
@@ -106,6 +111,23 @@ describe("sim-real over the API", () => {
       // Usage counts what was written, cut or not.
       expect(reply.tokens).toBe(Math.round(reply.text.split(/\s+/).filter(Boolean).length * 1.3));
     }
+  });
+
+  test("about one reply in six carries a padding habit, as long as it would be without", async () => {
+    const all = await replies(800);
+    const padded = all.filter((r) => /As an AI language model|In conclusion, /.test(r.text) || repeatsAParagraph(r.text));
+    expect(padded.length).toBeGreaterThan(0);
+    expect(padded.length).toBeLessThan(all.length / 3);
+    for (const reply of all.filter((r) => r.finish === "stop")) {
+      expect(countWords(reply.text)).toBeGreaterThanOrEqual(800 * 0.55 - 3);
+      expect(countWords(reply.text)).toBeLessThanOrEqual(800 * 1.3 + 3);
+    }
+    const habits = Array.from({ length: 1_200 }, (_, i) => fillerHabitOf(800, `request ${i}`)).filter(Boolean);
+    expect(habits.length).toBeGreaterThan(150);
+    expect(habits.length).toBeLessThan(250);
+    expect(new Set(habits)).toEqual(new Set(["model talk", "in conclusion", "repeated paragraph"]));
+    // Short replies (an introduction, a heading) carry none.
+    expect(Array.from({ length: 200 }, (_, i) => fillerHabitOf(120, `request ${i}`)).filter(Boolean)).toEqual([]);
   });
 
   test("the same request is answered the same way", async () => {

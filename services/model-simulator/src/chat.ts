@@ -1,15 +1,15 @@
 // The chat completions endpoint as a plain function, shared by the HTTP route and the batch runner.
 
-import { countTokens } from "../../kit/src/words.ts";
+import { countTokens, countWords } from "../../kit/src/words.ts";
 import { CallCounter } from "./call-counter.ts";
 import { readDirectives, withoutDirectives } from "./directives.ts";
 import { jsonFromSchema, smallJsonObject, type JsonSchema } from "./json-from-schema.ts";
 import { openAIErrorBody } from "./openai-errors.ts";
 import { diceFor, fingerprint } from "./prompt-seed.ts";
 import { asksForHeadingOnly, asksForMetaDescription, charactersAskedFor, DEFAULT_WORDS, keywordsFor, outlineHeadings, phrasesAskedFor, titleFor, topicFor, wordsAskedFor } from "./prompt-reading.ts";
-import { headingWith, openingWith, writeArticle, writeDescriptionWithin } from "./writer.ts";
+import { headingWith, openingWith, writeArticle, writeDescriptionWithin, writeParagraphs } from "./writer.ts";
 import { citing } from "./citing.ts";
-import { cutMidSentence, isCutShort, wordsWritten, writesLikeARealModel } from "./real-model-writing.ts";
+import { cutMidSentence, fillerHabitOf, fillerOf, isCutShort, withFiller, wordsWritten, writesLikeARealModel } from "./real-model-writing.ts";
 
 export interface ChatState {
   calls: CallCounter;
@@ -149,8 +149,13 @@ function compose(
   const phrases = phrasesAskedFor(prompt);
   if (asksForHeadingOnly(prompt)) return { content: `## ${headingWith(phrases[0] ?? topic, diceFor(`heading#${seed}`))}`, finishReason: "stop" };
   const written = likeARealModel ? wordsWritten(words, seed) : words;
-  const drafted = writeArticle({ ...subject, words: written, headings: outlineHeadings(prompt) });
-  const article = citing(prompt, phrases.length > 0 ? openingWith(drafted, phrases, subject, diceFor(`phrases#${seed}`)) : drafted);
+  // A padding habit's words take the place of drafted ones: the reply is as long as it would be.
+  const habit = likeARealModel ? fillerHabitOf(written, seed) : null;
+  const fillerDice = diceFor(`filler-text#${seed}`);
+  const filler = habit ? fillerOf(habit, (n) => writeParagraphs(subject, n, fillerDice).join(" ")) : [];
+  const drafted = writeArticle({ ...subject, words: written - countWords(filler.join("\n\n")), headings: outlineHeadings(prompt) });
+  const opened = phrases.length > 0 ? openingWith(drafted, phrases, subject, diceFor(`phrases#${seed}`)) : drafted;
+  const article = citing(prompt, habit ? withFiller(opened, habit, filler) : opened);
   if (!likeARealModel || !isCutShort(seed)) return { content: article, finishReason: "stop" };
   const cut = cutMidSentence(article, seed);
   return { content: cut, finishReason: cut === article ? "stop" : "length" };

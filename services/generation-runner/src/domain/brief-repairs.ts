@@ -7,7 +7,8 @@
 // still fails stays on its report as a failed check. The title is never touched: the article keeps
 // the title it was submitted with.
 import type { QualityRepair, QualityReport } from "../../../kit/src/rules/quality-report.ts";
-import { fillerIn, occurrencesOf, paragraphKey, placeholdersIn, repeatedParagraphs } from "./brief-checks.ts";
+import { occurrencesOf } from "./brief-checks.ts";
+import { fillerIn, paragraphKey, placeholdersIn, repeatedParagraphs } from "./filler.ts";
 import { joinSections, keptPhrases, replyBody, sectionsOf, type FinishingCall, type Section } from "./length-control.ts";
 
 export interface RepairBrief {

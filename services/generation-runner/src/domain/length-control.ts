@@ -10,8 +10,10 @@
 //   - while it is long, the section furthest above its budget is rewritten shorter.
 // Each call asks for its words divided by what the model has delivered per word asked so far in
 // this article, so a model that over- or under-writes is met halfway by the second call. The text
-// the calls add is the model's own new material for that section, never repeated paragraphs.
+// the calls add is the model's own new material for that section: a paragraph of a reply that
+// talks about the model, pads with stock filler or repeats one already there is left out (filler.ts).
 import { countWords } from "../../../kit/src/words.ts";
+import { newMaterial } from "./filler.ts";
 
 /** One model call of the control, checkpointed under `task` by the caller; its markdown reply. */
 export type FinishingCall = (task: string, prompt: { system: string; user: string }) => Promise<string>;
@@ -187,16 +189,19 @@ export async function controlLength(text: string, brief: LengthBrief, call: Fini
     if (gap > 0) {
       want = Math.min(gap, Math.max(distance[i]!, LEAST_ASKED), MOST_ASKED);
       const ask = Math.min(Math.max(calibrated(want), LEAST_ASKED), MOST_ASKED);
-      reply = replyBody(await call(`length ${n}: extend ${sectionLabel(section).slice(3)}`, { system: SYSTEM, user: extendPrompt(brief, section, ask) }));
+      const written = replyBody(await call(`length ${n}: extend ${sectionLabel(section).slice(3)}`, { system: SYSTEM, user: extendPrompt(brief, section, ask) }));
       asked += ask;
-      delivered += countWords(reply);
+      delivered += countWords(written);
+      // Only new material goes in: a paragraph of model talk, stock filler or repetition is not length.
+      reply = newMaterial(written, joinSections(sections));
       if (reply) section.body = `${section.body}\n\n${reply}`.trim();
     } else {
       want = Math.max(bodies[i]! - Math.min(-gap, distance[i]!), LEAST_ASKED);
       const ask = Math.max(calibrated(want), LEAST_ASKED);
-      reply = replyBody(await call(`length ${n}: tighten ${sectionLabel(section).slice(3)}`, { system: SYSTEM, user: tightenPrompt(brief, section, ask) }));
+      const written = replyBody(await call(`length ${n}: tighten ${sectionLabel(section).slice(3)}`, { system: SYSTEM, user: tightenPrompt(brief, section, ask) }));
       asked += ask;
-      delivered += countWords(reply);
+      delivered += countWords(written);
+      reply = newMaterial(written, joinSections(sections.filter((s) => s !== section)));
       // A rewrite that came back empty or longer than the section leaves the section as it was.
       if (reply && countWords(reply) < bodies[i]!) section.body = reply;
     }

@@ -393,6 +393,7 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
       temperature,
       title: article.title,
       keyword: article.targetKeyword,
+      keepPhrases: [article.targetKeyword ?? "", ...article.keywords],
       language: article.language,
       timeoutMs: (last.timeoutSeconds || DEFAULT_STEP_TIMEOUT_SECONDS) * 1000,
       signal: job.signal,
