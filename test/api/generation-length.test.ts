@@ -4,27 +4,16 @@
 // sections are lines of its cost breakdown with their tokens and cost, and the words settled are
 // the final content's.
 import { beforeAll, expect, test } from "bun:test";
-import { apiClient, type ApiClient } from "../harness/http.ts";
-import { modelCatalogClient } from "../harness/service-clients.ts";
-import { useStack, type TestStack } from "../harness/stack.ts";
-import { createTenant, type Tenant } from "../harness/tenants.ts";
+import type { ApiClient } from "../harness/http.ts";
+import type { Tenant } from "../harness/tenants.ts";
 import { countWords } from "../../services/kit/src/words.ts";
-import { articleBody, finished, waitForArticle } from "./generation-support.ts";
-
-const REAL_MODEL = "simulator:sim-real";
+import { articleBody, finished, REAL_MODEL, realModelTenant, waitForArticle } from "./generation-support.ts";
 
 let api: ApiClient;
 let tenant: Tenant;
 
 beforeAll(async () => {
-  const stack: TestStack = await useStack();
-  // Dearer than sim-fast, so it never becomes the default model of other tests sharing the stack.
-  const catalog = modelCatalogClient(stack);
-  tenant = await createTenant(stack);
-  api = apiClient(stack.baseUrl, tenant.token);
-  if (!(await catalog.listModels({})).models.some((m) => m.id === REAL_MODEL)) {
-    await catalog.addModel({ model: { id: REAL_MODEL, active: true, inputPricePerMillion: "0.15", outputPricePerMillion: "0.60" } });
-  }
+  ({ tenant, api } = await realModelTenant());
 });
 
 test("a 3,000-word blog post over an under-writing model lands within ±10%, its section calls in /steps", async () => {

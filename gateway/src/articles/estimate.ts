@@ -52,8 +52,8 @@ export async function estimateArticle(gate: V1Gate, caller: Caller, body: unknow
     model,
     fallback,
     batch: request.useBatchApi,
-    // Built-in workflows get length control and brief repairs after their steps.
-    finishing: workflow.builtin ? { repairCalls: REPAIR_CALLS } : undefined,
+    // Built-in workflows, and custom ones that opt in, get length control and brief repairs after their steps.
+    finishing: workflow.builtin || workflow.briefRepairs ? { repairCalls: REPAIR_CALLS } : undefined,
   });
   const remaining = Number(usage.remainingWords);
   return {

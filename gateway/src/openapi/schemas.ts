@@ -208,6 +208,10 @@ export const Workflow = Type.Object(
     description: Nullable(Type.String()),
     revision: Type.Integer({ description: "Increments on every change to the workflow or its steps." }),
     is_custom: Type.Boolean({ description: "Always true." }),
+    brief_repairs: Type.Boolean({
+      description:
+        "Whether its articles get length control and brief repairs after the last step, as the built-in workflows' do (a markdown last step only); false: the quality report alone. Set with brief_repairs on a step's create or update body; a new workflow starts false.",
+    }),
     steps: Type.Array(Step, { description: "In execution order." }),
     created_at: Timestamp(),
     updated_at: Timestamp(),

@@ -322,6 +322,10 @@ export type Workflow = {
      */
     is_custom: boolean;
     /**
+     * Whether its articles get length control and brief repairs after the last step, as the built-in workflows' do (a markdown last step only); false: the quality report alone. Set with brief_repairs on a step's create or update body; a new workflow starts false.
+     */
+    brief_repairs: boolean;
+    /**
      * In execution order.
      */
     steps: Array<{
@@ -1110,6 +1114,10 @@ export type StepCreate = {
      */
     include_outline?: boolean;
     /**
+     * Sets the workflow's brief_repairs: its articles get length control and brief repairs after the last step, as the built-in workflows' do (a markdown last step only). Omitted: left as it is (false for a new workflow).
+     */
+    brief_repairs?: boolean;
+    /**
      * Structured-output schema for output_format json: every object has additionalProperties false and a required list of all its properties; arrays have items. An update that moves the step off json keeps it (unused) and the step uses it again when it is json again; null clears it.
      */
     json_schema?: {
@@ -1177,6 +1185,10 @@ export type StepUpdate = {
      * {outline}: Makes the matching prompt variable available to this step's prompts.
      */
     include_outline?: boolean;
+    /**
+     * Sets the workflow's brief_repairs: its articles get length control and brief repairs after the last step, as the built-in workflows' do (a markdown last step only). Omitted: left as it is (false for a new workflow).
+     */
+    brief_repairs?: boolean;
     /**
      * Structured-output schema for output_format json: every object has additionalProperties false and a required list of all its properties; arrays have items. An update that moves the step off json keeps it (unused) and the step uses it again when it is json again; null clears it.
      */

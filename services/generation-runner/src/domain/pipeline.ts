@@ -288,8 +288,9 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
   const last = steps[steps.length - 1]!;
   // The text as written, with its citations resolved (unchanged without citations); a humanize
   // pass rewrites the text as written, and its output is resolved in turn.
-  // A built-in workflow's article is brought within tolerance of its target first (length-control.ts).
-  const lengthControlled = isBuiltinArticle(last);
+  // A built-in workflow's article, or a custom one's whose workflow opted in (brief_repairs at the
+  // pinned revision), is brought within tolerance of its target first (length-control.ts), then repaired.
+  const lengthControlled = isBuiltinArticle(last) || (snapshot.workflow?.briefRepairs === true && last.outputFormat === "markdown");
   if (lengthControlled) {
     stopIfCancelled();
     progress("polishing", "Adjusting length");
@@ -298,7 +299,7 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
     finishingCall(deps, externalId, { primary: requested, fallback, temperature, timeoutMs: (last.timeoutSeconds || DEFAULT_STEP_TIMEOUT_SECONDS) * 1000, signal: job.signal, turn, onWait: onWait(stage) });
   const sourcesRead = settings.researchEnabled ? await researchOf(db, externalId) : undefined;
   // Length control, then the brief checks the pipeline can fix get their repair calls within the
-  // article's budget (brief-finishing.ts); custom workflows get the checks and the report only.
+  // article's budget (brief-finishing.ts); other custom workflows get the checks and the report only.
   const briefFinishing = (budget: number, stage?: string): BriefFinishing => {
     const named = stage ? namedAfter(stage) : (call: FinishingCall) => call;
     return {
