@@ -4,6 +4,7 @@
 // the last step wrote is measured against target_word_count (words as the quota counts them) and
 // brought within tolerance section by section:
 //   - a reply cut mid-sentence is trimmed to its last full sentence (nothing is shipped cut);
+//   - a section the outline plans and the text lacks (the draft ran out of room) is put in, empty;
 //   - each section gets a word budget, its share of the target by the outline's key points;
 //   - while the article is short, the section furthest below its budget is extended by a call that
 //     writes new paragraphs for it, asking for at most what one call reliably holds;
@@ -93,18 +94,45 @@ export function trimToLastSentence(text: string): string {
 
 const normalHeading = (heading: string) => heading.replace(/^#+\s*/, "").toLowerCase().replace(/[^\p{L}\p{N}]+/gu, " ").trim();
 
-/** Key points per outline heading, from the outline step's JSON (`sections: [{heading, key_points}]`). */
-function outlineWeights(outline: string | undefined): Map<string, number> {
-  const weights = new Map<string, number>();
+/** The outline step's sections (`sections: [{heading, key_points}]`): each heading with its key points' count. */
+function outlineSections(outline: string | undefined): { heading: string; points: number }[] {
   try {
     const sections = (JSON.parse(outline ?? "") as { sections?: { heading?: unknown; key_points?: unknown }[] }).sections;
-    for (const s of Array.isArray(sections) ? sections : []) {
-      if (typeof s?.heading === "string") weights.set(normalHeading(s.heading), Array.isArray(s.key_points) ? Math.max(1, s.key_points.length) : 1);
-    }
+    return (Array.isArray(sections) ? sections : []).flatMap((s) =>
+      typeof s?.heading === "string" && s.heading.trim() !== "" ? [{ heading: s.heading.trim(), points: Array.isArray(s.key_points) ? Math.max(1, s.key_points.length) : 1 }] : [],
+    );
   } catch {
     // No outline, or not JSON: every section weighs the same.
+    return [];
   }
-  return weights;
+}
+
+/** Key points per outline heading. */
+function outlineWeights(outline: string | undefined): Map<string, number> {
+  return new Map(outlineSections(outline).map((s) => [normalHeading(s.heading), s.points]));
+}
+
+/**
+ * The sections with each one the outline plans and the draft lacks put in at its planned place,
+ * empty: a draft cut short, or a model that ran out of room, leaves the last sections unwritten,
+ * and length control then writes each of them in calls of its own, to its budget.
+ */
+export function withPlannedSections(sections: Section[], outline: string | undefined): Section[] {
+  const planned = outlineSections(outline);
+  const present = new Set(sections.flatMap((s) => (s.heading?.startsWith("## ") ? [normalHeading(s.heading)] : [])));
+  const result = [...sections];
+  // Where the next planned section goes: after the last planned one found so far (or the opening part).
+  let after = 0;
+  for (const { heading } of planned) {
+    const key = normalHeading(heading);
+    const at = result.findIndex((s) => s.heading?.startsWith("## ") && normalHeading(s.heading) === key);
+    if (at >= 0) after = at;
+    else if (!present.has(key)) {
+      result.splice(after + 1, 0, { heading: `## ${heading}`, body: "" });
+      after++;
+    }
+  }
+  return result;
 }
 
 /**
@@ -136,6 +164,13 @@ function sectionLabel(section: Section): string {
 }
 
 function extendPrompt(brief: LengthBrief, section: Section, words: number): string {
+  if (section.body === "") {
+    return `Article title: ${brief.title}
+Write about ${words} words of paragraphs for one section of this article that is planned but not written yet (language ${brief.language}, ${brief.tone} tone): the points, examples, steps or detail that belong under its heading. No heading, no filler.
+
+The section:
+${sectionLabel(section)}`;
+  }
   return `Article title: ${brief.title}
 Write about ${words} words of new paragraphs for one section of this article (language ${brief.language}, ${brief.tone} tone).
 They carry the section on from where it stops: new points, examples, steps or detail that belong under its heading, in new paragraphs. No heading, no summary of what is already there, no filler.
@@ -166,9 +201,12 @@ ${section.body}`;
 
 /** The article brought within tolerance of its target by the calls it needs (none when it already is). */
 export async function controlLength(text: string, brief: LengthBrief, call: FinishingCall): Promise<string> {
-  const sections = sectionsOf(trimToLastSentence(text));
+  const drafted = sectionsOf(trimToLastSentence(text));
+  const sections = withPlannedSections(drafted, brief.outline);
   const budgets = sectionBudgets(sections, brief.target, brief.outline);
-  const words = () => countWords(joinSections(sections));
+  // A planned section no call has come to yet is not part of the article: never shipped as a bare heading.
+  const shipped = () => sections.filter((s) => s.body !== "" || drafted.includes(s));
+  const words = () => countWords(joinSections(shipped()));
   // Aiming at the middle half of the tolerance leaves room for the next call's miss.
   const aim = lengthTolerance(brief.target) / 2;
   // Words delivered per word asked, over this article's calls so far.
@@ -207,5 +245,5 @@ export async function controlLength(text: string, brief: LengthBrief, call: Fini
     }
     fruitless = Math.abs(brief.target - words()) < Math.abs(gap) ? 0 : fruitless + 1;
   }
-  return joinSections(sections);
+  return joinSections(shipped());
 }
