@@ -6,6 +6,8 @@ import OpenAI, { toFile } from "openai";
 import { startSimulator, type RunningSimulator } from "../../services/model-simulator/src/simulator.ts";
 import { cutMidSentence, fillerHabitOf, isCutShort, REAL_MODEL, REAL_MODEL_PROFILE, wordsWritten } from "../../services/model-simulator/src/real-model-writing.ts";
 import { countWords } from "../../services/kit/src/words.ts";
+import { GERMAN, languageAskedFor } from "../../services/model-simulator/src/prose-banks.ts";
+import { detectAll } from "tinyld";
 
 let sim: RunningSimulator;
 let openai: OpenAI;
@@ -170,5 +172,22 @@ describe("sim-real over the API", () => {
     const live = await write(prompt);
     expect(output.response.body.choices[0].message.content).toBe(live.text);
     expect(countWords(live.text)).toBeLessThanOrEqual(REAL_MODEL_PROFILE.ceiling[1] + 3);
+  });
+});
+
+describe("the language asked for", () => {
+  test("a prompt naming German as the article's language is answered in German; others in English", async () => {
+    for (const prompt of ["Article language code: de.", "Rewrite it (language de, friendly tone).", "Keep the language (de) and the length.", "Write in the article's language (de); no notes."]) {
+      expect(languageAskedFor(prompt)).toBe("de");
+    }
+    for (const prompt of ["Article language code: en.", "the language model designs", "language of the day", "language: deutsch-ish"]) {
+      expect(languageAskedFor(prompt)).toBeUndefined();
+    }
+    const german = await write("Write an article about winter camping.\nTitle: Winter Camping\nArticle language code: de.\nLength: about 500 words.");
+    expect(detectAll(german.text.replace(/^#.*$/gm, ""))[0]!.lang).toBe("de");
+    const english = await write("Write an article about winter camping.\nTitle: Winter Camping\nArticle language code: en.\nLength: about 500 words.");
+    expect(detectAll(english.text.replace(/^#.*$/gm, ""))[0]!.lang).toBe("en");
+    // Its closers keep the word counts they are filed under, so lengths land as in English.
+    for (const [words, closers] of Object.entries(GERMAN.closers)) for (const closer of closers) expect(countWords(closer)).toBe(Number(words));
   });
 });
