@@ -1,7 +1,7 @@
 // Length control of a built-in article against a model that misses its lengths as real ones do:
 // under-writes long asks, overshoots short ones, stops mid-sentence; every call named by its task.
 import { describe, expect, test } from "bun:test";
-import { controlLength, endsMidSentence, lengthTolerance, sectionBudgets, sectionsOf, trimToLastSentence, withPlannedSections, type FinishingCall } from "../../services/generation-runner/src/domain/length-control.ts";
+import { controlLength, endsMidSentence, lengthTolerance, sectionBudgets, sectionsOf, trimToLastSentence, withCitationsOf, withPlannedSections, type FinishingCall } from "../../services/generation-runner/src/domain/length-control.ts";
 import { countWords } from "../../services/kit/src/words.ts";
 
 const sentence = (n: number) => `Point number ${n} about espresso grinders explains a distinct detail worth knowing here.`;
@@ -105,5 +105,11 @@ describe("length control", () => {
     // Within tolerance already, a planned section no call came to is left out rather than shipped bare.
     const none = await controlLength(draft, { target: 560, title: "Espresso Grinders", language: "en", tone: "friendly", outline }, call);
     expect(sectionsOf(none).map((s) => s.heading)).toEqual(["# Espresso Grinders", "## Section 1", "## Section 2"]);
+  });
+
+  test("a rewrite keeps the source numbers its section cited", () => {
+    expect(withCitationsOf("Burrs matter [1]. Grind fresh [3].\n\nMore [1].", "A shorter text [3].\n\nIt ends here.")).toBe("A shorter text [3].\n\nIt ends here [1].");
+    expect(withCitationsOf("Nothing cited.", "Still nothing.")).toBe("Still nothing.");
+    expect(withCitationsOf("Cited [2] here.", "No full stop")).toBe("No full stop [2]");
   });
 });

@@ -9,7 +9,7 @@
 import type { QualityRepair, QualityReport } from "../../../kit/src/rules/quality-report.ts";
 import { occurrencesOf } from "./brief-checks.ts";
 import { fillerIn, paragraphKey, placeholdersIn, repeatedParagraphs } from "./filler.ts";
-import { joinSections, keptPhrases, replyBody, sectionsOf, type FinishingCall, type Section } from "./length-control.ts";
+import { joinSections, keepCitationsNote, keptPhrases, replyBody, sectionsOf, withCitationsOf, type FinishingCall, type Section } from "./length-control.ts";
 
 export interface RepairBrief {
   title: string;
@@ -92,14 +92,14 @@ export async function repairBrief(text: string, description: string | null, repo
         system: SYSTEM,
         user: `${about}
 Rewrite one section of this article in about the same length without its filler: no remark about yourself or the request, no placeholder, no stock phrase such as "In conclusion" or "It is important to note", no summary of what the article already said. Keep its main points, facts and order. Return the section's paragraphs only, without its heading.
-${keptPhrases(brief, section)}
+${keptPhrases(brief, section)}${keepCitationsNote(section.body)}
 The section:
 ## ${labelOf(section.heading)}
 
 ${section.body}`,
       }),
     );
-    if (reply) section.body = reply;
+    if (reply) section.body = withCitationsOf(section.body, reply);
     repairs.push({ check, action: "rewrote a section without its filler", part: labelOf(section.heading) });
   }
 
@@ -111,12 +111,12 @@ ${section.body}`,
         system: SYSTEM,
         user: `${about}
 Rewrite the introduction of this article in about the same length. Use the phrase "${keyword}" in the first sentence, as a reader would expect it there. Return its paragraphs only, without a heading.
-
+${keepCitationsNote(opening.body)}
 The introduction:
 ${opening.body}`,
       }),
     );
-    if (reply) opening.body = reply;
+    if (reply) opening.body = withCitationsOf(opening.body, reply);
     repairs.push({ check: "keyword_in_introduction", action: "rewrote the introduction", part: "Introduction", keyword });
   }
 
@@ -147,14 +147,14 @@ The section begins: ${section.body.split("\n\n")[0]}`,
         system: SYSTEM,
         user: `${about}
 Rewrite one section of this article in about the same length so that it uses the phrase "${phrase}" where it fits naturally. Keep its main points, facts and order. Return the section's paragraphs only, without its heading.
-
+${keepCitationsNote(section.body)}
 The section:
 ## ${labelOf(section.heading)}
 
 ${section.body}`,
       }),
     );
-    if (reply) section.body = reply;
+    if (reply) section.body = withCitationsOf(section.body, reply);
     repairs.push({ check: "keywords_present", action: "wove a keyword into a section", part: labelOf(section.heading), keyword: phrase });
   }
 

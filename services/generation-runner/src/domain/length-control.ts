@@ -181,6 +181,25 @@ ${sectionLabel(section)}
 ${section.body}`;
 }
 
+const MARKER = /\[(\d{1,3})\]/g;
+
+/**
+ * A rewrite of a section with the source numbers the section cited and the rewrite dropped put back,
+ * at the end of its last paragraph: a rewrite for length or a repair changes the wording, never
+ * which sources the article cites (the prompt asks to keep them; this holds when a reply did not).
+ */
+export function withCitationsOf(before: string, after: string): string {
+  const kept = new Set(Array.from(after.matchAll(MARKER), (m) => m[1]));
+  const dropped = [...new Set(Array.from(before.matchAll(MARKER), (m) => m[1]!))].filter((n) => !kept.has(n));
+  if (dropped.length === 0 || after.trim() === "") return after;
+  const markers = ` ${dropped.map((n) => `[${n}]`).join("")}`;
+  const text = after.trimEnd();
+  return /[.!?]$/.test(text) ? `${text.slice(0, -1)}${markers}${text.slice(-1)}` : `${text}${markers}`;
+}
+
+/** The ask to keep a section's source numbers, when it has any. */
+export const keepCitationsNote = (body: string): string => (/\[\d{1,3}\]/.test(body) ? "Keep every bracketed source number, such as [2], with the statement it supports.\n" : "");
+
 /** The brief's phrases a section uses, each asked to be kept by a rewrite (a repair may have just put it there). */
 export function keptPhrases(brief: { keepPhrases?: string[] }, section: Section): string {
   const body = section.body.toLowerCase();
@@ -192,7 +211,7 @@ function tightenPrompt(brief: LengthBrief, section: Section, words: number): str
   return `Article title: ${brief.title}
 Rewrite one section of this article (language ${brief.language}, ${brief.tone} tone) in about ${words} words.
 Keep its main points, facts and order; cut repetition, wordiness and the least useful detail. Return the section's paragraphs only, without its heading.
-${keptPhrases(brief, section)}
+${keptPhrases(brief, section)}${keepCitationsNote(section.body)}
 The section:
 ${sectionLabel(section)}
 
@@ -240,6 +259,7 @@ export async function controlLength(text: string, brief: LengthBrief, call: Fini
       asked += ask;
       delivered += countWords(written);
       reply = newMaterial(written, joinSections(sections.filter((s) => s !== section)));
+      reply = withCitationsOf(section.body, reply);
       // A rewrite that came back empty or longer than the section leaves the section as it was.
       if (reply && countWords(reply) < bodies[i]!) section.body = reply;
     }
