@@ -71,3 +71,19 @@ test("the humanize pass's rewrite of a 3,000-word article is brought back within
   const usage = await eventually(() => wordUsage(stack, tenant.accountId), (u) => u.reservedWords === 0n, 10_000, "the article's words settled");
   expect(usage.usedWords).toBe(BigInt(article.actual_word_count));
 });
+
+test("short targets land within ±20% or ±30 words, whichever is larger, though the model overshoots them", async () => {
+  const ids = await Promise.all(
+    [120, 200, 280].map(async (target) => {
+      const created = await api.post("/v1/articles", articleBody(tenant.projectId, { title: "Descaling an Espresso Machine", article_type: "listicle", target_word_count: target, model: REAL_MODEL }));
+      expect(created.status).toBe(201);
+      return { target, id: created.body.data.external_id };
+    }),
+  );
+  for (const { target, id } of ids) {
+    const article = await waitForArticle(api, id, finished, 120_000);
+    expect(article.status).toBe("completed");
+    expect(Math.abs(article.actual_word_count - target)).toBeLessThanOrEqual(Math.max(target * 0.2, 30));
+    expect(article.quality.checks.find((c: { name: string }) => c.name === "length").status).toBe("passed");
+  }
+});

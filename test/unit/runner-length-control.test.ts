@@ -74,6 +74,16 @@ describe("length control", () => {
     expect(new Set(blocks).size).toBe(blocks.length);
   });
 
+  test.each([100, 150, 200, 299])("a %i-word target overshot as models overshoot short asks lands within ±20% or ±30 words", async (target) => {
+    const { call } = realisticModel();
+    // A model asked for a short text writes half again as much.
+    const draft = article(2, Math.round((target * 1.5) / 2.5));
+    expect(Math.abs(countWords(draft) - target)).toBeGreaterThan(lengthTolerance(target));
+    const result = await controlLength(draft, brief(target), call);
+    expect(Math.abs(countWords(result) - target)).toBeLessThanOrEqual(Math.max(target * 0.2, 30));
+    expect(endsMidSentence(result)).toBe(false);
+  });
+
   test("a long text is tightened section by section; one within tolerance costs no call", async () => {
     const { call, tasks } = realisticModel();
     const long = await controlLength(article(3, 200), brief(500), call);

@@ -39,6 +39,8 @@ export interface Section {
 // Most words one call is asked for: past a few hundred, models under-write what they are asked.
 const MOST_ASKED = 450;
 const LEAST_ASKED = 60;
+// Fewest words a section is rewritten to: a 100-word article's sections hold 20 to 40 words each.
+const TIGHTEST = 20;
 // Bounds the calls of one article: a 10,000-word article from a 1,500-word draft takes about 20.
 const MOST_CALLS = 40;
 // Calls in a row that may bring the article no closer before the control gives up.
@@ -253,8 +255,8 @@ export async function controlLength(text: string, brief: LengthBrief, call: Fini
       reply = newMaterial(written, joinSections(sections));
       if (reply) section.body = `${section.body}\n\n${reply}`.trim();
     } else {
-      want = Math.max(bodies[i]! - Math.min(-gap, distance[i]!), LEAST_ASKED);
-      const ask = Math.max(calibrated(want), LEAST_ASKED);
+      want = Math.max(bodies[i]! - Math.min(-gap, distance[i]!), TIGHTEST);
+      const ask = Math.max(calibrated(want), TIGHTEST);
       const written = replyBody(await call(`length ${n}: tighten ${sectionLabel(section).slice(3)}`, { system: SYSTEM, user: tightenPrompt(brief, section, ask) }));
       asked += ask;
       delivered += countWords(written);
