@@ -58,6 +58,8 @@ interface Measured {
   checksPassed: number;
   checksFailed: number;
   failedChecks: string[];
+  /** The finishing calls made, in order (printed for an article outside ±10%). */
+  tasks: string[];
 }
 
 interface StepsBody {
@@ -102,6 +104,7 @@ async function measureArticle(ctx: BenchContext, id: number, type: string, targe
     checksPassed: checks.filter((c) => c.status === "passed").length,
     checksFailed: checks.filter((c) => c.status === "failed").length,
     failedChecks: checks.filter((c) => c.status === "failed").map((c) => c.name),
+    tasks: breakdown.finishing.map((line) => line.task),
   };
 }
 
@@ -155,6 +158,7 @@ function summarize(label: string, { measured, seconds }: Run): void {
   console.log(`${label}: ${measured.length} articles (${completed.length} completed) on ${MODEL} in ${seconds.toFixed(0)} s`);
   console.log(`within ±10% of target: ${within} of ${measured.length} (${percent(within / measured.length)})`);
   console.log(`worst deviation: ${worst.deviation >= 0 ? "+" : ""}${percent(worst.deviation)} (${worst.type}, ${worst.target} words, ${worst.language}: ${worst.words} words)`);
+  for (const m of measured.filter((m) => Math.abs(m.deviation) > WITHIN)) console.log(`  outside: ${m.type}, ${m.target} words, ${m.language}: ${m.words} words after ${m.tasks.join(" | ") || "no finishing call"}`);
   console.log(`ending mid-sentence: ${measured.filter((m) => m.endsMidSentence).length} of ${measured.length}`);
   console.log(`brief checks passed: ${passed} of ${passed + failed} measured (${percent(passed / Math.max(1, passed + failed))})`);
   console.log(`checks failed, by name: ${[...failures].sort((a, b) => b[1] - a[1]).map(([name, n]) => `${name} ${n}`).join(", ") || "none"}`);

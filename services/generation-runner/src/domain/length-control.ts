@@ -235,6 +235,9 @@ export async function controlLength(text: string, brief: LengthBrief, call: Fini
   let delivered = 0;
   const calibrated = (want: number) => Math.round(want / (asked > 0 ? delivered / asked : 1));
   let fruitless = 0;
+  // The closest the article has been to its target: a call that overshot is not what is kept when
+  // the calls run out before one brings it back.
+  let best = { text: joinSections(shipped()), off: Math.abs(brief.target - words()) };
   for (let n = 1; n <= MOST_CALLS && fruitless < MOST_FRUITLESS; n++) {
     const before = words();
     const gap = brief.target - before;
@@ -265,7 +268,9 @@ export async function controlLength(text: string, brief: LengthBrief, call: Fini
       // A rewrite that came back empty or longer than the section leaves the section as it was.
       if (reply && countWords(reply) < bodies[i]!) section.body = reply;
     }
-    fruitless = Math.abs(brief.target - words()) < Math.abs(gap) ? 0 : fruitless + 1;
+    const off = Math.abs(brief.target - words());
+    fruitless = off < Math.abs(gap) ? 0 : fruitless + 1;
+    if (off < best.off) best = { text: joinSections(shipped()), off };
   }
-  return joinSections(shipped());
+  return best.text;
 }
