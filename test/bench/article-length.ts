@@ -7,9 +7,10 @@
 // article's actual_word_count, the words settled against the quota. It prints each article and:
 // the share within ±10% of its target, the worst deviation, the articles whose text ends
 // mid-sentence, the share of the brief checks measured that passed (each article's `quality`), and
-// the share of tokens and cost spent beyond the workflow's own steps (the cost breakdown's
-// finishing lines other than the humanization pass, which the bench does not ask for), and of it
-// the brief repairs' ("repair N: …" lines). Then the same 48 on a stack whose articles get no
+// the checks failed by name, the share of tokens and cost spent beyond the workflow's own steps
+// (the cost breakdown's finishing lines other than the humanization pass itself), and of it the
+// brief repairs' ("repair N: …" lines, those after the pass included), and for each article
+// outside ±10% the finishing calls it got. Then the same 48 on a stack whose articles get no
 // repair calls (QUALITY_REPAIR_CALLS=0), to show what the repairs bought.
 import { ModelCatalogService } from "../../proto/gen/articles/generation_runner/v1/models_pb.ts";
 import { serviceClient } from "../../services/kit/src/clients.ts";
