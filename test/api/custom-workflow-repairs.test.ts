@@ -2,9 +2,12 @@
 // with brief_repairs (set with a step's create or update body, shown on the workflow): from the
 // next revision its articles get length control and brief repairs like a built-in's, and the
 // estimate counts those calls. Over sim-real, the simulator's model that writes as real models do.
+// And filler, in a draft padded on purpose: a repeated paragraph dropped, the sections holding
+// model talk and an "In conclusion" rewritten, each check passed on the report that says so.
 import { beforeAll, expect, test } from "bun:test";
 import type { ApiClient } from "../harness/http.ts";
 import type { Tenant } from "../harness/tenants.ts";
+import { countWords } from "../../services/kit/src/words.ts";
 import { articleBody, createWorkflow, finished, REAL_MODEL, realModelTenant, waitForArticle } from "./generation-support.ts";
 
 const TYPE = "plain_guide";
@@ -74,3 +77,44 @@ test("a custom workflow's article gets the report only until the workflow opts i
   expect(after.finishing.some((f) => /^repair \d+: keywords_present$/.test(f.task))).toBe(true);
   expect(after.totalCost).toBe(after.article.cost);
 }, 240_000);
+
+test("filler is caught and repaired: a repeated paragraph dropped, model talk and an 'In conclusion' section rewritten", async () => {
+  // The step's reply is its prompt ([[sim:echo]]): a draft padded as models pad one.
+  const repeated = "Descale the machine every two months, because scale narrows the pipes and the pump then works harder for every shot.";
+  const title = "Descaling an Espresso Machine";
+  const draft = `# {title}
+
+As an AI language model, I cannot descale a machine myself. Still, a clean espresso machine pulls sweeter shots and lasts for years, and descaling is the one chore that keeps it that way.
+
+## How Often to Descale
+
+${repeated}
+
+Hard water needs it more often than soft water, and a test strip tells you which one comes out of your tap.
+
+## Doing It Right
+
+Use a descaler made for espresso machines, run it through the group head and the steam wand, then rinse with two full tanks of fresh water.
+
+${repeated}
+
+In conclusion, descaling takes twenty minutes and saves the pump, the boiler and the taste of every shot you pull.`;
+  await createWorkflow(api, tenant.projectId, "padded_draft", [{ step_name: "Write", output_format: "markdown", brief_repairs: true, user: `[[sim:echo]]${draft}` }]);
+  // Asked for the draft's own length, so length control has nothing to do before the repairs.
+  const target = countWords(draft.replace("{title}", title));
+  const created = await api.post("/v1/articles", articleBody(tenant.projectId, { title, article_type: "padded_draft", target_word_count: target }));
+  expect(created.status).toBe(201);
+  const article = await waitForArticle(api, created.body.data.external_id, finished, 120_000);
+  expect(article.status).toBe("completed");
+
+  expect(checkOf(article, "no_filler")).toMatchObject({ status: "passed", value: [] });
+  expect(checkOf(article, "no_placeholder_text")).toMatchObject({ status: "passed", value: [] });
+  const repairs = article.quality.repairs.map((r: { check: string; action: string; part: string }) => [r.check, r.action, r.part]);
+  expect(repairs).toContainEqual(["no_filler", "dropped a repeated paragraph", "Doing It Right"]);
+  expect(repairs).toContainEqual(["no_placeholder_text", "rewrote a section without its filler", "Introduction"]);
+  expect(repairs).toContainEqual(["no_filler", "rewrote a section without its filler", "Doing It Right"]);
+  expect(article.content.split(repeated)).toHaveLength(2);
+  expect(article.content).not.toContain("As an AI");
+  expect(article.content).not.toContain("In conclusion");
+  expect(Math.abs(article.actual_word_count - target)).toBeLessThanOrEqual(Math.max(target * 0.2, 30));
+}, 120_000);
