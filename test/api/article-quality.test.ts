@@ -5,14 +5,12 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { apiClient, type ApiClient } from "../harness/http.ts";
 import { closeClients, publicClients, type PublicClients } from "../harness/public-grpc.ts";
-import { modelCatalogClient } from "../harness/service-clients.ts";
 import { useStack, type TestStack } from "../harness/stack.ts";
 import { createTenant, type Tenant } from "../harness/tenants.ts";
 import { startReceiver, type Receiver } from "../harness/webhook-receiver.ts";
 import * as grpc from "@grpc/grpc-js";
-import { articleBody, finished, waitForArticle } from "./generation-support.ts";
+import { addRealModel, articleBody, finished, REAL_MODEL, waitForArticle } from "./generation-support.ts";
 
-const REAL_MODEL = "simulator:sim-real";
 const CHECKS = [
   "length",
   "keyword_in_title",
@@ -30,6 +28,7 @@ const CHECKS = [
   "language",
   "readability",
   "no_placeholder_text",
+  "no_filler",
   "complete_ending",
   "citations_resolved",
 ];
@@ -42,14 +41,11 @@ let grpcClients: PublicClients;
 
 beforeAll(async () => {
   stack = await useStack();
-  const catalog = modelCatalogClient(stack);
   tenant = await createTenant(stack);
   api = apiClient(stack.baseUrl, tenant.token);
   receiver = startReceiver();
   grpcClients = publicClients(Number(new URL(stack.publicGrpcUrl).port));
-  if (!(await catalog.listModels({})).models.some((m) => m.id === REAL_MODEL)) {
-    await catalog.addModel({ model: { id: REAL_MODEL, active: true, inputPricePerMillion: "0.15", outputPricePerMillion: "0.60" } });
-  }
+  await addRealModel(stack);
 });
 
 afterAll(() => {

@@ -5,12 +5,34 @@ import { expect } from "bun:test";
 import { GetRunResponseSchema } from "../../proto/gen/articles/generation_runner/v1/runs_pb.ts";
 import type { MessageShape } from "@bufbuild/protobuf";
 import { articleBody as baseArticleBody } from "../harness/articles.ts";
-import type { ApiClient } from "../harness/http.ts";
-import { lifecycleClient, quotaClient, runClient } from "../harness/service-clients.ts";
-import type { TestStack } from "../harness/stack.ts";
+import { apiClient, type ApiClient } from "../harness/http.ts";
+import { lifecycleClient, modelCatalogClient, quotaClient, runClient } from "../harness/service-clients.ts";
+import { useStack, type TestStack } from "../harness/stack.ts";
+import { createTenant, type Tenant } from "../harness/tenants.ts";
 import { startReceiver } from "../harness/webhook-receiver.ts";
 
 export const TERMINAL = ["completed", "published", "failed"];
+
+/** The simulator's model that writes as real models do (not seeded in the catalog). */
+export const REAL_MODEL = "simulator:sim-real";
+
+/**
+ * Adds sim-real to the stack's catalog once, dearer than sim-fast so it never becomes the default
+ * model of other tests sharing the stack.
+ */
+export async function addRealModel(stack: TestStack): Promise<void> {
+  const catalog = modelCatalogClient(stack);
+  if ((await catalog.listModels({})).models.some((m) => m.id === REAL_MODEL)) return;
+  await catalog.addModel({ model: { id: REAL_MODEL, active: true, inputPricePerMillion: "0.15", outputPricePerMillion: "0.60" } });
+}
+
+/** A tenant of the shared stack, with sim-real in the catalog, and its API client. */
+export async function realModelTenant(): Promise<{ stack: TestStack; tenant: Tenant; api: ApiClient }> {
+  const stack = await useStack();
+  await addRealModel(stack);
+  const tenant = await createTenant(stack);
+  return { stack, tenant, api: apiClient(stack.baseUrl, tenant.token) };
+}
 
 /** A unique marker so simulator call counts and echoes belong to one test. */
 export const marker = (label = "m") => `${label}-${crypto.randomUUID().slice(0, 8)}`;

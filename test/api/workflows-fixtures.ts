@@ -53,7 +53,8 @@ export const STEP_FIELDS = [
   "updated_at",
 ];
 
-export const WORKFLOW_FIELDS = ["id", "project_id", "name", "slug", "description", "revision", "is_custom", "steps", "created_at", "updated_at"];
+// brief_repairs is an addition to spec 2.3 (docs/api.md): the opt-in to length control and brief repairs.
+export const WORKFLOW_FIELDS = ["id", "project_id", "name", "slug", "description", "revision", "is_custom", "brief_repairs", "steps", "created_at", "updated_at"];
 
 export const OUTLINE_SCHEMA = {
   type: "object",

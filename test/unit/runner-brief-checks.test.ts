@@ -159,6 +159,17 @@ describe("brief checks", () => {
     expect(run(`${goodBody}\nAnd then the grinder`).complete_ending).toMatchObject({ status: "failed", value: false });
   });
 
+  test("no filler: stock phrases and paragraphs repeated to pad the count are caught", () => {
+    expect(run(goodBody).no_filler).toMatchObject({ status: "passed", value: [] });
+    const paragraph = "Grind fresh for every shot, because ground coffee goes stale within minutes and the shot shows it at once.";
+    const padded = `${goodBody}\n${paragraph}\n\nIn conclusion, it is important to note that a grinder matters.\n\n${paragraph.toUpperCase()}\n`;
+    const found = run(padded).no_filler!;
+    expect(found.status).toBe("failed");
+    expect(found.value).toEqual(["In conclusion", "it is important to note that", `repeated paragraph: ${paragraph.toUpperCase().slice(0, 57).trimEnd()}…`]);
+    // A short line that recurs (a list item, a closing line) is not padding.
+    expect(run(`${goodBody}\nKeep it simple.\n\nKeep it simple.\n`).no_filler!.status).toBe("passed");
+  });
+
   test("citations, when asked, resolve", () => {
     expect(run(goodBody, { cited: [1, 2] }, { citations: "inline" }).citations_resolved).toMatchObject({ status: "passed", value: 2 });
     expect(run(goodBody, { cited: [1], citationsRemoved: 1 }, { citations: "list" }).citations_resolved!.status).toBe("failed");

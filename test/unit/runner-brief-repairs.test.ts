@@ -49,6 +49,20 @@ describe("repairBrief", () => {
     ]);
   });
 
+  test("drops a repeated paragraph without a call and rewrites a section holding model talk or filler", async () => {
+    const repeated = "Grind fresh for every shot, because ground coffee goes stale within minutes and the shot shows it.";
+    const padded = `# Home Espresso\n\nAn opening about coffee at home.\n\n## Choosing Beans\n\n${repeated}\n\nAs an AI language model, I cannot taste beans.\n\n## Grinding\n\nGrinders and grind settings.\n\n${repeated}\n`;
+    const { tasks, call } = recorder({ no_placeholder_text: "Beans matter, and espresso grinder settings follow them." });
+    const repaired = await repairBrief(padded, "d", report(failed("no_placeholder_text", ["As an AI language model"]), failed("no_filler", ["repeated paragraph: …"])), { ...brief, keepPhrases: ["espresso grinder"] }, 3, call);
+    expect(tasks).toEqual(["repair 1: no_placeholder_text"]);
+    expect(repaired.calls).toBe(1);
+    expect(repaired.text).toBe("# Home Espresso\n\nAn opening about coffee at home.\n\n## Choosing Beans\n\nBeans matter, and espresso grinder settings follow them.\n\n## Grinding\n\nGrinders and grind settings.\n");
+    expect(repaired.repairs.map((r) => [r.check, r.action, r.part])).toEqual([
+      ["no_filler", "dropped a repeated paragraph", "Grinding"],
+      ["no_placeholder_text", "rewrote a section without its filler", "Choosing Beans"],
+    ]);
+  });
+
   test("stops at its budget and leaves the rest as it was", async () => {
     const { tasks, call } = recorder({ keywords_present: "Some text with it." });
     const repaired = await repairBrief(TEXT, "Short.", report(failed("keywords_present", ["a", "b", "c"]), failed("meta_description_length", 6)), brief, 2, call);
@@ -68,6 +82,6 @@ describe("repairBrief", () => {
     const { tasks, call } = recorder({});
     const repaired = await repairBrief(TEXT, "d", report(failed("readability", 30), { name: "keyword_in_introduction", status: "passed", value: true, target: "" }), brief, 3, call);
     expect(tasks).toEqual([]);
-    expect(repaired).toEqual({ text: TEXT, description: "d", repairs: [] });
+    expect(repaired).toEqual({ text: TEXT, description: "d", repairs: [], calls: 0 });
   });
 });

@@ -1,7 +1,7 @@
 // Length control of a built-in article against a model that misses its lengths as real ones do:
 // under-writes long asks, overshoots short ones, stops mid-sentence; every call named by its task.
 import { describe, expect, test } from "bun:test";
-import { controlLength, endsMidSentence, lengthTolerance, sectionBudgets, sectionsOf, trimToLastSentence, type FinishingCall } from "../../services/generation-runner/src/domain/length-control.ts";
+import { controlLength, endsMidSentence, lengthTolerance, sectionBudgets, sectionsOf, trimToLastSentence, withCitationsOf, withPlannedSections, type FinishingCall } from "../../services/generation-runner/src/domain/length-control.ts";
 import { countWords } from "../../services/kit/src/words.ts";
 
 const sentence = (n: number) => `Point number ${n} about espresso grinders explains a distinct detail worth knowing here.`;
@@ -74,6 +74,16 @@ describe("length control", () => {
     expect(new Set(blocks).size).toBe(blocks.length);
   });
 
+  test.each([100, 150, 200, 299])("a %i-word target overshot as models overshoot short asks lands within ±20% or ±30 words", async (target) => {
+    const { call } = realisticModel();
+    // A model asked for a short text writes half again as much.
+    const draft = article(2, Math.round((target * 1.5) / 2.5));
+    expect(Math.abs(countWords(draft) - target)).toBeGreaterThan(lengthTolerance(target));
+    const result = await controlLength(draft, brief(target), call);
+    expect(Math.abs(countWords(result) - target)).toBeLessThanOrEqual(Math.max(target * 0.2, 30));
+    expect(endsMidSentence(result)).toBe(false);
+  });
+
   test("a long text is tightened section by section; one within tolerance costs no call", async () => {
     const { call, tasks } = realisticModel();
     const long = await controlLength(article(3, 200), brief(500), call);
@@ -83,5 +93,33 @@ describe("length control", () => {
     const text = article(3, 200);
     expect(await controlLength(text, brief(countWords(text)), fine.call)).toBe(text);
     expect(fine.tasks).toEqual([]);
+  });
+
+  test("a section the outline plans and the draft lacks is written by calls of its own, at its planned place", async () => {
+    const outline = JSON.stringify({ sections: ["Section 1", "Section 2", "Section 3", "Section 4"].map((heading) => ({ heading, key_points: ["a", "b"] })) });
+    // The draft ran out of room after its second section.
+    const draft = `# Espresso Grinders\n\n${paragraphs(80)}\n\n## Section 1\n\n${paragraphs(200, 100)}\n\n## Section 2\n\n${paragraphs(200, 200)}\n`;
+    expect(withPlannedSections(sectionsOf(draft), outline).map((s) => [s.heading, s.body === ""])).toEqual([
+      ["# Espresso Grinders", false],
+      ["## Section 1", false],
+      ["## Section 2", false],
+      ["## Section 3", true],
+      ["## Section 4", true],
+    ]);
+    const { call, tasks } = realisticModel();
+    const text = await controlLength(draft, { target: 1500, title: "Espresso Grinders", language: "en", tone: "friendly", outline }, call);
+    expect(sectionsOf(text).map((s) => s.heading)).toEqual(["# Espresso Grinders", "## Section 1", "## Section 2", "## Section 3", "## Section 4"]);
+    expect(tasks.some((t) => t.endsWith("extend Section 3"))).toBe(true);
+    expect(tasks.some((t) => t.endsWith("extend Section 4"))).toBe(true);
+    expect(Math.abs(countWords(text) - 1500)).toBeLessThanOrEqual(150);
+    // Within tolerance already, a planned section no call came to is left out rather than shipped bare.
+    const none = await controlLength(draft, { target: 560, title: "Espresso Grinders", language: "en", tone: "friendly", outline }, call);
+    expect(sectionsOf(none).map((s) => s.heading)).toEqual(["# Espresso Grinders", "## Section 1", "## Section 2"]);
+  });
+
+  test("a rewrite keeps the source numbers its section cited", () => {
+    expect(withCitationsOf("Burrs matter [1]. Grind fresh [3].\n\nMore [1].", "A shorter text [3].\n\nIt ends here.")).toBe("A shorter text [3].\n\nIt ends here [1].");
+    expect(withCitationsOf("Nothing cited.", "Still nothing.")).toBe("Still nothing.");
+    expect(withCitationsOf("Cited [2] here.", "No full stop")).toBe("No full stop [2]");
   });
 });

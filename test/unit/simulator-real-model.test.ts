@@ -4,8 +4,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI, { toFile } from "openai";
 import { startSimulator, type RunningSimulator } from "../../services/model-simulator/src/simulator.ts";
-import { cutMidSentence, isCutShort, REAL_MODEL, REAL_MODEL_PROFILE, wordsWritten } from "../../services/model-simulator/src/real-model-writing.ts";
+import { cutMidSentence, fillerHabitOf, isCutShort, REAL_MODEL, REAL_MODEL_PROFILE, wordsWritten } from "../../services/model-simulator/src/real-model-writing.ts";
 import { countWords } from "../../services/kit/src/words.ts";
+import { GERMAN, languageAskedFor } from "../../services/model-simulator/src/prose-banks.ts";
+import { detectAll } from "tinyld";
 
 let sim: RunningSimulator;
 let openai: OpenAI;
@@ -31,6 +33,11 @@ async function write(content: string, model = REAL_MODEL) {
 async function replies(words: number) {
   return Promise.all(TOPICS.flatMap((topic) => [0, 1, 2, 3].map((n) => write(promptFor(`${topic} ${n}`, words)))));
 }
+
+const repeatsAParagraph = (text: string) => {
+  const paragraphs = text.split("\n\n").filter((p) => p.split(" ").length > 12);
+  return new Set(paragraphs).size < paragraphs.length;
+};
 
 const endsASentence = (text: string) => /[.!?]\s*$/.test(text);
 
@@ -108,6 +115,23 @@ describe("sim-real over the API", () => {
     }
   });
 
+  test("about one reply in six carries a padding habit, as long as it would be without", async () => {
+    const all = await replies(800);
+    const padded = all.filter((r) => /As an AI language model|In conclusion, /.test(r.text) || repeatsAParagraph(r.text));
+    expect(padded.length).toBeGreaterThan(0);
+    expect(padded.length).toBeLessThan(all.length / 3);
+    for (const reply of all.filter((r) => r.finish === "stop")) {
+      expect(countWords(reply.text)).toBeGreaterThanOrEqual(800 * 0.55 - 3);
+      expect(countWords(reply.text)).toBeLessThanOrEqual(800 * 1.3 + 3);
+    }
+    const habits = Array.from({ length: 1_200 }, (_, i) => fillerHabitOf(800, `request ${i}`)).filter(Boolean);
+    expect(habits.length).toBeGreaterThan(150);
+    expect(habits.length).toBeLessThan(250);
+    expect(new Set(habits)).toEqual(new Set(["model talk", "in conclusion", "repeated paragraph"]));
+    // Short replies (an introduction, a heading) carry none.
+    expect(Array.from({ length: 200 }, (_, i) => fillerHabitOf(120, `request ${i}`)).filter(Boolean)).toEqual([]);
+  });
+
   test("the same request is answered the same way", async () => {
     const prompt = promptFor("sourdough baking", 3_000);
     const [first, again] = [await write(prompt), await write(prompt)];
@@ -148,5 +172,22 @@ describe("sim-real over the API", () => {
     const live = await write(prompt);
     expect(output.response.body.choices[0].message.content).toBe(live.text);
     expect(countWords(live.text)).toBeLessThanOrEqual(REAL_MODEL_PROFILE.ceiling[1] + 3);
+  });
+});
+
+describe("the language asked for", () => {
+  test("a prompt naming German as the article's language is answered in German; others in English", async () => {
+    for (const prompt of ["Article language code: de.", "Rewrite it (language de, friendly tone).", "Keep the language (de) and the length.", "Write in the article's language (de); no notes."]) {
+      expect(languageAskedFor(prompt)).toBe("de");
+    }
+    for (const prompt of ["Article language code: en.", "the language model designs", "language of the day", "language: deutsch-ish"]) {
+      expect(languageAskedFor(prompt)).toBeUndefined();
+    }
+    const german = await write("Write an article about winter camping.\nTitle: Winter Camping\nArticle language code: de.\nLength: about 500 words.");
+    expect(detectAll(german.text.replace(/^#.*$/gm, ""))[0]!.lang).toBe("de");
+    const english = await write("Write an article about winter camping.\nTitle: Winter Camping\nArticle language code: en.\nLength: about 500 words.");
+    expect(detectAll(english.text.replace(/^#.*$/gm, ""))[0]!.lang).toBe("en");
+    // Its closers keep the word counts they are filed under, so lengths land as in English.
+    for (const [words, closers] of Object.entries(GERMAN.closers)) for (const closer of closers) expect(countWords(closer)).toBe(Number(words));
   });
 });

@@ -28,6 +28,8 @@ export interface CostRangeInput {
   fallback?: Prices;
   /** Batch mode bills half and has no fallback. */
   batch: boolean;
+  /** The finishing work after the steps, for a workflow that gets it (built-in, or custom opted in); undefined: none. */
+  finishing?: { repairCalls: number };
 }
 
 export interface TokenRange {
@@ -54,6 +56,30 @@ function priceOf(prompt: number, completion: number, prices: Prices, batch: bool
   return raw / (batch ? 2_000_000n : 1_000_000n);
 }
 
+// Length control asks at most this many words of one call (length-control.ts's MOST_ASKED), and a
+// call reads the section it extends or rewrites: up to twice that.
+const FINISHING_CALL_WORDS = 450;
+
+/**
+ * Most tokens the finishing work can take (the least is none: a draft that lands within its length
+ * and meets its brief makes no call). A pass of length control writes at most the reserved words,
+ * one call per 450 words, each reading a section of up to 900 words and its instructions; there are
+ * two passes (before and after the repairs), and two more after the humanization pass, which
+ * rewrites the whole text; the repair calls (at most repairCalls per article, whichever round makes
+ * them) each read a section and write one.
+ */
+function finishingMax(input: CostRangeInput, reserved: number): { prompt: number; completion: number } {
+  if (!input.finishing) return { prompt: 0, completion: 0 };
+  const callPrompt = INSTRUCTION_TOKENS.max + tokensFor(2 * FINISHING_CALL_WORDS);
+  const lengthCalls = Math.ceil(input.reservedWords / FINISHING_CALL_WORDS);
+  const passes = input.humanize ? 4 : 2;
+  const repairs = input.finishing.repairCalls;
+  return {
+    prompt: passes * lengthCalls * callPrompt + repairs * callPrompt,
+    completion: passes * reserved + repairs * tokensFor(FINISHING_CALL_WORDS),
+  };
+}
+
 const higher = (a: string, b: string) => (parseUsd(a) >= parseUsd(b) ? a : b);
 
 /**
@@ -61,7 +87,8 @@ const higher = (a: string, b: string) => (parseUsd(a) >= parseUsd(b) ? a : b);
  * instructions and the least research once, at the model's prices.
  * max: every step writes up to the reserved words and reads the request, all research, its
  * instructions and every earlier step's output, at the dearer of the model's and its fallback's prices.
- * The humanization pass adds one call that reads and rewrites the article.
+ * The humanization pass adds one call that reads and rewrites the article, and the finishing work
+ * (length control, brief repairs) adds nothing at least and finishingMax at most.
  */
 export function costRange(input: CostRangeInput): CostRange {
   const { steps } = input;
@@ -71,11 +98,12 @@ export function costRange(input: CostRangeInput): CostRange {
   const humanizeMin = input.humanize ? { prompt: target + INSTRUCTION_TOKENS.min, completion: target } : { prompt: 0, completion: 0 };
   const humanizeMax = input.humanize ? { prompt: reserved + INSTRUCTION_TOKENS.max, completion: reserved } : { prompt: 0, completion: 0 };
 
+  const finishing = finishingMax(input, reserved);
   const promptTokens = {
     min: steps * (request + INSTRUCTION_TOKENS.min) + tokensFor(input.researchWords.min) + humanizeMin.prompt,
-    max: steps * (request + INSTRUCTION_TOKENS.max + tokensFor(input.researchWords.max)) + (reserved * steps * (steps - 1)) / 2 + humanizeMax.prompt,
+    max: steps * (request + INSTRUCTION_TOKENS.max + tokensFor(input.researchWords.max)) + (reserved * steps * (steps - 1)) / 2 + humanizeMax.prompt + finishing.prompt,
   };
-  const completionTokens = { min: target + humanizeMin.completion, max: steps * reserved + humanizeMax.completion };
+  const completionTokens = { min: target + humanizeMin.completion, max: steps * reserved + humanizeMax.completion + finishing.completion };
 
   const dearest = input.fallback && !input.batch
     ? { inputPricePerMillion: higher(input.model.inputPricePerMillion, input.fallback.inputPricePerMillion), outputPricePerMillion: higher(input.model.outputPricePerMillion, input.fallback.outputPricePerMillion) }

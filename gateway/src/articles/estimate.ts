@@ -6,8 +6,12 @@ import type { Model } from "../../../proto/gen/articles/generation_runner/v1/mod
 import type { Caller, V1Gate } from "../plugins/caller.ts";
 import type { ServiceClients } from "../services.ts";
 import { costRange } from "./cost-range.ts";
+import { envInt } from "../../../services/kit/src/config.ts";
 import { readCreationBody, reservedWordsFor, resolveAgainstProject } from "./create-article.ts";
 import type { ArticleRequest } from "./creation-request.ts";
+
+// The runner's repair budget per article (QUALITY_REPAIR_CALLS, docs/configuration.md), counted in the cost range.
+const REPAIR_CALLS = envInt(process.env, "QUALITY_REPAIR_CALLS", 3, { min: 0, max: 20 });
 
 const wordsIn = (text: string | null | undefined) => (text ? text.split(/\s+/).filter(Boolean).length : 0);
 
@@ -48,6 +52,8 @@ export async function estimateArticle(gate: V1Gate, caller: Caller, body: unknow
     model,
     fallback,
     batch: request.useBatchApi,
+    // Built-in workflows, and custom ones that opt in, get length control and brief repairs after their steps.
+    finishing: workflow.builtin || workflow.briefRepairs ? { repairCalls: REPAIR_CALLS } : undefined,
   });
   const remaining = Number(usage.remainingWords);
   return {

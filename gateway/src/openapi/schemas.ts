@@ -81,7 +81,7 @@ export const Source = Type.Object(
 
 export const QualityCheck = Type.Object(
   {
-    name: Type.String({ description: "What is checked: length, keyword_in_title, keyword_in_h1, keyword_in_introduction, keyword_in_h2, keyword_in_meta_description, keyword_density, keywords_present, single_h1, heading_levels, faq_section, meta_title_length, meta_description_length, language, readability, no_placeholder_text, complete_ending or citations_resolved.", examples: ["length"] }),
+    name: Type.String({ description: "What is checked: length, keyword_in_title, keyword_in_h1, keyword_in_introduction, keyword_in_h2, keyword_in_meta_description, keyword_density, keywords_present, single_h1, heading_levels, faq_section, meta_title_length, meta_description_length, language, readability, no_placeholder_text, no_filler, complete_ending or citations_resolved.", examples: ["length"] }),
     status: Type.Union([Type.Literal("passed"), Type.Literal("failed"), Type.Literal("not_measured")], { description: "not_measured: the brief asked for nothing this check measures, or the text gives it nothing to measure." }),
     value: Type.Union([Type.Number(), Type.Boolean(), Type.String(), Type.Array(Type.String()), Type.Null()], {
       description: "What was measured: a number (words, characters, a percentage, a score), a yes or no, a language code, or the offending texts (missing keywords, skipped headings, placeholders); null when not measured.",
@@ -208,6 +208,10 @@ export const Workflow = Type.Object(
     description: Nullable(Type.String()),
     revision: Type.Integer({ description: "Increments on every change to the workflow or its steps." }),
     is_custom: Type.Boolean({ description: "Always true." }),
+    brief_repairs: Type.Boolean({
+      description:
+        "Whether its articles get length control and brief repairs after the last step, as the built-in workflows' do (a markdown last step only); false: the quality report alone. Set with brief_repairs on a step's create or update body; a new workflow starts false.",
+    }),
     steps: Type.Array(Step, { description: "In execution order." }),
     created_at: Timestamp(),
     updated_at: Timestamp(),

@@ -39,6 +39,7 @@ export function presentWorkflow(workflow: Workflow) {
     description: workflow.description ?? null,
     revision: workflow.revision,
     is_custom: true,
+    brief_repairs: workflow.briefRepairs,
     steps: workflow.steps.map(presentStep),
     created_at: iso(workflow.createdAt),
     updated_at: iso(workflow.updatedAt),

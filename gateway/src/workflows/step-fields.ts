@@ -32,6 +32,11 @@ export const STEP_FIELDS = {
   include_requirements: { type: "boolean", default: false, description: `{requirements}: ${FLAG_NOTE}` },
   include_research: { type: "boolean", default: false, description: `{research} (the sources' text) and {sources} (their numbered list): ${FLAG_NOTE}` },
   include_outline: { type: "boolean", default: false, description: `{outline}: ${FLAG_NOTE}` },
+  brief_repairs: {
+    type: "boolean",
+    description:
+      "Sets the workflow's brief_repairs: its articles get length control and brief repairs after the last step, as the built-in workflows' do (a markdown last step only). Omitted: left as it is (false for a new workflow).",
+  },
   json_schema: {
     type: "object",
     nullable: true,

@@ -82,6 +82,8 @@ export function createStepInput(body: unknown): StepInput<CreateStep> {
     jsonSchema: schemaText(v.object("json_schema", presence(S.json_schema))),
   };
   for (const [field, key] of FLAGS) input[key] = v.boolean(field) ?? false;
+  // The workflow's opt-in: unset leaves it as it is.
+  input.briefRepairs = v.boolean("brief_repairs") ?? undefined;
   return { input, errors: v.errors };
 }
 
@@ -93,7 +95,7 @@ export function createStepInput(body: unknown): StepInput<CreateStep> {
  */
 export function updateStepInput(body: unknown): StepInput<UpdateStep> {
   const v = validatorOf(body);
-  for (const field of ["article_type", "step_number", "step_name", "system", "user", "output_format", "timeout_seconds", ...FLAGS.map(([f]) => f)]) {
+  for (const field of ["article_type", "step_number", "step_name", "system", "user", "output_format", "timeout_seconds", "brief_repairs", ...FLAGS.map(([f]) => f)]) {
     if (v.input[field] === null) v.fail(field, `The ${field.replace(/_/g, " ")} field must not be null.`);
   }
   const cleared: NullableStepField[] = [];
@@ -114,6 +116,7 @@ export function updateStepInput(body: unknown): StepInput<UpdateStep> {
     jsonSchema: schemaText(nullable(v.object("json_schema", { nullable: true }), NullableStepField.JSON_SCHEMA)),
   };
   for (const [field, key] of FLAGS) input[key] = v.boolean(field);
+  input.briefRepairs = v.boolean("brief_repairs") ?? undefined;
   return { input: { ...input, clearedFields: cleared }, errors: v.errors };
 }
 

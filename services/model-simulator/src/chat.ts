@@ -1,15 +1,16 @@
 // The chat completions endpoint as a plain function, shared by the HTTP route and the batch runner.
 
-import { countTokens } from "../../kit/src/words.ts";
+import { countTokens, countWords } from "../../kit/src/words.ts";
 import { CallCounter } from "./call-counter.ts";
 import { readDirectives, withoutDirectives } from "./directives.ts";
 import { jsonFromSchema, smallJsonObject, type JsonSchema } from "./json-from-schema.ts";
 import { openAIErrorBody } from "./openai-errors.ts";
 import { diceFor, fingerprint } from "./prompt-seed.ts";
 import { asksForHeadingOnly, asksForMetaDescription, charactersAskedFor, DEFAULT_WORDS, keywordsFor, outlineHeadings, phrasesAskedFor, titleFor, topicFor, wordsAskedFor } from "./prompt-reading.ts";
-import { headingWith, openingWith, writeArticle, writeDescriptionWithin } from "./writer.ts";
+import { headingWith, openingWith, writeArticle, writeDescriptionWithin, writeParagraphs } from "./writer.ts";
 import { citing } from "./citing.ts";
-import { cutMidSentence, isCutShort, wordsWritten, writesLikeARealModel } from "./real-model-writing.ts";
+import { languageAskedFor } from "./prose-banks.ts";
+import { cutMidSentence, fillerHabitOf, fillerOf, isCutShort, withFiller, wordsWritten, writesLikeARealModel } from "./real-model-writing.ts";
 
 export interface ChatState {
   calls: CallCounter;
@@ -139,7 +140,7 @@ function compose(
   const words = wordsDirective ?? wordsAskedFor(prompt) ?? wordsAskedFor(everything) ?? DEFAULT_WORDS;
   const title = titleFor(prompt);
   const topic = topicFor(prompt, title);
-  const subject = { title, topic, keywords: keywordsFor(prompt, topic), words, seed };
+  const subject = { title, topic, keywords: keywordsFor(prompt, topic), words, seed, language: languageAskedFor(prompt) ?? languageAskedFor(everything) };
 
   if (format?.type === "json_schema") return { content: JSON.stringify(jsonFromSchema(format.json_schema!.schema as JsonSchema, subject)), finishReason: "stop" };
   if (format?.type === "json_object") return { content: JSON.stringify(smallJsonObject(subject)), finishReason: "stop" };
@@ -147,10 +148,15 @@ function compose(
   if (asksForMetaDescription(prompt)) return { content: writeDescriptionWithin(subject, diceFor(`description#${seed}`), charactersAskedFor(prompt) ?? { min: 0, max: 155 }), finishReason: "stop" };
   // A phrase the prompt asks for is used at once: in the heading asked for, else in the opening sentence.
   const phrases = phrasesAskedFor(prompt);
-  if (asksForHeadingOnly(prompt)) return { content: `## ${headingWith(phrases[0] ?? topic, diceFor(`heading#${seed}`))}`, finishReason: "stop" };
+  if (asksForHeadingOnly(prompt)) return { content: `## ${headingWith(phrases[0] ?? topic, diceFor(`heading#${seed}`), subject.language)}`, finishReason: "stop" };
   const written = likeARealModel ? wordsWritten(words, seed) : words;
-  const drafted = writeArticle({ ...subject, words: written, headings: outlineHeadings(prompt) });
-  const article = citing(prompt, phrases.length > 0 ? openingWith(drafted, phrases, subject, diceFor(`phrases#${seed}`)) : drafted);
+  // A padding habit's words take the place of drafted ones: the reply is as long as it would be.
+  const habit = likeARealModel ? fillerHabitOf(written, seed) : null;
+  const fillerDice = diceFor(`filler-text#${seed}`);
+  const filler = habit ? fillerOf(habit, (n) => writeParagraphs(subject, n, fillerDice).join(" ")) : [];
+  const drafted = writeArticle({ ...subject, words: written - countWords(filler.join("\n\n")), headings: outlineHeadings(prompt) });
+  const opened = phrases.length > 0 ? openingWith(drafted, phrases, subject, diceFor(`phrases#${seed}`)) : drafted;
+  const article = citing(prompt, habit ? withFiller(opened, habit, filler) : opened);
   if (!likeARealModel || !isCutShort(seed)) return { content: article, finishReason: "stop" };
   const cut = cutMidSentence(article, seed);
   return { content: cut, finishReason: cut === article ? "stop" : "length" };

@@ -6,7 +6,10 @@
 //   - a long request (from LONG_FROM words) gets 55–70% of what it asked;
 //   - between the two the share slides linearly from one range to the other;
 //   - no call writes past its ceiling, 1,400–1,500 words, however much it was asked for;
-//   - about one call in five runs out of room: it is cut mid-sentence, finish_reason "length".
+//   - about one call in five runs out of room: it is cut mid-sentence, finish_reason "length";
+//   - about one reply in six of FILLER_FROM words or more carries one of a model's padding habits:
+//     a remark about itself ("As an AI language model, …"), an "In conclusion, …" paragraph, or a
+//     paragraph said twice; the reply's length is the same (the habit's words replace drafted ones).
 // Every draw is seeded from the request (its messages and format), so the same call always comes
 // back the same way and nothing depends on which test, step or caller is asking.
 import { diceFor, hashText, type Dice } from "./prompt-seed.ts";
@@ -26,7 +29,48 @@ export const REAL_MODEL_PROFILE = {
   cutEvery: 5,
   /** Where a cut falls, as a share of the words written. */
   cutAt: [0.6, 0.95],
+  /** One reply in `fillerEvery`, of `fillerFrom` words or more, carries a padding habit. */
+  fillerEvery: 6,
+  fillerFrom: 300,
 } as const;
+
+export type FillerHabit = "model talk" | "in conclusion" | "repeated paragraph";
+const HABITS: readonly FillerHabit[] = ["model talk", "in conclusion", "repeated paragraph"];
+const MODEL_TALK = "As an AI language model, I cannot try any of this myself.";
+
+/** The padding habit the reply seeded by `seed` carries, if any. */
+export function fillerHabitOf(words: number, seed: string): FillerHabit | null {
+  if (words < REAL_MODEL_PROFILE.fillerFrom || hashText(`filler#${seed}`) % REAL_MODEL_PROFILE.fillerEvery !== 0) return null;
+  return HABITS[hashText(`habit#${seed}`) % HABITS.length]!;
+}
+
+/** A habit's text: the remark, the closing paragraph, or the paragraph said twice (`paragraph` writes one of about n words). */
+export function fillerOf(habit: FillerHabit, paragraph: (words: number) => string): string[] {
+  if (habit === "model talk") return [MODEL_TALK];
+  if (habit === "in conclusion") {
+    const text = paragraph(40);
+    return [`In conclusion, ${text[0]!.toLowerCase()}${text.slice(1)}`];
+  }
+  const text = paragraph(60);
+  return [text, text];
+}
+
+/**
+ * The article with the habit's text in it: the remark opens the first paragraph, the closing
+ * paragraph ends the article, a paragraph said twice follows the first paragraph and ends the article.
+ */
+export function withFiller(article: string, habit: FillerHabit, filler: string[]): string {
+  const paragraphs = article.trimEnd().split("\n\n");
+  const first = paragraphs.findIndex((p) => p.trim() !== "" && !p.startsWith("#"));
+  if (first < 0) return article;
+  if (habit === "model talk") paragraphs[first] = `${filler[0]} ${paragraphs[first]}`;
+  else if (habit === "in conclusion") paragraphs.push(filler[0]!);
+  else {
+    paragraphs.splice(first + 1, 0, filler[0]!);
+    paragraphs.push(filler[1]!);
+  }
+  return `${paragraphs.join("\n\n")}\n`;
+}
 
 /** Whether the model named writes like a real model. */
 export const writesLikeARealModel = (model: string): boolean => model === REAL_MODEL;

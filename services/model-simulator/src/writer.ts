@@ -4,11 +4,14 @@
 import { diceFor, type Dice } from "./prompt-seed.ts";
 import { countWords } from "../../kit/src/words.ts";
 import { titleCase } from "./prompt-reading.ts";
+import { GERMAN, type ProseBank } from "./prose-banks.ts";
 
 export interface Subject {
   /** Noun phrase the text is about, lower case ("coffee grinders"). */
   topic: string;
   keywords: string[];
+  /** The language the prompt asked for, when the simulator writes it (prose-banks.ts); English otherwise. */
+  language?: "de";
 }
 
 const SENTENCES = [
@@ -84,6 +87,24 @@ const SECTION_HEADINGS = [
   "Details People Often Overlook",
 ];
 const CLOSING_HEADING = "Final Thoughts";
+const DESCRIPTIONS = [
+  "A practical look at {T}: what matters, the common mistakes and how to get reliable results.",
+  "Everything you need to know about {T}, from the basics to the details experienced people check first.",
+  "Learn how to approach {T} with clear steps, honest trade-offs and tips you can use today.",
+];
+const ENGLISH: ProseBank = {
+  sentences: SENTENCES,
+  openers: OPENERS,
+  adjectives: ADJECTIVES,
+  nouns: NOUNS,
+  closers: CLOSERS,
+  headings: SECTION_HEADINGS,
+  closing: CLOSING_HEADING,
+  descriptions: DESCRIPTIONS,
+};
+
+/** The bank the subject is written from. */
+const bankOf = (subject: { language?: "de" }): ProseBank => (subject.language === "de" ? GERMAN : ENGLISH);
 
 function fill(template: string, subject: Subject, dice: Dice): string {
   const keywords = subject.keywords.length > 0 ? subject.keywords : [subject.topic];
@@ -95,8 +116,8 @@ function fill(template: string, subject: Subject, dice: Dice): string {
     .replace("{T}", subject.topic)
     .replace("{K}", first)
     .replace("{K2}", others.length > 0 ? dice.pick(others) : "the wider process")
-    .replace("{A}", dice.pick(ADJECTIVES))
-    .replace("{N}", dice.pick(NOUNS));
+    .replace("{A}", dice.pick(bankOf(subject).adjectives))
+    .replace("{N}", dice.pick(bankOf(subject).nouns));
   return text[0].toUpperCase() + text.slice(1);
 }
 
@@ -105,16 +126,17 @@ const recentTemplates = new WeakMap<Dice, number[]>();
 
 function sentence(subject: Subject, dice: Dice): string {
   const recent = recentTemplates.get(dice) ?? [];
-  let index = dice.between(0, SENTENCES.length - 1);
-  for (let tries = 0; tries < 8 && recent.includes(index); tries++) index = dice.between(0, SENTENCES.length - 1);
-  recentTemplates.set(dice, [...recent, index].slice(-Math.floor(SENTENCES.length / 2)));
-  const text = fill(SENTENCES[index], subject, dice);
-  if (dice.next() >= 0.2) return text;
-  return dice.pick(OPENERS) + (/^[A-Z](?![A-Z])/.test(text) ? text[0].toLowerCase() + text.slice(1) : text);
+  const { sentences, openers } = bankOf(subject);
+  let index = dice.between(0, sentences.length - 1);
+  for (let tries = 0; tries < 8 && recent.includes(index); tries++) index = dice.between(0, sentences.length - 1);
+  recentTemplates.set(dice, [...recent, index].slice(-Math.floor(sentences.length / 2)));
+  const text = fill(sentences[index], subject, dice);
+  if (dice.next() >= 0.2 || openers.length === 0) return text;
+  return dice.pick(openers) + (/^[A-Z](?![A-Z])/.test(text) ? text[0].toLowerCase() + text.slice(1) : text);
 }
 
-function closer(words: number, dice: Dice): string {
-  return dice.pick(CLOSERS[words]);
+function closer(words: number, dice: Dice, subject: Subject): string {
+  return dice.pick(bankOf(subject).closers[words]!);
 }
 
 /**
@@ -141,7 +163,7 @@ function writeParagraph(subject: Subject, words: number, dice: Dice): { text: st
   while (remaining >= 2) {
     let length = Math.min(6, remaining);
     if (remaining - length === 1) length--;
-    const text = closer(length, dice);
+    const text = closer(length, dice, subject);
     sentences.push(text);
     remaining -= length;
     written += countWords(text);
@@ -169,8 +191,9 @@ export function writeParagraphs(subject: Subject, words: number, dice: Dice): st
 export function sectionHeadings(subject: Subject, count: number, dice: Dice): string[] {
   const topic = titleCase(subject.topic);
   const keyword = titleCase(subject.keywords[0] ?? subject.topic);
-  const headings = dice.shuffled(SECTION_HEADINGS).slice(0, Math.max(0, count - 1));
-  return [...headings.map((h) => h.replace("{T}", topic).replace("{K}", keyword)), CLOSING_HEADING];
+  const bank = bankOf(subject);
+  const headings = dice.shuffled([...bank.headings]).slice(0, Math.max(0, count - 1));
+  return [...headings.map((h) => h.replace("{T}", topic).replace("{K}", keyword)), bank.closing];
 }
 
 export interface ArticleRequest extends Subject {
@@ -209,7 +232,7 @@ export function writeArticle(request: ArticleRequest): string {
 /** One plain sentence about the subject, at most `maxChars` long. */
 export function writeSentence(subject: Subject, dice: Dice, maxChars = 200): string {
   for (let i = 0; i < 20; i++) {
-    const text = fill(dice.pick(SENTENCES), subject, dice);
+    const text = fill(dice.pick(bankOf(subject).sentences), subject, dice);
     if (text.length <= maxChars) return text;
   }
   return clip(`A closer look at ${subject.topic}.`, maxChars);
@@ -217,12 +240,7 @@ export function writeSentence(subject: Subject, dice: Dice, maxChars = 200): str
 
 /** A search-snippet style description of at most 155 characters. */
 export function writeDescription(subject: Subject, dice: Dice, maxChars = 155): string {
-  const templates = [
-    "A practical look at {T}: what matters, the common mistakes and how to get reliable results.",
-    "Everything you need to know about {T}, from the basics to the details experienced people check first.",
-    "Learn how to approach {T} with clear steps, honest trade-offs and tips you can use today.",
-  ];
-  return clip(fill(dice.pick(templates), subject, dice), maxChars);
+  return clip(fill(dice.pick(bankOf(subject).descriptions), subject, dice), maxChars);
 }
 
 /** A description within `bounds` characters: a description, then sentences about the subject until it is long enough. */
@@ -245,15 +263,15 @@ export function openingWith(article: string, phrases: readonly string[], subject
   if (first < 0) return article;
   for (const phrase of [...phrases].reverse()) {
     if (paragraphs[first]!.toLowerCase().includes(phrase.toLowerCase())) continue;
-    const templates = SENTENCES.filter((t) => t.includes("{K}") && !t.includes("{K2}"));
+    const templates = bankOf(subject).sentences.filter((t) => t.includes("{K}") && !t.includes("{K2}"));
     paragraphs[first] = `${fill(dice.pick(templates), { ...subject, keywords: [phrase] }, dice)} ${paragraphs[first]}`;
   }
   return paragraphs.join("\n\n");
 }
 
 /** A section heading naming `phrase`, as a writer asked to put it in a heading words one. */
-export function headingWith(phrase: string, dice: Dice): string {
-  return dice.pick(SECTION_HEADINGS.filter((h) => h.includes("{K}"))).replace("{K}", titleCase(phrase));
+export function headingWith(phrase: string, dice: Dice, language?: "de"): string {
+  return dice.pick(bankOf({ language }).headings.filter((h) => h.includes("{K}"))).replace("{K}", titleCase(phrase));
 }
 
 /** Cut at a word boundary and keep a full stop at the end. */

@@ -34,6 +34,7 @@ const pinnedMessage = (p: snapshots.PinnedWorkflow): MessageInitShape<typeof Pin
   builtin: p.builtin,
   stepCount: p.stepCount,
   hasResearchStep: p.hasResearchStep,
+  briefRepairs: p.briefRepairs,
 });
 
 const snapshotStepMessage = (s: SnapshotStepRecord): MessageInitShape<typeof SnapshotStepSchema> => ({
@@ -82,6 +83,7 @@ const workflowMessage = ({ workflow: w, steps }: catalog.WorkflowView): MessageI
   slug: w.slug,
   description: w.description ?? undefined,
   revision: w.revision,
+  briefRepairs: w.briefRepairs,
   steps: steps.map((s) => stepMessage(s, w.slug)),
   createdAt: timestampFromDate(w.createdAt),
   updatedAt: timestampFromDate(w.updatedAt),
@@ -170,7 +172,7 @@ export function workflowCatalogRoutes(db: Db) {
           include_research: req.includeResearch,
           include_outline: req.includeOutline,
           json_schema: req.jsonSchema ?? null,
-        }, { validateOnly: req.validateOnly, caps: capsOf(req.caps) });
+        }, { validateOnly: req.validateOnly, caps: capsOf(req.caps), briefRepairs: req.briefRepairs });
         return created ? { step: stepMessage(created.step.step, created.step.articleType), warnings: created.warnings } : {};
       },
       async getStep(req) {
@@ -178,7 +180,7 @@ export function workflowCatalogRoutes(db: Db) {
         return { step: stepMessage(step, articleType) };
       },
       async updateStep(req) {
-        const updated = await catalog.updateStep(db, Number(req.projectId), Number(req.stepId), changesOf(req), { validateOnly: req.validateOnly, caps: capsOf(req.caps) });
+        const updated = await catalog.updateStep(db, Number(req.projectId), Number(req.stepId), changesOf(req), { validateOnly: req.validateOnly, caps: capsOf(req.caps), briefRepairs: req.briefRepairs });
         return updated ? { step: stepMessage(updated.step.step, updated.step.articleType), warnings: updated.warnings } : {};
       },
       async deleteStep(req) {

@@ -251,7 +251,7 @@ export type Article = {
          */
         checks: Array<{
             /**
-             * What is checked: length, keyword_in_title, keyword_in_h1, keyword_in_introduction, keyword_in_h2, keyword_in_meta_description, keyword_density, keywords_present, single_h1, heading_levels, faq_section, meta_title_length, meta_description_length, language, readability, no_placeholder_text, complete_ending or citations_resolved.
+             * What is checked: length, keyword_in_title, keyword_in_h1, keyword_in_introduction, keyword_in_h2, keyword_in_meta_description, keyword_density, keywords_present, single_h1, heading_levels, faq_section, meta_title_length, meta_description_length, language, readability, no_placeholder_text, no_filler, complete_ending or citations_resolved.
              */
             name: string;
             /**
@@ -321,6 +321,10 @@ export type Workflow = {
      * Always true.
      */
     is_custom: boolean;
+    /**
+     * Whether its articles get length control and brief repairs after the last step, as the built-in workflows' do (a markdown last step only); false: the quality report alone. Set with brief_repairs on a step's create or update body; a new workflow starts false.
+     */
+    brief_repairs: boolean;
     /**
      * In execution order.
      */
@@ -1110,6 +1114,10 @@ export type StepCreate = {
      */
     include_outline?: boolean;
     /**
+     * Sets the workflow's brief_repairs: its articles get length control and brief repairs after the last step, as the built-in workflows' do (a markdown last step only). Omitted: left as it is (false for a new workflow).
+     */
+    brief_repairs?: boolean;
+    /**
      * Structured-output schema for output_format json: every object has additionalProperties false and a required list of all its properties; arrays have items. An update that moves the step off json keeps it (unused) and the step uses it again when it is json again; null clears it.
      */
     json_schema?: {
@@ -1177,6 +1185,10 @@ export type StepUpdate = {
      * {outline}: Makes the matching prompt variable available to this step's prompts.
      */
     include_outline?: boolean;
+    /**
+     * Sets the workflow's brief_repairs: its articles get length control and brief repairs after the last step, as the built-in workflows' do (a markdown last step only). Omitted: left as it is (false for a new workflow).
+     */
+    brief_repairs?: boolean;
     /**
      * Structured-output schema for output_format json: every object has additionalProperties false and a required list of all its properties; arrays have items. An update that moves the step off json keeps it (unused) and the step uses it again when it is json again; null clears it.
      */

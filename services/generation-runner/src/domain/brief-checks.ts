@@ -6,6 +6,7 @@
 import { detectAll } from "tinyld";
 import type { CitationStyle } from "../../../kit/src/rules/citations.ts";
 import { endsMidSentence, lengthTolerance } from "./length-control.ts";
+import { fillerIn, placeholdersIn } from "./filler.ts";
 import { proseOf, readabilityOf } from "./readability.ts";
 import type { BriefCheck, QualityReport } from "../../../kit/src/rules/quality-report.ts";
 
@@ -78,17 +79,6 @@ function openingWords(body: string, max: number): string {
   return prose.slice(0, max).join(" ");
 }
 
-// Phrases that only a model talking about itself, or a template left unfilled, would leave in an article.
-const PLACEHOLDERS = [
-  /\bas an ai\b[^.\n]{0,40}/i,
-  /\bas a (?:large )?language model\b/i,
-  /\bI (?:cannot|can't|am unable to) (?:write|provide|assist)\b/i,
-  /\[(?:insert|add|your|placeholder)\b[^\]\n]{0,60}\]?/i,
-  /\blorem ipsum\b/i,
-  /\{\{[^}\n]{0,40}\}\}/,
-  /^(?:sure|certainly|of course)[,!]? here(?: is|'s)\b[^\n]{0,40}/im,
-];
-
 // Headings an FAQ section goes by in the service's languages.
 const FAQ_HEADING = /\bfaqs?\b|frequently asked|preguntas frecuentes|questions fréquentes|foire aux questions|häufig gestellte fragen|häufige fragen|domande frequenti|perguntas frequentes|часто задаваемые вопросы|よくある質問|자주 묻는 질문|常见问题|常見問題/i;
 
@@ -155,7 +145,8 @@ export function checkBrief(brief: Brief, text: DeliveredText): QualityReport {
   const headings = headingsOf(text.body);
   const tolerance = Math.round(lengthTolerance(brief.targetWordCount));
   const lengthRange = { min: brief.targetWordCount - tolerance, max: brief.targetWordCount + tolerance };
-  const placeholders = PLACEHOLDERS.flatMap((p) => p.exec(text.body)?.[0]?.trim() ?? []);
+  const placeholders = placeholdersIn(text.body);
+  const filler = fillerIn(text.body);
   const hasFaq = headings.some((h) => FAQ_HEADING.test(h.text));
   const titleLength = characters(text.metaTitle);
   const descriptionLength = text.metaDescription === null ? null : characters(text.metaDescription);
@@ -177,6 +168,7 @@ export function checkBrief(brief: Brief, text: DeliveredText): QualityReport {
       languageCheck(brief, text.body),
       readabilityCheck(brief, text.body),
       check("no_placeholder_text", placeholders.length === 0, placeholders, "none"),
+      check("no_filler", filler.length === 0, filler, "no stock filler phrase, no repeated paragraph"),
       check("complete_ending", !endsMidSentence(text.body), !endsMidSentence(text.body), "the last sentence is finished"),
       citationCheck(brief, text),
     ],

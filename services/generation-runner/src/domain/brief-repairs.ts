@@ -1,25 +1,31 @@
 // Repairs of a built-in workflow's article that failed a brief check the pipeline can fix. Each is
 // one targeted call whose reply replaces only the part of the text the check is about (never a new
-// article): the introduction for a keyword missing from its first words, the most related section's
+// article): a section holding model talk or stock filler, rewritten without it (a paragraph that
+// repeats an earlier one is padding and is dropped without a call), the introduction for a keyword missing from its first words, the most related section's
 // heading for a keyword missing from every H2, the most related section for a keyword missing from the text, a new FAQ section when one was asked for and is missing, the
 // meta description when its length is off. An article gets at most `budget` repair calls; what
 // still fails stays on its report as a failed check. The title is never touched: the article keeps
 // the title it was submitted with.
 import type { QualityRepair, QualityReport } from "../../../kit/src/rules/quality-report.ts";
 import { occurrencesOf } from "./brief-checks.ts";
-import { joinSections, replyBody, sectionsOf, type FinishingCall, type Section } from "./length-control.ts";
+import { fillerIn, paragraphKey, placeholdersIn, repeatedParagraphs } from "./filler.ts";
+import { joinSections, keepCitationsNote, keptPhrases, replyBody, sectionsOf, withCitationsOf, type FinishingCall, type Section } from "./length-control.ts";
 
 export interface RepairBrief {
   title: string;
   language: string;
   tone: string;
   targetKeyword?: string;
+  /** Phrases the brief asks for (target keyword, keywords): a section rewritten without its filler keeps those it has. */
+  keepPhrases?: string[];
 }
 
 export interface RepairedText {
   text: string;
   description: string | null;
   repairs: QualityRepair[];
+  /** Repair calls made (a repeated paragraph is dropped without one). */
+  calls: number;
 }
 
 const SYSTEM =
@@ -43,14 +49,59 @@ function mostRelated(sections: Section[], keyword: string, language: string): Se
 const firstLine = (reply: string): string | undefined =>
   reply.split("\n").map((l) => l.replace(/^#+\s*/, "").replace(/^["“']+|["”']+$/g, "").trim()).find((l) => l !== "");
 
+/** Drops every paragraph that repeats an earlier one (padding, not material): no call needed. */
+function removeFiller(sections: Section[], repairs: QualityRepair[]): void {
+  const repeated = new Set(repeatedParagraphs(joinSections(sections)).map(paragraphKey));
+  if (repeated.size === 0) return;
+  const seen = new Set<string>();
+  for (const section of sections) {
+    // The first of each repeated paragraph stays, where it first says what it says.
+    const kept = section.body.split(/\n\s*\n/).filter((paragraph) => {
+      const key = paragraphKey(paragraph);
+      if (!repeated.has(key)) return true;
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    });
+    if (kept.length < section.body.split(/\n\s*\n/).length) {
+      section.body = kept.join("\n\n");
+      repairs.push({ check: "no_filler", action: "dropped a repeated paragraph", part: labelOf(section.heading) });
+    }
+  }
+}
+
 /** The failed fixable checks of a report, each repaired by `call` in report order, at most `budget` calls in all. */
 export async function repairBrief(text: string, description: string | null, report: QualityReport, brief: RepairBrief, budget: number, call: FinishingCall): Promise<RepairedText> {
   const sections = sectionsOf(text);
   const repairs: QualityRepair[] = [];
   const failed = new Map(report.checks.filter((c) => c.status === "failed").map((c) => [c.name, c]));
   const about = `Article title: ${brief.title}\nLanguage ${brief.language}, ${brief.tone} tone.`;
-  const spent = () => repairs.length >= budget;
-  const task = (what: string) => `repair ${repairs.length + 1}: ${what}`;
+  // Calls made: a repeated paragraph is dropped without one.
+  let calls = 0;
+  const spent = () => calls >= budget;
+  const task = (what: string) => `repair ${++calls}: ${what}`;
+
+  if (failed.has("no_filler") || failed.has("no_placeholder_text")) removeFiller(sections, repairs);
+  // A section still holding model talk or stock filler is rewritten without it, one call each.
+  for (const section of sections) {
+    const talk = placeholdersIn(section.body).length > 0;
+    if (spent() || (!talk && fillerIn(section.body).length === 0)) continue;
+    const check = talk ? "no_placeholder_text" : "no_filler";
+    const reply = replyBody(
+      await call(task(check), {
+        system: SYSTEM,
+        user: `${about}
+Rewrite one section of this article in about the same length without its filler: no remark about yourself or the request, no placeholder, no stock phrase such as "In conclusion" or "It is important to note", no summary of what the article already said. Keep its main points, facts and order. Return the section's paragraphs only, without its heading.
+${keptPhrases(brief, section)}${keepCitationsNote(section.body)}
+The section:
+## ${labelOf(section.heading)}
+
+${section.body}`,
+      }),
+    );
+    if (reply) section.body = withCitationsOf(section.body, reply);
+    repairs.push({ check, action: "rewrote a section without its filler", part: labelOf(section.heading) });
+  }
 
   const keyword = brief.targetKeyword?.trim();
   if (keyword && failed.has("keyword_in_introduction") && !spent()) {
@@ -60,12 +111,12 @@ export async function repairBrief(text: string, description: string | null, repo
         system: SYSTEM,
         user: `${about}
 Rewrite the introduction of this article in about the same length. Use the phrase "${keyword}" in the first sentence, as a reader would expect it there. Return its paragraphs only, without a heading.
-
+${keepCitationsNote(opening.body)}
 The introduction:
 ${opening.body}`,
       }),
     );
-    if (reply) opening.body = reply;
+    if (reply) opening.body = withCitationsOf(opening.body, reply);
     repairs.push({ check: "keyword_in_introduction", action: "rewrote the introduction", part: "Introduction", keyword });
   }
 
@@ -96,14 +147,14 @@ The section begins: ${section.body.split("\n\n")[0]}`,
         system: SYSTEM,
         user: `${about}
 Rewrite one section of this article in about the same length so that it uses the phrase "${phrase}" where it fits naturally. Keep its main points, facts and order. Return the section's paragraphs only, without its heading.
-
+${keepCitationsNote(section.body)}
 The section:
 ## ${labelOf(section.heading)}
 
 ${section.body}`,
       }),
     );
-    if (reply) section.body = reply;
+    if (reply) section.body = withCitationsOf(section.body, reply);
     repairs.push({ check: "keywords_present", action: "wove a keyword into a section", part: labelOf(section.heading), keyword: phrase });
   }
 
@@ -146,5 +197,5 @@ ${covered(sections)}`,
     repairs.push({ check: "meta_description_length", action: "rewrote the meta description", part: "description" });
   }
 
-  return { text: repairs.length > 0 ? joinSections(sections) : text, description: repairedDescription, repairs };
+  return { text: repairs.length > 0 ? joinSections(sections) : text, description: repairedDescription, repairs, calls };
 }

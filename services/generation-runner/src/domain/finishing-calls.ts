@@ -44,8 +44,12 @@ export function finishingCall(
   };
 }
 
-/** The same calls with their tasks named as made after the brief repairs ("after repairs: length 1: extend …"). */
-export const afterRepairs =
+/** The same calls with their tasks named for the stage they are made in ("after repairs: length 1: extend …"). */
+export const namedAfter =
+  (stage: string) =>
   (call: FinishingCall): FinishingCall =>
   (task, prompt) =>
-    call(`after repairs: ${task}`, prompt);
+    call(`${stage}: ${task}`, prompt);
+
+/** The calls made after the brief repairs ("after repairs: length 1: extend …"). */
+export const afterRepairs = namedAfter("after repairs");

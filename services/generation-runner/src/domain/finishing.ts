@@ -5,12 +5,15 @@ import { finishingCheckpointOf, saveFinishingCheckpoint, type FinishingCheckpoin
 import { callModel, type CallTurn, type ChatRequest, type ModelCalls } from "./model-call.ts";
 import type { CatalogModel } from "./model-catalog.ts";
 import { wordCountOf } from "./step-values.ts";
+import { keptPhrases } from "./length-control.ts";
 import { bodyOf, envelopeOf } from "../../../kit/src/article-envelope.ts";
 
 const HUMANIZE_SYSTEM =
   "You are a seasoned human editor. You rewrite machine-sounding articles so they read as if a thoughtful person wrote them, without changing what they say. You return only the rewritten article.";
 
-function humanizePrompt(body: string, words: number, a: { title: string; keyword?: string; language: string }): string {
+function humanizePrompt(body: string, words: number, a: { title: string; keyword?: string; language: string; keepPhrases?: string[] }): string {
+  // The brief's phrases the article uses are kept where they are: the checks look for them there.
+  const kept = keptPhrases(a, { heading: null, body });
   return `Title: ${a.title}
 Primary keyword (may be blank): ${a.keyword ?? ""}
 
@@ -22,7 +25,7 @@ Rewrite the article below so it reads naturally, as a skilled human writer would
 - Replace stock phrases and filler ("in today's fast-paced world", "it's important to note", "delve into", "in conclusion") with plain, specific wording.
 - Prefer concrete verbs and everyday words; keep the tone and point of view of the original.
 - Return the article only: no preface, no notes, no code fence.
-
+${kept}
 Article:
 ${body}`;
 }
@@ -42,6 +45,8 @@ export async function humanize(
     temperature: number;
     title: string;
     keyword?: string;
+    /** The brief's phrases (target keyword, keywords): those the article uses are asked to stay. */
+    keepPhrases?: string[];
     language: string;
     timeoutMs: number;
     signal?: AbortSignal;

@@ -38,10 +38,10 @@ import { formatUsd, sumUsd } from "../../../kit/src/rules/usd.ts";
 import { isCancelledArticle } from "../../../kit/src/article-events.ts";
 import { ArticleCancelled } from "./cancellation.ts";
 import { RunEvents, type ArticleEventLog } from "./run-events.ts";
-import { controlLength } from "./length-control.ts";
+import type { FinishingCall } from "./length-control.ts";
 import { qualityOf, reportOf } from "./quality-report.ts";
-import { repairBrief } from "./brief-repairs.ts";
-import { afterRepairs, finishingCall, isBuiltinArticle } from "./finishing-calls.ts";
+import { finishToBrief, type BriefFinishing } from "./brief-finishing.ts";
+import { finishingCall, isBuiltinArticle, namedAfter } from "./finishing-calls.ts";
 
 export interface PipelineDeps {
   db: Db;
@@ -302,41 +302,42 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
   const last = steps[steps.length - 1]!;
   // The text as written, with its citations resolved (unchanged without citations); a humanize
   // pass rewrites the text as written, and its output is resolved in turn.
-  // A built-in workflow's article is brought within tolerance of its target first (length-control.ts).
-  const lengthControlled = isBuiltinArticle(last);
+  // A built-in workflow's article, or a custom one's whose workflow opted in (brief_repairs at the
+  // pinned revision), is brought within tolerance of its target first (length-control.ts), then repaired.
+  const lengthControlled = isBuiltinArticle(last) || (snapshot.workflow?.briefRepairs === true && last.outputFormat === "markdown");
   if (lengthControlled) {
     stopIfCancelled();
     progress("polishing", "Adjusting length");
   }
   const finishingCallsAs = (stage: string) =>
     finishingCall(deps, externalId, { primary: requested, fallback, temperature, timeoutMs: (last.timeoutSeconds || DEFAULT_STEP_TIMEOUT_SECONDS) * 1000, signal: job.signal, turn, onWait: onWait(stage) });
-  const lengthBrief = {
-    target: article.targetWordCount,
-    title: article.title,
-    language: article.language,
-    tone: article.tone,
-    outline: outlineOf(steps, outputs),
-    keepPhrases: [article.targetKeyword ?? "", ...article.keywords],
-  };
-  const lengthControlledText = lengthControlled ? await controlLength(outputs.get(last.stepNumber)!, lengthBrief, finishingCallsAs("Adjusting length")) : outputs.get(last.stepNumber)!;
   const sourcesRead = settings.researchEnabled ? await researchOf(db, externalId) : undefined;
-  // Then the brief checks the pipeline can fix get their repair calls, within the article's budget
-  // (brief-repairs.ts); custom workflows get the checks and the report only.
-  const draftDescription = lengthControlled ? descriptionOf(steps, outputs, lengthControlledText) : null;
-  const repairs = lengthControlled && (deps.repairCalls ?? 0) > 0
-    ? await repairBrief(
-        lengthControlledText,
-        draftDescription,
-        reportOf(article, settings, citedText(lengthControlledText, citations, sourcesRead), draftDescription),
-        { title: article.title, language: article.language, tone: article.tone, targetKeyword: article.targetKeyword },
-        deps.repairCalls!,
-        finishingCallsAs("Repairing"),
-      )
-    : { text: lengthControlledText, description: draftDescription, repairs: [] };
-  // A repair can move the length off its target (a section rewritten shorter, an FAQ added): the
-  // repaired text gets one more pass of length control, its calls' tasks named apart from the
-  // first pass's so a later pickup replays each from its own checkpoint.
-  const written = repairs.repairs.length > 0 ? await controlLength(repairs.text, lengthBrief, afterRepairs(finishingCallsAs("Adjusting length"))) : repairs.text;
+  // Length control, then the brief checks the pipeline can fix get their repair calls within the
+  // article's budget (brief-finishing.ts); other custom workflows get the checks and the report only.
+  const briefFinishing = (budget: number, stage?: string): BriefFinishing => {
+    const named = stage ? namedAfter(stage) : (call: FinishingCall) => call;
+    return {
+      length: {
+        target: article.targetWordCount,
+        title: article.title,
+        language: article.language,
+        tone: article.tone,
+        outline: outlineOf(steps, outputs),
+        keepPhrases: [article.targetKeyword ?? "", ...article.keywords],
+      },
+      repair: { title: article.title, language: article.language, tone: article.tone, targetKeyword: article.targetKeyword, keepPhrases: [article.targetKeyword ?? "", ...article.keywords] },
+      report: (text, description) => reportOf(article, settings, citedText(text, citations, sourcesRead), description),
+      describe: (text) => descriptionOf(steps, outputs, text),
+      budget,
+      lengthCall: named(finishingCallsAs("Adjusting length")),
+      repairCall: named(finishingCallsAs("Repairing")),
+    };
+  };
+  const repairBudget = deps.repairCalls ?? 0;
+  const repairs = lengthControlled
+    ? await finishToBrief(outputs.get(last.stepNumber)!, briefFinishing(repairBudget))
+    : { text: outputs.get(last.stepNumber)!, description: null, repairs: [], calls: 0 };
+  const written = repairs.text;
   const cited = citedText(written, citations, sourcesRead);
   const content = cited.content;
   let images: StoredImage[] = [];
@@ -407,6 +408,7 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
       temperature,
       title: article.title,
       keyword: article.targetKeyword,
+      keepPhrases: [article.targetKeyword ?? "", ...article.keywords],
       language: article.language,
       timeoutMs: (last.timeoutSeconds || DEFAULT_STEP_TIMEOUT_SECONDS) * 1000,
       signal: job.signal,
@@ -415,7 +417,14 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
       citationNote: humanizeCitationNote(citations, sourcesRead),
     });
     await events.flush();
-    const humanized = citedText(pass.output, citations, sourcesRead);
+    // The pass rewrites the whole text, and a model rewriting 3,000 words returns fewer: its output
+    // gets length control and the checks again, with the repair calls the first round left
+    // (a keyword it dropped from the introduction), its tasks named "after humanize: …".
+    const keptDescription = generated?.description ?? description;
+    const again = lengthControlled
+      ? await finishToBrief(pass.output, { ...briefFinishing(Math.max(0, repairBudget - repairs.calls), "after humanize"), describe: () => keptDescription, keepDescription: true })
+      : { text: pass.output, repairs: [] };
+    const humanized = citedText(again.text, citations, sourcesRead);
     const added = await lifecycle.addVersion({
       externalId,
       content: illustrated(humanized.content),
@@ -427,7 +436,7 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
       // Without citations the sources stay as version 1 recorded them (none cited).
       sources: citations === "none" ? undefined : { sources: humanized.sources, citationsRemoved: humanized.removed },
       // The description stays the first version's (the pass rewrites the body alone).
-      quality: qualityOf(article, settings, humanized, generated?.description ?? description, repairs.repairs),
+      quality: qualityOf(article, settings, humanized, keptDescription, [...repairs.repairs, ...again.repairs]),
     });
     await updateRun(db, externalId, { humanizedVersionId: Number(added.versionId) });
     finalContent = humanized.content;

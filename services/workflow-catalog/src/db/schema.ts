@@ -16,6 +16,8 @@ export const workflows = workflowCatalogSchema.table(
     name: text("name").notNull(),
     description: text("description"),
     revision: integer("revision").notNull().default(1),
+    /** Its articles get length control and brief repairs after the last step, as the built-ins' do. */
+    briefRepairs: boolean("brief_repairs").notNull().default(false),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -65,6 +67,8 @@ export const workflowSnapshots = workflowCatalogSchema.table(
     projectId: bigint("project_id", { mode: "number" }).notNull(),
     articleType: text("article_type").notNull(),
     steps: jsonb("steps").$type<SnapshotStepRecord[]>().notNull(),
+    /** The workflow's brief_repairs at this revision. */
+    briefRepairs: boolean("brief_repairs").notNull().default(false),
     createdAt: createdAt(),
   },
   (t) => [primaryKey({ columns: [t.workflowId, t.revision] })],

@@ -261,10 +261,13 @@ export async function listWorkflows(db: Db, projectId: number, query: { articleT
 /**
  * How a change is made. validateOnly: every problem is thrown as usual, and nothing is written.
  * caps: the plan's caps the change must stay within (workflow-caps.ts); none when not given.
+ * briefRepairs: the workflow's opt-in to length control and brief repairs, set with the step.
  */
 export interface ChangeOptions {
   validateOnly?: boolean;
   caps?: WorkflowCaps;
+  /** Sets the workflow's brief_repairs (the step's workflow after the change); undefined leaves it as it is. */
+  briefRepairs?: boolean;
 }
 
 /** Creates one step; the first step of a new type creates its workflow (spec 2.3 rule 2). With validateOnly, a valid step gives null. */
@@ -293,7 +296,7 @@ export async function createStep(db: Db, projectId: number, input: NewStep, opts
       .values({ ...columnsOf(fields), workflowId: workflow.id, projectId })
       .returning()
       .catch((error) => asFieldError(error, slug, fields.step_number));
-    await commitRevision(tx, workflow.id);
+    await commitRevision(tx, workflow.id, opts.briefRepairs);
     return { step: row, articleType: workflow.slug };
   });
   return { step, warnings: promptWarnings(fields) };
@@ -320,7 +323,8 @@ export async function updateStep(db: Db, projectId: number, stepId: number, chan
     throwIfAny(errors);
     if (opts.validateOnly) return null;
     // A change that changes nothing is not a change: no new revision, updated_at as it was.
-    if (!moving && unchanged(current, fields)) return { step: { step, articleType: workflow.slug }, warnings: promptWarnings(fields) };
+    const optInUnchanged = opts.briefRepairs === undefined || opts.briefRepairs === workflow.briefRepairs;
+    if (!moving && unchanged(current, fields) && optInUnchanged) return { step: { step, articleType: workflow.slug }, warnings: promptWarnings(fields) };
 
     let target = workflow;
     if (moving) {
@@ -335,7 +339,7 @@ export async function updateStep(db: Db, projectId: number, stepId: number, chan
       .where(eq(workflowSteps.id, step.id))
       .returning()
       .catch((error) => asFieldError(error, target.slug, fields.step_number));
-    await commitRevision(tx, target.id);
+    await commitRevision(tx, target.id, opts.briefRepairs);
     if (moving) await commitRevision(tx, workflow.id);
     return { step: { step: row, articleType: target.slug }, warnings: promptWarnings(fields) };
   });
@@ -485,6 +489,7 @@ export async function duplicateWorkflow(db: Db, projectId: number, sourceType: s
     // Created by a concurrent request since the check above.
     if (!created) throw invalidFields({ new_article_type: [`The new article type "${newType}" already exists in this project.`] });
     await tx.insert(workflowSteps).values(copies!.map((fields) => ({ ...columnsOf(fields), workflowId: workflow.id, projectId })));
-    return (await commitRevision(tx, workflow.id))!;
+    // A custom source's opt-in is copied; a copy of a built-in starts without (its prompts are starters).
+    return (await commitRevision(tx, workflow.id, custom?.briefRepairs ?? false))!;
   });
 }

@@ -16,6 +16,8 @@ export interface PinnedWorkflow {
   builtin: boolean;
   stepCount: number;
   hasResearchStep: boolean;
+  /** Length control and brief repairs after the last step: always for a built-in, opted into by a custom workflow. */
+  briefRepairs: boolean;
 }
 
 export interface Snapshot {
@@ -23,7 +25,7 @@ export interface Snapshot {
   steps: SnapshotStepRecord[];
 }
 
-function pinned(workflowId: number, revision: number, articleType: string, steps: readonly { include_research: boolean }[]): PinnedWorkflow {
+function pinned(workflowId: number, revision: number, articleType: string, steps: readonly { include_research: boolean }[], briefRepairs = workflowId === 0): PinnedWorkflow {
   return {
     workflowId,
     revision,
@@ -31,6 +33,7 @@ function pinned(workflowId: number, revision: number, articleType: string, steps
     builtin: workflowId === 0,
     stepCount: steps.length,
     hasResearchStep: steps.some((step) => step.include_research),
+    briefRepairs,
   };
 }
 
@@ -63,6 +66,7 @@ const lookups = preparedPerDatabase((db: Db) => ({
       articleType: workflowSnapshots.articleType,
       stepCount: sql<number>`jsonb_array_length(${workflowSnapshots.steps})::int4`,
       hasResearchStep: sql<boolean>`${workflowSnapshots.steps} @> '[{"include_research": true}]'::jsonb`,
+      briefRepairs: workflowSnapshots.briefRepairs,
     })
     .from(workflows)
     .innerJoin(workflowSnapshots, and(eq(workflowSnapshots.workflowId, workflows.id), eq(workflowSnapshots.revision, workflows.revision)))
@@ -100,7 +104,7 @@ export async function getSnapshot(db: Db, workflowId: number, revision: number, 
     .from(workflowSnapshots)
     .where(and(eq(workflowSnapshots.workflowId, workflowId), eq(workflowSnapshots.revision, revision)));
   if (!snapshot) throw notFound(`No revision ${revision} of workflow ${workflowId}.`);
-  return { workflow: pinned(snapshot.workflowId, snapshot.revision, snapshot.articleType, snapshot.steps), steps: snapshot.steps };
+  return { workflow: pinned(snapshot.workflowId, snapshot.revision, snapshot.articleType, snapshot.steps, snapshot.briefRepairs), steps: snapshot.steps };
 }
 
 /**

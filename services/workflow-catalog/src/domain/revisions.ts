@@ -103,10 +103,11 @@ export function snapshotStep(step: StepRow): SnapshotStepRecord {
 }
 
 /**
- * Closes a change to a locked workflow: one revision up and the new revision's snapshot. A workflow
- * left without steps is deleted instead (spec 2.3 rule 1); its earlier snapshots stay readable.
+ * Closes a change to a locked workflow: one revision up (with its brief_repairs set, when the change
+ * sets it) and the new revision's snapshot. A workflow left without steps is deleted instead (spec
+ * 2.3 rule 1); its earlier snapshots stay readable.
  */
-export async function commitRevision(tx: Db, workflowId: number): Promise<{ workflow: WorkflowRow; steps: StepRow[] } | null> {
+export async function commitRevision(tx: Db, workflowId: number, briefRepairs?: boolean): Promise<{ workflow: WorkflowRow; steps: StepRow[] } | null> {
   const steps = await stepsOf(tx, workflowId);
   if (steps.length === 0) {
     await tx.delete(workflows).where(eq(workflows.id, workflowId));
@@ -114,7 +115,7 @@ export async function commitRevision(tx: Db, workflowId: number): Promise<{ work
   }
   const [workflow] = await tx
     .update(workflows)
-    .set({ revision: sql`${workflows.revision} + 1`, updatedAt: new Date() })
+    .set({ revision: sql`${workflows.revision} + 1`, updatedAt: new Date(), ...(briefRepairs === undefined ? {} : { briefRepairs }) })
     .where(eq(workflows.id, workflowId))
     .returning();
   await tx.insert(workflowSnapshots).values({
@@ -123,6 +124,7 @@ export async function commitRevision(tx: Db, workflowId: number): Promise<{ work
     projectId: workflow.projectId,
     articleType: workflow.slug,
     steps: steps.map(snapshotStep),
+    briefRepairs: workflow.briefRepairs,
   });
   return { workflow, steps };
 }

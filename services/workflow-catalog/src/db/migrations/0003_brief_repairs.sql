@@ -1,0 +1,2 @@
+ALTER TABLE "workflow_catalog"."workflow_snapshots" ADD COLUMN "brief_repairs" boolean DEFAULT false NOT NULL;--> statement-breakpoint
+ALTER TABLE "workflow_catalog"."workflows" ADD COLUMN "brief_repairs" boolean DEFAULT false NOT NULL;
