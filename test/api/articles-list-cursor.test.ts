@@ -103,6 +103,17 @@ describe("walking by cursor", () => {
     expect(walked).toEqual(await ordered([archive, tenant.projectId], "failed"));
   }, 30_000);
 
+  test("articles stored to the microsecond (before created_at was kept to the millisecond) are walked exactly too", async () => {
+    const project = await createProject(stack, tenant.accountId, "Microseconds");
+    await fillArchive(sql, tenant.accountId, project, 12, "2025-01-01 00:00:00+00");
+    // Twelve times within one millisecond, in an order their ids do not follow.
+    await sql`update article_store.articles set created_at = '2025-01-01 00:00:00.000100+00'::timestamptz + ((id * 7) % 12) * interval '70 microseconds' where project_id = ${project}`;
+    const client = createArticleClient({ baseUrl: stack.baseUrl, apiKey: tenant.token });
+    const walked: number[] = [];
+    for await (const page of articlePages(client, { project_id: project, per_page: 2 })) walked.push(...page.articles.map((a) => a.id));
+    expect(walked).toEqual(await ordered([project], null));
+  });
+
   test("a numbered page's next_cursor reads the next numbered page; the last page has none; an empty cursor is page 1", async () => {
     const query = `project_id=${archive}&status=completed&per_page=25`;
     const third = (await api.get(`/v1/articles?${query}&page=3`)).body;

@@ -88,6 +88,12 @@ function pageIds(byStatus: boolean): SQL {
 
 const afterCreatedAt = sql`${sql.placeholder("afterCreatedAt")}::timestamptz`;
 const afterId = sql`${sql.placeholder("afterId")}::int8`;
+/**
+ * The place's time: the article's own created_at, read once by its id, so an article stored
+ * before created_at was kept to the millisecond (its microseconds beyond the cursor's
+ * milliseconds) is placed exactly; the cursor's time when the article is gone.
+ */
+const placeTime = sql`coalesce((select created_at from ${articles} where id = ${afterId}), ${afterCreatedAt})`;
 
 /**
  * The ids of the page after a place in the list (a cursor), newest first, and one more to tell
@@ -101,7 +107,7 @@ function idsAfter(byStatus: boolean): SQL {
     select page.id from (select distinct unnest(${projectIds}) as project_id) as listed
     cross join lateral (
       select id, created_at from ${articles} as candidate
-      where project_id = listed.project_id ${ofStatus} and (created_at, id) < (${afterCreatedAt}, ${afterId})
+      where project_id = listed.project_id ${ofStatus} and (created_at, id) < (${placeTime}, ${afterId})
       order by created_at desc nulls last, id desc nulls last
       limit ${perPage} + 1
     ) as page
