@@ -37,9 +37,9 @@ describe("list cursor", () => {
     }
   });
 
-  test("what does not decode is refused as malformed", () => {
+  test("what does not decode, or leads past the last page a request can name, is refused as malformed", () => {
     const parts = (text: string) => Buffer.from(text).toString("base64url");
-    for (const cursor of [null, "", "not a cursor", "a".repeat(201), parts("c1.1.2.3"), parts("c2.1.2.3.x"), parts("c1.1e3.2.3.x"), parts("c1.1.2.1.x"), parts(`c1.${"9".repeat(17)}.2.3.x`)]) {
+    for (const cursor of [null, "", "not a cursor", "a".repeat(201), parts("c1.1.2.3"), parts("c2.1.2.3.x"), parts("c1.1e3.2.3.x"), parts("c1.1.2.1.x"), parts(`c1.${"9".repeat(17)}.2.3.x`), encodeCursor({ ...place, page: 2 ** 31 }, scope)]) {
       const { status, body } = refusal(cursor);
       expect(status).toBe(422);
       expect(body).toEqual({ message: expect.stringContaining("not one this list gave"), errors: { cursor: [expect.stringContaining("not one this list gave")] } });

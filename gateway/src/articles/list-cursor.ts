@@ -9,6 +9,7 @@
 // decode, is refused with 422 on `cursor`. It is a check, not a seal: a cursor grants nothing, as
 // a page after any place holds only articles of projects the caller can view.
 import { validationError } from "../errors.ts";
+import { MAX_PAGE } from "../../../services/kit/src/rules/page-window.ts";
 
 /** Where a cursor's page starts, and which page that is. */
 export interface ListPlace {
@@ -44,7 +45,7 @@ export function decodeCursor(cursor: string | null, scope: CursorScope): ListPla
   const parts = cursor !== null && /^[A-Za-z0-9_-]{1,200}$/.test(cursor) ? Buffer.from(cursor, "base64url").toString("latin1").split(".") : [];
   const [version, createdAtMs, id, page, tag] = parts;
   const numbers = [createdAtMs, id, page].map((n) => (n !== undefined && DIGITS.test(n) ? Number(n) : NaN));
-  if (parts.length !== 5 || version !== VERSION || numbers.some((n) => !Number.isSafeInteger(n)) || numbers[2] < 2) {
+  if (parts.length !== 5 || version !== VERSION || numbers.some((n) => !Number.isSafeInteger(n)) || numbers[2] < 2 || numbers[2] > MAX_PAGE) {
     throw validationError({ cursor: [MALFORMED] });
   }
   if (tag !== scopeTag(scope)) throw validationError({ cursor: [FOREIGN] });
