@@ -12,6 +12,7 @@ import { closeClients, publicClients, type PublicClients } from "../harness/publ
 import { useStack, type TestStack } from "../harness/stack.ts";
 import { createProject, createTenant, type Tenant } from "../harness/tenants.ts";
 import { createArticle } from "../harness/articles.ts";
+import { eventually } from "../harness/eventually.ts";
 import { articleBody } from "./generation-support.ts";
 import { fillArchive, holdGeneration, type GenerationHold } from "./articles-fixtures.ts";
 
@@ -108,6 +109,8 @@ describe("walking by cursor", () => {
     await fillArchive(sql, tenant.accountId, project, 12, "2025-01-01 00:00:00+00");
     // Twelve times within one millisecond, in an order their ids do not follow.
     await sql`update article_store.articles set created_at = '2025-01-01 00:00:00.000100+00'::timestamptz + ((id * 7) % 12) * interval '70 microseconds' where project_id = ${project}`;
+    // The caller's projects are remembered for up to a second: the new one is listed once it is seen.
+    await eventually(() => api.get(`/v1/articles?project_id=${project}&per_page=1`), (res) => res.body.meta?.total === 12, 10_000, "the new project to be listed");
     const client = createArticleClient({ baseUrl: stack.baseUrl, apiKey: tenant.token });
     const walked: number[] = [];
     for await (const page of articlePages(client, { project_id: project, per_page: 2 })) walked.push(...page.articles.map((a) => a.id));
