@@ -18,6 +18,31 @@ export function articleStoreDatabase(stack: TestStack, max: number): { sql: post
   return { sql, db: drizzle(sql, { schema }) as unknown as Db };
 }
 
+/** What generation fixes at creation, for articles stored by a test. */
+const STORED_SETTINGS: NewArticle["settings"] = {
+  workflowId: 0,
+  workflowRevision: 1,
+  builtinWorkflow: true,
+  model: "simulator:sim-fast",
+  targetAudience: null,
+  brandVoiceId: null,
+  includeKeyTakeaways: false,
+  includeFaq: false,
+  headingCapitalization: null,
+  researchEnabled: false,
+  researchMaxSources: 5,
+  researchMinContentWords: 100,
+  researchMaxWordsPerSource: 1000,
+  researchIncludeDomains: [],
+  researchExcludeDomains: [],
+  useBatchApi: false,
+  additionalInstruction: null,
+  imageCount: 0,
+  imageAspectRatio: null,
+  imagePresetId: null,
+  reservedWords: 600,
+};
+
 /** A queued article of the tenant as article-store's creation takes it: plain defaults, `fields` and `settings` laid over them. */
 export function storedArticle(tenant: Tenant, fields: Partial<NewArticle> = {}, settings: Partial<NewArticle["settings"]> = {}): NewArticle {
   return {
@@ -38,31 +63,24 @@ export function storedArticle(tenant: Tenant, fields: Partial<NewArticle> = {}, 
     webhookUrl: null,
     status: "queued",
     ...fields,
-    settings: {
-      workflowId: 0,
-      workflowRevision: 1,
-      builtinWorkflow: true,
-      model: "simulator:sim-fast",
-      targetAudience: null,
-      brandVoiceId: null,
-      includeKeyTakeaways: false,
-      includeFaq: false,
-      headingCapitalization: null,
-      researchEnabled: false,
-      researchMaxSources: 5,
-      researchMinContentWords: 100,
-      researchMaxWordsPerSource: 1000,
-      researchIncludeDomains: [],
-      researchExcludeDomains: [],
-      useBatchApi: false,
-      additionalInstruction: null,
-      imageCount: 0,
-      imageAspectRatio: null,
-      imagePresetId: null,
-      reservedWords: 600,
-      ...settings,
-    },
+    settings: { ...STORED_SETTINGS, ...settings },
   };
+}
+
+/**
+ * `articles` finished articles of an account's project filled straight into article-store's
+ * database (creating thousands through the API would take minutes), times from `start`: five
+ * share each time, four times a day, so pages cross ties, midnights and days. Statuses cycle
+ * completed, completed, failed, published from the first (g = 1). Checked for originality, as
+ * finished runs leave them, so the reconciler owes them nothing.
+ */
+export async function fillArchive(sql: postgres.Sql, accountId: number, projectId: number, articles: number, start: string): Promise<void> {
+  const settings = { ...STORED_SETTINGS, workflowId: 1, reservedWords: 1200 };
+  await sql`
+    insert into article_store.articles (external_id, account_id, project_id, title, status, article_type, target_word_count, tone, point_of_view, language, settings, originality_checked_at, created_at)
+    select gen_random_uuid(), ${accountId}, ${projectId}, 'Archived ' || g, (array['completed', 'completed', 'failed', 'published'])[1 + g % 4],
+      'blog_post', 1000, 'friendly', 'second_person', 'en', ${sql.json(settings as postgres.JSONValue)}, now(), ${start}::timestamptz + (g / 5) * interval '6 hours'
+    from generate_series(1, ${articles}) g`;
 }
 
 export async function wordUsage(stack: TestStack, accountId: number) {

@@ -10,6 +10,7 @@ import { createProject, createTenant, type Tenant } from "../harness/tenants.ts"
 import { createArticle } from "../harness/articles.ts";
 import { eventually } from "../harness/eventually.ts";
 import { articleBody, createWorkflow, finished, marker, waitForArticle } from "./generation-support.ts";
+import { fillArchive } from "./articles-fixtures.ts";
 
 let stack: TestStack;
 let tenant: Tenant;
@@ -27,6 +28,9 @@ interface Listed {
   created_at: string;
 }
 
+/** A page's meta.next_cursor: a cursor on every page before the last, none from the last on. */
+const nextCursor = (page: number, lastPage: number) => (page < lastPage ? expect.any(String) : null);
+
 /** Every page of a list (per_page `perPage`), checking each page's meta against the first. */
 async function everyPage(client: ApiClient, query: string, perPage: number): Promise<{ articles: Listed[]; total: number }> {
   const first = await client.get(`/v1/articles?${query}&per_page=${perPage}`);
@@ -36,19 +40,11 @@ async function everyPage(client: ApiClient, query: string, perPage: number): Pro
   const articles: Listed[] = [...first.body.data];
   for (let page = 2; page <= last_page; page++) {
     const res = await client.get(`/v1/articles?${query}&per_page=${perPage}&page=${page}`);
-    expect(res.body.meta).toEqual({ current_page: page, last_page, per_page: perPage, total });
+    expect(res.body.meta).toEqual({ current_page: page, last_page, per_page: perPage, total, next_cursor: nextCursor(page, last_page) });
     articles.push(...res.body.data);
   }
   return { articles, total };
 }
-
-/** What generation fixed at creation, for articles filled in straight into the database. */
-const SETTINGS = {
-  workflowId: 1, workflowRevision: 1, builtinWorkflow: true, model: "simulator:sim-fast", targetAudience: null, brandVoiceId: null,
-  includeKeyTakeaways: false, includeFaq: false, headingCapitalization: null, researchEnabled: false, researchMaxSources: 5,
-  researchMinContentWords: 100, researchMaxWordsPerSource: 1000, researchIncludeDomains: [], researchExcludeDomains: [],
-  useBatchApi: false, additionalInstruction: null, imageCount: 0, imageAspectRatio: null, imagePresetId: null, reservedWords: 1200,
-};
 
 /** Newest first by created_at, then by id among equal times. */
 const newestFirst = (a: Listed, b: Listed) => Date.parse(b.created_at) - Date.parse(a.created_at) || b.id - a.id;
@@ -128,17 +124,7 @@ describe("paging", () => {
     let archive: number;
     let sql: postgres.Sql;
 
-    /**
-     * Articles of `projectId`, times from `start`: five share each time, four times a day. Checked
-     * for originality, as finished runs leave them, so the reconciler owes them nothing.
-     */
-    async function fill(projectId: number, articles: number, start: string) {
-      await sql`
-        insert into article_store.articles (external_id, account_id, project_id, title, status, article_type, target_word_count, tone, point_of_view, language, settings, originality_checked_at, created_at)
-        select gen_random_uuid(), ${tenant.accountId}, ${projectId}, 'Archived ' || g, (array['completed', 'completed', 'failed', 'published'])[1 + g % 4],
-          'blog_post', 1000, 'friendly', 'second_person', 'en', ${sql.json(SETTINGS)}, now(), ${start}::timestamptz + (g / 5) * interval '6 hours'
-        from generate_series(1, ${articles}) g`;
-    }
+    const fill = (projectId: number, articles: number, start: string) => fillArchive(sql, tenant.accountId, projectId, articles, start);
 
     beforeAll(async () => {
       archive = await createProject(stack, tenant.accountId, "Archive");
@@ -173,7 +159,7 @@ describe("paging", () => {
             const deep = Math.floor(2000 / perPage);
             for (const page of new Set([1, 2, deep, deep + 1, deep + 2, lastPage - 1, lastPage, lastPage + 1])) {
               const res = await api.get(`/v1/articles?${scope.query}${filter}per_page=${perPage}&page=${page}`);
-              expect(res.body.meta).toEqual({ current_page: page, last_page: lastPage, per_page: perPage, total });
+              expect(res.body.meta).toEqual({ current_page: page, last_page: lastPage, per_page: perPage, total, next_cursor: nextCursor(page, lastPage) });
               const ids = res.body.data.map((a: Listed) => a.id);
               expect({ status, perPage, page, ids }).toEqual({ status, perPage, page, ids: await expected(scope.projectIds, status, page, perPage) });
             }

@@ -97,7 +97,7 @@ describe("GET /v1/articles", () => {
     const empty = await createTenant(stack);
     const res = await apiClient(stack.baseUrl, empty.token).get("/v1/articles");
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ success: true, data: [], meta: { current_page: 1, last_page: 1, per_page: 20, total: 0 } });
+    expect(res.body).toEqual({ success: true, data: [], meta: { current_page: 1, last_page: 1, per_page: 20, total: 0, next_cursor: null } });
   });
 
   test("newest first, paginated, with meta", async () => {
@@ -109,12 +109,12 @@ describe("GET /v1/articles", () => {
     const page1 = await client.get("/v1/articles?per_page=2");
     expect(page1.status).toBe(200);
     expect(page1.body.data.map((a: { title: string }) => a.title)).toEqual(["Fifth article", "Fourth article"]);
-    expect(page1.body.meta).toEqual({ current_page: 1, last_page: 3, per_page: 2, total: 5 });
+    expect(page1.body.meta).toEqual({ current_page: 1, last_page: 3, per_page: 2, total: 5, next_cursor: expect.any(String) });
     const page3 = await client.get("/v1/articles?per_page=2&page=3");
     expect(page3.body.data.map((a: { title: string }) => a.title)).toEqual(["First article"]);
     const beyond = await client.get("/v1/articles?per_page=2&page=9");
     expect(beyond.body.data).toEqual([]);
-    expect(beyond.body.meta).toEqual({ current_page: 9, last_page: 3, per_page: 2, total: 5 });
+    expect(beyond.body.meta).toEqual({ current_page: 9, last_page: 3, per_page: 2, total: 5, next_cursor: null });
     expect(page1.body.data[0]).toEqual((await client.get(`/v1/articles/${page1.body.data[0].id}`)).body.data);
   });
 
@@ -162,7 +162,7 @@ describe("GET /v1/articles", () => {
     // A project of the account they cannot view restricts to nothing, as an empty one does.
     const outOfReach = await apiClient(stack.baseUrl, limited.token).get(`/v1/articles?project_id=${own.projectId}`);
     expect(outOfReach.status).toBe(200);
-    expect(outOfReach.body).toEqual({ success: true, data: [], meta: { current_page: 1, last_page: 1, per_page: 20, total: 0 } });
+    expect(outOfReach.body).toEqual({ success: true, data: [], meta: { current_page: 1, last_page: 1, per_page: 20, total: 0, next_cursor: null } });
   });
 
   test("reads need a key and share the articles limit", async () => {

@@ -25,6 +25,8 @@ const OUTLINE_SCHEMA = {
   additionalProperties: false,
 };
 const EMPTY_PAGE = { success: true, data: [], meta: { current_page: 1, last_page: 1, per_page: 20, total: 0 } };
+/** The article list's meta adds its cursor to the next page: none on an empty list. */
+const EMPTY_ARTICLE_PAGE = { ...EMPTY_PAGE, meta: { ...EMPTY_PAGE.meta, next_cursor: null } };
 
 let stack: TestStack;
 let owner: Tenant;
@@ -68,7 +70,7 @@ describe("4.2 GET /v1/articles answers 200, 401, 402 or 429, never 403, 404 or 4
   test("a status that is not one of the spec's values matches nothing", async () => {
     for (const status of ["done", "COMPLETED", "%00", "%ED%A0%80"]) {
       const res = await api.get(`/v1/articles?status=${status}`);
-      expect({ status, code: res.status, body: res.body }).toEqual({ status, code: 200, body: EMPTY_PAGE });
+      expect({ status, code: res.status, body: res.body }).toEqual({ status, code: 200, body: EMPTY_ARTICLE_PAGE });
     }
     // A spec value still filters exactly.
     const queued = await api.get(`/v1/articles?status=queued&project_id=${owner.projectId}`);
@@ -80,7 +82,7 @@ describe("4.2 GET /v1/articles answers 200, 401, 402 or 429, never 403, 404 or 4
 
   test("a project_id the caller cannot see restricts to nothing, answered exactly as an empty project of its own", async () => {
     const empty = await api.get(`/v1/articles?project_id=${emptyProject}`);
-    expect({ code: empty.status, body: empty.body }).toEqual({ code: 200, body: EMPTY_PAGE });
+    expect({ code: empty.status, body: empty.body }).toEqual({ code: 200, body: EMPTY_ARTICLE_PAGE });
     const limited = await addMemberWithKey(stack, owner, "viewer", [emptyProject]);
     const cases: [string, ApiClient, string][] = [
       ["another account's project", api, String(stranger.projectId)],
@@ -107,11 +109,11 @@ describe("4.2 GET /v1/articles answers 200, 401, 402 or 429, never 403, 404 or 4
     const all = created.map((a) => a.id);
     for (const page of ["0", "-3", "x", "1.5"]) {
       const res = await api.get(`${base}&page=${page}&per_page=2`);
-      expect({ page, code: res.status, ids: ids(res), meta: res.body.meta }).toEqual({ page, code: 200, ids: all.slice(0, 2), meta: { current_page: 1, last_page: 2, per_page: 2, total: 3 } });
+      expect({ page, code: res.status, ids: ids(res), meta: res.body.meta }).toEqual({ page, code: 200, ids: all.slice(0, 2), meta: { current_page: 1, last_page: 2, per_page: 2, total: 3, next_cursor: expect.any(String) } });
     }
     for (const [perPage, used] of [["0", 20], ["-2", 20], ["x", 20], ["500", 100], ["100", 100], ["101", 100]] as const) {
       const res = await api.get(`${base}&per_page=${perPage}`);
-      expect({ perPage, code: res.status, ids: ids(res), meta: res.body.meta }).toEqual({ perPage, code: 200, ids: all, meta: { current_page: 1, last_page: 1, per_page: used, total: 3 } });
+      expect({ perPage, code: res.status, ids: ids(res), meta: res.body.meta }).toEqual({ perPage, code: 200, ids: all, meta: { current_page: 1, last_page: 1, per_page: used, total: 3, next_cursor: null } });
     }
     const far = await api.get(`${base}&page=99999999999`);
     expect({ code: far.status, data: far.body.data, page: far.body.meta.current_page }).toEqual({ code: 200, data: [], page: 2_147_483_647 });

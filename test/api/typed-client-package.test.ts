@@ -2,7 +2,7 @@
 // project installs the tarball with plain `npm install` (and typescript from the registry), tsc
 // type-checks a consumer program against the package's own types, and the program runs on Node (the machine's and the current LTS) and
 // on Bun against the whole stack: create with an idempotency key, follow the event stream to
-// completed, read, cancel, and the typed errors (422's field map, 404, 429's retry_after). The
+// completed, read, cancel, walk the project's articles with the pager, and the typed errors (422's field map, 404, 429's retry_after). The
 // package also bundles for the browser. One install serves every test of this file.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
@@ -34,7 +34,7 @@ async function succeed(cmd: string[], cwd: string): Promise<string> {
 /** What a customer would write after reading the package's README. */
 const CONSUMER = `
 import {
-  ApiError, RateLimited, ValidationFailed, cancelArticle, createArticle, createArticleClient,
+  ApiError, RateLimited, ValidationFailed, articlePages, cancelArticle, createArticle, createArticleClient,
   getArticle, listArticles, streamArticleEvents, type ArticleCreate,
 } from "${PACKAGE}";
 import { apiKey, baseUrl, limitedApiKey, projectId } from "./stack.js";
@@ -67,6 +67,14 @@ const missing = await getArticle({ client, path: { id: "999999999" } });
 const slow = await createArticle({ client, body: { ...body, title: "Written slowly [[sim:sleep=600000]]" }, throwOnError: true });
 const cancelled = (await cancelArticle({ client, path: { id: slow.data.data.external_id }, throwOnError: true })).data.data;
 
+// The project's articles one a page, by the list's cursor.
+const walked: number[] = [];
+let pages = 0;
+for await (const page of articlePages(client, { project_id: projectId, per_page: 1 })) {
+  pages++;
+  walked.push(...page.articles.map((a) => a.id));
+}
+
 const tight = createArticleClient({ baseUrl, apiKey: limitedApiKey });
 let retryAfter: number | undefined;
 for (let i = 0; i < 10 && retryAfter === undefined; i++) {
@@ -82,6 +90,7 @@ console.log(JSON.stringify({
     requestIdFromHeader: missing.error instanceof ApiError && missing.error.request_id === missing.response?.headers.get("x-request-id"),
   },
   cancelled: cancelled.status, retryAfter,
+  walk: { pages, articles: walked.length, distinct: new Set(walked).size, includesCreated: walked.includes(created.data.data.id) },
 }));
 `;
 
@@ -142,6 +151,11 @@ function expectFirstArticle(output: string): void {
   expect(result.missing).toEqual({ isApiError: true, status: 404, message: "Article not found.", requestIdFromHeader: true });
   expect(result.cancelled).toBe("failed");
   expect(result.retryAfter).toBeGreaterThan(0);
+  // Every article of the project once, one a page, the one created among them.
+  expect(result.walk.pages).toBe(result.walk.articles);
+  expect(result.walk.distinct).toBe(result.walk.articles);
+  expect(result.walk.articles).toBeGreaterThanOrEqual(2);
+  expect(result.walk.includesCreated).toBe(true);
 }
 
 describe(`${PACKAGE} installed from its tarball`, () => {

@@ -4,7 +4,9 @@
 // processes sharing two cores, connection pools and prepared statements still opening) is not what
 // a service that has been up for a while answers with. Three 10 s passes over one stack read about
 // 320, 390 and 395 created/s, the first with p99 125-137 ms and its slowest requests in its first
-// two seconds, the later ones 77-99 ms; the cold pass's figures are in the detail.
+// two seconds, the later ones 77-99 ms; the cold pass's figures are in the detail. Three timed
+// passes follow it back to back; the figure is their median rate with their median p99, each
+// pass in the detail.
 import type { BenchContext } from "./context.ts";
 import { load, type Figure, type LoadResult } from "./measure.ts";
 import { waitForArticles } from "./workflows.ts";
@@ -33,26 +35,39 @@ async function createUnderLoad(ctx: BenchContext, articleType: string, seconds: 
   );
 }
 
+/** Timed passes after the warm-up; the figure is their median (issue 54: creation as the median of three runs). */
+const PASSES = 3;
+
+const medianOf = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
 export async function measureCreation(ctx: BenchContext, articleType: string, httpFloor: LoadResult): Promise<Figure[]> {
   const created: number[] = [];
   const warmUp = await createUnderLoad(ctx, articleType, ctx.seconds, created);
   const warmUpCreated = created.length;
+  // Back to back, as the timed pass followed the warm-up: each pass's articles generate into the next.
   const started = performance.now();
-  const result = await createUnderLoad(ctx, articleType, ctx.seconds, created);
+  const passes: LoadResult[] = [];
+  for (let pass = 0; pass < PASSES; pass++) passes.push(await createUnderLoad(ctx, articleType, ctx.seconds, created));
   const completedAt = await waitForArticles(ctx, created, "completed");
+  const perSecond = medianOf(passes.map((p) => p.perSecond));
+  const p99ms = medianOf(passes.map((p) => p.p99ms));
+  const errors = passes.reduce((n, p) => n + p.errors, 0);
+  const round1 = (n: number) => Math.round(n * 10) / 10;
   return [
     {
       id: "P2 create",
-      what: `POST /v1/articles, ${CONCURRENCY} concurrent, one-step workflow generating alongside (after ${ctx.seconds} s of the same load)`,
-      value: result.perSecond,
+      what: `POST /v1/articles, ${CONCURRENCY} concurrent, one-step workflow generating alongside: the median of ${PASSES} passes of ${ctx.seconds} s (after ${ctx.seconds} s of the same load)`,
+      value: perSecond,
       unit: "created/s",
       baseline: { what: "HTTP floor: Bun fetch → bare Bun.serve", value: httpFloor.perSecond },
-      goal: "≥ 250/s, p99 ≤ 100 ms, all completed",
-      met: result.perSecond >= 250 && result.p99ms <= 100 && result.errors === 0,
+      goal: "≥ 250/s, p99 ≤ 100 ms, all completed (medians)",
+      met: perSecond >= 250 && p99ms <= 100 && errors === 0,
       detail: {
-        "p50 ms": result.p50ms,
-        "p99 ms": result.p99ms,
-        errors: result.errors,
+        "p99 ms (median)": p99ms,
+        "passes created/s": passes.map((p) => round1(p.perSecond)).join(" / "),
+        "passes p50 ms": passes.map((p) => round1(p.p50ms)).join(" / "),
+        "passes p99 ms": passes.map((p) => round1(p.p99ms)).join(" / "),
+        errors,
         created: created.length - warmUpCreated,
         "created in the warm-up": warmUpCreated,
         "warm-up created/s": warmUp.perSecond,

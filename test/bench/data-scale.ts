@@ -1,9 +1,10 @@
 // P6: the cost of a request does not grow with the data behind it. One project is filled straight
 // into the database to 1,000 articles, and its account's word ledger to 1,000 settled reservations
-// in the current month; GET by id, list pages 1 and 10,000 (with and without ?status=) and POST
-// (creation reserves words against the month's usage) are timed through the API, then the project
-// grows to 1,000,000 articles and the ledger to 1,000,000 reservations (BENCH_SCALE_ROWS) and they
-// are timed again against the 1,000 figures. GET by id and POST are timed at 1,000 once more after
+// in the current month; GET by id, list pages 1 and 10,000 (with and without ?status=, by page
+// number and, where the page exists, by cursor) and POST (creation reserves words against the
+// month's usage) are timed through the API, then the project grows to 1,000,000 articles and the
+// ledger to 1,000,000 reservations (BENCH_SCALE_ROWS) and they are timed again against the 1,000
+// figures. GET by id and POST are timed at 1,000 once more after
 // the project and the month shrink back, their baselines the mean of the two.
 import { stackCredential } from "../harness/service-clients.ts";
 import { OperatorService } from "../../proto/gen/articles/accounts_billing/v1/operator_pb.ts";
@@ -141,11 +142,12 @@ interface Readings {
   create: LoadResult;
   /** CPU ms per GET by process. */
   getCpu: string;
-  lists: Record<ListName, LoadResult>;
+  /** The cursor reads only where the deep page exists (not at 1,000 articles). */
+  lists: Record<ListName, LoadResult | undefined>;
   deepPage: number;
 }
 
-type ListName = "page 1" | "deep page" | "status page 1" | "status deep page";
+type ListName = "page 1" | "deep page" | "status page 1" | "status deep page" | "cursor deep page" | "status cursor deep page";
 
 /** The articles GET by id reads at the project's present size: the same ones in the warm-up and the timings. */
 async function sampleIds(ctx: BenchContext, projectId: number): Promise<string[]> {
@@ -186,7 +188,14 @@ async function measureCreate(ctx: BenchContext, creations: Creations, articles: 
   return create;
 }
 
-/** p50 and p99 of GET by id (of `ids` in turn), the four lists and POST at the project's present size, each for `ms`. */
+/** The meta.next_cursor of the page before `page`: the cursor that reads `page`. */
+async function cursorTo(ctx: BenchContext, projectId: number, filter: string, page: number): Promise<string> {
+  const res = await ctx.api.get(`/v1/articles?project_id=${projectId}&per_page=${PER_PAGE}&${filter}page=${page - 1}`);
+  if (res.status !== 200 || !res.body.meta.next_cursor) throw new Error(`P6 cursor to page ${page}: ${res.status} ${JSON.stringify(res.body.meta)}`);
+  return encodeURIComponent(res.body.meta.next_cursor);
+}
+
+/** p50 and p99 of GET by id (of `ids` in turn), the six lists and POST at the project's present size, each for `ms`. */
 async function measureAt(ctx: BenchContext, projectId: number, creations: Creations, articles: number, ids: string[], ms: number): Promise<Readings> {
   const { result: get, cpu: getCpu } = await measureGet(ctx, articles, ids, ms);
 
@@ -204,11 +213,17 @@ async function measureAt(ctx: BenchContext, projectId: number, creations: Creati
       },
       { concurrency: CONCURRENCY, durationMs: ms },
     );
-  const lists: Record<ListName, LoadResult> = {
+  // By cursor only where the page before the deep one exists to give it.
+  const byCursor = async (filter: string, total: number) =>
+    total > (deepPage - 1) * PER_PAGE ? list(`${filter}cursor=${await cursorTo(ctx, projectId, filter, deepPage)}`, entries(total, deepPage)) : undefined;
+  const lists: Record<ListName, LoadResult | undefined> = {
     "page 1": await list("page=1", entries(articles, 1)),
     "deep page": await list(`page=${deepPage}`, entries(articles, deepPage)),
     "status page 1": await list("status=completed&page=1", entries(completed, 1)),
     "status deep page": await list(`status=completed&page=${deepPage}`, entries(completed, deepPage)),
+    // The same deep pages by cursor (keyset): the cursor the page before gives, read over and over.
+    "cursor deep page": await byCursor("", articles),
+    "status cursor deep page": await byCursor("status=completed&", completed),
   };
   // Creation last, its articles generated before the next timing, so their generation does not
   // share the cores with the reads.
@@ -292,8 +307,8 @@ export async function measureDataScale(ctx: BenchContext): Promise<Figure[]> {
     ["status deep page", `?status=completed page ${large.deepPage.toLocaleString("en-US")}`, "status page 1"],
   ];
   for (const [name, what, baselineName] of lists) {
-    const measured = large.lists[name];
-    const baseline = small.lists[baselineName];
+    const measured = large.lists[name]!;
+    const baseline = small.lists[baselineName]!;
     figures.push({
       id: `P6 list ${name}`,
       what: `GET /v1/articles ${what} (per_page ${PER_PAGE}) p50 with ${label} articles, ${CONCURRENCY} concurrent`,
@@ -302,7 +317,27 @@ export async function measureDataScale(ctx: BenchContext): Promise<Figure[]> {
       baseline: { what: `${baselineName} with ${SMALL.toLocaleString("en-US")} articles`, value: baseline.p50ms },
       goal: "≤ 2 × baseline",
       met: measured.p50ms <= 2 * baseline.p50ms && measured.errors === 0,
-      detail: { ...percentiles(measured, ""), ...percentiles(baseline, "baseline "), [`at ${SMALL} p50 ms`]: small.lists[name].p50ms },
+      detail: { ...percentiles(measured, ""), ...percentiles(baseline, "baseline "), [`at ${SMALL} p50 ms`]: small.lists[name]!.p50ms },
+    });
+  }
+  // A cursor reads any depth in the time of page 1: each deep cursor read beside page 1 of the
+  // same project, at the same size, in the same run.
+  const cursors: [ListName, string, ListName][] = [
+    ["cursor deep page", "cursor to page", "page 1"],
+    ["status cursor deep page", "?status=completed cursor to page", "status page 1"],
+  ];
+  for (const [name, what, baselineName] of cursors) {
+    const measured = large.lists[name]!;
+    const baseline = large.lists[baselineName]!;
+    figures.push({
+      id: `P6 list ${name}`,
+      what: `GET /v1/articles ${what} ${large.deepPage.toLocaleString("en-US")} (per_page ${PER_PAGE}) p50 with ${label} articles, ${CONCURRENCY} concurrent`,
+      value: measured.p50ms,
+      unit: "ms",
+      baseline: { what: `${baselineName} of the same ${label} articles`, value: baseline.p50ms },
+      goal: "≤ 1.25 × baseline",
+      met: measured.p50ms <= 1.25 * baseline.p50ms && measured.errors === 0,
+      detail: { ...percentiles(measured, ""), ...percentiles(baseline, "baseline "), "by page number p50 ms": large.lists[name.replace("cursor ", "") as ListName]!.p50ms },
     });
   }
   return figures;

@@ -172,6 +172,9 @@ async function createBurst(ctx: BenchContext, articleType: string, title: string
   return ids;
 }
 
+/** Bursts P4 times; its figure is the median one. */
+const BURSTS = 3;
+
 export async function measureRunnerInFlight(ctx: BenchContext, articles = 1000): Promise<Figure[]> {
   const prompts = [1, 2].map((n) => `[[sim:sleep=${MODEL_SLEEP_MS}]] Part ${n} about {title}.`);
   const articleType = await benchWorkflow(ctx, "two_slow_steps", prompts);
@@ -187,23 +190,35 @@ export async function measureRunnerInFlight(ctx: BenchContext, articles = 1000):
   const rssBefore = peakRss;
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssMiB(runner.pid) ?? 0)), 100);
   try {
-    const started = performance.now();
-    const ids = await createBurst(ctx, articleType, "In flight", articles);
-    const creationSeconds = (performance.now() - started) / 1000;
-    const completedAt = await waitForArticles(ctx, ids, "completed");
-    const seconds = (completedAt - started) / 1000;
+    // Three bursts, one after another has completed; the figure is the median burst (a single
+    // burst moved by a third from run to run on a shared machine).
+    const bursts: { seconds: number; creationSeconds: number }[] = [];
+    for (let burst = 0; burst < BURSTS; burst++) {
+      const started = performance.now();
+      const ids = await createBurst(ctx, articleType, `In flight ${burst}`, articles);
+      const creationSeconds = (performance.now() - started) / 1000;
+      const completedAt = await waitForArticles(ctx, ids, "completed");
+      bursts.push({ seconds: (completedAt - started) / 1000, creationSeconds });
+    }
     peakRss = Math.max(peakRss, rssMiB(runner.pid) ?? 0);
+    const { seconds, creationSeconds } = [...bursts].sort((a, b) => a.seconds - b.seconds)[Math.floor(BURSTS / 2)]!;
     const bound = 1.1 * ((2 * MODEL_SLEEP_MS) / 1000 + creationSeconds);
     return [
       {
         id: "P4 in flight",
-        what: `${articles} articles of 2 steps × ${MODEL_SLEEP_MS / 1000} s model latency on one runner, created ${CREATION_CONCURRENCY} at a time, all completed after`,
+        what: `${articles} articles of 2 steps × ${MODEL_SLEEP_MS / 1000} s model latency on one runner, created ${CREATION_CONCURRENCY} at a time, all completed after (the median of ${BURSTS} bursts)`,
         value: seconds,
         unit: "s",
         baseline: { what: `${articles} ${MODEL_SLEEP_MS / 1000} s calls straight to the simulator at once`, value: directSeconds },
         goal: `≤ 1.1 × (4 s + creation) = ${bound.toFixed(1)} s, runner RSS ≤ 300 MiB`,
         met: seconds <= bound && peakRss <= 300,
-        detail: { "creation s": creationSeconds, "runner peak RSS MiB": peakRss, "runner RSS before MiB": rssBefore },
+        detail: {
+          "creation s": creationSeconds,
+          "bursts s": bursts.map((b) => b.seconds.toFixed(2)).join(" / "),
+          "bursts' creation s": bursts.map((b) => b.creationSeconds.toFixed(2)).join(" / "),
+          "runner peak RSS MiB": peakRss,
+          "runner RSS before MiB": rssBefore,
+        },
       },
     ];
   } finally {

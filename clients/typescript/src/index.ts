@@ -6,6 +6,7 @@ import { apiErrorOf } from "./errors.js";
 export * from "./generated/index.js";
 export { createClient, createConfig, type Client, type Config, type RequestResult, type ServerSentEventsResult } from "./generated/client/index.js";
 export { ApiError, GateRefused, RateLimited, ValidationFailed, apiErrorOf, type GateCode } from "./errors.js";
+export { articlePages, listedArticles, type ArticleListFilter, type ArticleListPage } from "./pager.js";
 
 export interface ArticleClientOptions {
   /** Where the gateway answers, e.g. "https://api.example.com" (no trailing /v1). */

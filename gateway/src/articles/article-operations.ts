@@ -16,6 +16,8 @@ import { estimateArticle } from "./estimate.ts";
 import type { ArticleEventHub, WatchStart } from "./event-stream.ts";
 import type { OpenStreams } from "./open-streams.ts";
 import type { ArticleListQuery } from "./reading.ts";
+import { decodeCursor, encodeCursor } from "./list-cursor.ts";
+import { timestampFromMs, timestampMs } from "@bufbuild/protobuf/wkt";
 import { articleIdentifier, canonicalIdentifier } from "../../../services/kit/src/rules/identifiers.ts";
 import { pageMeta } from "../../../services/kit/src/rules/page-window.ts";
 import { stepBreakdown } from "./step-breakdown.ts";
@@ -29,7 +31,8 @@ export interface ArticleWithProject {
 
 export interface ArticlePage {
   articles: ArticleWithProject[];
-  meta: { current_page: number; last_page: number; per_page: number; total: number };
+  /** The spec's four integers, and the cursor of the page after this one (null on the last). */
+  meta: { current_page: number; last_page: number; per_page: number; total: number; next_cursor: string | null };
 }
 
 export class ArticleOperations {
@@ -70,19 +73,28 @@ export class ArticleOperations {
 
   /**
    * A page of the articles of every project the caller can view within its reach (or of the one
-   * asked for), newest first. A project the caller cannot view restricts to nothing, exactly as an
-   * empty project does: the answer never tells another account's project from a missing one.
+   * asked for), newest first: by page number, or after a cursor's place (list-cursor.ts). A project
+   * the caller cannot view restricts to nothing, exactly as an empty project does: the answer never
+   * tells another account's project from a missing one.
    */
   async list(caller: Caller, query: ArticleListQuery): Promise<ArticlePage> {
-    const { status, projectId, unknownStatus, page, perPage } = query;
+    const { status, projectId, unknownStatus, perPage } = query;
+    const scope = { accountId: caller.accountId, status, projectId };
+    const place = query.cursor === undefined ? undefined : decodeCursor(query.cursor, scope);
+    const page = place?.page ?? query.page;
     const viewable = await this.gate.projects.viewable(caller);
     const projects = projectId === undefined ? viewable : viewable.filter((p) => Number(p.id) === projectId);
-    if (unknownStatus || projects.length === 0) return { articles: [], meta: pageMeta(query, 0) };
+    if (unknownStatus || projects.length === 0) return { articles: [], meta: { ...pageMeta({ page, perPage }, 0), next_cursor: null } };
     const byId = new Map(projects.map((p) => [p.id, p]));
     // The page's ids, then the records: those remembered from polling, the rest in one read.
-    const reply = await this.gate.clients.articles.listArticles({ projectIds: projects.map((p) => p.id), status, page, perPage, idsOnly: true });
+    const after = place && { createdAt: timestampFromMs(place.createdAtMs), id: BigInt(place.id) };
+    const reply = await this.gate.clients.articles.listArticles({ projectIds: projects.map((p) => p.id), status, page, perPage, idsOnly: true, after });
     const articles = await this.remembered.getMany(reply.articleIds, async (ids) => (await this.gate.clients.articles.batchGetArticles({ ids })).articles);
-    return { articles: articles.map((article) => ({ article, project: byId.get(article.projectId)! })), meta: pageMeta(query, reply.total) };
+    // After a place the store says whether more follow; a numbered page has more before the total.
+    const more = place ? reply.more : page * perPage < reply.total;
+    const last = articles.at(-1);
+    const next = more && last ? encodeCursor({ createdAtMs: timestampMs(last.createdAt!), id: Number(last.id), page: page + 1 }, scope) : null;
+    return { articles: articles.map((article) => ({ article, project: byId.get(article.projectId)! })), meta: { ...pageMeta({ page, perPage }, reply.total), next_cursor: next } };
   }
 
   async cancel(caller: Caller, identifier: string): Promise<ArticleWithProject> {

@@ -64,9 +64,9 @@ export function articleService(router: ConnectRouter, calls: PublicCalls, articl
     listArticles: (req, ctx) =>
       answer("ListArticles", async () => {
         const caller = await callerOf(ctx);
-        const query = listQueryOf({ status: req.status, project_id: queryNumber(req.projectId), page: queryNumber(req.page), per_page: queryNumber(req.perPage) });
+        const query = listQueryOf({ status: req.status, project_id: queryNumber(req.projectId), page: queryNumber(req.page), per_page: queryNumber(req.perPage), cursor: req.cursor });
         const page = await articles.list(caller, query);
-        return { articles: page.articles.map((a) => apiArticle(a.article, a.project)), meta: pageMetaOf(page.meta) };
+        return { articles: page.articles.map((a) => apiArticle(a.article, a.project)), meta: { ...pageMetaOf(page.meta), nextCursor: page.meta.next_cursor ?? undefined } };
       }),
     cancelArticle: (req, ctx) =>
       answer("CancelArticle", async () => {

@@ -27,6 +27,7 @@ const SCHEMAS: Record<string, TSchema> = {
   Estimate: S.Estimate,
   StepBreakdown: S.StepBreakdown,
   PageMeta: S.PageMeta,
+  ArticlePageMeta: S.ArticlePageMeta,
   GateError: S.GateError,
   PlainError: S.PlainError,
   ValidationError: S.ValidationError,
@@ -63,7 +64,7 @@ const ARTICLE_EVENT = {
 };
 
 /** The success envelope around `data` (and the optional message, the page, or the warnings of an accepted change). */
-function envelope(data: Json | null, opts: { message?: "required" | "optional"; meta?: boolean; warnings?: string } = {}): Json {
+function envelope(data: Json | null, opts: { message?: "required" | "optional"; meta?: boolean | string; warnings?: string } = {}): Json {
   const properties: Json = { success: { type: "boolean", const: true } };
   const required = ["success"];
   if (data) {
@@ -75,7 +76,7 @@ function envelope(data: Json | null, opts: { message?: "required" | "optional"; 
     if (opts.message === "required") required.push("message");
   }
   if (opts.meta) {
-    properties.meta = ref("PageMeta");
+    properties.meta = ref(typeof opts.meta === "string" ? opts.meta : "PageMeta");
     required.push("meta");
   }
   if (opts.warnings) {
@@ -165,8 +166,12 @@ const PATHS: Record<string, Record<string, Operation>> = {
       tags: articleTags,
       parameters: queryParameters(ARTICLE_LIST_QUERY),
       description:
-        "Never refused for its query: a status outside the spec's values or a project the caller cannot view matches nothing (200 with `data: []`), and page and per_page are clamped (per_page at most 100).",
-      responses: { "200": ok("A page of articles.", envelope({ type: "array", items: ref("Article") }, { meta: true })), ...GATE },
+        "Never refused for the spec's query values: a status outside the spec's values or a project the caller cannot view matches nothing (200 with `data: []`), and page and per_page are clamped (per_page at most 100). A `cursor` (meta.next_cursor) reads the page after the one that gave it at any depth in the time of page 1; one this list did not give is 422 on `cursor`.",
+      responses: {
+        "200": ok("A page of articles.", envelope({ type: "array", items: ref("Article") }, { meta: "ArticlePageMeta" })),
+        "422": resp("ValidationFailed"),
+        ...GATE,
+      },
     },
   },
   "/v1/articles/estimate": {

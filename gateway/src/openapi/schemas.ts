@@ -343,6 +343,12 @@ export const PageMeta = Type.Object(
   { description: "Pagination of a collection." },
 );
 
+// The article list's page meta: the spec's four integers and the list's cursor (list-cursor.ts).
+export const ArticlePageMeta = Type.Composite(
+  [PageMeta, Type.Object({ next_cursor: Nullable(Type.String({ description: "Pass as `cursor` to read the page after this one, in the time of a first page at any depth; null on the last page. Opaque." })) })],
+  { description: "Pagination of the article list: page numbers and a cursor to the next page." },
+);
+
 // Error shapes (spec 7).
 // Exactly the spec's shapes: the request's id is in the X-Request-Id header of every answer, not in the body.
 export const GateError = Type.Object(

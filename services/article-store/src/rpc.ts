@@ -15,6 +15,7 @@ import {
   ResearchSourceSchema,
   type Article,
   type GenerationSettings as SettingsMessage,
+  type ListPosition,
 } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import type { AccountsService } from "../../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
 import { codeToString } from "@connectrpc/connect/protocol-connect";
@@ -204,6 +205,12 @@ const attemptOf = (a: AttemptMessage): delivery.DeliveryAttempt => ({
 });
 
 const brandVoiceMessage = (v: styles.BrandVoiceRecord) => ({ id: big(v.id), projectId: big(v.projectId), name: v.name, description: v.description });
+/** A list's place after which its page starts (a cursor's): an article's created_at and id, both required. */
+function listPosition(p: ListPosition): listing.ListPosition {
+  if (!p.createdAt) throw invalidFields({ "after.created_at": ["after.created_at is required."] });
+  return { createdAt: timestampDate(p.createdAt), id: Number(p.id) };
+}
+
 const imagePresetMessage = (p: styles.ImagePresetRecord) => ({ id: big(p.id), projectId: big(p.projectId), name: p.name, style: p.style });
 
 const idempotencyOf = (key: string | undefined, hash: string | undefined): idempotency.IdempotencyRequest | undefined =>
@@ -249,13 +256,14 @@ export function articleStoreRoutes({ db, accounts, relay }: ArticleStoreDeps) {
       getArticle: async (req) => article(await store.getArticle(db, req.identifier)),
       batchGetArticlesByExternalId: async (req) => ({ articles: (await store.getArticlesByExternalId(db, req.externalIds)).map(articleMessage) }),
       async listArticles(req) {
-        const query = { projectIds: req.projectIds.map(Number), status: req.status || undefined, page: req.page, perPage: req.perPage };
+        const after = req.after && listPosition(req.after);
+        const query = { projectIds: req.projectIds.map(Number), status: req.status || undefined, page: req.page, perPage: req.perPage, after };
         if (req.idsOnly) {
           const page = await listing.listArticleIds(db, query);
-          return { articleIds: page.ids.map(big), total: page.total };
+          return { articleIds: page.ids.map(big), total: page.total, more: page.more };
         }
         const page = await listing.listArticles(db, query);
-        return { articles: page.articles.map(articleMessage), total: page.total };
+        return { articles: page.articles.map(articleMessage), total: page.total, more: page.more };
       },
       batchGetArticles: async (req) => ({ articles: (await store.getArticles(db, req.ids.map(Number))).map(articleMessage) }),
       async findIdempotentArticle(req) {

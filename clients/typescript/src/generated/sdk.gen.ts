@@ -21,7 +21,7 @@ export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends 
 /**
  * List articles of every project the caller can view, newest first
  *
- * Never refused for its query: a status outside the spec's values or a project the caller cannot view matches nothing (200 with `data: []`), and page and per_page are clamped (per_page at most 100).
+ * Never refused for the spec's query values: a status outside the spec's values or a project the caller cannot view matches nothing (200 with `data: []`), and page and per_page are clamped (per_page at most 100). A `cursor` (meta.next_cursor) reads the page after the one that gave it at any depth in the time of page 1; one this list did not give is 422 on `cursor`.
  */
 export const listArticles = <ThrowOnError extends boolean = false>(options?: Options<ListArticlesData, ThrowOnError>): RequestResult<ListArticlesResponses, ListArticlesErrors, ThrowOnError> => (options?.client ?? client).get<ListArticlesResponses, ListArticlesErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],

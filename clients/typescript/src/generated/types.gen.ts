@@ -659,6 +659,20 @@ export type PageMeta = {
 };
 
 /**
+ * Pagination of the article list: page numbers and a cursor to the next page.
+ */
+export type ArticlePageMeta = {
+    current_page: number;
+    last_page: number;
+    per_page: number;
+    total: number;
+    /**
+     * Pass as `cursor` to read the page after this one, in the time of a first page at any depth; null on the last page. Opaque.
+     */
+    next_cursor: string | null;
+};
+
+/**
  * A gate refusal on /v1 (401, 402, 429).
  */
 export type GateError = {
@@ -1466,6 +1480,10 @@ export type ListArticlesData = {
          * Articles per page, at most 100: a larger value reads 100, a value below 1 or not an integer the default (20).
          */
         per_page?: number;
+        /**
+         * Keyset paging: the `meta.next_cursor` of the page before, to read the page after it in the time of a first page at any depth (`page` is then not read; per_page is). Refused with 422 on `cursor` when it is not one this list gave (malformed, or given for another status, project_id or account).
+         */
+        cursor?: string;
     };
     url: '/v1/articles';
 };
@@ -1479,6 +1497,10 @@ export type ListArticlesErrors = {
      * The account has no active subscription.
      */
     402: GateError;
+    /**
+     * Validation failed: messages per field.
+     */
+    422: ValidationError;
     /**
      * A minute, hour or day window is full; retry after retry_after seconds.
      */
@@ -1494,7 +1516,7 @@ export type ListArticlesResponses = {
     200: {
         success: true;
         data: Array<Article>;
-        meta: PageMeta;
+        meta: ArticlePageMeta;
     };
 };
 

@@ -1,8 +1,8 @@
-// Lists of articles of some projects, newest first (created_at, then id), by page. Neither part
-// grows with the projects' size: the total sums the per-status counts (with the changes not
-// folded into them yet, read in the same snapshot), and a page's ids come from an index-only walk
-// that starts at the day the page falls in, found from the per-day counts, before only those rows
-// are read.
+// Lists of articles of some projects, newest first (created_at, then id), by page or after a place
+// in that order (a cursor). Neither part grows with the projects' size: the total sums the
+// per-status counts (with the changes not folded into them yet, read in the same snapshot), and a
+// page's ids come from an index-only walk that starts at the day the page falls in, found from the
+// per-day counts, or at the place itself, before only those rows are read.
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { preparedPerDatabase } from "../../../kit/src/prepared-statements.ts";
@@ -15,6 +15,14 @@ export interface ArticleListQuery {
   status?: string;
   page: number;
   perPage: number;
+  /** Keyset paging: the page is the articles after this place in the list's order (page is not read). */
+  after?: ListPosition;
+}
+
+/** A place in the list's order: an article's created_at and id. */
+export interface ListPosition {
+  createdAt: Date;
+  id: number;
 }
 
 /** Below this offset walking the index from the top is cheaper than summing the day counts. */
@@ -78,29 +86,63 @@ function pageIds(byStatus: boolean): SQL {
     offset ${offset} - (select skipped from start) limit ${perPage}`;
 }
 
+const afterCreatedAt = sql`${sql.placeholder("afterCreatedAt")}::timestamptz`;
+const afterId = sql`${sql.placeholder("afterId")}::int8`;
+/**
+ * The place's time: the article's own created_at, read once by its id, so an article stored
+ * before created_at was kept to the millisecond (its microseconds beyond the cursor's
+ * milliseconds) is placed exactly; the cursor's time when the article is gone.
+ */
+const placeTime = sql`coalesce((select created_at from ${articles} where id = ${afterId}), ${afterCreatedAt})`;
+
+/**
+ * The ids of the page after a place in the list (a cursor), newest first, and one more to tell
+ * whether another page follows: each project an index range scan that starts at the place (the
+ * row comparison is the index's own order, so Postgres seeks to it) and reads at most per_page + 1
+ * entries whatever the depth, the projects' scans merged.
+ */
+function idsAfter(byStatus: boolean): SQL {
+  const ofStatus = byStatus ? sql`and status = ${status}` : sql``;
+  return sql`
+    select page.id from (select distinct unnest(${projectIds}) as project_id) as listed
+    cross join lateral (
+      select id, created_at from ${articles} as candidate
+      where project_id = listed.project_id ${ofStatus} and (created_at, id) < (${placeTime}, ${afterId})
+      order by created_at desc nulls last, id desc nulls last
+      limit ${perPage} + 1
+    ) as page
+    order by page.created_at desc nulls last, page.id desc nulls last
+    limit ${perPage} + 1`;
+}
+
+/** The rows whose ids `ids` selects, newest first: whole, or their ids only (the heap tuples are read, their long text is not). */
+function rowsOf(db: Db, ids: SQL) {
+  // An array of the ids (not `in`), so Postgres reads just those rows by primary key.
+  const byIds = sql`${articles.id} = any(array(${ids}))`;
+  const newestFirst = [sql`${articles.createdAt} desc nulls last`, sql`${articles.id} desc nulls last`];
+  return {
+    whole: (name: string) => db.select().from(articles).where(byIds).orderBy(...newestFirst).prepare(name),
+    ids: (name: string) => db.select({ id: articles.id }).from(articles).where(byIds).orderBy(...newestFirst).prepare(name),
+  };
+}
+
 function listStatements(db: Db, byStatus: boolean) {
   const inProjects = sql`${articleCounts.projectId} = any(${projectIds})`;
   const unfolded = sql`(select sum(${changeCounted(byStatus)}) from ${articleCountChanges} where project_id = any(${projectIds}) and ${changesCounted(byStatus)})`;
+  const named = (name: string) => (byStatus ? `${name}_of_status` : name);
+  const byPage = rowsOf(db, pageIds(byStatus));
+  const byPlace = rowsOf(db, idsAfter(byStatus));
   return {
     total: db
       .select({ total: sql<string>`coalesce(sum(${articleCounts.articles}), 0) + coalesce(${unfolded}, 0)` })
       .from(articleCounts)
       .where(byStatus ? and(inProjects, eq(articleCounts.status, status)) : inProjects)
-      .prepare(byStatus ? "article_total_of_status" : "article_total"),
-    page: db
-      .select()
-      .from(articles)
-      // An array of the ids (not `in`), so Postgres reads just those rows by primary key.
-      .where(sql`${articles.id} = any(array(${pageIds(byStatus)}))`)
-      .orderBy(sql`${articles.createdAt} desc nulls last`, sql`${articles.id} desc nulls last`)
-      .prepare(byStatus ? "article_page_of_status" : "article_page"),
-    // The same page as ids only (the rows' heap tuples are read, their long text is not).
-    pageIds: db
-      .select({ id: articles.id })
-      .from(articles)
-      .where(sql`${articles.id} = any(array(${pageIds(byStatus)}))`)
-      .orderBy(sql`${articles.createdAt} desc nulls last`, sql`${articles.id} desc nulls last`)
-      .prepare(byStatus ? "article_page_ids_of_status" : "article_page_ids"),
+      .prepare(named("article_total")),
+    page: byPage.whole(named("article_page")),
+    pageIds: byPage.ids(named("article_page_ids")),
+    // The page after a place (and one more article).
+    pageAfter: byPlace.whole(named("article_page_after")),
+    pageIdsAfter: byPlace.ids(named("article_page_ids_after")),
   };
 }
 
@@ -112,24 +154,40 @@ const statements = preparedPerDatabase((db: Db) => ({
 /** The statements' values; the page window read as every list reads it (0 or less is unset). */
 function checkedQuery(query: ArticleListQuery) {
   const { page, perPage } = pageWindow(query.page, query.perPage);
-  return { projectIds: query.projectIds, status: query.status, offset: (page - 1) * perPage, perPage };
+  const after = query.after;
+  return {
+    projectIds: query.projectIds,
+    status: query.status,
+    offset: (page - 1) * perPage,
+    perPage,
+    afterCreatedAt: after?.createdAt.toISOString(),
+    afterId: after?.id,
+  };
 }
 
-/** Articles of the given projects, newest first, with the exact number of them. */
-export async function listArticles(db: Db, query: ArticleListQuery): Promise<{ articles: ArticleRecord[]; total: number }> {
+/** A page's rows and whether more follow it: a page after a place is read with one row more. */
+function pageOf<T>(rows: T[], query: ArticleListQuery, perPage: number): { rows: T[]; more: boolean } {
+  if (!query.after) return { rows, more: false };
+  return { rows: rows.slice(0, perPage), more: rows.length > perPage };
+}
+
+/** Articles of the given projects, newest first, with the exact number of them (and, after a place, whether more follow). */
+export async function listArticles(db: Db, query: ArticleListQuery): Promise<{ articles: ArticleRecord[]; total: number; more: boolean }> {
   const values = checkedQuery(query);
-  if (query.projectIds.length === 0) return { articles: [], total: 0 };
+  if (query.projectIds.length === 0) return { articles: [], total: 0, more: false };
   const list = query.status ? statements(db).ofStatus : statements(db).all;
   // The total and the page are independent reads: run them side by side.
-  const [[{ total }], rows] = await Promise.all([list.total.execute(values), list.page.execute(values)]);
-  return { articles: rows, total: Number(total) };
+  const [[{ total }], rows] = await Promise.all([list.total.execute(values), (query.after ? list.pageAfter : list.page).execute(values)]);
+  const page = pageOf(rows, query, values.perPage);
+  return { articles: page.rows, total: Number(total), more: page.more };
 }
 
 /** The ids of the page listArticles would answer, with the same total. */
-export async function listArticleIds(db: Db, query: ArticleListQuery): Promise<{ ids: number[]; total: number }> {
+export async function listArticleIds(db: Db, query: ArticleListQuery): Promise<{ ids: number[]; total: number; more: boolean }> {
   const values = checkedQuery(query);
-  if (query.projectIds.length === 0) return { ids: [], total: 0 };
+  if (query.projectIds.length === 0) return { ids: [], total: 0, more: false };
   const list = query.status ? statements(db).ofStatus : statements(db).all;
-  const [[{ total }], rows] = await Promise.all([list.total.execute(values), list.pageIds.execute(values)]);
-  return { ids: rows.map((row) => row.id), total: Number(total) };
+  const [[{ total }], rows] = await Promise.all([list.total.execute(values), (query.after ? list.pageIdsAfter : list.pageIds).execute(values)]);
+  const page = pageOf(rows, query, values.perPage);
+  return { ids: page.rows.map((row) => row.id), total: Number(total), more: page.more };
 }
