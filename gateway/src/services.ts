@@ -3,6 +3,7 @@ import type { Client } from "@connectrpc/connect";
 import { AccountsService } from "../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
 import { QuotaService } from "../../proto/gen/articles/accounts_billing/v1/quota_pb.ts";
 import { ArticleLifecycleService, ArticleStoreService } from "../../proto/gen/articles/article_store/v1/articles_pb.ts";
+import { ArticleVersionService } from "../../proto/gen/articles/article_store/v1/versions_pb.ts";
 import { WorkflowSnapshotService } from "../../proto/gen/articles/workflow_catalog/v1/snapshots_pb.ts";
 import { ModelCatalogService } from "../../proto/gen/articles/generation_runner/v1/models_pb.ts";
 import { ArticleImageService } from "../../proto/gen/articles/generation_runner/v1/images_pb.ts";
@@ -19,6 +20,8 @@ export interface ServiceClients {
   articles: Client<typeof ArticleStoreService>;
   /** Only for the client's cancel of an article. */
   lifecycle: Client<typeof ArticleLifecycleService>;
+  /** An article's version history, its edits and restores. */
+  versions: Client<typeof ArticleVersionService>;
   snapshots: Client<typeof WorkflowSnapshotService>;
   models: Client<typeof ModelCatalogService>;
   workflows: Client<typeof WorkflowCatalogService>;
@@ -35,6 +38,7 @@ export function connectServices(config: Pick<GatewayConfig, "services">, credent
     quota: serviceClient(QuotaService, via(config.services.accountsBilling)),
     articles: serviceClient(ArticleStoreService, via(config.services.articleStore)),
     lifecycle: serviceClient(ArticleLifecycleService, via(config.services.articleStore)),
+    versions: serviceClient(ArticleVersionService, via(config.services.articleStore)),
     snapshots: serviceClient(WorkflowSnapshotService, via(config.services.workflowCatalog)),
     models: serviceClient(ModelCatalogService, via(config.services.generationRunner)),
     workflows: serviceClient(WorkflowCatalogService, via(config.services.workflowCatalog)),

@@ -19,6 +19,7 @@ import type { ArticleListQuery } from "./reading.ts";
 import { articleIdentifier, canonicalIdentifier } from "../../../services/kit/src/rules/identifiers.ts";
 import { pageMeta } from "../../../services/kit/src/rules/page-window.ts";
 import { stepBreakdown } from "./step-breakdown.ts";
+import { ArticleVersions } from "./article-versions.ts";
 
 const ARTICLE_NOT_FOUND = "Article not found.";
 
@@ -34,6 +35,8 @@ export interface ArticlePage {
 
 export class ArticleOperations {
   private readonly creation: ArticleCreation;
+  /** The version history, edits and restores (article-versions.ts). */
+  readonly versions: ArticleVersions;
 
   constructor(
     private readonly gate: V1Gate,
@@ -43,6 +46,7 @@ export class ArticleOperations {
     logger: Logger,
   ) {
     this.creation = new ArticleCreation(gate, logger);
+    this.versions = new ArticleVersions(gate, (caller, identifier, access) => this.get(caller, identifier, access));
   }
 
   /** Creation from the public body (an idempotency key replays the first answer). */

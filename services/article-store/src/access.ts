@@ -3,6 +3,7 @@
 // deliveries and publications (and reads the articles it delivers and publishes); the operator
 // creates brand voices and image presets and inspects records.
 import { ArticleLifecycleService, ArticleStoreService } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
+import { ArticleVersionService } from "../../../proto/gen/articles/article_store/v1/versions_pb.ts";
 import { allow, CALLERS } from "../../kit/src/access-policy.ts";
 
 const { gateway, generationRunner, webhookDispatcher, operator } = CALLERS;
@@ -37,5 +38,12 @@ export const articleStoreAccess = [
     markDeliveryFailed: [webhookDispatcher],
     recordDeliveries: [webhookDispatcher],
     recordPublication: [webhookDispatcher],
+  }),
+  // A client's edits and restores come through the gateway; operators read histories.
+  allow(ArticleVersionService, {
+    listVersions: [gateway, operator],
+    getVersion: [gateway, operator],
+    restoreVersion: [gateway],
+    editArticle: [gateway],
   }),
 ];

@@ -32,6 +32,7 @@ import { markedByDeliveries } from "./changed-articles.ts";
 import * as styles from "./domain/project-styles.ts";
 import { recordPublication } from "./domain/publications.ts";
 import { archivedEventsAfter } from "./domain/event-archive.ts";
+import { articleVersionRoutes } from "./version-rpc.ts";
 import { attemptOf as publicationAttemptOf, autoPublishMessage, autoPublishOf, publicationMessage, publicationOf } from "./publication-messages.ts";
 
 const ts = (d: Date) => timestampFromDate(d);
@@ -378,5 +379,7 @@ export function articleStoreRoutes({ db, accounts, relay }: ArticleStoreDeps) {
           }),
         ),
     });
+
+    articleVersionRoutes(router, db, { articleMessage, sourceMessage });
   };
 }
