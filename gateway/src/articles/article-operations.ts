@@ -20,6 +20,7 @@ import { articleIdentifier, canonicalIdentifier } from "../../../services/kit/sr
 import { pageMeta } from "../../../services/kit/src/rules/page-window.ts";
 import { stepBreakdown } from "./step-breakdown.ts";
 import { ArticleVersions } from "./article-versions.ts";
+import { exportArticle, exportFormatOf, type ExportedContent } from "./article-export.ts";
 
 const ARTICLE_NOT_FOUND = "Article not found.";
 
@@ -92,6 +93,13 @@ export class ArticleOperations {
   async cancel(caller: Caller, identifier: string): Promise<ArticleWithProject> {
     const { article, project } = await this.get(caller, identifier, "update");
     return { article: await cancelArticle(this.gate.clients.lifecycle, article), project };
+  }
+
+  /** The current content in an export format (article-export.ts); view access. */
+  async exportContent(caller: Caller, identifier: string, format: string | null | undefined): Promise<ExportedContent> {
+    const wanted = exportFormatOf(format);
+    const { article } = await this.get(caller, identifier);
+    return exportArticle(article, wanted);
   }
 
   async steps(caller: Caller, identifier: string) {

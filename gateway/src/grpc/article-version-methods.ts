@@ -33,6 +33,11 @@ export function articleVersionMethods(answer: PublicCalls["answer"], callerOf: (
         const restored = await versions.restore(await callerOf(ctx), req.id, req.version, req.baseVersionId === undefined ? undefined : Number(req.baseVersionId));
         return { article: apiArticle(restored.article, restored.project), versionNumber: restored.version.number };
       }),
+    exportArticleContent: (req: { id: string; format?: string }, ctx: HandlerContext) =>
+      answer("ExportArticleContent", async () => {
+        const exported = await articles.exportContent(await callerOf(ctx), req.id, req.format);
+        return { format: exported.format, contentType: exported.contentType, content: exported.content, versionId: exported.etag ? BigInt(exported.etag.slice(1, -1)) : 0n };
+      }),
     updateArticle: (req: { id: string; baseVersionId: bigint; content?: string; description?: string; clearDescription: boolean }, ctx: HandlerContext) =>
       answer("UpdateArticle", async () => {
         // The body PATCH /v1/articles/{id} would get.

@@ -27,6 +27,7 @@ const article: MethodRoles<typeof ArticleService> = {
   // After generation: the history is read, edits and restores change the article.
   listArticleVersions: "reader",
   getArticleVersion: "reader",
+  exportArticleContent: "reader",
   restoreArticleVersion: "writer",
   updateArticle: "writer",
 };

@@ -570,6 +570,36 @@ const VERSION_PATHS: Record<string, Record<string, Operation>> = {
       responses: { "200": ok("The version with its content.", envelope(ref("ArticleVersion"))), "403": resp("Forbidden"), "404": resp("NotFound"), ...GATE },
     },
   },
+  "/v1/articles/{id}/content": {
+    get: {
+      operationId: "exportArticleContent",
+      summary: "The current content as markdown, sanitised HTML, plain text or schema.org JSON-LD",
+      description:
+        "markdown: the body as stored (a JSON envelope's article.content); html: the completion webhook's content.html, rendered and sanitised the same way; text: the words of that HTML, a blank line between blocks; jsonld: schema.org structured data, an `@graph` of an Article (headline: the H1, else the title; description, dates, images, keywords, the cited sources as citation) and, when the body has an FAQ section, a FAQPage of its questions. 409 for an article without content yet.",
+      tags: articleTags,
+      parameters: [
+        ID_PARAM,
+        { name: "format", in: "query", required: false, description: "markdown (default), html, text or jsonld; anything else is 422.", schema: { type: "string", enum: ["markdown", "html", "text", "jsonld"], default: "markdown" } },
+      ],
+      responses: {
+        "200": {
+          description: "The content, in the media type of its format.",
+          headers: { ...RATE_HEADERS, ...ETAG_HEADER },
+          content: {
+            "text/markdown": { schema: { type: "string" } },
+            "text/html": { schema: { type: "string" } },
+            "text/plain": { schema: { type: "string" } },
+            "application/ld+json": { schema: { type: "object", required: ["@context", "@graph"], properties: { "@context": { const: "https://schema.org" }, "@graph": { type: "array", items: { type: "object", required: ["@type"] } } } } },
+          },
+        },
+        "403": resp("Forbidden"),
+        "404": resp("NotFound"),
+        "409": CONFLICT,
+        "422": resp("ValidationFailed"),
+        ...GATE,
+      },
+    },
+  },
   "/v1/articles/{id}/versions/{version}/restore": {
     post: {
       operationId: "restoreArticleVersion",

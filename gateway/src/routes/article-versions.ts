@@ -6,6 +6,7 @@ import type { ArticleOperations } from "../articles/article-operations.ts";
 import { articleEtag, ifMatchVersion, presentVersion, type ChangedArticle } from "../articles/article-versions.ts";
 import type { V1Gate } from "../plugins/caller.ts";
 import { v1Gate } from "../plugins/v1-gate.ts";
+import { queryValues } from "../validation.ts";
 import { presentArticle } from "../../../services/kit/src/public-article.ts";
 
 const TAGS = ["Articles"];
@@ -45,6 +46,16 @@ export const articleVersionRoutes = (gate: V1Gate, articles: ArticleOperations) 
         return changedAnswer(restored, `Version ${params.version} restored as version ${restored.version.number}.`, set.headers as Record<string, string | number>);
       },
       { detail: { summary: "Make an earlier version current again, as a new version (If-Match optional; 409 when stale)", tags: TAGS } },
+    )
+    .get(
+      "/v1/articles/:id/content",
+      async ({ caller, params, request }) => {
+        const exported = await articles.exportContent(caller, params.id, queryValues(request.url).format);
+        const headers: Record<string, string> = { "content-type": exported.contentType };
+        if (exported.etag) headers.ETag = exported.etag;
+        return new Response(exported.content, { headers });
+      },
+      { detail: { summary: "The current content as markdown, sanitised HTML, plain text or schema.org JSON-LD", tags: TAGS } },
     )
     .patch(
       "/v1/articles/:id",

@@ -3172,6 +3172,70 @@ export type GetArticleVersionResponses = {
 
 export type GetArticleVersionResponse = GetArticleVersionResponses[keyof GetArticleVersionResponses];
 
+export type ExportArticleContentData = {
+    body?: never;
+    path: {
+        /**
+         * The article's numeric id or its external_id (UUID); anything else is 404.
+         */
+        id: string;
+    };
+    query?: {
+        /**
+         * markdown (default), html, text or jsonld; anything else is 422.
+         */
+        format?: 'markdown' | 'html' | 'text' | 'jsonld';
+    };
+    url: '/v1/articles/{id}/content';
+};
+
+export type ExportArticleContentErrors = {
+    /**
+     * Missing, malformed, expired or revoked key.
+     */
+    401: GateError;
+    /**
+     * The account has no active subscription.
+     */
+    402: GateError;
+    /**
+     * Not authorised for the project, or the user is disabled.
+     */
+    403: PlainError;
+    /**
+     * No such resource, or not visible to the account.
+     */
+    404: PlainError;
+    /**
+     * The base version is no longer current (another change came first), or the article is not completed or published: nothing changed.
+     */
+    409: VersionConflict;
+    /**
+     * Validation failed: messages per field.
+     */
+    422: ValidationError;
+    /**
+     * A minute, hour or day window is full; retry after retry_after seconds.
+     */
+    429: GateError;
+};
+
+export type ExportArticleContentError = ExportArticleContentErrors[keyof ExportArticleContentErrors];
+
+export type ExportArticleContentResponses = {
+    /**
+     * The content, in the media type of its format.
+     */
+    200: {
+        '@context': 'https://schema.org';
+        '@graph': Array<{
+            [key: string]: unknown;
+        }>;
+    };
+};
+
+export type ExportArticleContentResponse = ExportArticleContentResponses[keyof ExportArticleContentResponses];
+
 export type RestoreArticleVersionData = {
     body?: never;
     headers?: {
