@@ -7,6 +7,7 @@ import { ArticleVersionService } from "../../proto/gen/articles/article_store/v1
 import { WorkflowSnapshotService } from "../../proto/gen/articles/workflow_catalog/v1/snapshots_pb.ts";
 import { ModelCatalogService } from "../../proto/gen/articles/generation_runner/v1/models_pb.ts";
 import { ArticleImageService } from "../../proto/gen/articles/generation_runner/v1/images_pb.ts";
+import { OriginalityCheckService } from "../../proto/gen/articles/generation_runner/v1/originality_pb.ts";
 import { CostBreakdownService } from "../../proto/gen/articles/generation_runner/v1/cost_breakdown_pb.ts";
 import { WorkflowCatalogService } from "../../proto/gen/articles/workflow_catalog/v1/workflows_pb.ts";
 import { PublishingService } from "../../proto/gen/articles/webhook_dispatcher/v1/publishing_pb.ts";
@@ -27,6 +28,8 @@ export interface ServiceClients {
   workflows: Client<typeof WorkflowCatalogService>;
   images: Client<typeof ArticleImageService>;
   costs: Client<typeof CostBreakdownService>;
+  /** The originality check of an edited version (generation-runner's detector). */
+  originality: Client<typeof OriginalityCheckService>;
   /** Publishing destinations and publish requests (webhook-dispatcher). */
   publishing: Client<typeof PublishingService>;
 }
@@ -45,6 +48,7 @@ export function connectServices(config: Pick<GatewayConfig, "services">, credent
     // Image bytes are larger than the other answers: a longer deadline of their own.
     images: serviceClient(ArticleImageService, { ...via(config.services.generationRunner), timeoutMs: 15_000 }),
     costs: serviceClient(CostBreakdownService, via(config.services.generationRunner)),
+    originality: serviceClient(OriginalityCheckService, via(config.services.generationRunner)),
     // A connection check waits on the customer's site (up to 30 s a request).
     publishing: serviceClient(PublishingService, { ...via(config.services.webhookDispatcher), timeoutMs: 65_000 }),
   };

@@ -15,6 +15,7 @@ import Ajv2020 from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import { articleBody, finished, waitForArticle, webhookReceiver } from "./generation-support.ts";
 import { openEvents } from "./article-events-support.ts";
+import { eventually } from "../harness/eventually.ts";
 
 let stack: TestStack;
 let tenant: Tenant;
@@ -122,9 +123,15 @@ describe("versions of a generated article", () => {
       [2, "edited", true],
     ]);
     expect(history[1].made_by).toEqual({ key_id: tenant.keyId });
+    // The check runs again on the new text: the article then shows the new version's score.
+    const checked = await eventually(async () => (await api.get(path)).body.data, (a) => a.ai_detection_score !== null, 10_000, "the edited version's score");
+    expect(checked.current_version_id).toBe(edited.current_version_id);
+    expect(typeof checked.ai_detection_score).toBe("number");
+    expect((await api.get(`${path}/versions/2`)).body.data.ai_detection_score).toBe(checked.ai_detection_score);
+    expect(checked.quality).toBeNull();
     // Version 1 is as it was.
     expect((await api.get(`/v1/articles/${article.external_id}/versions/1`)).body.data.content).toBe(article.content);
-    article = edited;
+    article = checked;
   });
 
   test("restore makes the old content current as a new version; a stale If-Match is 409", async () => {

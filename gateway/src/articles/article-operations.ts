@@ -47,7 +47,7 @@ export class ArticleOperations {
     logger: Logger,
   ) {
     this.creation = new ArticleCreation(gate, logger);
-    this.versions = new ArticleVersions(gate, (caller, identifier, access) => this.get(caller, identifier, access));
+    this.versions = new ArticleVersions(gate, (caller, identifier, access) => this.get(caller, identifier, access), logger);
   }
 
   /** Creation from the public body (an idempotency key replays the first answer). */

@@ -11,6 +11,7 @@ import { iso, presentSource } from "../../../services/kit/src/public-article.ts"
 import type { QualityReport } from "../../../services/kit/src/rules/quality-report.ts";
 import { HttpError, notFoundError, validationError } from "../errors.ts";
 import type { Caller, V1Gate } from "../plugins/caller.ts";
+import type { Logger } from "../../../services/kit/src/logger.ts";
 import type { FieldTable } from "../openapi/fields.ts";
 import { Validator } from "../validation.ts";
 import type { ArticleWithProject } from "./article-operations.ts";
@@ -107,7 +108,20 @@ export class ArticleVersions {
   constructor(
     private readonly gate: V1Gate,
     private readonly find: (caller: Caller, identifier: string, access: "view" | "update") => Promise<ArticleWithProject>,
+    private readonly logger: Logger,
   ) {}
+
+  /**
+   * Has the runner's detector score a new, unchecked version: the edit answers at once with
+   * ai_detection_score null, and the article shows the score once recorded. A check lost to a
+   * failure is logged; the version then stays unchecked.
+   */
+  private checkOriginality(externalId: string, version: ArticleVersion): void {
+    if (version.aiDetectionScore !== undefined) return;
+    void this.gate.clients.originality
+      .checkVersion({ externalId, number: version.number })
+      .catch((error) => this.logger.warn("could not check an edited version's originality", { externalId, version: version.number, error: (error as Error).message }));
+  }
 
   async list(caller: Caller, identifier: string): Promise<ArticleWithProject & { versions: ArticleVersion[] }> {
     const { article, project } = await this.find(caller, identifier, "view");
@@ -141,6 +155,7 @@ export class ArticleVersions {
         keyId: BigInt(caller.keyId),
       }),
     );
+    this.checkOriginality(article.externalId, reply.version!);
     return { article: reply.article!, project, version: reply.version! };
   }
 

@@ -42,7 +42,8 @@ export const articleStoreAccess = [
   // A client's edits and restores come through the gateway; operators read histories.
   allow(ArticleVersionService, {
     listVersions: [gateway, operator],
-    getVersion: [gateway, operator],
+    // The runner reads an edited version to score it.
+    getVersion: [gateway, generationRunner, operator],
     restoreVersion: [gateway],
     editArticle: [gateway],
   }),

@@ -10,6 +10,11 @@ import { ensureSeedModels, seedModels } from "./domain/model-catalog.ts";
 import { generationRunnerRoutes } from "./rpc.ts";
 import { generationRunnerAccess } from "./access.ts";
 import { startGenerationWorker } from "./worker.ts";
+import { originalityCheckHandlers } from "./rpc-originality.ts";
+import { serviceClient } from "../../kit/src/clients.ts";
+import { ArticleLifecycleService } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
+import { ArticleVersionService } from "../../../proto/gen/articles/article_store/v1/versions_pb.ts";
+import { OriginalityCheckService } from "../../../proto/gen/articles/generation_runner/v1/originality_pb.ts";
 
 const runner = failOnConfigError(() => loadRunnerConfig());
 
@@ -21,7 +26,7 @@ await runService({
   migrationsFolder: fileURLToPath(new URL("./db/migrations", import.meta.url)),
   usesRedis: true,
   access: generationRunnerAccess,
-  routes: ({ database, logger }) => {
+  routes: ({ database, logger, config, credential }) => {
     // Seeded as the server comes up; catalog calls wait for it, so the first article never
     // finds an empty catalog.
     const seeded = ensureSeedModels(database.db, seedModels({ simulator: runner.clients.providers.has("simulator"), openai: runner.realOpenAi })).then((count) => {
@@ -33,7 +38,14 @@ await runService({
       console.error(`generation-runner: cannot seed the model catalog (${(error as Error).message})`);
       process.exit(1);
     });
-    return generationRunnerRoutes(database.db, (id) => runner.clients.isConfigured(id), seeded, { stores: new ImageStores(database.db, runner.imageBucket), publicBaseUrl: runner.publicBaseUrl });
+    const catalogAndRuns = generationRunnerRoutes(database.db, (id) => runner.clients.isConfigured(id), seeded, { stores: new ImageStores(database.db, runner.imageBucket), publicBaseUrl: runner.publicBaseUrl });
+    // Edited versions are scored on request (the gateway asks after an edit).
+    const articleStore = { baseUrl: config.services.articleStore, credential };
+    const checks = originalityCheckHandlers({ detector: runner.detector, versions: serviceClient(ArticleVersionService, articleStore), lifecycle: serviceClient(ArticleLifecycleService, articleStore) });
+    return (router) => {
+      catalogAndRuns(router);
+      router.service(OriginalityCheckService, checks);
+    };
   },
   background: (ctx) => startGenerationWorker(ctx, runner),
 });
