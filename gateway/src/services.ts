@@ -7,6 +7,10 @@ import { ArticleVersionService } from "../../proto/gen/articles/article_store/v1
 import { WorkflowSnapshotService } from "../../proto/gen/articles/workflow_catalog/v1/snapshots_pb.ts";
 import { ModelCatalogService } from "../../proto/gen/articles/generation_runner/v1/models_pb.ts";
 import { ArticleImageService } from "../../proto/gen/articles/generation_runner/v1/images_pb.ts";
+import { ArticleErasureService } from "../../proto/gen/articles/article_store/v1/erasure_pb.ts";
+import { RunErasureService } from "../../proto/gen/articles/generation_runner/v1/erasure_pb.ts";
+import { DeliveryErasureService } from "../../proto/gen/articles/webhook_dispatcher/v1/erasure_pb.ts";
+import { ReservationErasureService } from "../../proto/gen/articles/accounts_billing/v1/erasure_pb.ts";
 import { OriginalityCheckService } from "../../proto/gen/articles/generation_runner/v1/originality_pb.ts";
 import { CostBreakdownService } from "../../proto/gen/articles/generation_runner/v1/cost_breakdown_pb.ts";
 import { WorkflowCatalogService } from "../../proto/gen/articles/workflow_catalog/v1/workflows_pb.ts";
@@ -28,6 +32,11 @@ export interface ServiceClients {
   workflows: Client<typeof WorkflowCatalogService>;
   images: Client<typeof ArticleImageService>;
   costs: Client<typeof CostBreakdownService>;
+  /** An article's erasure, service by service (DELETE /v1/articles/{id}). */
+  erasure: Client<typeof ArticleErasureService>;
+  runErasure: Client<typeof RunErasureService>;
+  deliveryErasure: Client<typeof DeliveryErasureService>;
+  reservationErasure: Client<typeof ReservationErasureService>;
   /** The originality check of an edited version (generation-runner's detector). */
   originality: Client<typeof OriginalityCheckService>;
   /** Publishing destinations and publish requests (webhook-dispatcher). */
@@ -49,6 +58,10 @@ export function connectServices(config: Pick<GatewayConfig, "services">, credent
     images: serviceClient(ArticleImageService, { ...via(config.services.generationRunner), timeoutMs: 15_000 }),
     costs: serviceClient(CostBreakdownService, via(config.services.generationRunner)),
     originality: serviceClient(OriginalityCheckService, via(config.services.generationRunner)),
+    erasure: serviceClient(ArticleErasureService, via(config.services.articleStore)),
+    runErasure: serviceClient(RunErasureService, via(config.services.generationRunner)),
+    deliveryErasure: serviceClient(DeliveryErasureService, via(config.services.webhookDispatcher)),
+    reservationErasure: serviceClient(ReservationErasureService, via(config.services.accountsBilling)),
     // A connection check waits on the customer's site (up to 30 s a request).
     publishing: serviceClient(PublishingService, { ...via(config.services.webhookDispatcher), timeoutMs: 65_000 }),
   };

@@ -20,6 +20,7 @@ import { articleIdentifier, canonicalIdentifier } from "../../../services/kit/sr
 import { pageMeta } from "../../../services/kit/src/rules/page-window.ts";
 import { stepBreakdown } from "./step-breakdown.ts";
 import { ArticleVersions } from "./article-versions.ts";
+import { ArticleErasure } from "./article-erasure.ts";
 import { exportArticle, exportFormatOf, type ExportedContent } from "./article-export.ts";
 
 const ARTICLE_NOT_FOUND = "Article not found.";
@@ -38,6 +39,8 @@ export class ArticleOperations {
   private readonly creation: ArticleCreation;
   /** The version history, edits and restores (article-versions.ts). */
   readonly versions: ArticleVersions;
+  /** Deleting an article and its data (article-erasure.ts). */
+  readonly erasure: ArticleErasure;
 
   constructor(
     private readonly gate: V1Gate,
@@ -47,6 +50,7 @@ export class ArticleOperations {
     logger: Logger,
   ) {
     this.creation = new ArticleCreation(gate, logger);
+    this.erasure = new ArticleErasure(gate, (caller, identifier, access) => this.get(caller, identifier, access));
     this.versions = new ArticleVersions(gate, (caller, identifier, access) => this.get(caller, identifier, access), logger);
   }
 

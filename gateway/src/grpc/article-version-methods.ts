@@ -6,6 +6,7 @@ import { ArticleVersionSchema } from "../../../proto/gen/articles/api/v1/article
 import type { HandlerContext } from "@connectrpc/connect";
 import type { ArticleOperations } from "../articles/article-operations.ts";
 import { presentVersion } from "../articles/article-versions.ts";
+import { ERASED_MESSAGE } from "../articles/article-erasure.ts";
 import type { Article } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import type { ArticleVersion } from "../../../proto/gen/articles/article_store/v1/versions_pb.ts";
 import type { Caller } from "../plugins/caller.ts";
@@ -37,6 +38,11 @@ export function articleVersionMethods(answer: PublicCalls["answer"], callerOf: (
       answer("ExportArticleContent", async () => {
         const exported = await articles.exportContent(await callerOf(ctx), req.id, req.format);
         return { format: exported.format, contentType: exported.contentType, content: exported.content, versionId: exported.etag ? BigInt(exported.etag.slice(1, -1)) : 0n };
+      }),
+    deleteArticle: (req: { id: string }, ctx: HandlerContext) =>
+      answer("DeleteArticle", async () => {
+        await articles.erasure.erase(await callerOf(ctx), req.id);
+        return { success: true, message: ERASED_MESSAGE };
       }),
     updateArticle: (req: { id: string; baseVersionId: bigint; content?: string; description?: string; clearDescription: boolean }, ctx: HandlerContext) =>
       answer("UpdateArticle", async () => {

@@ -534,6 +534,22 @@ const CONFLICT = errorResponse("The base version is no longer current (another c
 
 const VERSION_PATHS: Record<string, Record<string, Operation>> = {
   "/v1/articles/{id}": {
+    delete: {
+      operationId: "deleteArticle",
+      summary: "Delete an article and erase its data everywhere; an erasure record without content stays for billing",
+      description:
+        "Cancels a running article, gives back the words still reserved, and erases its content, versions, events, sources, images (the stored files too), delivery records and queued deliveries in every service. The article then answers 404 by id and external_id and is absent from lists; an erasure record without content stays (ids, account, project, words billed, when, by which key). Posts already on WordPress or Ghost stay (unpublish=true is not offered yet: 422). A repeat answers the same. Needs update access.",
+      tags: articleTags,
+      parameters: [ID_PARAM, { name: "unpublish", in: "query", required: false, description: "Reserved: true (removing published posts too) is not available yet and answers 422.", schema: { type: "string", enum: ["false", "true"] } }],
+      responses: {
+        "200": ok("Deleted (or deleted before).", envelope(null, { message: "required" })),
+        "403": resp("Forbidden"),
+        "404": resp("NotFound"),
+        "409": CONFLICT,
+        "422": resp("ValidationFailed"),
+        ...GATE,
+      },
+    },
     patch: {
       operationId: "updateArticle",
       summary: "Edit the content and description of a completed or published article as a new version (If-Match or base_version_id; 409 when stale)",

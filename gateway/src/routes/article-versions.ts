@@ -3,6 +3,7 @@
 // ArticleService runs too (articles/article-versions.ts); they share the "articles" rate limit.
 import { Elysia } from "elysia";
 import type { ArticleOperations } from "../articles/article-operations.ts";
+import { ERASED_MESSAGE, unpublishOf } from "../articles/article-erasure.ts";
 import { articleEtag, ifMatchVersion, presentVersion, type ChangedArticle } from "../articles/article-versions.ts";
 import type { V1Gate } from "../plugins/caller.ts";
 import { v1Gate } from "../plugins/v1-gate.ts";
@@ -56,6 +57,15 @@ export const articleVersionRoutes = (gate: V1Gate, articles: ArticleOperations) 
         return new Response(exported.content, { headers });
       },
       { detail: { summary: "The current content as markdown, sanitised HTML, plain text or schema.org JSON-LD", tags: TAGS } },
+    )
+    .delete(
+      "/v1/articles/:id",
+      async ({ caller, params, request }) => {
+        unpublishOf(queryValues(request.url).unpublish);
+        await articles.erasure.erase(caller, params.id);
+        return { success: true, message: ERASED_MESSAGE };
+      },
+      { detail: { summary: "Delete an article and erase its data everywhere; an erasure record without content stays for billing", tags: TAGS } },
     )
     .patch(
       "/v1/articles/:id",

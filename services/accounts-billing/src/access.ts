@@ -4,6 +4,7 @@
 // never came to be holds; the dispatcher and article-store look up projects.
 import { AccountsService } from "../../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
 import { OperatorService } from "../../../proto/gen/articles/accounts_billing/v1/operator_pb.ts";
+import { ReservationErasureService } from "../../../proto/gen/articles/accounts_billing/v1/erasure_pb.ts";
 import { QuotaService } from "../../../proto/gen/articles/accounts_billing/v1/quota_pb.ts";
 import { allow, CALLERS } from "../../kit/src/access-policy.ts";
 
@@ -25,6 +26,10 @@ export const accountsBillingAccess = [
     getWordUsage: [gateway, operator],
     getGenerationShare: [generationRunner],
     listHeldReservations: [articleStore],
+  }),
+  // Erasing an article (DELETE /v1/articles/{id}) goes through the gateway.
+  allow(ReservationErasureService, {
+    eraseReservation: [gateway],
   }),
   allow(OperatorService, {
     createPlan: [operator],

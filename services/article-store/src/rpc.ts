@@ -33,6 +33,7 @@ import * as styles from "./domain/project-styles.ts";
 import { recordPublication } from "./domain/publications.ts";
 import { archivedEventsAfter } from "./domain/event-archive.ts";
 import { articleVersionRoutes } from "./version-rpc.ts";
+import { articleErasureRoutes } from "./erasure-rpc.ts";
 import { attemptOf as publicationAttemptOf, autoPublishMessage, autoPublishOf, publicationMessage, publicationOf } from "./publication-messages.ts";
 
 const ts = (d: Date) => timestampFromDate(d);
@@ -381,5 +382,6 @@ export function articleStoreRoutes({ db, accounts, relay }: ArticleStoreDeps) {
     });
 
     articleVersionRoutes(router, db, { articleMessage, sourceMessage });
+    articleErasureRoutes(router, db);
   };
 }

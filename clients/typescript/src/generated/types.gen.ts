@@ -1778,6 +1778,71 @@ export type EstimateArticleResponses = {
 
 export type EstimateArticleResponse = EstimateArticleResponses[keyof EstimateArticleResponses];
 
+export type DeleteArticleData = {
+    body?: never;
+    path: {
+        /**
+         * The article's numeric id or its external_id (UUID); anything else is 404.
+         */
+        id: string;
+    };
+    query?: {
+        /**
+         * Reserved: true (removing published posts too) is not available yet and answers 422.
+         */
+        unpublish?: 'false' | 'true';
+    };
+    url: '/v1/articles/{id}';
+};
+
+export type DeleteArticleErrors = {
+    /**
+     * Missing, malformed, expired or revoked key.
+     */
+    401: GateError;
+    /**
+     * The account has no active subscription.
+     */
+    402: GateError;
+    /**
+     * Not authorised for the project, or the user is disabled.
+     */
+    403: PlainError;
+    /**
+     * No such resource, or not visible to the account.
+     */
+    404: PlainError;
+    /**
+     * The base version is no longer current (another change came first), or the article is not completed or published: nothing changed.
+     */
+    409: VersionConflict;
+    /**
+     * Validation failed: messages per field.
+     */
+    422: ValidationError;
+    /**
+     * A minute, hour or day window is full; retry after retry_after seconds.
+     */
+    429: GateError;
+};
+
+export type DeleteArticleError = DeleteArticleErrors[keyof DeleteArticleErrors];
+
+export type DeleteArticleResponses = {
+    /**
+     * Deleted (or deleted before).
+     */
+    200: {
+        success: true;
+        /**
+         * What happened.
+         */
+        message: string;
+    };
+};
+
+export type DeleteArticleResponse = DeleteArticleResponses[keyof DeleteArticleResponses];
+
 export type GetArticleData = {
     body?: never;
     path: {

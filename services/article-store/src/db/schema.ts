@@ -385,3 +385,21 @@ export const articleEvents = articleStoreSchema.table(
   // The age index finds the oldest entries for pruning without reading the whole table.
   (t) => [primaryKey({ columns: [t.articleId, t.streamMs, t.streamSeq] }), index("article_events_age").on(t.streamMs)],
 );
+
+/**
+ * What stays of an erased article (DELETE /v1/articles/{id}), for billing and for answering a
+ * repeated delete: no content and not its external_id (only a SHA-256 of it, to recognise it).
+ */
+export const articleErasures = articleStoreSchema.table(
+  "article_erasures",
+  {
+    // The article's numeric id, as it was.
+    articleId: bigint("article_id", { mode: "number" }).primaryKey(),
+    externalIdSha256: text("external_id_sha256").notNull().unique(),
+    accountId: ref("account_id").notNull(),
+    projectId: ref("project_id").notNull(),
+    wordsBilled: bigint("words_billed", { mode: "number" }).notNull(),
+    erasedByKeyId: ref("erased_by_key_id"),
+    erasedAt: at("erased_at").notNull().defaultNow(),
+  },
+);
