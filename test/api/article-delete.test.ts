@@ -15,7 +15,8 @@ import { createTenant, operatorClient, type Tenant } from "../harness/tenants.ts
 import { createArticle } from "../harness/articles.ts";
 import { closeClients, publicClients, type PublicClients } from "../harness/public-grpc.ts";
 import { grpcOutcome } from "./reach-support.ts";
-import { articleBody, finished, waitForArticle, webhookReceiver, wordUsage } from "./generation-support.ts";
+import { articleBody, createWorkflow, marker, waitForArticle, webhookReceiver, wordUsage } from "./generation-support.ts";
+import { openEvents } from "./article-events-support.ts";
 import { eventually } from "../harness/eventually.ts";
 
 const SCHEMAS = ["article_store", "generation_runner", "accounts_billing", "webhook_dispatcher", "workflow_catalog"];
@@ -142,17 +143,23 @@ describe("deleting an article", () => {
     expect((await apiClient(stack.baseUrl, other.token).delete(`/v1/articles/${article.external_id}`)).status).toBe(404);
   }, 120_000);
 
-  test("over gRPC, a running article is cancelled and erased, its reservation given back", async () => {
+  test("over gRPC, a running article is cancelled and erased: its finished step's words billed, the rest of its reservation given back", async () => {
+    const m = marker("erase-running");
+    const type = marker("erased-running");
+    await createWorkflow(api, tenant.projectId, type, [{ user: `[[sim:echo]]alpha beta ${m}` }, { user: `[[sim:sleep=600000]]never ${m}` }]);
     const before = await wordUsage(stack, tenant.accountId);
-    const created = await createArticle(api, articleBody(tenant.projectId, { title: "Still being written", article_type: "blog_post" }));
+    const created = await createArticle(api, articleBody(tenant.projectId, { title: "Still being written", article_type: type }));
+    const stream = await openEvents(stack.baseUrl, tenant.token, created.external_id, { lastEventId: "0-0" });
+    await stream.until((e) => e.event === "step_started" && e.data.step === 2);
+    stream.close();
     const deleted = await grpcOutcome(clients, "ArticleService", "DeleteArticle", { id: created.external_id }, metadataOf(tenant.token));
     expect(deleted.code).toBe("OK");
     expect(deleted.reply).toMatchObject({ success: true });
     expect((await api.get(`/v1/articles/${created.external_id}`)).status).toBe(404);
     expect((await grpcOutcome(clients, "ArticleService", "GetArticle", { id: created.external_id }, metadataOf(tenant.token))).code).toBe("NOT_FOUND");
     const after = await eventually(async () => wordUsage(stack, tenant.accountId), (u) => Number(u.reservedWords) === 0, 10_000, "nothing reserved");
-    // At most what its finished steps wrote was billed; the reservation itself was given back.
-    expect(Number(after.usedWords) - Number(before.usedWords)).toBeLessThan(Math.ceil(150 * 1.2));
+    // Step 1's three words were billed when the cancel stopped the run; the rest was given back.
+    expect(Number(after.usedWords) - Number(before.usedWords)).toBe(3);
     expect(await rowsHolding(created.external_id)).toEqual([]);
     expect(await keysHolding(created.external_id)).toEqual([]);
   }, 60_000);

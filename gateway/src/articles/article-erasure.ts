@@ -46,9 +46,14 @@ export class ArticleErasure {
       if (error instanceof HttpError && error.status === 404) return this.repeated(caller, identifier, error);
       throw error;
     }
-    let { article } = found;
+    const { article } = found;
     const { clients } = this.gate;
-    if (RUNNING.includes(article.status)) article = (await clients.lifecycle.cancelArticle({ externalId: article.externalId })).article!;
+    if (RUNNING.includes(article.status)) {
+      // Ended meanwhile (completed, failed): nothing to cancel, the erasure goes on.
+      await clients.lifecycle.cancelArticle({ externalId: article.externalId }).catch((error) => {
+        if (!(error instanceof ConnectError && error.code === Code.FailedPrecondition)) throw error;
+      });
+    }
     const externalId = article.externalId;
     await this.untilStopped(() => clients.deliveryErasure.eraseDeliveries({ externalId }));
     await this.untilStopped(() => clients.runErasure.eraseRun({ externalId }));
