@@ -31,6 +31,7 @@ const METHODS: { service: string; method: string; request: (t: Tenant) => object
   { service: "ArticleService", method: "ListArticleVersions", request: () => ({ id: crypto.randomUUID() }), answers: grpc.status.NOT_FOUND, roles: [R, W, P] },
   { service: "ArticleService", method: "GetArticleVersion", request: () => ({ id: crypto.randomUUID(), version: 1 }), answers: grpc.status.NOT_FOUND, roles: [R, W, P] },
   { service: "ArticleService", method: "ExportArticleContent", request: () => ({ id: crypto.randomUUID(), format: "html" }), answers: grpc.status.NOT_FOUND, roles: [R, W, P] },
+  { service: "ArticleService", method: "RetryArticle", request: () => ({ id: crypto.randomUUID() }), answers: grpc.status.NOT_FOUND, roles: [W] },
   { service: "ArticleService", method: "DeleteArticle", request: () => ({ id: crypto.randomUUID() }), answers: grpc.status.NOT_FOUND, roles: [W] },
   { service: "ArticleService", method: "RestoreArticleVersion", request: () => ({ id: crypto.randomUUID(), version: 1 }), answers: grpc.status.NOT_FOUND, roles: [W] },
   { service: "ArticleService", method: "UpdateArticle", request: () => ({ id: crypto.randomUUID(), base_version_id: "1", description: "x" }), answers: grpc.status.NOT_FOUND, roles: [W] },

@@ -21,6 +21,7 @@ import { pageMeta } from "../../../services/kit/src/rules/page-window.ts";
 import { stepBreakdown } from "./step-breakdown.ts";
 import { ArticleVersions } from "./article-versions.ts";
 import { ArticleErasure } from "./article-erasure.ts";
+import { ArticleRetry } from "./article-retry.ts";
 import { exportArticle, exportFormatOf, type ExportedContent } from "./article-export.ts";
 
 const ARTICLE_NOT_FOUND = "Article not found.";
@@ -41,6 +42,8 @@ export class ArticleOperations {
   readonly versions: ArticleVersions;
   /** Deleting an article and its data (article-erasure.ts). */
   readonly erasure: ArticleErasure;
+  /** Retrying a failed article (article-retry.ts). */
+  readonly retries: ArticleRetry;
 
   constructor(
     private readonly gate: V1Gate,
@@ -51,6 +54,7 @@ export class ArticleOperations {
   ) {
     this.creation = new ArticleCreation(gate, logger);
     this.erasure = new ArticleErasure(gate, (caller, identifier, access) => this.get(caller, identifier, access));
+    this.retries = new ArticleRetry(gate, (caller, identifier, access) => this.get(caller, identifier, access));
     this.versions = new ArticleVersions(gate, (caller, identifier, access) => this.get(caller, identifier, access), logger);
   }
 

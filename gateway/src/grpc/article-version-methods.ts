@@ -7,6 +7,7 @@ import type { HandlerContext } from "@connectrpc/connect";
 import type { ArticleOperations } from "../articles/article-operations.ts";
 import { presentVersion } from "../articles/article-versions.ts";
 import { ERASED_MESSAGE } from "../articles/article-erasure.ts";
+import { retriedMessage } from "../articles/article-retry.ts";
 import type { Article } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import type { ArticleVersion } from "../../../proto/gen/articles/article_store/v1/versions_pb.ts";
 import type { Caller } from "../plugins/caller.ts";
@@ -38,6 +39,11 @@ export function articleVersionMethods(answer: PublicCalls["answer"], callerOf: (
       answer("ExportArticleContent", async () => {
         const exported = await articles.exportContent(await callerOf(ctx), req.id, req.format);
         return { format: exported.format, contentType: exported.contentType, content: exported.content, versionId: exported.etag ? BigInt(exported.etag.slice(1, -1)) : 0n };
+      }),
+    retryArticle: (req: { id: string }, ctx: HandlerContext) =>
+      answer("RetryArticle", async () => {
+        const retried = await articles.retries.retry(await callerOf(ctx), req.id);
+        return { article: apiArticle(retried.article, retried.project), message: retriedMessage(retried) };
       }),
     deleteArticle: (req: { id: string }, ctx: HandlerContext) =>
       answer("DeleteArticle", async () => {

@@ -568,6 +568,17 @@ const VERSION_PATHS: Record<string, Record<string, Operation>> = {
       },
     },
   },
+  "/v1/articles/{id}/retry": {
+    post: {
+      operationId: "retryArticle",
+      summary: "Retry a failed (or cancelled) article: queued again, resuming from the step that failed without re-running or re-billing finished steps",
+      description:
+        "Moves a failed article (a cancelled one included) to queued, a transition beyond the spec's, with the same id and external_id, and resumes on the workflow revision it started with from the step that failed: finished steps are neither called nor billed again. 120% of target_word_count is held again (422 on target_word_count when the allowance cannot cover it, counting what the failed run had settled as given back); the retried run's settlement replaces the failed run's, so no word is billed twice. The earlier failure (reason, step) is recorded and written as a `retried` event. The completion webhook follows the spec's rules. 409 unless the article is failed. Needs update access.",
+      tags: articleTags,
+      parameters: [ID_PARAM],
+      responses: { "200": ok("The article, queued.", envelope(ref("Article"), { message: "required" })), "403": resp("Forbidden"), "404": resp("NotFound"), "409": CONFLICT, "422": resp("ValidationFailed"), ...GATE },
+    },
+  },
   "/v1/articles/{id}/versions": {
     get: {
       operationId: "listArticleVersions",

@@ -346,6 +346,10 @@ export const ArticleEvents = {
     },
     { description: "event: version_created (an edit or a restore made a new version current; after the run's final event, so a client resumes the stream with the id of the last event it read; never a webhook delivery)" },
   ),
+  retried: Type.Object(
+    { status: ArticleStatus, attempt: Type.Integer({ minimum: 1 }), previous_reason: Nullable(Type.String()), previous_step: Nullable(Type.String()) },
+    { description: "event: retried (a failed article queued again; names the failure it leaves behind; after that failure's final event)" },
+  ),
 };
 
 export const PageMeta = Type.Object(

@@ -4,6 +4,7 @@
 import { Elysia } from "elysia";
 import type { ArticleOperations } from "../articles/article-operations.ts";
 import { ERASED_MESSAGE, unpublishOf } from "../articles/article-erasure.ts";
+import { retriedMessage } from "../articles/article-retry.ts";
 import { articleEtag, ifMatchVersion, presentVersion, type ChangedArticle } from "../articles/article-versions.ts";
 import type { V1Gate } from "../plugins/caller.ts";
 import { v1Gate } from "../plugins/v1-gate.ts";
@@ -57,6 +58,14 @@ export const articleVersionRoutes = (gate: V1Gate, articles: ArticleOperations) 
         return new Response(exported.content, { headers });
       },
       { detail: { summary: "The current content as markdown, sanitised HTML, plain text or schema.org JSON-LD", tags: TAGS } },
+    )
+    .post(
+      "/v1/articles/:id/retry",
+      async ({ caller, params }) => {
+        const retried = await articles.retries.retry(caller, params.id);
+        return { success: true, message: retriedMessage(retried), data: presentArticle(retried.article, retried.project) };
+      },
+      { detail: { summary: "Retry a failed (or cancelled) article: queued again, resuming from the step that failed without re-running or re-billing finished steps", tags: TAGS } },
     )
     .delete(
       "/v1/articles/:id",

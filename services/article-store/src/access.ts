@@ -3,6 +3,7 @@
 // deliveries and publications (and reads the articles it delivers and publishes); the operator
 // creates brand voices and image presets and inspects records.
 import { ArticleLifecycleService, ArticleStoreService } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
+import { ArticleRetryService } from "../../../proto/gen/articles/article_store/v1/retry_pb.ts";
 import { ArticleErasureService } from "../../../proto/gen/articles/article_store/v1/erasure_pb.ts";
 import { ArticleVersionService } from "../../../proto/gen/articles/article_store/v1/versions_pb.ts";
 import { allow, CALLERS } from "../../kit/src/access-policy.ts";
@@ -39,6 +40,10 @@ export const articleStoreAccess = [
     markDeliveryFailed: [webhookDispatcher],
     recordDeliveries: [webhookDispatcher],
     recordPublication: [webhookDispatcher],
+  }),
+  // Retries come through the gateway (POST /v1/articles/{id}/retry).
+  allow(ArticleRetryService, {
+    retryArticle: [gateway],
   }),
   // Erasures come through the gateway (DELETE /v1/articles/{id}); operators look them up.
   allow(ArticleErasureService, {

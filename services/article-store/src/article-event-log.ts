@@ -33,7 +33,7 @@ export function finalEventOf(article: Article): ArticleEvent | undefined {
 }
 
 /** Settles `work` within `ms`, or rejects (the work itself goes on). */
-async function bounded(work: Promise<unknown>, ms: number): Promise<void> {
+export async function bounded(work: Promise<unknown>, ms: number): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error("timed out")), ms)));
   await Promise.race([work, timeout]).finally(() => clearTimeout(timer));

@@ -7,14 +7,16 @@ import type { Interceptor } from "@connectrpc/connect";
 import { ArticleLifecycleService } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import { ArticleVersionService } from "../../../proto/gen/articles/article_store/v1/versions_pb.ts";
 import { VERSION_CHANGES } from "./version-events.ts";
+import { ArticleRetryService } from "../../../proto/gen/articles/article_store/v1/retry_pb.ts";
 import { announceArticleChange } from "../../kit/src/article-changes.ts";
 import type { Logger } from "../../kit/src/logger.ts";
 import { changedArticles } from "./changed-articles.ts";
 
 const ANNOUNCE_TIMEOUT_MS = 250;
 
-/** Every lifecycle call, and the version history's changes (its reads change nothing). */
-const announces = (service: string, method: string) => service === ArticleLifecycleService.typeName || (service === ArticleVersionService.typeName && VERSION_CHANGES.has(method));
+/** Every lifecycle call, a retry, and the version history's changes (its reads change nothing). */
+const announces = (service: string, method: string) =>
+  service === ArticleLifecycleService.typeName || service === ArticleRetryService.typeName || (service === ArticleVersionService.typeName && VERSION_CHANGES.has(method));
 
 export function announceArticleChanges(redis: RedisConnection, redisPrefix: string, logger: Logger): Interceptor {
   return (next) => async (req) => {

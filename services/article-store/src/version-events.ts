@@ -6,6 +6,7 @@ import type { Interceptor } from "@connectrpc/connect";
 import { ArticleVersionService, type EditArticleResponse } from "../../../proto/gen/articles/article_store/v1/versions_pb.ts";
 import type { ArticleEvent } from "../../kit/src/article-events.ts";
 import type { Logger } from "../../kit/src/logger.ts";
+import { bounded } from "./article-event-log.ts";
 import { appendToEndedLog, archiveArticleLogs, type LogArchive } from "./log-archiver.ts";
 
 /** The version history's calls that add a version. */
@@ -37,11 +38,8 @@ export function logNewVersions(archive: LogArchive, logger: Logger): Interceptor
     const made = res.message as unknown as EditArticleResponse;
     if (!made.article || !made.version) return res;
     const logged = { id: Number(made.article.id), externalId: made.article.externalId };
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error("timed out")), WRITE_TIMEOUT_MS)));
-    await Promise.race([appendToEndedLog(archive, logged, [versionCreatedEvent(made)]).then(() => archiveArticleLogs(archive, [logged])), timeout])
-      .catch((error) => logger.warn("could not log a new version of an article", { externalId: logged.externalId, error: (error as Error).message }))
-      .finally(() => clearTimeout(timer));
+    await bounded(appendToEndedLog(archive, logged, [versionCreatedEvent(made)]).then(() => archiveArticleLogs(archive, [logged])), WRITE_TIMEOUT_MS)
+      .catch((error) => logger.warn("could not log a new version of an article", { externalId: logged.externalId, error: (error as Error).message }));
     return res;
   };
 }

@@ -1588,6 +1588,19 @@ export type ArticleEventVersionCreated = {
 };
 
 /**
+ * event: retried (a failed article queued again; names the failure it leaves behind; after that failure's final event)
+ */
+export type ArticleEventRetried = {
+    /**
+     * queued → writing → (polishing) → completed → (published); batching for batch generation; failed at any point.
+     */
+    status: 'queued' | 'batching' | 'writing' | 'polishing' | 'completed' | 'published' | 'failed';
+    attempt: number;
+    previous_reason: string | null;
+    previous_step: string | null;
+};
+
+/**
  * One Server-Sent Event (`id:`, `event:` and `data:` lines); data is JSON.
  */
 export type ArticleEvent = {
@@ -1595,8 +1608,8 @@ export type ArticleEvent = {
      * Pass as Last-Event-ID to resume after this event.
      */
     id: string;
-    event: 'state' | 'step_started' | 'step_finished' | 'waiting' | 'source' | 'image' | 'completed' | 'publication' | 'published' | 'failed' | 'version_created';
-    data: ArticleEventState | ArticleEventStepStarted | ArticleEventStepFinished | ArticleEventWaiting | ArticleEventSource | ArticleEventImage | ArticleEventCompleted | ArticleEventPublication | ArticleEventPublished | ArticleEventFailed | ArticleEventVersionCreated;
+    event: 'state' | 'step_started' | 'step_finished' | 'waiting' | 'source' | 'image' | 'completed' | 'publication' | 'published' | 'failed' | 'version_created' | 'retried';
+    data: ArticleEventState | ArticleEventStepStarted | ArticleEventStepFinished | ArticleEventWaiting | ArticleEventSource | ArticleEventImage | ArticleEventCompleted | ArticleEventPublication | ArticleEventPublished | ArticleEventFailed | ArticleEventVersionCreated | ArticleEventRetried;
 };
 
 /**
@@ -3134,6 +3147,67 @@ export type LivenessResponses = {
 };
 
 export type LivenessResponse = LivenessResponses[keyof LivenessResponses];
+
+export type RetryArticleData = {
+    body?: never;
+    path: {
+        /**
+         * The article's numeric id or its external_id (UUID); anything else is 404.
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/v1/articles/{id}/retry';
+};
+
+export type RetryArticleErrors = {
+    /**
+     * Missing, malformed, expired or revoked key.
+     */
+    401: GateError;
+    /**
+     * The account has no active subscription.
+     */
+    402: GateError;
+    /**
+     * Not authorised for the project, or the user is disabled.
+     */
+    403: PlainError;
+    /**
+     * No such resource, or not visible to the account.
+     */
+    404: PlainError;
+    /**
+     * The base version is no longer current (another change came first), or the article is not completed or published: nothing changed.
+     */
+    409: VersionConflict;
+    /**
+     * Validation failed: messages per field.
+     */
+    422: ValidationError;
+    /**
+     * A minute, hour or day window is full; retry after retry_after seconds.
+     */
+    429: GateError;
+};
+
+export type RetryArticleError = RetryArticleErrors[keyof RetryArticleErrors];
+
+export type RetryArticleResponses = {
+    /**
+     * The article, queued.
+     */
+    200: {
+        success: true;
+        data: Article;
+        /**
+         * What happened.
+         */
+        message: string;
+    };
+};
+
+export type RetryArticleResponse = RetryArticleResponses[keyof RetryArticleResponses];
 
 export type ListArticleVersionsData = {
     body?: never;

@@ -139,6 +139,8 @@ export const articles = articleStoreSchema.table(
     webhookUrl: text("webhook_url"),
     settings: jsonb("settings").$type<GenerationSettings>().notNull(),
     failureReason: text("failure_reason"),
+    // The step running when it failed (current_step is cleared then); a retry records it in article_failures.
+    failedStep: text("failed_step"),
     deliveryFailedAt: at("delivery_failed_at"),
     deliveryFailureReason: text("delivery_failure_reason"),
     // The images its content shows, set with the generated version (metadata only: the bytes are generation-runner's).
@@ -402,4 +404,21 @@ export const articleErasures = articleStoreSchema.table(
     erasedByKeyId: ref("erased_by_key_id"),
     erasedAt: at("erased_at").notNull().defaultNow(),
   },
+);
+
+/** The earlier failures of a retried article (POST /v1/articles/{id}/retry), oldest first. */
+export const articleFailures = articleStoreSchema.table(
+  "article_failures",
+  {
+    articleId: ref("article_id")
+      .notNull()
+      .references(() => articles.id),
+    // 1 for the first run's failure.
+    attempt: integer("attempt").notNull(),
+    reason: text("reason"),
+    step: text("step"),
+    failedAt: at("failed_at").notNull(),
+    retriedAt: at("retried_at").notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.articleId, t.attempt] })],
 );

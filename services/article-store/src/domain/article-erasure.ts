@@ -5,7 +5,7 @@
 import { createHash } from "node:crypto";
 import { eq, or } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
-import { articleErasures, articleEvents, articleVersions, articles, deliveryAttempts, idempotencyKeys, outbox, researchSources } from "../db/schema.ts";
+import { articleErasures, articleEvents, articleFailures, articleVersions, articles, deliveryAttempts, idempotencyKeys, outbox, researchSources } from "../db/schema.ts";
 import { notFound, precondition } from "../../../kit/src/errors.ts";
 import { articleIdentifier } from "../../../kit/src/rules/identifiers.ts";
 import { isDone } from "./lifecycle.ts";
@@ -35,6 +35,7 @@ export async function eraseArticle(db: Db, externalId: string, wordsBilled: numb
     await tx.delete(idempotencyKeys).where(or(eq(idempotencyKeys.articleId, article.id), eq(idempotencyKeys.externalId, article.externalId)));
     await tx.delete(outbox).where(eq(outbox.articleId, article.id));
     await tx.delete(articleVersions).where(eq(articleVersions.articleId, article.id));
+    await tx.delete(articleFailures).where(eq(articleFailures.articleId, article.id));
     await tx.delete(articles).where(eq(articles.id, article.id));
     const [record] = await tx
       .insert(articleErasures)

@@ -293,7 +293,7 @@ export async function failArticle(db: Db, externalId: string, reason: string, co
     // cost must equal what its steps cost (GET /v1/articles/{id}/steps).
     if (article.status === "failed") return cost === undefined || cost === article.cost ? article : updateArticle(tx, article.id, { cost });
     if (DONE.includes(article.status)) throw precondition(`The article is ${article.status}; only a running article can fail.`);
-    return updateArticle(tx, article.id, { status: "failed", failureReason: reason, currentStep: null, ...(cost !== undefined ? { cost } : {}) });
+    return updateArticle(tx, article.id, { status: "failed", failureReason: reason, failedStep: article.currentStep, currentStep: null, ...(cost !== undefined ? { cost } : {}) });
   });
 }
 
@@ -331,6 +331,6 @@ export async function cancelArticle(db: Db, externalId: string): Promise<{ artic
     if (!RUNNING.includes(article.status)) {
       throw precondition(`The article is ${article.status}; only a queued, batching, writing or polishing article can be cancelled.`);
     }
-    return { article: await updateArticle(tx, article.id, { status: "failed", failureReason: CANCELLED_REASON, currentStep: null }), cancelled: true };
+    return { article: await updateArticle(tx, article.id, { status: "failed", failureReason: CANCELLED_REASON, failedStep: article.currentStep, currentStep: null }), cancelled: true };
   });
 }
