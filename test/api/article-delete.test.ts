@@ -18,6 +18,7 @@ import { grpcOutcome } from "./reach-support.ts";
 import { articleBody, createWorkflow, marker, waitForArticle, webhookReceiver, wordUsage } from "./generation-support.ts";
 import { openEvents } from "./article-events-support.ts";
 import { eventually } from "../harness/eventually.ts";
+import { runAdmin } from "../harness/admin-cli.ts";
 
 const SCHEMAS = ["article_store", "generation_runner", "accounts_billing", "webhook_dispatcher", "workflow_catalog"];
 
@@ -162,5 +163,18 @@ describe("deleting an article", () => {
     expect(Number(after.usedWords) - Number(before.usedWords)).toBe(3);
     expect(await rowsHolding(created.external_id)).toEqual([]);
     expect(await keysHolding(created.external_id)).toEqual([]);
+  }, 60_000);
+
+  test("the operator erases on request with `article erase`, and again answers the same record", async () => {
+    const created = await createArticle(api, articleBody(tenant.projectId, { title: "Erased on request" }));
+    const done = await waitForArticle(api, created.external_id, (a) => ["completed", "published", "failed"].includes(a.status));
+    const erased = await runAdmin(stack, "article", "erase", "--id", String(done.id));
+    expect(erased.code).toBe(0);
+    expect(erased.json).toMatchObject({ article_id: done.id, account_id: tenant.accountId, project_id: tenant.projectId, words_billed: expect.any(Number) });
+    expect(erased.json.erased_by_key_id).toBeUndefined();
+    expect((await api.get(`/v1/articles/${created.external_id}`)).status).toBe(404);
+    expect(await rowsHolding(created.external_id)).toEqual([]);
+    const again = await runAdmin(stack, "article", "erase", "--id", created.external_id);
+    expect(again.json).toEqual(erased.json);
   }, 60_000);
 });

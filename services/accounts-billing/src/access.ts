@@ -28,9 +28,9 @@ export const accountsBillingAccess = [
     getGenerationShare: [generationRunner],
     listHeldReservations: [articleStore],
   }),
-  // Erasing an article (DELETE /v1/articles/{id}) goes through the gateway.
+  // Erasing an article: DELETE /v1/articles/{id} through the gateway, or the operator on request.
   allow(ReservationErasureService, {
-    eraseReservation: [gateway],
+    eraseReservation: [gateway, operator],
   }),
   // A retry of a failed article (POST /v1/articles/{id}/retry) goes through the gateway.
   allow(ReservationRetryService, {

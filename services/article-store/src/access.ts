@@ -31,7 +31,8 @@ export const articleStoreAccess = [
     addVersion: [generationRunner],
     recordOriginality: [generationRunner],
     failArticle: [generationRunner],
-    cancelArticle: [gateway],
+    // The operator cancels a running article it erases on request.
+    cancelArticle: [gateway, operator],
     recordResearchSources: [generationRunner],
     listResearchSources: [operator],
     recordDeliveryAttempt: [webhookDispatcher],
@@ -45,9 +46,9 @@ export const articleStoreAccess = [
   allow(ArticleRetryService, {
     retryArticle: [gateway],
   }),
-  // Erasures come through the gateway (DELETE /v1/articles/{id}); operators look them up.
+  // Erasures: DELETE /v1/articles/{id} through the gateway, or the operator on request (`article erase`).
   allow(ArticleErasureService, {
-    eraseArticle: [gateway],
+    eraseArticle: [gateway, operator],
     findErasure: [gateway, operator],
   }),
   // A client's edits and restores come through the gateway; operators read histories.

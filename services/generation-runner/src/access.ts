@@ -31,8 +31,8 @@ export const generationRunnerAccess = [
   allow(OriginalityCheckService, {
     checkVersion: [gateway],
   }),
-  // An article's erasure (DELETE /v1/articles/{id}) goes through the gateway.
+  // An article's erasure: DELETE /v1/articles/{id} through the gateway, or the operator on request.
   allow(RunErasureService, {
-    eraseRun: [gateway],
+    eraseRun: [gateway, operator],
   }),
 ];

@@ -22,8 +22,8 @@ export const webhookDispatcherAccess = [
     deleteDestination: [gateway, operator],
     publishArticle: [gateway, operator],
   }),
-  // An article's erasure (DELETE /v1/articles/{id}) goes through the gateway.
+  // An article's erasure: DELETE /v1/articles/{id} through the gateway, or the operator on request.
   allow(DeliveryErasureService, {
-    eraseDeliveries: [gateway],
+    eraseDeliveries: [gateway, operator],
   }),
 ];
