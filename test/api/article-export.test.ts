@@ -108,7 +108,8 @@ describe("exporting the current content", () => {
   test("after an edit: html sanitised, text plain, JSON-LD an Article and a FAQPage of schema.org's types", async () => {
     const edited = await api.patch(`/v1/articles/${article.external_id}`, { content: EDITED, description: "How to pick a grinder." }, { headers: { "if-match": `"${article.current_version_id}"` } });
     expect(edited.status).toBe(200);
-    article = edited.body.data;
+    // Once the edited version's originality check is recorded, the article stops changing.
+    article = await eventually(async () => (await api.get(`/v1/articles/${article.external_id}`)).body.data, (a) => a.ai_detection_score !== null, 10_000, "the edited version's score");
 
     const html = await (await raw("html")).text();
     expect(html).not.toContain("<script");
