@@ -118,4 +118,35 @@ describe("retrying a failed article", () => {
     const done = await waitForArticle(api, created.external_id, (a) => finished(a));
     expect(done.status).toBe("completed");
   }, 60_000);
+
+  test("a run that failed on its own at step 3: the retry calls steps 1-2 no more, records the failure, and gives the words back when step 3 fails again", async () => {
+    const m = marker("failing");
+    const type = marker("fails-at-3");
+    await createWorkflow(api, tenant.projectId, type, [
+      { user: `[[sim:echo]]alpha one ${m}` },
+      { user: `[[sim:echo]]bravo two ${m}` },
+      { step_name: "Broken", user: `[[sim:fail]]charlie three ${m}` },
+      { user: `[[sim:echo]]delta four ${m}` },
+      { user: `[[sim:echo]]echo five ${m}` },
+    ]);
+    const created = await createArticle(api, articleBody(tenant.projectId, { article_type: type }));
+    const failed = await waitForArticle(api, created.external_id, (a) => a.status === "failed");
+    expect(failed.failure_reason).not.toBe("Cancelled by the client.");
+    await settled(tenant.accountId);
+    const callsOfStep3 = await callsStartingWith(stack, m, "charlie three");
+    expect(callsOfStep3).toBeGreaterThan(0);
+
+    const retried = await api.post(`/v1/articles/${created.external_id}/retry`);
+    expect(retried.status).toBe(200);
+    expect(retried.body.message).toContain('"Broken"');
+    const again = await waitForArticle(api, created.external_id, (a) => a.status === "failed");
+    expect(again.failure_reason).toBe(failed.failure_reason);
+    // Steps 1 and 2 were not called again; step 3 was.
+    expect(await callsStartingWith(stack, m, "alpha one")).toBe(1);
+    expect(await callsStartingWith(stack, m, "bravo two")).toBe(1);
+    expect(await callsStartingWith(stack, m, "charlie three")).toBeGreaterThan(callsOfStep3);
+    expect(await callsStartingWith(stack, m, "delta four")).toBe(0);
+    // The hold was given back again.
+    await settled(tenant.accountId);
+  }, 60_000);
 });
