@@ -2,7 +2,12 @@
 import type { Client } from "@connectrpc/connect";
 import { OperatorService } from "../../proto/gen/articles/accounts_billing/v1/operator_pb.ts";
 import { QuotaService } from "../../proto/gen/articles/accounts_billing/v1/quota_pb.ts";
-import { ArticleStoreService } from "../../proto/gen/articles/article_store/v1/articles_pb.ts";
+import { ArticleLifecycleService, ArticleStoreService } from "../../proto/gen/articles/article_store/v1/articles_pb.ts";
+import { ArticleErasureService } from "../../proto/gen/articles/article_store/v1/erasure_pb.ts";
+import { RunErasureService } from "../../proto/gen/articles/generation_runner/v1/erasure_pb.ts";
+import { DeliveryErasureService } from "../../proto/gen/articles/webhook_dispatcher/v1/erasure_pb.ts";
+import { ReservationErasureService } from "../../proto/gen/articles/accounts_billing/v1/erasure_pb.ts";
+import type { ErasureClients } from "../../services/kit/src/article-erasure-steps.ts";
 import { PublishingService } from "../../proto/gen/articles/webhook_dispatcher/v1/publishing_pb.ts";
 import { WebhookSigningService } from "../../proto/gen/articles/webhook_dispatcher/v1/signing_pb.ts";
 import { ModelCatalogService } from "../../proto/gen/articles/generation_runner/v1/models_pb.ts";
@@ -19,6 +24,8 @@ export interface AdminClients {
   webhookSigning: Client<typeof WebhookSigningService>;
   publishing: Client<typeof PublishingService>;
   models: Client<typeof ModelCatalogService>;
+  /** An article's erasure on request (`article erase`), service by service. */
+  erasureClients: ErasureClients;
 }
 
 /**
@@ -41,5 +48,12 @@ export function adminClients(env: Record<string, string | undefined>, credential
     webhookSigning: serviceClient(WebhookSigningService, via(urls.webhookDispatcher)),
     publishing: serviceClient(PublishingService, via(urls.webhookDispatcher)),
     models: serviceClient(ModelCatalogService, via(urls.generationRunner)),
+    erasureClients: {
+      lifecycle: serviceClient(ArticleLifecycleService, via(urls.articleStore)),
+      erasure: serviceClient(ArticleErasureService, via(urls.articleStore)),
+      runErasure: serviceClient(RunErasureService, via(urls.generationRunner)),
+      deliveryErasure: serviceClient(DeliveryErasureService, via(urls.webhookDispatcher)),
+      reservationErasure: serviceClient(ReservationErasureService, via(urls.accountsBilling)),
+    },
   };
 }

@@ -21,6 +21,7 @@ import { PublishingOperations } from "./publishing/publishing-operations.ts";
 import type { V1Gate } from "./plugins/caller.ts";
 import { userRoutes } from "./routes/user.ts";
 import { articleRoutes } from "./routes/articles.ts";
+import { articleVersionRoutes } from "./routes/article-versions.ts";
 import { workflowRoutes } from "./routes/workflows.ts";
 import { publishingRoutes } from "./routes/publishing.ts";
 import { imageRoutes } from "./routes/images.ts";
@@ -120,6 +121,7 @@ export function buildApp(deps: GatewayDeps, core: GatewayCore = gatewayCore(deps
     .get("/readyz", () => readiness(deps), { detail: { hide: true } })
     .use(userRoutes(gate.keys))
     .use(articleRoutes(gate, core.articles))
+    .use(articleVersionRoutes(gate, core.articles))
     .use(workflowRoutes(gate, core.workflows))
     .use(publishingRoutes(gate, core.publishing))
     .use(imageRoutes(deps.clients.images));

@@ -36,6 +36,8 @@ const STATUS_OF_CODE: Partial<Record<Code, number>> = {
   [Code.InvalidArgument]: 422,
   [Code.FailedPrecondition]: 422,
   [Code.AlreadyExists]: 422,
+  // A change based on a version no longer current (articles' edits and restores).
+  [Code.Aborted]: 409,
   [Code.Unauthenticated]: 401,
   [Code.ResourceExhausted]: 429,
   [Code.DeadlineExceeded]: 504,

@@ -1,5 +1,6 @@
 // Operator commands of article-store: the style records of a project that articles reference
-// (brand voices, image presets), and a look at one article with its generation settings.
+// (brand voices, image presets), a look at one article with its generation settings, and an
+// article's erasure on request.
 import {
   CreateBrandVoiceResponseSchema,
   CreateImagePresetResponseSchema,
@@ -7,6 +8,9 @@ import {
   GetBrandVoiceResponseSchema,
   GetImagePresetResponseSchema,
 } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { ArticleErasureSchema } from "../../../proto/gen/articles/article_store/v1/erasure_pb.ts";
+import { eraseArticleEverywhere } from "../../../services/kit/src/article-erasure-steps.ts";
 import { flag, id, required } from "../args.ts";
 import { command, type AdminCommand } from "../command.ts";
 import { asJson } from "../json-output.ts";
@@ -43,5 +47,20 @@ export const articleCommands: AdminCommand[] = [
     flags: [flag("id", "ID|UUID")],
     summary: "show an article with its generation settings and failure or delivery records",
     run: async (f, c) => asJson(GetArticleResponseSchema, await c.articles.getArticle({ identifier: required(f, "id") })).article,
+  }),
+  command({
+    name: "article erase",
+    flags: [flag("id", "ID|UUID")],
+    summary: "erase an article on request, as DELETE /v1/articles/{id} does (a running one is cancelled); prints the erasure record that stays",
+    async run(f, c) {
+      const identifier = required(f, "id");
+      const found = await c.articles.getArticle({ identifier }).catch((error) => {
+        if (error instanceof ConnectError && error.code === Code.NotFound) return undefined;
+        throw error;
+      });
+      // Erased before: the record made then.
+      const erasure = found?.article ? await eraseArticleEverywhere(c.erasureClients, found.article, 0) : (await c.erasureClients.erasure.findErasure({ identifier })).erasure!;
+      return asJson(ArticleErasureSchema, erasure);
+    },
   }),
 ];

@@ -21,6 +21,10 @@ import { timestampFromMs, timestampMs } from "@bufbuild/protobuf/wkt";
 import { articleIdentifier, canonicalIdentifier } from "../../../services/kit/src/rules/identifiers.ts";
 import { pageMeta } from "../../../services/kit/src/rules/page-window.ts";
 import { stepBreakdown } from "./step-breakdown.ts";
+import { ArticleVersions } from "./article-versions.ts";
+import { ArticleErasure } from "./article-erasure.ts";
+import { ArticleRetry } from "./article-retry.ts";
+import { exportArticle, exportFormatOf, type ExportedContent } from "./article-export.ts";
 
 const ARTICLE_NOT_FOUND = "Article not found.";
 
@@ -37,6 +41,12 @@ export interface ArticlePage {
 
 export class ArticleOperations {
   private readonly creation: ArticleCreation;
+  /** The version history, edits and restores (article-versions.ts). */
+  readonly versions: ArticleVersions;
+  /** Deleting an article and its data (article-erasure.ts). */
+  readonly erasure: ArticleErasure;
+  /** Retrying a failed article (article-retry.ts). */
+  readonly retries: ArticleRetry;
 
   constructor(
     private readonly gate: V1Gate,
@@ -46,6 +56,9 @@ export class ArticleOperations {
     logger: Logger,
   ) {
     this.creation = new ArticleCreation(gate, logger);
+    this.erasure = new ArticleErasure(gate, (caller, identifier, access) => this.get(caller, identifier, access));
+    this.retries = new ArticleRetry(gate, (caller, identifier, access) => this.get(caller, identifier, access));
+    this.versions = new ArticleVersions(gate, (caller, identifier, access) => this.get(caller, identifier, access), logger);
   }
 
   /** Creation from the public body (an idempotency key replays the first answer). */
@@ -100,6 +113,13 @@ export class ArticleOperations {
   async cancel(caller: Caller, identifier: string): Promise<ArticleWithProject> {
     const { article, project } = await this.get(caller, identifier, "update");
     return { article: await cancelArticle(this.gate.clients.lifecycle, article), project };
+  }
+
+  /** The current content in an export format (article-export.ts); view access. */
+  async exportContent(caller: Caller, identifier: string, format: string | null | undefined): Promise<ExportedContent> {
+    const wanted = exportFormatOf(format);
+    const { article } = await this.get(caller, identifier);
+    return exportArticle(article, wanted);
   }
 
   async steps(caller: Caller, identifier: string) {

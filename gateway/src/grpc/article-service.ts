@@ -19,6 +19,7 @@ import { validationError } from "../errors.ts";
 import { pageMetaOf, queryNumber, type PublicCalls } from "./public-calls.ts";
 import { apiArticle } from "./api-article.ts";
 import { publishBody } from "./publishing-service.ts";
+import { articleVersionMethods } from "./article-version-methods.ts";
 
 const BUCKET = "articles";
 const PUBLISH_ARTICLE = `${PublishingService.typeName}/${PublishingService.method.publishArticle.name}`;
@@ -76,6 +77,7 @@ export function articleService(router: ConnectRouter, calls: PublicCalls, articl
     estimateArticle: (req, ctx) =>
       answer("EstimateArticle", async () => ({ estimate: struct(await articles.estimate(await callerOf(ctx), creationBody(req.article))) })),
     getArticleSteps: (req, ctx) => answer("GetArticleSteps", async () => ({ breakdown: struct(await articles.steps(await callerOf(ctx), req.id)) })),
+    ...articleVersionMethods(answer, callerOf, articles),
     async *watchArticle(req, ctx) {
       const start = await answer("WatchArticle", async () => {
         if (req.lastEventId !== undefined && !isStreamId(req.lastEventId)) {

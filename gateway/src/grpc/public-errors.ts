@@ -15,6 +15,7 @@ const CODE_OF_STATUS: Record<number, Code> = {
   402: Code.FailedPrecondition,
   403: Code.PermissionDenied,
   404: Code.NotFound,
+  409: Code.Aborted,
   413: Code.InvalidArgument,
   422: Code.InvalidArgument,
   429: Code.ResourceExhausted,

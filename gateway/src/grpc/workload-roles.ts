@@ -3,7 +3,7 @@
 // that first grants it, and the type makes a method without an entry a compile error, so a new
 // method is granted to nobody until it is placed here.
 //   reader     reads: articles, their steps, events and estimates, workflows, destinations
-//   writer     reader + creates and cancels articles, changes and deletes workflows
+//   writer     reader + creates, cancels, retries, edits, restores and deletes articles, changes and deletes workflows
 //   publisher  reader + destinations (create, check, delete) and publishing
 import type { DescService } from "@bufbuild/protobuf";
 import { ArticleService } from "../../../proto/gen/articles/api/v1/articles_pb.ts";
@@ -24,6 +24,14 @@ const article: MethodRoles<typeof ArticleService> = {
   estimateArticle: "reader",
   createArticle: "writer",
   cancelArticle: "writer",
+  // After generation: the history is read, edits and restores change the article.
+  listArticleVersions: "reader",
+  getArticleVersion: "reader",
+  exportArticleContent: "reader",
+  restoreArticleVersion: "writer",
+  updateArticle: "writer",
+  deleteArticle: "writer",
+  retryArticle: "writer",
 };
 
 const workflow: MethodRoles<typeof WorkflowService> = {

@@ -9,6 +9,8 @@ import { DUPLICATE_FIELDS, REORDER_FIELDS, STEP_FIELDS, STEP_UPDATE_FIELDS, WORK
 import { objectSchema, queryParameters } from "./fields.ts";
 import { DESTINATION_FIELDS, PUBLISH_FIELDS } from "../publishing/publish-input.ts";
 import * as S from "./schemas.ts";
+import { ArticleVersion, VersionConflict } from "./version-schemas.ts";
+import { EDIT_FIELDS } from "../articles/article-versions.ts";
 
 type Json = Record<string, unknown>;
 
@@ -32,6 +34,7 @@ const SCHEMAS: Record<string, TSchema> = {
   PlainError: S.PlainError,
   ValidationError: S.ValidationError,
   ReorderRejection: S.ReorderRejection,
+  VersionConflict: VersionConflict,
   Publication: S.Publication,
   Destination: S.Destination,
   DestinationCheck: S.DestinationCheck,
@@ -47,6 +50,8 @@ const SCHEMAS: Record<string, TSchema> = {
   StepUpdate: objectSchema(STEP_UPDATE_FIELDS, { description: "Body of PATCH or PUT /v1/projects/{project}/workflows/{workflow}: omitted fields are unchanged; null clears step_description, step_icon and json_schema." }),
   StepReorder: objectSchema(REORDER_FIELDS, { description: "Body of POST /v1/projects/{project}/workflows/reorder." }),
   WorkflowDuplicate: objectSchema(DUPLICATE_FIELDS, { description: "Body of POST /v1/projects/{project}/workflows/duplicate." }),
+  ArticleVersion,
+  ArticleEdit: objectSchema(EDIT_FIELDS, { description: "Body of PATCH /v1/articles/{id}: content, description or both; the base version by If-Match or base_version_id." }),
   ...Object.fromEntries(Object.entries(S.ArticleEvents).map(([event, schema]) => [`ArticleEvent_${event}`, schema])),
 };
 
@@ -514,6 +519,138 @@ const COMPONENTS = {
   },
 };
 
+// ---- After generation (issue 53): versions, restores and edits ----
+
+const VERSION_PARAM = numericPath("version", "The version's number within the article (1 is the generation output).");
+const IF_MATCH = (required: string) => ({
+  name: "If-Match",
+  in: "header",
+  required: false,
+  description: `The article's ETag as GET answered it (its current_version_id, quoted): the version the change was made on. ${required}`,
+  schema: { type: "string" },
+  example: '"42"',
+});
+const ETAG_HEADER = { ETag: { description: "The article's ETag: its current_version_id, quoted. Send it as If-Match to change the article.", schema: { type: "string" } } };
+const CONFLICT = errorResponse("The base version is no longer current (another change came first), or the article is not completed or published: nothing changed.", "VersionConflict", {
+  message: "The article changed: version 41 is no longer current; its current version is 42.",
+  current_version_id: 42,
+  status: "completed",
+});
+
+const VERSION_PATHS: Record<string, Record<string, Operation>> = {
+  "/v1/articles/{id}": {
+    delete: {
+      operationId: "deleteArticle",
+      summary: "Delete an article and erase its data everywhere; an erasure record without content stays for billing",
+      description:
+        "Cancels a running article, gives back the words still reserved, and erases its content, versions, events, sources, images (the stored files too), delivery records and queued deliveries in every service. The article then answers 404 by id and external_id and is absent from lists; an erasure record without content stays (ids, account, project, words billed, when, by which key). Posts already on WordPress or Ghost stay (unpublish=true is not offered yet: 422). A repeat answers the same. Needs update access.",
+      tags: articleTags,
+      parameters: [ID_PARAM, { name: "unpublish", in: "query", required: false, description: "Reserved: true (removing published posts too) is not available yet and answers 422.", schema: { type: "string", enum: ["false", "true"] } }],
+      responses: {
+        "200": ok("Deleted (or deleted before).", envelope(null, { message: "required" })),
+        "403": resp("Forbidden"),
+        "404": resp("NotFound"),
+        "409": CONFLICT,
+        "422": resp("ValidationFailed"),
+        ...GATE,
+      },
+    },
+    patch: {
+      operationId: "updateArticle",
+      summary: "Edit the content and description of a completed or published article as a new version (If-Match or base_version_id; 409 when stale)",
+      description:
+        "Makes a new immutable version from the body and makes it current: content (markdown; inside a JSON envelope's article.content when the article has one) and description. The title stays as submitted; the H1 inside content is the editable headline. Status, current_step, original_content and published_version_id never change (a published article stays published, its current_version_id then differs from published_version_id); no webhook is sent, and the change costs no words. actual_word_count and the sources' cited flags follow the new text; ai_detection_score and quality are null for a changed text until it is checked (an edit of the description alone keeps them). Needs update access.",
+      tags: articleTags,
+      parameters: [ID_PARAM, IF_MATCH("Either this or base_version_id is required.")],
+      requestBody: body("ArticleEdit", "What changes."),
+      responses: {
+        "200": ok("The article, the new version current.", envelope(ref("Article"), { message: "required" }), ETAG_HEADER),
+        "403": resp("Forbidden"),
+        "404": resp("NotFound"),
+        "409": CONFLICT,
+        ...BODY_ERRORS,
+        ...GATE,
+      },
+    },
+  },
+  "/v1/articles/{id}/retry": {
+    post: {
+      operationId: "retryArticle",
+      summary: "Retry a failed (or cancelled) article: queued again, resuming from the step that failed without re-running or re-billing finished steps",
+      description:
+        "Moves a failed article (a cancelled one included) to queued, a transition beyond the spec's, with the same id and external_id, and resumes on the workflow revision it started with from the step that failed: finished steps are neither called nor billed again. 120% of target_word_count is held again (422 on target_word_count when the allowance cannot cover it, counting what the failed run had settled as given back); the retried run's settlement replaces the failed run's, so no word is billed twice. The earlier failure (reason, step) is recorded and written as a `retried` event. The completion webhook follows the spec's rules. 409 unless the article is failed. Needs update access.",
+      tags: articleTags,
+      parameters: [ID_PARAM],
+      responses: { "200": ok("The article, queued.", envelope(ref("Article"), { message: "required" })), "403": resp("Forbidden"), "404": resp("NotFound"), "409": CONFLICT, "422": resp("ValidationFailed"), ...GATE },
+    },
+  },
+  "/v1/articles/{id}/versions": {
+    get: {
+      operationId: "listArticleVersions",
+      summary: "The article's versions, oldest first: generation, humanization, edits and restores",
+      tags: articleTags,
+      parameters: [ID_PARAM],
+      responses: { "200": ok("The versions, without their contents.", envelope({ type: "array", items: ref("ArticleVersion") }), ETAG_HEADER), "403": resp("Forbidden"), "404": resp("NotFound"), ...GATE },
+    },
+  },
+  "/v1/articles/{id}/versions/{version}": {
+    get: {
+      operationId: "getArticleVersion",
+      summary: "One version of the article by its number, with its content, description and sources",
+      tags: articleTags,
+      parameters: [ID_PARAM, VERSION_PARAM],
+      responses: { "200": ok("The version with its content.", envelope(ref("ArticleVersion"))), "403": resp("Forbidden"), "404": resp("NotFound"), ...GATE },
+    },
+  },
+  "/v1/articles/{id}/content": {
+    get: {
+      operationId: "exportArticleContent",
+      summary: "The current content as markdown, sanitised HTML, plain text or schema.org JSON-LD",
+      description:
+        "markdown: the body as stored (a JSON envelope's article.content); html: the completion webhook's content.html, rendered and sanitised the same way; text: the words of that HTML, a blank line between blocks; jsonld: schema.org structured data, an `@graph` of an Article (headline: the H1, else the title; description, dates, images, keywords, the cited sources as citation) and, when the body has an FAQ section, a FAQPage of its questions. 409 for an article without content yet.",
+      tags: articleTags,
+      parameters: [
+        ID_PARAM,
+        { name: "format", in: "query", required: false, description: "markdown (default), html, text or jsonld; anything else is 422.", schema: { type: "string", enum: ["markdown", "html", "text", "jsonld"], default: "markdown" } },
+      ],
+      responses: {
+        "200": {
+          description: "The content, in the media type of its format.",
+          headers: { ...RATE_HEADERS, ...ETAG_HEADER },
+          content: {
+            "text/markdown": { schema: { type: "string" } },
+            "text/html": { schema: { type: "string" } },
+            "text/plain": { schema: { type: "string" } },
+            "application/ld+json": { schema: { type: "object", required: ["@context", "@graph"], properties: { "@context": { const: "https://schema.org" }, "@graph": { type: "array", items: { type: "object", required: ["@type"] } } } } },
+          },
+        },
+        "403": resp("Forbidden"),
+        "404": resp("NotFound"),
+        "409": CONFLICT,
+        "422": resp("ValidationFailed"),
+        ...GATE,
+      },
+    },
+  },
+  "/v1/articles/{id}/versions/{version}/restore": {
+    post: {
+      operationId: "restoreArticleVersion",
+      summary: "Make an earlier version current again, as a new version (If-Match optional; 409 when stale)",
+      description: "The new version (kind restored) has the earlier one's content, description, sources, checks and score. Status and published_version_id stay; no webhook. Needs update access.",
+      tags: articleTags,
+      parameters: [ID_PARAM, VERSION_PARAM, IF_MATCH("Optional: without it the restore applies to whatever version is current.")],
+      responses: { "200": ok("The article, the restored text current.", envelope(ref("Article"), { message: "required" }), ETAG_HEADER), "403": resp("Forbidden"), "404": resp("NotFound"), "409": CONFLICT, ...GATE },
+    },
+  },
+};
+
+/** The paths, with each later block's operations added to the paths they share. */
+function allPaths(...blocks: Record<string, Record<string, Operation>>[]): Record<string, Record<string, Operation>> {
+  const paths: Record<string, Record<string, Operation>> = {};
+  for (const block of blocks) for (const [path, operations] of Object.entries(block)) paths[path] = { ...paths[path], ...operations };
+  return paths;
+}
+
 /** The whole document (a fresh object each call). */
 export function openApiDocument(): Json {
   return {
@@ -535,7 +672,7 @@ export function openApiDocument(): Json {
       { name: "Images", description: "Article images at their public URLs." },
       { name: "Health", description: "Readiness and liveness probes." },
     ],
-    paths: PATHS,
+    paths: allPaths(PATHS, VERSION_PATHS),
     components: { ...COMPONENTS, schemas: { ...Object.fromEntries(Object.entries(SCHEMAS).map(([name, schema]) => [name, plain(schema)])), ArticleEvent: ARTICLE_EVENT } },
   };
 }

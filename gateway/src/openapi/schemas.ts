@@ -336,6 +336,24 @@ export const ArticleEvents = {
   publication: Type.Omit(Publication, [], { description: "event: publication (a publication's new state; after completed, so a client resumes the stream with the completed event's id to follow it)" }),
   published: Type.Object({ status: Type.Literal("published"), cost: Usd("Final cost."), published_version_id: Nullable(Type.Integer()) }, { description: "event: published (last event)" }),
   failed: Type.Object({ status: Type.Literal("failed"), cost: Usd("Final cost."), reason: Nullable(Type.String()), cancelled: Type.Boolean() }, { description: "event: failed (last event)" }),
+  // After generation (issue 53): each version an edit or restore adds.
+  version_created: Type.Object(
+    {
+      version_id: Type.Integer(),
+      number: Type.Integer(),
+      kind: Type.String({ enum: ["edited", "restored"] }),
+      word_count: Type.Integer(),
+      made_by_key_id: Nullable(Type.Integer()),
+      restored_from: Nullable(Type.Integer()),
+      current_version_id: Type.Integer(),
+      published_version_id: Nullable(Type.Integer()),
+    },
+    { description: "event: version_created (an edit or a restore made a new version current; after the run's final event, so a client resumes the stream with the id of the last event it read; never a webhook delivery)" },
+  ),
+  retried: Type.Object(
+    { status: ArticleStatus, attempt: Type.Integer({ minimum: 1 }), previous_reason: Nullable(Type.String()), previous_step: Nullable(Type.String()) },
+    { description: "event: retried (a failed article queued again; names the failure it leaves behind; after that failure's final event)" },
+  ),
 };
 
 export const PageMeta = Type.Object(

@@ -9,6 +9,7 @@ import { lastEventIdOf } from "../articles/event-stream.ts";
 import { CANCELLED_MESSAGE } from "../articles/cancellation.ts";
 import { idempotencyKeyOf, REPLAYED_HEADER } from "../articles/idempotency.ts";
 import { listQueryOf } from "../articles/reading.ts";
+import { articleEtag } from "../articles/article-versions.ts";
 import type { V1Gate } from "../plugins/caller.ts";
 import { v1Gate } from "../plugins/v1-gate.ts";
 import { queryValues } from "../validation.ts";
@@ -47,7 +48,14 @@ export const articleRoutes = (gate: V1Gate, articles: ArticleOperations) =>
     )
     .get(
       "/v1/articles/:id",
-      async ({ caller, params }) => articleResponse(await articles.get(caller, params.id)),
+      async ({ caller, params }) => {
+        const found = await articles.get(caller, params.id);
+        const response = articleResponse(found);
+        // The version content shows: If-Match of a PATCH or restore names it.
+        const etag = articleEtag(found.article);
+        if (etag) response.headers.set("ETag", etag);
+        return response;
+      },
       { detail: { summary: "Retrieve an article by numeric id or external_id (poll this)", tags: TAGS } },
     )
     .get(

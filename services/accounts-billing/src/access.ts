@@ -4,6 +4,8 @@
 // never came to be holds; the dispatcher and article-store look up projects.
 import { AccountsService } from "../../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
 import { OperatorService } from "../../../proto/gen/articles/accounts_billing/v1/operator_pb.ts";
+import { ReservationRetryService } from "../../../proto/gen/articles/accounts_billing/v1/retries_pb.ts";
+import { ReservationErasureService } from "../../../proto/gen/articles/accounts_billing/v1/erasure_pb.ts";
 import { QuotaService } from "../../../proto/gen/articles/accounts_billing/v1/quota_pb.ts";
 import { allow, CALLERS } from "../../kit/src/access-policy.ts";
 
@@ -25,6 +27,14 @@ export const accountsBillingAccess = [
     getWordUsage: [gateway, operator],
     getGenerationShare: [generationRunner],
     listHeldReservations: [articleStore],
+  }),
+  // Erasing an article: DELETE /v1/articles/{id} through the gateway, or the operator on request.
+  allow(ReservationErasureService, {
+    eraseReservation: [gateway, operator],
+  }),
+  // A retry of a failed article (POST /v1/articles/{id}/retry) goes through the gateway.
+  allow(ReservationRetryService, {
+    reserveAgain: [gateway],
   }),
   allow(OperatorService, {
     createPlan: [operator],

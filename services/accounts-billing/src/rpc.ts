@@ -10,6 +10,10 @@ import {
   type TenantCaps,
   type TenantCapsSchema,
 } from "../../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
+import { ReservationErasureService } from "../../../proto/gen/articles/accounts_billing/v1/erasure_pb.ts";
+import { eraseReservation } from "./domain/erased-reservations.ts";
+import { ReservationRetryService } from "../../../proto/gen/articles/accounts_billing/v1/retries_pb.ts";
+import { reserveAgain } from "./domain/reservation-retries.ts";
 import { QuotaService, ReservationState, WordReservationSchema } from "../../../proto/gen/articles/accounts_billing/v1/quota_pb.ts";
 import { ApiKeySchema, OperatorService, Role as ProtoRole } from "../../../proto/gen/articles/accounts_billing/v1/operator_pb.ts";
 import type { MessageInitShape } from "@bufbuild/protobuf";
@@ -209,6 +213,20 @@ export function accountsBillingRoutes(db: Db, capDefaults: TenantCapValues) {
       listHeldReservations: async (req) => ({
         references: await quota.listHeldReservations(db, { heldLongerThanMs: Number(req.heldLongerThanMs), limit: req.limit, afterReference: req.afterReference }),
       }),
+    });
+
+    router.service(ReservationRetryService, {
+      async reserveAgain(req) {
+        const held = await reserveAgain(db, Number(req.accountId), req.reference, Number(req.words));
+        return { words: BigInt(held.words), previouslySettled: BigInt(held.previouslySettled) };
+      },
+    });
+
+    router.service(ReservationErasureService, {
+      async eraseReservation(req) {
+        const erased = await eraseReservation(db, req.reference, req.erasedReference);
+        return { found: erased.found, wordsBilled: BigInt(erased.wordsBilled), wordsReleased: BigInt(erased.wordsReleased) };
+      },
     });
 
     router.service(OperatorService, {

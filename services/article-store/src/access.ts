@@ -3,6 +3,9 @@
 // deliveries and publications (and reads the articles it delivers and publishes); the operator
 // creates brand voices and image presets and inspects records.
 import { ArticleLifecycleService, ArticleStoreService } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
+import { ArticleRetryService } from "../../../proto/gen/articles/article_store/v1/retry_pb.ts";
+import { ArticleErasureService } from "../../../proto/gen/articles/article_store/v1/erasure_pb.ts";
+import { ArticleVersionService } from "../../../proto/gen/articles/article_store/v1/versions_pb.ts";
 import { allow, CALLERS } from "../../kit/src/access-policy.ts";
 
 const { gateway, generationRunner, webhookDispatcher, operator } = CALLERS;
@@ -28,7 +31,8 @@ export const articleStoreAccess = [
     addVersion: [generationRunner],
     recordOriginality: [generationRunner],
     failArticle: [generationRunner],
-    cancelArticle: [gateway],
+    // The operator cancels a running article it erases on request.
+    cancelArticle: [gateway, operator],
     recordResearchSources: [generationRunner],
     listResearchSources: [operator],
     recordDeliveryAttempt: [webhookDispatcher],
@@ -37,5 +41,22 @@ export const articleStoreAccess = [
     markDeliveryFailed: [webhookDispatcher],
     recordDeliveries: [webhookDispatcher],
     recordPublication: [webhookDispatcher],
+  }),
+  // Retries come through the gateway (POST /v1/articles/{id}/retry).
+  allow(ArticleRetryService, {
+    retryArticle: [gateway],
+  }),
+  // Erasures: DELETE /v1/articles/{id} through the gateway, or the operator on request (`article erase`).
+  allow(ArticleErasureService, {
+    eraseArticle: [gateway, operator],
+    findErasure: [gateway, operator],
+  }),
+  // A client's edits and restores come through the gateway; operators read histories.
+  allow(ArticleVersionService, {
+    listVersions: [gateway, operator],
+    // The runner reads an edited version to score it.
+    getVersion: [gateway, generationRunner, operator],
+    restoreVersion: [gateway],
+    editArticle: [gateway],
   }),
 ];

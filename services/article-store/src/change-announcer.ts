@@ -5,6 +5,9 @@
 import type { RedisConnection } from "../../kit/src/redis.ts";
 import type { Interceptor } from "@connectrpc/connect";
 import { ArticleLifecycleService } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
+import { ArticleVersionService } from "../../../proto/gen/articles/article_store/v1/versions_pb.ts";
+import { VERSION_CHANGES } from "./version-events.ts";
+import { ArticleRetryService } from "../../../proto/gen/articles/article_store/v1/retry_pb.ts";
 import { announceArticleChange } from "../../kit/src/article-changes.ts";
 import type { Logger } from "../../kit/src/logger.ts";
 import { changedArticles } from "./changed-articles.ts";
@@ -12,10 +15,14 @@ import { within } from "../../kit/src/deadline.ts";
 
 const ANNOUNCE_TIMEOUT_MS = 250;
 
+/** Every lifecycle call, a retry, and the version history's changes (its reads change nothing). */
+const announces = (service: string, method: string) =>
+  service === ArticleLifecycleService.typeName || service === ArticleRetryService.typeName || (service === ArticleVersionService.typeName && VERSION_CHANGES.has(method));
+
 export function announceArticleChanges(redis: RedisConnection, redisPrefix: string, logger: Logger): Interceptor {
   return (next) => async (req) => {
     const res = await next(req);
-    if (req.service.typeName !== ArticleLifecycleService.typeName || res.stream) return res;
+    if (!announces(req.service.typeName, req.method.name) || res.stream) return res;
     const articles = changedArticles(res.message, req.contextValues);
     if (articles.length > 0) {
       // Bounded: with Redis away the change still answers at once (gateways are not listening then).

@@ -20,6 +20,9 @@ import { startReconciler } from "./reconciler.ts";
 import { articleStoreRoutes } from "./rpc.ts";
 import { announceArticleChanges } from "./change-announcer.ts";
 import { logArticleEnds } from "./article-event-log.ts";
+import { logNewVersions } from "./version-events.ts";
+import { forgetErasedInRedis } from "./erasure-rpc.ts";
+import { logRetries } from "./retry-rpc.ts";
 import { startLogArchiveUpkeep } from "./log-archiver.ts";
 import { failOnConfigError, loadReconcileSettings, type PlatformConfig } from "../../kit/src/config.ts";
 import type { Logger } from "../../kit/src/logger.ts";
@@ -68,6 +71,9 @@ await runService({
   interceptors: ({ config, database, logger }) => [
     announceArticleChanges(announcements.of(config, logger), config.redisPrefix, logger),
     logArticleEnds({ db: database.db, redis: announcements.of(config, logger), redisPrefix: config.redisPrefix }, logger),
+    logNewVersions({ db: database.db, redis: announcements.of(config, logger), redisPrefix: config.redisPrefix }, logger),
+    forgetErasedInRedis(announcements.of(config, logger), config.redisPrefix, logger),
+    logRetries({ db: database.db, redis: announcements.of(config, logger), redisPrefix: config.redisPrefix }, logger),
   ],
   async background({ database, config, credential, logger }) {
     const generationQueue = openQueue<GenerationJob>("generation", queues.of(config, logger), config.redisPrefix);

@@ -34,6 +34,9 @@ import { markedByDeliveries } from "./changed-articles.ts";
 import * as styles from "./domain/project-styles.ts";
 import { recordPublication } from "./domain/publications.ts";
 import { archivedEventsAfter } from "./domain/event-archive.ts";
+import { articleVersionRoutes } from "./version-rpc.ts";
+import { articleErasureRoutes } from "./erasure-rpc.ts";
+import { articleRetryRoutes } from "./retry-rpc.ts";
 import { attemptOf as publicationAttemptOf, autoPublishMessage, autoPublishOf, publicationMessage, publicationOf } from "./publication-messages.ts";
 
 const ts = (d: Date) => timestampFromDate(d);
@@ -387,5 +390,9 @@ export function articleStoreRoutes({ db, accounts, relay }: ArticleStoreDeps) {
           }),
         ),
     });
+
+    articleVersionRoutes(router, db, { articleMessage, sourceMessage });
+    articleErasureRoutes(router, db);
+    articleRetryRoutes(router, db, articleMessage, () => relay()?.wake());
   };
 }

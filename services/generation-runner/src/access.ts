@@ -4,6 +4,8 @@ import { CostBreakdownService } from "../../../proto/gen/articles/generation_run
 import { ArticleImageService } from "../../../proto/gen/articles/generation_runner/v1/images_pb.ts";
 import { ModelCatalogService } from "../../../proto/gen/articles/generation_runner/v1/models_pb.ts";
 import { GenerationRunService } from "../../../proto/gen/articles/generation_runner/v1/runs_pb.ts";
+import { RunErasureService } from "../../../proto/gen/articles/generation_runner/v1/erasure_pb.ts";
+import { OriginalityCheckService } from "../../../proto/gen/articles/generation_runner/v1/originality_pb.ts";
 import { allow, CALLERS } from "../../kit/src/access-policy.ts";
 
 const { gateway, webhookDispatcher, operator } = CALLERS;
@@ -24,5 +26,13 @@ export const generationRunnerAccess = [
   }),
   allow(CostBreakdownService, {
     getCostBreakdown: [gateway],
+  }),
+  // The gateway asks for an edited version's score.
+  allow(OriginalityCheckService, {
+    checkVersion: [gateway],
+  }),
+  // An article's erasure: DELETE /v1/articles/{id} through the gateway, or the operator on request.
+  allow(RunErasureService, {
+    eraseRun: [gateway, operator],
   }),
 ];

@@ -10,8 +10,21 @@ import { ensureSeedModels, seedModels } from "./domain/model-catalog.ts";
 import { generationRunnerRoutes } from "./rpc.ts";
 import { generationRunnerAccess } from "./access.ts";
 import { startGenerationWorker } from "./worker.ts";
+import { originalityCheckHandlers } from "./rpc-originality.ts";
+import { runErasureHandlers } from "./rpc-erasure.ts";
+import { RunErasureService } from "../../../proto/gen/articles/generation_runner/v1/erasure_pb.ts";
+import { openQueue, type GenerationJob } from "../../kit/src/queues.ts";
+import { connectRedis, type RedisConnection } from "../../kit/src/redis.ts";
+import type { Queue } from "bullmq";
+import { serviceClient } from "../../kit/src/clients.ts";
+import { ArticleLifecycleService } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
+import { ArticleVersionService } from "../../../proto/gen/articles/article_store/v1/versions_pb.ts";
+import { OriginalityCheckService } from "../../../proto/gen/articles/generation_runner/v1/originality_pb.ts";
 
 const runner = failOnConfigError(() => loadRunnerConfig());
+// The generation queue as erasures see it (a waiting job of an erased article is removed), opened on first use.
+let erasureQueue: { queue: Queue<GenerationJob>; redis: RedisConnection } | undefined;
+const queueOn = (redis: RedisConnection, redisPrefix: string) => ({ queue: openQueue<GenerationJob>("generation", redis, redisPrefix), redis });
 
 await runService({
   name: "generation-runner",
@@ -21,7 +34,7 @@ await runService({
   migrationsFolder: fileURLToPath(new URL("./db/migrations", import.meta.url)),
   usesRedis: true,
   access: generationRunnerAccess,
-  routes: ({ database, logger }) => {
+  routes: ({ database, logger, config, credential }) => {
     // Seeded as the server comes up; catalog calls wait for it, so the first article never
     // finds an empty catalog.
     const seeded = ensureSeedModels(database.db, seedModels({ simulator: runner.clients.providers.has("simulator"), openai: runner.realOpenAi })).then((count) => {
@@ -33,7 +46,16 @@ await runService({
       console.error(`generation-runner: cannot seed the model catalog (${(error as Error).message})`);
       process.exit(1);
     });
-    return generationRunnerRoutes(database.db, (id) => runner.clients.isConfigured(id), seeded, { stores: new ImageStores(database.db, runner.imageBucket), publicBaseUrl: runner.publicBaseUrl });
+    const stores = new ImageStores(database.db, runner.imageBucket);
+    const catalogAndRuns = generationRunnerRoutes(database.db, (id) => runner.clients.isConfigured(id), seeded, { stores, publicBaseUrl: runner.publicBaseUrl });
+    // Edited versions are scored on request (the gateway asks after an edit).
+    const articleStore = { baseUrl: config.services.articleStore, credential };
+    const checks = originalityCheckHandlers({ detector: runner.detector, versions: serviceClient(ArticleVersionService, articleStore), lifecycle: serviceClient(ArticleLifecycleService, articleStore) });
+    return (router) => {
+      catalogAndRuns(router);
+      router.service(OriginalityCheckService, checks);
+      router.service(RunErasureService, runErasureHandlers(database.db, stores, () => (erasureQueue ??= queueOn(connectRedis(config.redisUrl), config.redisPrefix))));
+    };
   },
   background: (ctx) => startGenerationWorker(ctx, runner),
 });

@@ -5,7 +5,7 @@ import { FieldViolationsSchema } from "../../../proto/gen/articles/common/v1/err
 
 export type FieldErrors = Record<string, string[]>;
 
-type DomainErrorKind = "not_found" | "forbidden" | "invalid" | "precondition" | "unauthenticated" | "conflict";
+type DomainErrorKind = "not_found" | "forbidden" | "invalid" | "precondition" | "unauthenticated" | "conflict" | "stale";
 
 export class DomainError extends Error {
   constructor(
@@ -23,6 +23,8 @@ export const unauthenticated = (message = "Unauthenticated.") => new DomainError
 /** A business rule refused the request (e.g. quota exhausted); may still name fields. */
 export const precondition = (message: string, fields: FieldErrors = {}) => new DomainError("precondition", message, fields);
 export const conflict = (message: string) => new DomainError("conflict", message);
+/** The change was based on a state that is no longer current (an edit of an older version): nothing changed. */
+export const stale = (message: string) => new DomainError("stale", message);
 
 /** Invalid input, reported field by field; the message summarises the first problem. */
 export function invalidFields(fields: FieldErrors): DomainError {
@@ -44,6 +46,7 @@ const CODE_OF_KIND: Record<DomainErrorKind, Code> = {
   precondition: Code.FailedPrecondition,
   unauthenticated: Code.Unauthenticated,
   conflict: Code.AlreadyExists,
+  stale: Code.Aborted,
 };
 
 export function toConnectError(error: DomainError): ConnectError {

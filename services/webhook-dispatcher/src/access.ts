@@ -3,6 +3,7 @@
 // articles.api.v1, after it checked the acting user's project access) and the operator.
 import { PublishingService } from "../../../proto/gen/articles/webhook_dispatcher/v1/publishing_pb.ts";
 import { WebhookSigningService } from "../../../proto/gen/articles/webhook_dispatcher/v1/signing_pb.ts";
+import { DeliveryErasureService } from "../../../proto/gen/articles/webhook_dispatcher/v1/erasure_pb.ts";
 import { allow, CALLERS } from "../../kit/src/access-policy.ts";
 
 const { gateway, operator } = CALLERS;
@@ -20,5 +21,9 @@ export const webhookDispatcherAccess = [
     checkDestination: [gateway, operator],
     deleteDestination: [gateway, operator],
     publishArticle: [gateway, operator],
+  }),
+  // An article's erasure: DELETE /v1/articles/{id} through the gateway, or the operator on request.
+  allow(DeliveryErasureService, {
+    eraseDeliveries: [gateway, operator],
   }),
 ];

@@ -6,8 +6,10 @@ import { AccountsService } from "../../../proto/gen/articles/accounts_billing/v1
 import { ArticleLifecycleService, ArticleStoreService } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import { ArticleImageService } from "../../../proto/gen/articles/generation_runner/v1/images_pb.ts";
 import { serviceClient } from "../../kit/src/clients.ts";
-import { openQueue, type PublishingJob } from "../../kit/src/queues.ts";
-import { connectRedis } from "../../kit/src/redis.ts";
+import { openQueue, type PublishingJob, type WebhookJob } from "../../kit/src/queues.ts";
+import { connectRedis, type RedisConnection } from "../../kit/src/redis.ts";
+import { DeliveryErasureService } from "../../../proto/gen/articles/webhook_dispatcher/v1/erasure_pb.ts";
+import { deliveryErasureHandlers } from "./delivery-erasure.ts";
 import type { Queue } from "bullmq";
 import { failOnConfigError, type ServiceUrls } from "../../kit/src/config.ts";
 import type { Credential } from "../../kit/src/workload-identity.ts";
@@ -41,6 +43,10 @@ function connectServices(urls: ServiceUrls, credential: Credential) {
 let services: ReturnType<typeof connectServices>;
 // Publish requests are queued from the RPC handlers; the queue opens with the background work.
 let publishingQueue: Queue<PublishingJob> | undefined;
+// An erased article's queued jobs are looked for on queues of their own, opened on first use.
+let erasureRedis: RedisConnection | undefined;
+let erasureWebhooks: Queue<WebhookJob> | undefined;
+let erasurePublishing: Queue<PublishingJob> | undefined;
 
 await runService({
   name: "webhook-dispatcher",
@@ -64,9 +70,16 @@ await runService({
       fetch: guardedFetch({ allowPrivate: settings.allowPrivateUrls, logger }),
       allowPlainHttp: settings.allowPrivateUrls,
     });
+    const redis = () => (erasureRedis ??= connectRedis(config.redisUrl));
+    const erasure = deliveryErasureHandlers(database.db, () => ({
+      redis: redis(),
+      webhooks: (erasureWebhooks ??= openQueue<WebhookJob>("webhooks", redis(), config.redisPrefix)),
+      publishing: (erasurePublishing ??= openQueue<PublishingJob>("publishing", redis(), config.redisPrefix)),
+    }));
     return (router) => {
       signing(router);
       publishing(router);
+      router.service(DeliveryErasureService, erasure);
     };
   },
   async background({ database, config, logger }) {

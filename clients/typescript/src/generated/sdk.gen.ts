@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, ClientMeta, Options as Options2, RequestResult, ServerSentEventsResult, TDataShape } from './client/index.js';
-import type { CancelArticleData, CancelArticleErrors, CancelArticleResponses, CheckDestinationData, CheckDestinationErrors, CheckDestinationResponses, CreateArticleData, CreateArticleErrors, CreateArticleResponses, CreateDestinationData, CreateDestinationErrors, CreateDestinationResponses, CreateWorkflowStepData, CreateWorkflowStepErrors, CreateWorkflowStepResponses, DeleteDestinationData, DeleteDestinationErrors, DeleteDestinationResponses, DeleteWorkflowStepData, DeleteWorkflowStepErrors, DeleteWorkflowStepResponses, DuplicateWorkflowData, DuplicateWorkflowErrors, DuplicateWorkflowResponses, EstimateArticleData, EstimateArticleErrors, EstimateArticleResponses, GetArticleData, GetArticleErrors, GetArticleResponses, GetArticleStepsData, GetArticleStepsErrors, GetArticleStepsResponses, GetDestinationData, GetDestinationErrors, GetDestinationResponses, GetImageData, GetImageErrors, GetImageResponses, GetUserData, GetUserErrors, GetUserResponses, GetWorkflowStepData, GetWorkflowStepErrors, GetWorkflowStepResponses, HeadImageData, HeadImageErrors, HeadImageResponses, ListArticlesData, ListArticlesErrors, ListArticlesResponses, ListDestinationsData, ListDestinationsErrors, ListDestinationsResponses, ListWorkflowsData, ListWorkflowsErrors, ListWorkflowsResponses, LivenessData, LivenessResponses, PublishArticleData, PublishArticleErrors, PublishArticleResponses, ReadinessData, ReadinessErrors, ReadinessResponses, ReorderWorkflowStepsData, ReorderWorkflowStepsErrors, ReorderWorkflowStepsResponses, ReplaceWorkflowStepData, ReplaceWorkflowStepErrors, ReplaceWorkflowStepResponses, ServingData, ServingErrors, ServingResponses, StreamArticleEventsData, StreamArticleEventsErrors, StreamArticleEventsResponse, StreamArticleEventsResponses, UpdateWorkflowStepData, UpdateWorkflowStepErrors, UpdateWorkflowStepResponses } from './types.gen.js';
+import type { CancelArticleData, CancelArticleErrors, CancelArticleResponses, CheckDestinationData, CheckDestinationErrors, CheckDestinationResponses, CreateArticleData, CreateArticleErrors, CreateArticleResponses, CreateDestinationData, CreateDestinationErrors, CreateDestinationResponses, CreateWorkflowStepData, CreateWorkflowStepErrors, CreateWorkflowStepResponses, DeleteArticleData, DeleteArticleErrors, DeleteArticleResponses, DeleteDestinationData, DeleteDestinationErrors, DeleteDestinationResponses, DeleteWorkflowStepData, DeleteWorkflowStepErrors, DeleteWorkflowStepResponses, DuplicateWorkflowData, DuplicateWorkflowErrors, DuplicateWorkflowResponses, EstimateArticleData, EstimateArticleErrors, EstimateArticleResponses, ExportArticleContentData, ExportArticleContentErrors, ExportArticleContentResponses, GetArticleData, GetArticleErrors, GetArticleResponses, GetArticleStepsData, GetArticleStepsErrors, GetArticleStepsResponses, GetArticleVersionData, GetArticleVersionErrors, GetArticleVersionResponses, GetDestinationData, GetDestinationErrors, GetDestinationResponses, GetImageData, GetImageErrors, GetImageResponses, GetUserData, GetUserErrors, GetUserResponses, GetWorkflowStepData, GetWorkflowStepErrors, GetWorkflowStepResponses, HeadImageData, HeadImageErrors, HeadImageResponses, ListArticlesData, ListArticlesErrors, ListArticlesResponses, ListArticleVersionsData, ListArticleVersionsErrors, ListArticleVersionsResponses, ListDestinationsData, ListDestinationsErrors, ListDestinationsResponses, ListWorkflowsData, ListWorkflowsErrors, ListWorkflowsResponses, LivenessData, LivenessResponses, PublishArticleData, PublishArticleErrors, PublishArticleResponses, ReadinessData, ReadinessErrors, ReadinessResponses, ReorderWorkflowStepsData, ReorderWorkflowStepsErrors, ReorderWorkflowStepsResponses, ReplaceWorkflowStepData, ReplaceWorkflowStepErrors, ReplaceWorkflowStepResponses, RestoreArticleVersionData, RestoreArticleVersionErrors, RestoreArticleVersionResponses, RetryArticleData, RetryArticleErrors, RetryArticleResponses, ServingData, ServingErrors, ServingResponses, StreamArticleEventsData, StreamArticleEventsErrors, StreamArticleEventsResponse, StreamArticleEventsResponses, UpdateArticleData, UpdateArticleErrors, UpdateArticleResponses, UpdateWorkflowStepData, UpdateWorkflowStepErrors, UpdateWorkflowStepResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -58,12 +58,38 @@ export const estimateArticle = <ThrowOnError extends boolean = false>(options: O
 });
 
 /**
+ * Delete an article and erase its data everywhere; an erasure record without content stays for billing
+ *
+ * Cancels a running article, gives back the words still reserved, and erases its content, versions, events, sources, images (the stored files too), delivery records and queued deliveries in every service. The article then answers 404 by id and external_id and is absent from lists; an erasure record without content stays (ids, account, project, words billed, when, by which key). Posts already on WordPress or Ghost stay (unpublish=true is not offered yet: 422). A repeat answers the same. Needs update access.
+ */
+export const deleteArticle = <ThrowOnError extends boolean = false>(options: Options<DeleteArticleData, ThrowOnError>): RequestResult<DeleteArticleResponses, DeleteArticleErrors, ThrowOnError> => (options.client ?? client).delete<DeleteArticleResponses, DeleteArticleErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/articles/{id}',
+    ...options
+});
+
+/**
  * Retrieve an article by numeric id or external_id (poll this)
  */
 export const getArticle = <ThrowOnError extends boolean = false>(options: Options<GetArticleData, ThrowOnError>): RequestResult<GetArticleResponses, GetArticleErrors, ThrowOnError> => (options.client ?? client).get<GetArticleResponses, GetArticleErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/articles/{id}',
     ...options
+});
+
+/**
+ * Edit the content and description of a completed or published article as a new version (If-Match or base_version_id; 409 when stale)
+ *
+ * Makes a new immutable version from the body and makes it current: content (markdown; inside a JSON envelope's article.content when the article has one) and description. The title stays as submitted; the H1 inside content is the editable headline. Status, current_step, original_content and published_version_id never change (a published article stays published, its current_version_id then differs from published_version_id); no webhook is sent, and the change costs no words. actual_word_count and the sources' cited flags follow the new text; ai_detection_score and quality are null for a changed text until it is checked (an edit of the description alone keeps them). Needs update access.
+ */
+export const updateArticle = <ThrowOnError extends boolean = false>(options: Options<UpdateArticleData, ThrowOnError>): RequestResult<UpdateArticleResponses, UpdateArticleErrors, ThrowOnError> => (options.client ?? client).patch<UpdateArticleResponses, UpdateArticleErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/articles/{id}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
 });
 
 /**
@@ -78,7 +104,7 @@ export const getArticleSteps = <ThrowOnError extends boolean = false>(options: O
 /**
  * Live progress as Server-Sent Events: state changes, steps, sources, images, then completed, published or failed (Last-Event-ID resumes)
  *
- * Each event is `id`, `event` (its name) and `data` (JSON). Names and data: `state` (ArticleEvent_state), `step_started` (ArticleEvent_step_started), `step_finished` (ArticleEvent_step_finished), `waiting` (ArticleEvent_waiting), `source` (ArticleEvent_source), `image` (ArticleEvent_image), `completed` (ArticleEvent_completed), `publication` (ArticleEvent_publication), `published` (ArticleEvent_published), `failed` (ArticleEvent_failed). The stream ends after the final event; a comment line is sent as a heartbeat.
+ * Each event is `id`, `event` (its name) and `data` (JSON). Names and data: `state` (ArticleEvent_state), `step_started` (ArticleEvent_step_started), `step_finished` (ArticleEvent_step_finished), `waiting` (ArticleEvent_waiting), `source` (ArticleEvent_source), `image` (ArticleEvent_image), `completed` (ArticleEvent_completed), `publication` (ArticleEvent_publication), `published` (ArticleEvent_published), `failed` (ArticleEvent_failed), `version_created` (ArticleEvent_version_created), `retried` (ArticleEvent_retried). The stream ends after the final event; a comment line is sent as a heartbeat.
  */
 export const streamArticleEvents = <ThrowOnError extends boolean = false>(options: Options<StreamArticleEventsData, ThrowOnError, StreamArticleEventsResponse>): Promise<ServerSentEventsResult<StreamArticleEventsResponses>> => (options.client ?? client).sse.get<StreamArticleEventsResponses, StreamArticleEventsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -294,3 +320,54 @@ export const serving = <ThrowOnError extends boolean = false>(options?: Options<
  * Liveness: the process answers, whatever its dependencies do
  */
 export const liveness = <ThrowOnError extends boolean = false>(options?: Options<LivenessData, ThrowOnError>): RequestResult<LivenessResponses, unknown, ThrowOnError> => (options?.client ?? client).get<LivenessResponses, unknown, ThrowOnError>({ url: '/livez', ...options });
+
+/**
+ * Retry a failed (or cancelled) article: queued again, resuming from the step that failed without re-running or re-billing finished steps
+ *
+ * Moves a failed article (a cancelled one included) to queued, a transition beyond the spec's, with the same id and external_id, and resumes on the workflow revision it started with from the step that failed: finished steps are neither called nor billed again. 120% of target_word_count is held again (422 on target_word_count when the allowance cannot cover it, counting what the failed run had settled as given back); the retried run's settlement replaces the failed run's, so no word is billed twice. The earlier failure (reason, step) is recorded and written as a `retried` event. The completion webhook follows the spec's rules. 409 unless the article is failed. Needs update access.
+ */
+export const retryArticle = <ThrowOnError extends boolean = false>(options: Options<RetryArticleData, ThrowOnError>): RequestResult<RetryArticleResponses, RetryArticleErrors, ThrowOnError> => (options.client ?? client).post<RetryArticleResponses, RetryArticleErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/articles/{id}/retry',
+    ...options
+});
+
+/**
+ * The article's versions, oldest first: generation, humanization, edits and restores
+ */
+export const listArticleVersions = <ThrowOnError extends boolean = false>(options: Options<ListArticleVersionsData, ThrowOnError>): RequestResult<ListArticleVersionsResponses, ListArticleVersionsErrors, ThrowOnError> => (options.client ?? client).get<ListArticleVersionsResponses, ListArticleVersionsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/articles/{id}/versions',
+    ...options
+});
+
+/**
+ * One version of the article by its number, with its content, description and sources
+ */
+export const getArticleVersion = <ThrowOnError extends boolean = false>(options: Options<GetArticleVersionData, ThrowOnError>): RequestResult<GetArticleVersionResponses, GetArticleVersionErrors, ThrowOnError> => (options.client ?? client).get<GetArticleVersionResponses, GetArticleVersionErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/articles/{id}/versions/{version}',
+    ...options
+});
+
+/**
+ * The current content as markdown, sanitised HTML, plain text or schema.org JSON-LD
+ *
+ * markdown: the body as stored (a JSON envelope's article.content); html: the completion webhook's content.html, rendered and sanitised the same way; text: the words of that HTML, a blank line between blocks; jsonld: schema.org structured data, an `@graph` of an Article (headline: the H1, else the title; description, dates, images, keywords, the cited sources as citation) and, when the body has an FAQ section, a FAQPage of its questions. 409 for an article without content yet.
+ */
+export const exportArticleContent = <ThrowOnError extends boolean = false>(options: Options<ExportArticleContentData, ThrowOnError>): RequestResult<ExportArticleContentResponses, ExportArticleContentErrors, ThrowOnError> => (options.client ?? client).get<ExportArticleContentResponses, ExportArticleContentErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/articles/{id}/content',
+    ...options
+});
+
+/**
+ * Make an earlier version current again, as a new version (If-Match optional; 409 when stale)
+ *
+ * The new version (kind restored) has the earlier one's content, description, sources, checks and score. Status and published_version_id stay; no webhook. Needs update access.
+ */
+export const restoreArticleVersion = <ThrowOnError extends boolean = false>(options: Options<RestoreArticleVersionData, ThrowOnError>): RequestResult<RestoreArticleVersionResponses, RestoreArticleVersionErrors, ThrowOnError> => (options.client ?? client).post<RestoreArticleVersionResponses, RestoreArticleVersionErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/articles/{id}/versions/{version}/restore',
+    ...options
+});

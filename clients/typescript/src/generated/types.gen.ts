@@ -717,6 +717,24 @@ export type ReorderRejection = {
 };
 
 /**
+ * A change refused: nothing changed (409).
+ */
+export type VersionConflict = {
+    /**
+     * Why: the base version no longer current (naming the current one), or the article's status.
+     */
+    message: string;
+    /**
+     * The version current now: fetch it and redo the change on it.
+     */
+    current_version_id: number | null;
+    /**
+     * The article's status.
+     */
+    status: string | null;
+};
+
+/**
  * The article's post on one destination (additive).
  */
 export type Publication = {
@@ -1245,6 +1263,144 @@ export type WorkflowDuplicate = {
 };
 
 /**
+ * One immutable version of an article.
+ */
+export type ArticleVersion = {
+    /**
+     * The version's id: what current_version_id and published_version_id name, and the ETag of the article while it is current.
+     */
+    id: number;
+    /**
+     * Its number within the article, from 1 (the generation output); the {version} of the version paths.
+     */
+    number: number;
+    /**
+     * generated (version 1, original_content), humanized (the humanization pass), edited (PATCH), restored (a restore).
+     */
+    kind: 'generated' | 'humanized' | 'edited' | 'restored';
+    /**
+     * Whether content shows it (current_version_id).
+     */
+    current: boolean;
+    /**
+     * Whether it is the version last delivered (published_version_id).
+     */
+    published: boolean;
+    created_at: string;
+    word_count: number;
+    /**
+     * Who made it: an API key, or a workload.
+     */
+    made_by: {
+        /**
+         * The API key of an edit or restore.
+         */
+        key_id?: number;
+        /**
+         * The workload that made it, e.g. generation-runner.
+         */
+        workload?: string | null;
+    };
+    /**
+     * A restore's source version (its number).
+     */
+    restored_from: number | null;
+    /**
+     * Its originality score, once checked (an edited text: null until checked).
+     */
+    ai_detection_score: number | null;
+    /**
+     * Its content: only in GET /v1/articles/{id}/versions/{version}.
+     */
+    content?: string;
+    description: string | null;
+    /**
+     * The sources as it cites them.
+     */
+    sources: Array<{
+        /**
+         * The number the text cites it by, as [1].
+         */
+        number: number;
+        /**
+         * The page fetched (after redirects; no credentials or fragment, no parameters added).
+         */
+        url: string;
+        /**
+         * The page's title, plain text.
+         */
+        title: string;
+        /**
+         * The site's name (its og:site_name, else its host), plain text.
+         */
+        site_name: string;
+        /**
+         * When the page was fetched.
+         */
+        fetched_at: string | null;
+        /**
+         * True when the article's text cites it.
+         */
+        cited: boolean;
+    }>;
+    /**
+     * Citations of a number that is not a source: removed at generation; counted, not removed, in an edit's text.
+     */
+    citations_removed: number;
+    /**
+     * Additive: the current version measured against its brief; null until the article completes, and for one completed before the checks existed.
+     */
+    quality: {
+        /**
+         * Every check, in a fixed order.
+         */
+        checks: Array<{
+            /**
+             * What is checked: length, keyword_in_title, keyword_in_h1, keyword_in_introduction, keyword_in_h2, keyword_in_meta_description, keyword_density, keywords_present, single_h1, heading_levels, faq_section, meta_title_length, meta_description_length, language, readability, no_placeholder_text, no_filler, complete_ending or citations_resolved.
+             */
+            name: string;
+            /**
+             * not_measured: the brief asked for nothing this check measures, or the text gives it nothing to measure.
+             */
+            status: 'passed' | 'failed' | 'not_measured';
+            /**
+             * What was measured: a number (words, characters, a percentage, a score), a yes or no, a language code, or the offending texts (missing keywords, skipped headings, placeholders); null when not measured.
+             */
+            value: number | boolean | string | Array<string> | null;
+            /**
+             * What the brief asks for, as a reader would say it.
+             */
+            target: string;
+        }>;
+        /**
+         * Changes made to pass failed checks (none are made yet: empty).
+         */
+        repairs: Array<{
+            check: string;
+            action: string;
+        }>;
+    } | null;
+};
+
+/**
+ * Body of PATCH /v1/articles/{id}: content, description or both; the base version by If-Match or base_version_id.
+ */
+export type ArticleEdit = {
+    /**
+     * The new body, markdown (for an article stored as a JSON envelope, its article.content). Its H1 is the editable headline (3 to 255 characters).
+     */
+    content?: string;
+    /**
+     * The new meta description; null clears it.
+     */
+    description?: string | null;
+    /**
+     * The current_version_id the edit was made on; or send If-Match with the ETag GET answered.
+     */
+    base_version_id?: number;
+};
+
+/**
  * event: state
  */
 export type ArticleEventState = {
@@ -1444,6 +1600,33 @@ export type ArticleEventFailed = {
 };
 
 /**
+ * event: version_created (an edit or a restore made a new version current; after the run's final event, so a client resumes the stream with the id of the last event it read; never a webhook delivery)
+ */
+export type ArticleEventVersionCreated = {
+    version_id: number;
+    number: number;
+    kind: 'edited' | 'restored';
+    word_count: number;
+    made_by_key_id: number | null;
+    restored_from: number | null;
+    current_version_id: number;
+    published_version_id: number | null;
+};
+
+/**
+ * event: retried (a failed article queued again; names the failure it leaves behind; after that failure's final event)
+ */
+export type ArticleEventRetried = {
+    /**
+     * queued → writing → (polishing) → completed → (published); batching for batch generation; failed at any point.
+     */
+    status: 'queued' | 'batching' | 'writing' | 'polishing' | 'completed' | 'published' | 'failed';
+    attempt: number;
+    previous_reason: string | null;
+    previous_step: string | null;
+};
+
+/**
  * One Server-Sent Event (`id:`, `event:` and `data:` lines); data is JSON.
  */
 export type ArticleEvent = {
@@ -1451,8 +1634,8 @@ export type ArticleEvent = {
      * Pass as Last-Event-ID to resume after this event.
      */
     id: string;
-    event: 'state' | 'step_started' | 'step_finished' | 'waiting' | 'source' | 'image' | 'completed' | 'publication' | 'published' | 'failed';
-    data: ArticleEventState | ArticleEventStepStarted | ArticleEventStepFinished | ArticleEventWaiting | ArticleEventSource | ArticleEventImage | ArticleEventCompleted | ArticleEventPublication | ArticleEventPublished | ArticleEventFailed;
+    event: 'state' | 'step_started' | 'step_finished' | 'waiting' | 'source' | 'image' | 'completed' | 'publication' | 'published' | 'failed' | 'version_created' | 'retried';
+    data: ArticleEventState | ArticleEventStepStarted | ArticleEventStepFinished | ArticleEventWaiting | ArticleEventSource | ArticleEventImage | ArticleEventCompleted | ArticleEventPublication | ArticleEventPublished | ArticleEventFailed | ArticleEventVersionCreated | ArticleEventRetried;
 };
 
 /**
@@ -1642,6 +1825,71 @@ export type EstimateArticleResponses = {
 
 export type EstimateArticleResponse = EstimateArticleResponses[keyof EstimateArticleResponses];
 
+export type DeleteArticleData = {
+    body?: never;
+    path: {
+        /**
+         * The article's numeric id or its external_id (UUID); anything else is 404.
+         */
+        id: string;
+    };
+    query?: {
+        /**
+         * Reserved: true (removing published posts too) is not available yet and answers 422.
+         */
+        unpublish?: 'false' | 'true';
+    };
+    url: '/v1/articles/{id}';
+};
+
+export type DeleteArticleErrors = {
+    /**
+     * Missing, malformed, expired or revoked key.
+     */
+    401: GateError;
+    /**
+     * The account has no active subscription.
+     */
+    402: GateError;
+    /**
+     * Not authorised for the project, or the user is disabled.
+     */
+    403: PlainError;
+    /**
+     * No such resource, or not visible to the account.
+     */
+    404: PlainError;
+    /**
+     * The base version is no longer current (another change came first), or the article is not completed or published: nothing changed.
+     */
+    409: VersionConflict;
+    /**
+     * Validation failed: messages per field.
+     */
+    422: ValidationError;
+    /**
+     * A minute, hour or day window is full; retry after retry_after seconds.
+     */
+    429: GateError;
+};
+
+export type DeleteArticleError = DeleteArticleErrors[keyof DeleteArticleErrors];
+
+export type DeleteArticleResponses = {
+    /**
+     * Deleted (or deleted before).
+     */
+    200: {
+        success: true;
+        /**
+         * What happened.
+         */
+        message: string;
+    };
+};
+
+export type DeleteArticleResponse = DeleteArticleResponses[keyof DeleteArticleResponses];
+
 export type GetArticleData = {
     body?: never;
     path: {
@@ -1690,6 +1938,80 @@ export type GetArticleResponses = {
 };
 
 export type GetArticleResponse = GetArticleResponses[keyof GetArticleResponses];
+
+export type UpdateArticleData = {
+    /**
+     * What changes.
+     */
+    body: ArticleEdit;
+    headers?: {
+        /**
+         * The article's ETag as GET answered it (its current_version_id, quoted): the version the change was made on. Either this or base_version_id is required.
+         */
+        'If-Match'?: string;
+    };
+    path: {
+        /**
+         * The article's numeric id or its external_id (UUID); anything else is 404.
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/v1/articles/{id}';
+};
+
+export type UpdateArticleErrors = {
+    /**
+     * Missing, malformed, expired or revoked key.
+     */
+    401: GateError;
+    /**
+     * The account has no active subscription.
+     */
+    402: GateError;
+    /**
+     * Not authorised for the project, or the user is disabled.
+     */
+    403: PlainError;
+    /**
+     * No such resource, or not visible to the account.
+     */
+    404: PlainError;
+    /**
+     * The base version is no longer current (another change came first), or the article is not completed or published: nothing changed.
+     */
+    409: VersionConflict;
+    /**
+     * The request body is larger than 1024 KiB.
+     */
+    413: PlainError;
+    /**
+     * Validation failed: messages per field.
+     */
+    422: ValidationError;
+    /**
+     * A minute, hour or day window is full; retry after retry_after seconds.
+     */
+    429: GateError;
+};
+
+export type UpdateArticleError = UpdateArticleErrors[keyof UpdateArticleErrors];
+
+export type UpdateArticleResponses = {
+    /**
+     * The article, the new version current.
+     */
+    200: {
+        success: true;
+        data: Article;
+        /**
+         * What happened.
+         */
+        message: string;
+    };
+};
+
+export type UpdateArticleResponse = UpdateArticleResponses[keyof UpdateArticleResponses];
 
 export type GetArticleStepsData = {
     body?: never;
@@ -2859,3 +3181,297 @@ export type LivenessResponses = {
 };
 
 export type LivenessResponse = LivenessResponses[keyof LivenessResponses];
+
+export type RetryArticleData = {
+    body?: never;
+    path: {
+        /**
+         * The article's numeric id or its external_id (UUID); anything else is 404.
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/v1/articles/{id}/retry';
+};
+
+export type RetryArticleErrors = {
+    /**
+     * Missing, malformed, expired or revoked key.
+     */
+    401: GateError;
+    /**
+     * The account has no active subscription.
+     */
+    402: GateError;
+    /**
+     * Not authorised for the project, or the user is disabled.
+     */
+    403: PlainError;
+    /**
+     * No such resource, or not visible to the account.
+     */
+    404: PlainError;
+    /**
+     * The base version is no longer current (another change came first), or the article is not completed or published: nothing changed.
+     */
+    409: VersionConflict;
+    /**
+     * Validation failed: messages per field.
+     */
+    422: ValidationError;
+    /**
+     * A minute, hour or day window is full; retry after retry_after seconds.
+     */
+    429: GateError;
+};
+
+export type RetryArticleError = RetryArticleErrors[keyof RetryArticleErrors];
+
+export type RetryArticleResponses = {
+    /**
+     * The article, queued.
+     */
+    200: {
+        success: true;
+        data: Article;
+        /**
+         * What happened.
+         */
+        message: string;
+    };
+};
+
+export type RetryArticleResponse = RetryArticleResponses[keyof RetryArticleResponses];
+
+export type ListArticleVersionsData = {
+    body?: never;
+    path: {
+        /**
+         * The article's numeric id or its external_id (UUID); anything else is 404.
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/v1/articles/{id}/versions';
+};
+
+export type ListArticleVersionsErrors = {
+    /**
+     * Missing, malformed, expired or revoked key.
+     */
+    401: GateError;
+    /**
+     * The account has no active subscription.
+     */
+    402: GateError;
+    /**
+     * Not authorised for the project, or the user is disabled.
+     */
+    403: PlainError;
+    /**
+     * No such resource, or not visible to the account.
+     */
+    404: PlainError;
+    /**
+     * A minute, hour or day window is full; retry after retry_after seconds.
+     */
+    429: GateError;
+};
+
+export type ListArticleVersionsError = ListArticleVersionsErrors[keyof ListArticleVersionsErrors];
+
+export type ListArticleVersionsResponses = {
+    /**
+     * The versions, without their contents.
+     */
+    200: {
+        success: true;
+        data: Array<ArticleVersion>;
+    };
+};
+
+export type ListArticleVersionsResponse = ListArticleVersionsResponses[keyof ListArticleVersionsResponses];
+
+export type GetArticleVersionData = {
+    body?: never;
+    path: {
+        /**
+         * The article's numeric id or its external_id (UUID); anything else is 404.
+         */
+        id: string;
+        /**
+         * The version's number within the article (1 is the generation output). A positive integer; anything else is 404.
+         */
+        version: number;
+    };
+    query?: never;
+    url: '/v1/articles/{id}/versions/{version}';
+};
+
+export type GetArticleVersionErrors = {
+    /**
+     * Missing, malformed, expired or revoked key.
+     */
+    401: GateError;
+    /**
+     * The account has no active subscription.
+     */
+    402: GateError;
+    /**
+     * Not authorised for the project, or the user is disabled.
+     */
+    403: PlainError;
+    /**
+     * No such resource, or not visible to the account.
+     */
+    404: PlainError;
+    /**
+     * A minute, hour or day window is full; retry after retry_after seconds.
+     */
+    429: GateError;
+};
+
+export type GetArticleVersionError = GetArticleVersionErrors[keyof GetArticleVersionErrors];
+
+export type GetArticleVersionResponses = {
+    /**
+     * The version with its content.
+     */
+    200: {
+        success: true;
+        data: ArticleVersion;
+    };
+};
+
+export type GetArticleVersionResponse = GetArticleVersionResponses[keyof GetArticleVersionResponses];
+
+export type ExportArticleContentData = {
+    body?: never;
+    path: {
+        /**
+         * The article's numeric id or its external_id (UUID); anything else is 404.
+         */
+        id: string;
+    };
+    query?: {
+        /**
+         * markdown (default), html, text or jsonld; anything else is 422.
+         */
+        format?: 'markdown' | 'html' | 'text' | 'jsonld';
+    };
+    url: '/v1/articles/{id}/content';
+};
+
+export type ExportArticleContentErrors = {
+    /**
+     * Missing, malformed, expired or revoked key.
+     */
+    401: GateError;
+    /**
+     * The account has no active subscription.
+     */
+    402: GateError;
+    /**
+     * Not authorised for the project, or the user is disabled.
+     */
+    403: PlainError;
+    /**
+     * No such resource, or not visible to the account.
+     */
+    404: PlainError;
+    /**
+     * The base version is no longer current (another change came first), or the article is not completed or published: nothing changed.
+     */
+    409: VersionConflict;
+    /**
+     * Validation failed: messages per field.
+     */
+    422: ValidationError;
+    /**
+     * A minute, hour or day window is full; retry after retry_after seconds.
+     */
+    429: GateError;
+};
+
+export type ExportArticleContentError = ExportArticleContentErrors[keyof ExportArticleContentErrors];
+
+export type ExportArticleContentResponses = {
+    /**
+     * The content, in the media type of its format.
+     */
+    200: {
+        '@context': 'https://schema.org';
+        '@graph': Array<{
+            [key: string]: unknown;
+        }>;
+    };
+};
+
+export type ExportArticleContentResponse = ExportArticleContentResponses[keyof ExportArticleContentResponses];
+
+export type RestoreArticleVersionData = {
+    body?: never;
+    headers?: {
+        /**
+         * The article's ETag as GET answered it (its current_version_id, quoted): the version the change was made on. Optional: without it the restore applies to whatever version is current.
+         */
+        'If-Match'?: string;
+    };
+    path: {
+        /**
+         * The article's numeric id or its external_id (UUID); anything else is 404.
+         */
+        id: string;
+        /**
+         * The version's number within the article (1 is the generation output). A positive integer; anything else is 404.
+         */
+        version: number;
+    };
+    query?: never;
+    url: '/v1/articles/{id}/versions/{version}/restore';
+};
+
+export type RestoreArticleVersionErrors = {
+    /**
+     * Missing, malformed, expired or revoked key.
+     */
+    401: GateError;
+    /**
+     * The account has no active subscription.
+     */
+    402: GateError;
+    /**
+     * Not authorised for the project, or the user is disabled.
+     */
+    403: PlainError;
+    /**
+     * No such resource, or not visible to the account.
+     */
+    404: PlainError;
+    /**
+     * The base version is no longer current (another change came first), or the article is not completed or published: nothing changed.
+     */
+    409: VersionConflict;
+    /**
+     * A minute, hour or day window is full; retry after retry_after seconds.
+     */
+    429: GateError;
+};
+
+export type RestoreArticleVersionError = RestoreArticleVersionErrors[keyof RestoreArticleVersionErrors];
+
+export type RestoreArticleVersionResponses = {
+    /**
+     * The article, the restored text current.
+     */
+    200: {
+        success: true;
+        data: Article;
+        /**
+         * What happened.
+         */
+        message: string;
+    };
+};
+
+export type RestoreArticleVersionResponse = RestoreArticleVersionResponses[keyof RestoreArticleVersionResponses];

@@ -139,6 +139,8 @@ export const articles = articleStoreSchema.table(
     webhookUrl: text("webhook_url"),
     settings: jsonb("settings").$type<GenerationSettings>().notNull(),
     failureReason: text("failure_reason"),
+    // The step running when it failed (current_step is cleared then); a retry records it in article_failures.
+    failedStep: text("failed_step"),
     deliveryFailedAt: at("delivery_failed_at"),
     deliveryFailureReason: text("delivery_failure_reason"),
     // The images its content shows, set with the generated version (metadata only: the bytes are generation-runner's).
@@ -224,7 +226,17 @@ export const articleCountChanges = articleStoreSchema.table(
   (t) => [index("article_count_changes_project").on(t.projectId, t.status)],
 );
 
-/** Every body the article has had: 1 is the generation output, later ones passes or edits. */
+/** The kinds of version a generation run makes, one each per article (a retried job finds its own). */
+export const GENERATION_KINDS = ["generated", "humanized"] as const;
+/** Kinds of the versions made after generation: a client's edit, a restore of an earlier version. */
+export const EDIT_KINDS = ["edited", "restored"] as const;
+
+/**
+ * Every body the article has had, numbered from 1 (the generation output) and never changed once
+ * written: a humanization pass, an edit or a restore each add one, and the article shows the one
+ * its current_version_id names. A version holds what the article showed with it (description,
+ * sources, the brief checks), so a restore brings all of it back.
+ */
 export const articleVersions = articleStoreSchema.table(
   "article_versions",
   {
@@ -233,15 +245,28 @@ export const articleVersions = articleStoreSchema.table(
       .notNull()
       .references(() => articles.id),
     number: integer("number").notNull(),
-    // "generated" for version 1; e.g. "humanized" for the humanization pass.
+    // "generated" for version 1, "humanized" for the humanization pass; "edited", "restored" after.
     kind: text("kind").notNull(),
     content: text("content").notNull(),
     wordCount: integer("word_count").notNull(),
     aiDetectionScore: integer("ai_detection_score"),
     originalityCheckedAt: at("originality_checked_at"),
+    description: text("description"),
+    sources: jsonb("sources").$type<ArticleSource[]>().notNull().default([]),
+    citationsRemoved: integer("citations_removed").notNull().default(0),
+    quality: jsonb("quality").$type<JsonObject>(),
+    // Who made it: the API key of an edit or restore, else the workload (the generation run).
+    madeByKeyId: ref("made_by_key_id"),
+    madeByWorkload: text("made_by_workload"),
+    // A restore's source version (its number).
+    restoredFrom: integer("restored_from"),
     createdAt: createdAt(),
   },
-  (t) => [uniqueIndex("article_versions_number").on(t.articleId, t.number), uniqueIndex("article_versions_kind").on(t.articleId, t.kind)],
+  (t) => [
+    uniqueIndex("article_versions_number").on(t.articleId, t.number),
+    // A run adds each of its kinds once; edits and restores add as many as asked.
+    uniqueIndex("article_versions_generation_kind").on(t.articleId, t.kind).where(sql`${t.kind} in ('generated', 'humanized')`),
+  ],
 );
 
 /**
@@ -361,4 +386,39 @@ export const articleEvents = articleStoreSchema.table(
   },
   // The age index finds the oldest entries for pruning without reading the whole table.
   (t) => [primaryKey({ columns: [t.articleId, t.streamMs, t.streamSeq] }), index("article_events_age").on(t.streamMs)],
+);
+
+/**
+ * What stays of an erased article (DELETE /v1/articles/{id}), for billing and for answering a
+ * repeated delete: no content and not its external_id (only a SHA-256 of it, to recognise it).
+ */
+export const articleErasures = articleStoreSchema.table(
+  "article_erasures",
+  {
+    // The article's numeric id, as it was.
+    articleId: bigint("article_id", { mode: "number" }).primaryKey(),
+    externalIdSha256: text("external_id_sha256").notNull().unique(),
+    accountId: ref("account_id").notNull(),
+    projectId: ref("project_id").notNull(),
+    wordsBilled: bigint("words_billed", { mode: "number" }).notNull(),
+    erasedByKeyId: ref("erased_by_key_id"),
+    erasedAt: at("erased_at").notNull().defaultNow(),
+  },
+);
+
+/** The earlier failures of a retried article (POST /v1/articles/{id}/retry), oldest first. */
+export const articleFailures = articleStoreSchema.table(
+  "article_failures",
+  {
+    articleId: ref("article_id")
+      .notNull()
+      .references(() => articles.id),
+    // 1 for the first run's failure.
+    attempt: integer("attempt").notNull(),
+    reason: text("reason"),
+    step: text("step"),
+    failedAt: at("failed_at").notNull(),
+    retriedAt: at("retried_at").notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.articleId, t.attempt] })],
 );

@@ -4,7 +4,7 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import { and, eq, max, sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
-import { articles, articleVersions, type ArticleImage, type ArticleSource, type ArticleStatus } from "../db/schema.ts";
+import { articles, articleVersions, GENERATION_KINDS, type ArticleImage, type ArticleSource, type ArticleStatus } from "../db/schema.ts";
 import { articleStatement } from "../db/article-rows.ts";
 import { invalidFields, notFound, precondition, throwIfAny } from "../../../kit/src/errors.ts";
 import { checkArticleImages } from "./article-images.ts";
@@ -14,6 +14,9 @@ import { CANCELLED_REASON } from "../../../kit/src/article-events.ts";
 import { isRunningStatus } from "../../../kit/src/rules/article-statuses.ts";
 
 export type VersionRecord = typeof articleVersions.$inferSelect;
+
+/** Who made a version the generation run added (the workload named in version histories). */
+export const GENERATION_WORKLOAD = "generation-runner";
 
 /** Statuses while generation is under way. */
 /** Statuses a progress report may set. */
@@ -133,12 +136,12 @@ const checkOf = (version: VersionRecord) => ({ aiDetectionScore: version.aiDetec
 // the row locked (read committed re-reads it), with the version's originality columns.
 const storeFirstVersion = articleStatement(`
   with target as (
-    select id from article_store.articles
+    select id, description from article_store.articles
     where external_id = $1::uuid and status <> 'failed' and current_version_id is null
     for update
   ), version as (
-    insert into article_store.article_versions (article_id, number, kind, content, word_count, ai_detection_score, originality_checked_at)
-    select id, 1, 'generated', $2::text, $3::int4, $4::int4, case when $4::int4 is null then null else now() end from target
+    insert into article_store.article_versions (article_id, number, kind, content, word_count, ai_detection_score, originality_checked_at, description, sources, citations_removed, quality, made_by_workload)
+    select id, 1, 'generated', $2::text, $3::int4, $4::int4, case when $4::int4 is null then null else now() end, coalesce($5::text, description), $10::jsonb, $11::int4, $12::jsonb, '${GENERATION_WORKLOAD}' from target
     returning id, article_id, ai_detection_score, originality_checked_at
   )
   update article_store.articles a set
@@ -210,10 +213,13 @@ export async function addVersion(db: Db, externalId: string, input: NewVersion):
   return onArticle(db, externalId, async (tx, article) => {
     refuseFailed(article);
     if (article.currentVersionId === null) throw precondition("The article has no generated version yet.");
-    const [existing] = await tx
-      .select()
-      .from(articleVersions)
-      .where(and(eq(articleVersions.articleId, article.id), eq(articleVersions.kind, input.kind)));
+    // A run's kinds are added once each (a retried job finds its own); an edit's are never asked for here.
+    const [existing] = (GENERATION_KINDS as readonly string[]).includes(input.kind)
+      ? await tx
+          .select()
+          .from(articleVersions)
+          .where(and(eq(articleVersions.articleId, article.id), eq(articleVersions.kind, input.kind)))
+      : [];
     if (existing) {
       // The version is stored; a retry still gets to finish the article it was meant to finish.
       const finish = input.complete && isRunningStatus(article.status);
@@ -223,7 +229,20 @@ export async function addVersion(db: Db, externalId: string, input: NewVersion):
     // The new body is checked only when it came with its score.
     const [version] = await tx
       .insert(articleVersions)
-      .values({ articleId: article.id, number: (last ?? 0) + 1, kind: input.kind, content: input.content, wordCount: input.actualWordCount, ...checkedWith(input.aiDetectionScore) })
+      .values({
+        articleId: article.id,
+        number: (last ?? 0) + 1,
+        kind: input.kind,
+        content: input.content,
+        wordCount: input.actualWordCount,
+        ...checkedWith(input.aiDetectionScore),
+        // What the article shows with it: the description stays, the sources are this version's when given.
+        description: article.description,
+        sources: input.sources?.sources ?? article.sources,
+        citationsRemoved: input.sources?.citationsRemoved ?? article.citationsRemoved,
+        quality: input.quality ?? article.quality,
+        madeByWorkload: GENERATION_WORKLOAD,
+      })
       .returning();
     const updated = await updateArticle(tx, article.id, {
       content: input.content,
@@ -274,7 +293,7 @@ export async function failArticle(db: Db, externalId: string, reason: string, co
     // cost must equal what its steps cost (GET /v1/articles/{id}/steps).
     if (article.status === "failed") return cost === undefined || cost === article.cost ? article : updateArticle(tx, article.id, { cost });
     if (DONE.includes(article.status)) throw precondition(`The article is ${article.status}; only a running article can fail.`);
-    return updateArticle(tx, article.id, { status: "failed", failureReason: reason, currentStep: null, ...(cost !== undefined ? { cost } : {}) });
+    return updateArticle(tx, article.id, { status: "failed", failureReason: reason, failedStep: article.currentStep, currentStep: null, ...(cost !== undefined ? { cost } : {}) });
   });
 }
 
@@ -312,6 +331,6 @@ export async function cancelArticle(db: Db, externalId: string): Promise<{ artic
     if (!isRunningStatus(article.status)) {
       throw precondition(`The article is ${article.status}; only a queued, batching, writing or polishing article can be cancelled.`);
     }
-    return { article: await updateArticle(tx, article.id, { status: "failed", failureReason: CANCELLED_REASON, currentStep: null }), cancelled: true };
+    return { article: await updateArticle(tx, article.id, { status: "failed", failureReason: CANCELLED_REASON, failedStep: article.currentStep, currentStep: null }), cancelled: true };
   });
 }

@@ -195,8 +195,12 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
     { externalId, workflowId: Number(settings.workflowId), workflowRevision: settings.workflowRevision, articleType: article.articleType, requestedModel: settings.model },
     steps[0]!,
   );
-  // Finished with its hand-offs by an earlier pickup.
-  if (run.finishedAt) return "skipped";
+  if (run.finishedAt) {
+    // Finished with its hand-offs by an earlier pickup.
+    if (TERMINAL.has(article.status)) return "skipped";
+    // A failed run retried (POST /v1/articles/{id}/retry): it goes on from its checkpoints.
+    await updateRun(db, externalId, { finishedAt: null, lastError: null });
+  }
   const { checkpoints, costSoFar } = await earlierWork(db, run);
   // Every checkpoint is counted once: what earlier pickups stored, plus each one stored here.
   let cost = costSoFar;

@@ -32,7 +32,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file articles/api/v1/articles.proto.
  */
 export const file_articles_api_v1_articles: GenFile = /*@__PURE__*/
-  fileDesc("Ch5hcnRpY2xlcy9hcGkvdjEvYXJ0aWNsZXMucHJvdG8SD2FydGljbGVzLmFwaS52MSLkCwoMQXJ0aWNsZUlucHV0EhIKCnByb2plY3RfaWQYASABKAMSDQoFdGl0bGUYAiABKAkSFAoMYXJ0aWNsZV90eXBlGAMgASgJEhkKEXRhcmdldF93b3JkX2NvdW50GAQgASgFEgwKBHRvbmUYBSABKAkSFQoNcG9pbnRfb2ZfdmlldxgGIAEoCRIQCghsYW5ndWFnZRgHIAEoCRIbCg50YXJnZXRfa2V5d29yZBgIIAEoCUgBiAEBEhAKCGtleXdvcmRzGAkgAygJEh4KEWNvdW50cnlfdGFyZ2V0aW5nGAogASgJSAKIAQESHQoQcmVzZWFyY2hfZW5hYmxlZBgLIAEoCEgDiAEBEiEKFHJlc2VhcmNoX21heF9zb3VyY2VzGAwgASgFSASIAQESJwoacmVzZWFyY2hfbWluX2NvbnRlbnRfd29yZHMYDSABKAVIBYgBARIqCh1yZXNlYXJjaF9tYXhfd29yZHNfcGVyX3NvdXJjZRgOIAEoBUgGiAEBEiAKGHJlc2VhcmNoX2luY2x1ZGVfZG9tYWlucxgPIAMoCRJCChhyZXNlYXJjaF9leGNsdWRlX2RvbWFpbnMYECABKAsyGy5hcnRpY2xlcy5hcGkudjEuRG9tYWluTGlzdEgHiAEBEhgKC3dlYmhvb2tfdXJsGBEgASgJSAiIAQESGgoNdXNlX2JhdGNoX2FwaRgSIAEoCEgJiAEBEhUKCGh1bWFuaXplGBMgASgISAqIAQESHwoSYWRkaXRpb25hbF9jb250ZXh0GBQgASgJSAuIAQESIwoWYWRkaXRpb25hbF9pbnN0cnVjdGlvbhgVIAEoCUgMiAEBEhkKD3RhcmdldF9hdWRpZW5jZRgWIAEoCUgAEhwKEm5vX3RhcmdldF9hdWRpZW5jZRgXIAEoCEgAEhIKBW1vZGVsGBggASgJSA2IAQESGwoOYnJhbmRfdm9pY2VfaWQYGSABKANIDogBARIiChVpbmNsdWRlX2tleV90YWtlYXdheXMYGiABKAhID4gBARIYCgtpbmNsdWRlX2ZhcRgbIAEoCEgQiAEBEiMKFmhlYWRpbmdfY2FwaXRhbGl6YXRpb24YHCABKAlIEYgBARITCgZzdGF0dXMYHSABKAlIEogBARIYCgtpbWFnZV9jb3VudBgeIAEoBUgTiAEBEh8KEmltYWdlX2FzcGVjdF9yYXRpbxgfIAEoCUgUiAEBEhwKD2ltYWdlX3ByZXNldF9pZBggIAEoA0gViAEBEjMKB3B1Ymxpc2gYISABKAsyHS5hcnRpY2xlcy5hcGkudjEuUHVibGlzaElucHV0SBaIAQESFgoJY2l0YXRpb25zGCIgASgJSBeIAQFCCgoIYXVkaWVuY2VCEQoPX3RhcmdldF9rZXl3b3JkQhQKEl9jb3VudHJ5X3RhcmdldGluZ0ITChFfcmVzZWFyY2hfZW5hYmxlZEIXChVfcmVzZWFyY2hfbWF4X3NvdXJjZXNCHQobX3Jlc2VhcmNoX21pbl9jb250ZW50X3dvcmRzQiAKHl9yZXNlYXJjaF9tYXhfd29yZHNfcGVyX3NvdXJjZUIbChlfcmVzZWFyY2hfZXhjbHVkZV9kb21haW5zQg4KDF93ZWJob29rX3VybEIQCg5fdXNlX2JhdGNoX2FwaUILCglfaHVtYW5pemVCFQoTX2FkZGl0aW9uYWxfY29udGV4dEIZChdfYWRkaXRpb25hbF9pbnN0cnVjdGlvbkIICgZfbW9kZWxCEQoPX2JyYW5kX3ZvaWNlX2lkQhgKFl9pbmNsdWRlX2tleV90YWtlYXdheXNCDgoMX2luY2x1ZGVfZmFxQhkKF19oZWFkaW5nX2NhcGl0YWxpemF0aW9uQgkKB19zdGF0dXNCDgoMX2ltYWdlX2NvdW50QhUKE19pbWFnZV9hc3BlY3RfcmF0aW9CEgoQX2ltYWdlX3ByZXNldF9pZEIKCghfcHVibGlzaEIMCgpfY2l0YXRpb25zIh0KCkRvbWFpbkxpc3QSDwoHZG9tYWlucxgBIAMoCSLLCgoHQXJ0aWNsZRIKCgJpZBgBIAEoAxITCgtleHRlcm5hbF9pZBgCIAEoCRINCgV0aXRsZRgDIAEoCRIYCgtkZXNjcmlwdGlvbhgEIAEoCUgAiAEBEhQKB2NvbnRlbnQYBSABKAlIAYgBARIdChBvcmlnaW5hbF9jb250ZW50GAYgASgJSAKIAQESLQoGaW1hZ2VzGAcgAygLMh0uYXJ0aWNsZXMuYXBpLnYxLkFydGljbGVJbWFnZRIfChJjdXJyZW50X3ZlcnNpb25faWQYCCABKANIA4gBARIhChRwdWJsaXNoZWRfdmVyc2lvbl9pZBgJIAEoA0gEiAEBEg4KBnN0YXR1cxgKIAEoCRIbCg5mYWlsdXJlX3JlYXNvbhgLIAEoCUgFiAEBEhQKDGFydGljbGVfdHlwZRgMIAEoCRIbCg50YXJnZXRfa2V5d29yZBgNIAEoCUgGiAEBEhAKCGtleXdvcmRzGA4gAygJEhkKEXRhcmdldF93b3JkX2NvdW50GA8gASgFEhkKEWFjdHVhbF93b3JkX2NvdW50GBAgASgFEgwKBHRvbmUYESABKAkSFQoNcG9pbnRfb2ZfdmlldxgSIAEoCRIQCghsYW5ndWFnZRgTIAEoCRIeChFjb3VudHJ5X3RhcmdldGluZxgUIAEoCUgHiAEBEhoKDWFpX21vZGVsX3VzZWQYFSABKAlICIgBARIMCgRjb3N0GBYgASgJEhkKDGN1cnJlbnRfc3RlcBgXIAEoCUgJiAEBEhAKCGh1bWFuaXplGBggASgIEh8KEmFpX2RldGVjdGlvbl9zY29yZRgZIAEoAUgKiAEBEj8KFm9yaWdpbmFsaXR5X2NoZWNrZWRfYXQYGiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAuIAQESHwoSYWRkaXRpb25hbF9jb250ZXh0GBsgASgJSAyIAQESGAoLd2ViaG9va191cmwYHCABKAlIDYgBARIsCgdwcm9qZWN0GB0gASgLMhsuYXJ0aWNsZXMuYXBpLnYxLlByb2plY3RSZWYSLgoKY3JlYXRlZF9hdBgeIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgfIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoMcHVibGljYXRpb25zGCAgAygLMhwuYXJ0aWNsZXMuYXBpLnYxLlB1YmxpY2F0aW9uEigKB3NvdXJjZXMYISADKAsyFy5hcnRpY2xlcy5hcGkudjEuU291cmNlEhEKCWNpdGF0aW9ucxgiIAEoCRIZChFjaXRhdGlvbnNfcmVtb3ZlZBgjIAEoBRIoCgdxdWFsaXR5GCQgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEIOCgxfZGVzY3JpcHRpb25CCgoIX2NvbnRlbnRCEwoRX29yaWdpbmFsX2NvbnRlbnRCFQoTX2N1cnJlbnRfdmVyc2lvbl9pZEIXChVfcHVibGlzaGVkX3ZlcnNpb25faWRCEQoPX2ZhaWx1cmVfcmVhc29uQhEKD190YXJnZXRfa2V5d29yZEIUChJfY291bnRyeV90YXJnZXRpbmdCEAoOX2FpX21vZGVsX3VzZWRCDwoNX2N1cnJlbnRfc3RlcEIVChNfYWlfZGV0ZWN0aW9uX3Njb3JlQhkKF19vcmlnaW5hbGl0eV9jaGVja2VkX2F0QhUKE19hZGRpdGlvbmFsX2NvbnRleHRCDgoMX3dlYmhvb2tfdXJsIoYBCgZTb3VyY2USDgoGbnVtYmVyGAEgASgFEgsKA3VybBgCIAEoCRINCgV0aXRsZRgDIAEoCRIRCglzaXRlX25hbWUYBCABKAkSLgoKZmV0Y2hlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFY2l0ZWQYBiABKAgiqQMKC1B1YmxpY2F0aW9uEhYKDmRlc3RpbmF0aW9uX2lkGAEgASgDEhgKEGRlc3RpbmF0aW9uX2tpbmQYAiABKAkSDQoFc3RhdGUYAyABKAkSFgoJcmVtb3RlX2lkGAQgASgJSACIAQESFwoKcmVtb3RlX3VybBgFIAEoCUgBiAEBEhoKDXJlbW90ZV9zdGF0dXMYBiABKAlIAogBARIXCgp2ZXJzaW9uX2lkGAcgASgDSAOIAQESEgoFZXJyb3IYCCABKAlIBIgBARIwCgxyZXF1ZXN0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjUKCGF0dGVtcHRzGAsgAygLMiMuYXJ0aWNsZXMuYXBpLnYxLlB1YmxpY2F0aW9uQXR0ZW1wdEIMCgpfcmVtb3RlX2lkQg0KC19yZW1vdGVfdXJsQhAKDl9yZW1vdGVfc3RhdHVzQg0KC192ZXJzaW9uX2lkQggKBl9lcnJvciLZAQoSUHVibGljYXRpb25BdHRlbXB0Eg8KB2F0dGVtcHQYASABKAUSMAoMYXR0ZW1wdGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdvdXRjb21lGAMgASgJEhgKC3N0YXR1c19jb2RlGAQgASgFSACIAQESEgoFZXJyb3IYBSABKAlIAYgBARITCgtkdXJhdGlvbl9tcxgGIAEoBRISCgp2ZXJzaW9uX2lkGAcgASgDQg4KDF9zdGF0dXNfY29kZUIICgZfZXJyb3IiGQoIVGVybUxpc3QSDQoFbmFtZXMYASADKAkioAIKDFB1Ymxpc2hJbnB1dBIWCg5kZXN0aW5hdGlvbl9pZBgBIAEoAxITCgZzdGF0dXMYAiABKAlIAIgBARIzCgpwdWJsaXNoX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgBiAEBEjIKCmNhdGVnb3JpZXMYBCABKAsyGS5hcnRpY2xlcy5hcGkudjEuVGVybUxpc3RIAogBARIsCgR0YWdzGAUgASgLMhkuYXJ0aWNsZXMuYXBpLnYxLlRlcm1MaXN0SAOIAQESEQoEc2x1ZxgGIAEoCUgEiAEBQgkKB19zdGF0dXNCDQoLX3B1Ymxpc2hfYXRCDQoLX2NhdGVnb3JpZXNCBwoFX3RhZ3NCBwoFX3NsdWcibwoMQXJ0aWNsZUltYWdlEgsKA3VybBgBIAEoCRILCgNhbHQYAiABKAkSDQoFd2lkdGgYAyABKAUSDgoGaGVpZ2h0GAQgASgFEhQKDGFzcGVjdF9yYXRpbxgFIAEoCRIQCghwb3NpdGlvbhgGIAEoBSImCgpQcm9qZWN0UmVmEgoKAmlkGAEgASgDEgwKBG5hbWUYAiABKAkieAoUQ3JlYXRlQXJ0aWNsZVJlcXVlc3QSLgoHYXJ0aWNsZRgBIAEoCzIdLmFydGljbGVzLmFwaS52MS5BcnRpY2xlSW5wdXQSHAoPaWRlbXBvdGVuY3lfa2V5GAIgASgJSACIAQFCEgoQX2lkZW1wb3RlbmN5X2tleSJUChVDcmVhdGVBcnRpY2xlUmVzcG9uc2USKQoHYXJ0aWNsZRgBIAEoCzIYLmFydGljbGVzLmFwaS52MS5BcnRpY2xlEhAKCHJlcGxheWVkGAIgASgIIh8KEUdldEFydGljbGVSZXF1ZXN0EgoKAmlkGAEgASgJIj8KEkdldEFydGljbGVSZXNwb25zZRIpCgdhcnRpY2xlGAEgASgLMhguYXJ0aWNsZXMuYXBpLnYxLkFydGljbGUivQEKE0xpc3RBcnRpY2xlc1JlcXVlc3QSEwoGc3RhdHVzGAEgASgJSACIAQESFwoKcHJvamVjdF9pZBgCIAEoA0gBiAEBEhEKBHBhZ2UYAyABKAVIAogBARIVCghwZXJfcGFnZRgEIAEoBUgDiAEBEhMKBmN1cnNvchgFIAEoCUgEiAEBQgkKB19zdGF0dXNCDQoLX3Byb2plY3RfaWRCBwoFX3BhZ2VCCwoJX3Blcl9wYWdlQgkKB19jdXJzb3IiawoUTGlzdEFydGljbGVzUmVzcG9uc2USKgoIYXJ0aWNsZXMYASADKAsyGC5hcnRpY2xlcy5hcGkudjEuQXJ0aWNsZRInCgRtZXRhGAIgASgLMhkuYXJ0aWNsZXMuYXBpLnYxLlBhZ2VNZXRhIn4KCFBhZ2VNZXRhEhQKDGN1cnJlbnRfcGFnZRgBIAEoBRIRCglsYXN0X3BhZ2UYAiABKAUSEAoIcGVyX3BhZ2UYAyABKAUSDQoFdG90YWwYBCABKAMSGAoLbmV4dF9jdXJzb3IYBSABKAlIAIgBAUIOCgxfbmV4dF9jdXJzb3IiIgoUQ2FuY2VsQXJ0aWNsZVJlcXVlc3QSCgoCaWQYASABKAkiQgoVQ2FuY2VsQXJ0aWNsZVJlc3BvbnNlEikKB2FydGljbGUYASABKAsyGC5hcnRpY2xlcy5hcGkudjEuQXJ0aWNsZSJIChZFc3RpbWF0ZUFydGljbGVSZXF1ZXN0Ei4KB2FydGljbGUYASABKAsyHS5hcnRpY2xlcy5hcGkudjEuQXJ0aWNsZUlucHV0IkQKF0VzdGltYXRlQXJ0aWNsZVJlc3BvbnNlEikKCGVzdGltYXRlGAEgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCIkChZHZXRBcnRpY2xlU3RlcHNSZXF1ZXN0EgoKAmlkGAEgASgJIkUKF0dldEFydGljbGVTdGVwc1Jlc3BvbnNlEioKCWJyZWFrZG93bhgBIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QiTwoTV2F0Y2hBcnRpY2xlUmVxdWVzdBIKCgJpZBgBIAEoCRIaCg1sYXN0X2V2ZW50X2lkGAIgASgJSACIAQFCEAoOX2xhc3RfZXZlbnRfaWQiawoUV2F0Y2hBcnRpY2xlUmVzcG9uc2USCgoCaWQYASABKAkSDQoFZXZlbnQYAiABKAkSJQoEZGF0YRgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEQoJZGF0YV9qc29uGAQgASgJMq8FCg5BcnRpY2xlU2VydmljZRJeCg1DcmVhdGVBcnRpY2xlEiUuYXJ0aWNsZXMuYXBpLnYxLkNyZWF0ZUFydGljbGVSZXF1ZXN0GiYuYXJ0aWNsZXMuYXBpLnYxLkNyZWF0ZUFydGljbGVSZXNwb25zZRJVCgpHZXRBcnRpY2xlEiIuYXJ0aWNsZXMuYXBpLnYxLkdldEFydGljbGVSZXF1ZXN0GiMuYXJ0aWNsZXMuYXBpLnYxLkdldEFydGljbGVSZXNwb25zZRJbCgxMaXN0QXJ0aWNsZXMSJC5hcnRpY2xlcy5hcGkudjEuTGlzdEFydGljbGVzUmVxdWVzdBolLmFydGljbGVzLmFwaS52MS5MaXN0QXJ0aWNsZXNSZXNwb25zZRJeCg1DYW5jZWxBcnRpY2xlEiUuYXJ0aWNsZXMuYXBpLnYxLkNhbmNlbEFydGljbGVSZXF1ZXN0GiYuYXJ0aWNsZXMuYXBpLnYxLkNhbmNlbEFydGljbGVSZXNwb25zZRJkCg9Fc3RpbWF0ZUFydGljbGUSJy5hcnRpY2xlcy5hcGkudjEuRXN0aW1hdGVBcnRpY2xlUmVxdWVzdBooLmFydGljbGVzLmFwaS52MS5Fc3RpbWF0ZUFydGljbGVSZXNwb25zZRJkCg9HZXRBcnRpY2xlU3RlcHMSJy5hcnRpY2xlcy5hcGkudjEuR2V0QXJ0aWNsZVN0ZXBzUmVxdWVzdBooLmFydGljbGVzLmFwaS52MS5HZXRBcnRpY2xlU3RlcHNSZXNwb25zZRJdCgxXYXRjaEFydGljbGUSJC5hcnRpY2xlcy5hcGkudjEuV2F0Y2hBcnRpY2xlUmVxdWVzdBolLmFydGljbGVzLmFwaS52MS5XYXRjaEFydGljbGVSZXNwb25zZTABYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("Ch5hcnRpY2xlcy9hcGkvdjEvYXJ0aWNsZXMucHJvdG8SD2FydGljbGVzLmFwaS52MSLkCwoMQXJ0aWNsZUlucHV0EhIKCnByb2plY3RfaWQYASABKAMSDQoFdGl0bGUYAiABKAkSFAoMYXJ0aWNsZV90eXBlGAMgASgJEhkKEXRhcmdldF93b3JkX2NvdW50GAQgASgFEgwKBHRvbmUYBSABKAkSFQoNcG9pbnRfb2ZfdmlldxgGIAEoCRIQCghsYW5ndWFnZRgHIAEoCRIbCg50YXJnZXRfa2V5d29yZBgIIAEoCUgBiAEBEhAKCGtleXdvcmRzGAkgAygJEh4KEWNvdW50cnlfdGFyZ2V0aW5nGAogASgJSAKIAQESHQoQcmVzZWFyY2hfZW5hYmxlZBgLIAEoCEgDiAEBEiEKFHJlc2VhcmNoX21heF9zb3VyY2VzGAwgASgFSASIAQESJwoacmVzZWFyY2hfbWluX2NvbnRlbnRfd29yZHMYDSABKAVIBYgBARIqCh1yZXNlYXJjaF9tYXhfd29yZHNfcGVyX3NvdXJjZRgOIAEoBUgGiAEBEiAKGHJlc2VhcmNoX2luY2x1ZGVfZG9tYWlucxgPIAMoCRJCChhyZXNlYXJjaF9leGNsdWRlX2RvbWFpbnMYECABKAsyGy5hcnRpY2xlcy5hcGkudjEuRG9tYWluTGlzdEgHiAEBEhgKC3dlYmhvb2tfdXJsGBEgASgJSAiIAQESGgoNdXNlX2JhdGNoX2FwaRgSIAEoCEgJiAEBEhUKCGh1bWFuaXplGBMgASgISAqIAQESHwoSYWRkaXRpb25hbF9jb250ZXh0GBQgASgJSAuIAQESIwoWYWRkaXRpb25hbF9pbnN0cnVjdGlvbhgVIAEoCUgMiAEBEhkKD3RhcmdldF9hdWRpZW5jZRgWIAEoCUgAEhwKEm5vX3RhcmdldF9hdWRpZW5jZRgXIAEoCEgAEhIKBW1vZGVsGBggASgJSA2IAQESGwoOYnJhbmRfdm9pY2VfaWQYGSABKANIDogBARIiChVpbmNsdWRlX2tleV90YWtlYXdheXMYGiABKAhID4gBARIYCgtpbmNsdWRlX2ZhcRgbIAEoCEgQiAEBEiMKFmhlYWRpbmdfY2FwaXRhbGl6YXRpb24YHCABKAlIEYgBARITCgZzdGF0dXMYHSABKAlIEogBARIYCgtpbWFnZV9jb3VudBgeIAEoBUgTiAEBEh8KEmltYWdlX2FzcGVjdF9yYXRpbxgfIAEoCUgUiAEBEhwKD2ltYWdlX3ByZXNldF9pZBggIAEoA0gViAEBEjMKB3B1Ymxpc2gYISABKAsyHS5hcnRpY2xlcy5hcGkudjEuUHVibGlzaElucHV0SBaIAQESFgoJY2l0YXRpb25zGCIgASgJSBeIAQFCCgoIYXVkaWVuY2VCEQoPX3RhcmdldF9rZXl3b3JkQhQKEl9jb3VudHJ5X3RhcmdldGluZ0ITChFfcmVzZWFyY2hfZW5hYmxlZEIXChVfcmVzZWFyY2hfbWF4X3NvdXJjZXNCHQobX3Jlc2VhcmNoX21pbl9jb250ZW50X3dvcmRzQiAKHl9yZXNlYXJjaF9tYXhfd29yZHNfcGVyX3NvdXJjZUIbChlfcmVzZWFyY2hfZXhjbHVkZV9kb21haW5zQg4KDF93ZWJob29rX3VybEIQCg5fdXNlX2JhdGNoX2FwaUILCglfaHVtYW5pemVCFQoTX2FkZGl0aW9uYWxfY29udGV4dEIZChdfYWRkaXRpb25hbF9pbnN0cnVjdGlvbkIICgZfbW9kZWxCEQoPX2JyYW5kX3ZvaWNlX2lkQhgKFl9pbmNsdWRlX2tleV90YWtlYXdheXNCDgoMX2luY2x1ZGVfZmFxQhkKF19oZWFkaW5nX2NhcGl0YWxpemF0aW9uQgkKB19zdGF0dXNCDgoMX2ltYWdlX2NvdW50QhUKE19pbWFnZV9hc3BlY3RfcmF0aW9CEgoQX2ltYWdlX3ByZXNldF9pZEIKCghfcHVibGlzaEIMCgpfY2l0YXRpb25zIh0KCkRvbWFpbkxpc3QSDwoHZG9tYWlucxgBIAMoCSLLCgoHQXJ0aWNsZRIKCgJpZBgBIAEoAxITCgtleHRlcm5hbF9pZBgCIAEoCRINCgV0aXRsZRgDIAEoCRIYCgtkZXNjcmlwdGlvbhgEIAEoCUgAiAEBEhQKB2NvbnRlbnQYBSABKAlIAYgBARIdChBvcmlnaW5hbF9jb250ZW50GAYgASgJSAKIAQESLQoGaW1hZ2VzGAcgAygLMh0uYXJ0aWNsZXMuYXBpLnYxLkFydGljbGVJbWFnZRIfChJjdXJyZW50X3ZlcnNpb25faWQYCCABKANIA4gBARIhChRwdWJsaXNoZWRfdmVyc2lvbl9pZBgJIAEoA0gEiAEBEg4KBnN0YXR1cxgKIAEoCRIbCg5mYWlsdXJlX3JlYXNvbhgLIAEoCUgFiAEBEhQKDGFydGljbGVfdHlwZRgMIAEoCRIbCg50YXJnZXRfa2V5d29yZBgNIAEoCUgGiAEBEhAKCGtleXdvcmRzGA4gAygJEhkKEXRhcmdldF93b3JkX2NvdW50GA8gASgFEhkKEWFjdHVhbF93b3JkX2NvdW50GBAgASgFEgwKBHRvbmUYESABKAkSFQoNcG9pbnRfb2ZfdmlldxgSIAEoCRIQCghsYW5ndWFnZRgTIAEoCRIeChFjb3VudHJ5X3RhcmdldGluZxgUIAEoCUgHiAEBEhoKDWFpX21vZGVsX3VzZWQYFSABKAlICIgBARIMCgRjb3N0GBYgASgJEhkKDGN1cnJlbnRfc3RlcBgXIAEoCUgJiAEBEhAKCGh1bWFuaXplGBggASgIEh8KEmFpX2RldGVjdGlvbl9zY29yZRgZIAEoAUgKiAEBEj8KFm9yaWdpbmFsaXR5X2NoZWNrZWRfYXQYGiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAuIAQESHwoSYWRkaXRpb25hbF9jb250ZXh0GBsgASgJSAyIAQESGAoLd2ViaG9va191cmwYHCABKAlIDYgBARIsCgdwcm9qZWN0GB0gASgLMhsuYXJ0aWNsZXMuYXBpLnYxLlByb2plY3RSZWYSLgoKY3JlYXRlZF9hdBgeIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgfIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoMcHVibGljYXRpb25zGCAgAygLMhwuYXJ0aWNsZXMuYXBpLnYxLlB1YmxpY2F0aW9uEigKB3NvdXJjZXMYISADKAsyFy5hcnRpY2xlcy5hcGkudjEuU291cmNlEhEKCWNpdGF0aW9ucxgiIAEoCRIZChFjaXRhdGlvbnNfcmVtb3ZlZBgjIAEoBRIoCgdxdWFsaXR5GCQgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEIOCgxfZGVzY3JpcHRpb25CCgoIX2NvbnRlbnRCEwoRX29yaWdpbmFsX2NvbnRlbnRCFQoTX2N1cnJlbnRfdmVyc2lvbl9pZEIXChVfcHVibGlzaGVkX3ZlcnNpb25faWRCEQoPX2ZhaWx1cmVfcmVhc29uQhEKD190YXJnZXRfa2V5d29yZEIUChJfY291bnRyeV90YXJnZXRpbmdCEAoOX2FpX21vZGVsX3VzZWRCDwoNX2N1cnJlbnRfc3RlcEIVChNfYWlfZGV0ZWN0aW9uX3Njb3JlQhkKF19vcmlnaW5hbGl0eV9jaGVja2VkX2F0QhUKE19hZGRpdGlvbmFsX2NvbnRleHRCDgoMX3dlYmhvb2tfdXJsIoYBCgZTb3VyY2USDgoGbnVtYmVyGAEgASgFEgsKA3VybBgCIAEoCRINCgV0aXRsZRgDIAEoCRIRCglzaXRlX25hbWUYBCABKAkSLgoKZmV0Y2hlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFY2l0ZWQYBiABKAgiqQMKC1B1YmxpY2F0aW9uEhYKDmRlc3RpbmF0aW9uX2lkGAEgASgDEhgKEGRlc3RpbmF0aW9uX2tpbmQYAiABKAkSDQoFc3RhdGUYAyABKAkSFgoJcmVtb3RlX2lkGAQgASgJSACIAQESFwoKcmVtb3RlX3VybBgFIAEoCUgBiAEBEhoKDXJlbW90ZV9zdGF0dXMYBiABKAlIAogBARIXCgp2ZXJzaW9uX2lkGAcgASgDSAOIAQESEgoFZXJyb3IYCCABKAlIBIgBARIwCgxyZXF1ZXN0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjUKCGF0dGVtcHRzGAsgAygLMiMuYXJ0aWNsZXMuYXBpLnYxLlB1YmxpY2F0aW9uQXR0ZW1wdEIMCgpfcmVtb3RlX2lkQg0KC19yZW1vdGVfdXJsQhAKDl9yZW1vdGVfc3RhdHVzQg0KC192ZXJzaW9uX2lkQggKBl9lcnJvciLZAQoSUHVibGljYXRpb25BdHRlbXB0Eg8KB2F0dGVtcHQYASABKAUSMAoMYXR0ZW1wdGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdvdXRjb21lGAMgASgJEhgKC3N0YXR1c19jb2RlGAQgASgFSACIAQESEgoFZXJyb3IYBSABKAlIAYgBARITCgtkdXJhdGlvbl9tcxgGIAEoBRISCgp2ZXJzaW9uX2lkGAcgASgDQg4KDF9zdGF0dXNfY29kZUIICgZfZXJyb3IiGQoIVGVybUxpc3QSDQoFbmFtZXMYASADKAkioAIKDFB1Ymxpc2hJbnB1dBIWCg5kZXN0aW5hdGlvbl9pZBgBIAEoAxITCgZzdGF0dXMYAiABKAlIAIgBARIzCgpwdWJsaXNoX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgBiAEBEjIKCmNhdGVnb3JpZXMYBCABKAsyGS5hcnRpY2xlcy5hcGkudjEuVGVybUxpc3RIAogBARIsCgR0YWdzGAUgASgLMhkuYXJ0aWNsZXMuYXBpLnYxLlRlcm1MaXN0SAOIAQESEQoEc2x1ZxgGIAEoCUgEiAEBQgkKB19zdGF0dXNCDQoLX3B1Ymxpc2hfYXRCDQoLX2NhdGVnb3JpZXNCBwoFX3RhZ3NCBwoFX3NsdWcibwoMQXJ0aWNsZUltYWdlEgsKA3VybBgBIAEoCRILCgNhbHQYAiABKAkSDQoFd2lkdGgYAyABKAUSDgoGaGVpZ2h0GAQgASgFEhQKDGFzcGVjdF9yYXRpbxgFIAEoCRIQCghwb3NpdGlvbhgGIAEoBSImCgpQcm9qZWN0UmVmEgoKAmlkGAEgASgDEgwKBG5hbWUYAiABKAkieAoUQ3JlYXRlQXJ0aWNsZVJlcXVlc3QSLgoHYXJ0aWNsZRgBIAEoCzIdLmFydGljbGVzLmFwaS52MS5BcnRpY2xlSW5wdXQSHAoPaWRlbXBvdGVuY3lfa2V5GAIgASgJSACIAQFCEgoQX2lkZW1wb3RlbmN5X2tleSJUChVDcmVhdGVBcnRpY2xlUmVzcG9uc2USKQoHYXJ0aWNsZRgBIAEoCzIYLmFydGljbGVzLmFwaS52MS5BcnRpY2xlEhAKCHJlcGxheWVkGAIgASgIIh8KEUdldEFydGljbGVSZXF1ZXN0EgoKAmlkGAEgASgJIj8KEkdldEFydGljbGVSZXNwb25zZRIpCgdhcnRpY2xlGAEgASgLMhguYXJ0aWNsZXMuYXBpLnYxLkFydGljbGUivQEKE0xpc3RBcnRpY2xlc1JlcXVlc3QSEwoGc3RhdHVzGAEgASgJSACIAQESFwoKcHJvamVjdF9pZBgCIAEoA0gBiAEBEhEKBHBhZ2UYAyABKAVIAogBARIVCghwZXJfcGFnZRgEIAEoBUgDiAEBEhMKBmN1cnNvchgFIAEoCUgEiAEBQgkKB19zdGF0dXNCDQoLX3Byb2plY3RfaWRCBwoFX3BhZ2VCCwoJX3Blcl9wYWdlQgkKB19jdXJzb3IiawoUTGlzdEFydGljbGVzUmVzcG9uc2USKgoIYXJ0aWNsZXMYASADKAsyGC5hcnRpY2xlcy5hcGkudjEuQXJ0aWNsZRInCgRtZXRhGAIgASgLMhkuYXJ0aWNsZXMuYXBpLnYxLlBhZ2VNZXRhIn4KCFBhZ2VNZXRhEhQKDGN1cnJlbnRfcGFnZRgBIAEoBRIRCglsYXN0X3BhZ2UYAiABKAUSEAoIcGVyX3BhZ2UYAyABKAUSDQoFdG90YWwYBCABKAMSGAoLbmV4dF9jdXJzb3IYBSABKAlIAIgBAUIOCgxfbmV4dF9jdXJzb3IiIgoUQ2FuY2VsQXJ0aWNsZVJlcXVlc3QSCgoCaWQYASABKAkiQgoVQ2FuY2VsQXJ0aWNsZVJlc3BvbnNlEikKB2FydGljbGUYASABKAsyGC5hcnRpY2xlcy5hcGkudjEuQXJ0aWNsZSJIChZFc3RpbWF0ZUFydGljbGVSZXF1ZXN0Ei4KB2FydGljbGUYASABKAsyHS5hcnRpY2xlcy5hcGkudjEuQXJ0aWNsZUlucHV0IkQKF0VzdGltYXRlQXJ0aWNsZVJlc3BvbnNlEikKCGVzdGltYXRlGAEgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCIkChZHZXRBcnRpY2xlU3RlcHNSZXF1ZXN0EgoKAmlkGAEgASgJIkUKF0dldEFydGljbGVTdGVwc1Jlc3BvbnNlEioKCWJyZWFrZG93bhgBIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QiTwoTV2F0Y2hBcnRpY2xlUmVxdWVzdBIKCgJpZBgBIAEoCRIaCg1sYXN0X2V2ZW50X2lkGAIgASgJSACIAQFCEAoOX2xhc3RfZXZlbnRfaWQiawoUV2F0Y2hBcnRpY2xlUmVzcG9uc2USCgoCaWQYASABKAkSDQoFZXZlbnQYAiABKAkSJQoEZGF0YRgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEQoJZGF0YV9qc29uGAQgASgJIlMKDVZlcnNpb25BdXRob3ISEwoGa2V5X2lkGAEgASgDSACIAQESFQoId29ya2xvYWQYAiABKAlIAYgBAUIJCgdfa2V5X2lkQgsKCV93b3JrbG9hZCL0AwoOQXJ0aWNsZVZlcnNpb24SCgoCaWQYASABKAMSDgoGbnVtYmVyGAIgASgFEgwKBGtpbmQYAyABKAkSDwoHY3VycmVudBgEIAEoCBIRCglwdWJsaXNoZWQYBSABKAgSLgoKY3JlYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKd29yZF9jb3VudBgHIAEoBRIvCgdtYWRlX2J5GAggASgLMh4uYXJ0aWNsZXMuYXBpLnYxLlZlcnNpb25BdXRob3ISGgoNcmVzdG9yZWRfZnJvbRgJIAEoBUgAiAEBEh8KEmFpX2RldGVjdGlvbl9zY29yZRgKIAEoAUgBiAEBEhQKB2NvbnRlbnQYCyABKAlIAogBARIYCgtkZXNjcmlwdGlvbhgMIAEoCUgDiAEBEigKB3NvdXJjZXMYDSADKAsyFy5hcnRpY2xlcy5hcGkudjEuU291cmNlEhkKEWNpdGF0aW9uc19yZW1vdmVkGA4gASgFEigKB3F1YWxpdHkYDyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0QhAKDl9yZXN0b3JlZF9mcm9tQhUKE19haV9kZXRlY3Rpb25fc2NvcmVCCgoIX2NvbnRlbnRCDgoMX2Rlc2NyaXB0aW9uIigKGkxpc3RBcnRpY2xlVmVyc2lvbnNSZXF1ZXN0EgoKAmlkGAEgASgJIlAKG0xpc3RBcnRpY2xlVmVyc2lvbnNSZXNwb25zZRIxCgh2ZXJzaW9ucxgBIAMoCzIfLmFydGljbGVzLmFwaS52MS5BcnRpY2xlVmVyc2lvbiI3ChhHZXRBcnRpY2xlVmVyc2lvblJlcXVlc3QSCgoCaWQYASABKAkSDwoHdmVyc2lvbhgCIAEoBSJNChlHZXRBcnRpY2xlVmVyc2lvblJlc3BvbnNlEjAKB3ZlcnNpb24YASABKAsyHy5hcnRpY2xlcy5hcGkudjEuQXJ0aWNsZVZlcnNpb24ibQocUmVzdG9yZUFydGljbGVWZXJzaW9uUmVxdWVzdBIKCgJpZBgBIAEoCRIPCgd2ZXJzaW9uGAIgASgFEhwKD2Jhc2VfdmVyc2lvbl9pZBgDIAEoA0gAiAEBQhIKEF9iYXNlX3ZlcnNpb25faWQiYgodUmVzdG9yZUFydGljbGVWZXJzaW9uUmVzcG9uc2USKQoHYXJ0aWNsZRgBIAEoCzIYLmFydGljbGVzLmFwaS52MS5BcnRpY2xlEhYKDnZlcnNpb25fbnVtYmVyGAIgASgFIqIBChRVcGRhdGVBcnRpY2xlUmVxdWVzdBIKCgJpZBgBIAEoCRIXCg9iYXNlX3ZlcnNpb25faWQYAiABKAMSFAoHY29udGVudBgDIAEoCUgAiAEBEhgKC2Rlc2NyaXB0aW9uGAQgASgJSAGIAQESGQoRY2xlYXJfZGVzY3JpcHRpb24YBSABKAhCCgoIX2NvbnRlbnRCDgoMX2Rlc2NyaXB0aW9uIloKFVVwZGF0ZUFydGljbGVSZXNwb25zZRIpCgdhcnRpY2xlGAEgASgLMhguYXJ0aWNsZXMuYXBpLnYxLkFydGljbGUSFgoOdmVyc2lvbl9udW1iZXIYAiABKAUiSQobRXhwb3J0QXJ0aWNsZUNvbnRlbnRSZXF1ZXN0EgoKAmlkGAEgASgJEhMKBmZvcm1hdBgCIAEoCUgAiAEBQgkKB19mb3JtYXQiaQocRXhwb3J0QXJ0aWNsZUNvbnRlbnRSZXNwb25zZRIOCgZmb3JtYXQYASABKAkSFAoMY29udGVudF90eXBlGAIgASgJEg8KB2NvbnRlbnQYAyABKAkSEgoKdmVyc2lvbl9pZBgEIAEoAyIiChREZWxldGVBcnRpY2xlUmVxdWVzdBIKCgJpZBgBIAEoCSI5ChVEZWxldGVBcnRpY2xlUmVzcG9uc2USDwoHc3VjY2VzcxgBIAEoCBIPCgdtZXNzYWdlGAIgASgJIiEKE1JldHJ5QXJ0aWNsZVJlcXVlc3QSCgoCaWQYASABKAkiUgoUUmV0cnlBcnRpY2xlUmVzcG9uc2USKQoHYXJ0aWNsZRgBIAEoCzIYLmFydGljbGVzLmFwaS52MS5BcnRpY2xlEg8KB21lc3NhZ2UYAiABKAkylwsKDkFydGljbGVTZXJ2aWNlEl4KDUNyZWF0ZUFydGljbGUSJS5hcnRpY2xlcy5hcGkudjEuQ3JlYXRlQXJ0aWNsZVJlcXVlc3QaJi5hcnRpY2xlcy5hcGkudjEuQ3JlYXRlQXJ0aWNsZVJlc3BvbnNlElUKCkdldEFydGljbGUSIi5hcnRpY2xlcy5hcGkudjEuR2V0QXJ0aWNsZVJlcXVlc3QaIy5hcnRpY2xlcy5hcGkudjEuR2V0QXJ0aWNsZVJlc3BvbnNlElsKDExpc3RBcnRpY2xlcxIkLmFydGljbGVzLmFwaS52MS5MaXN0QXJ0aWNsZXNSZXF1ZXN0GiUuYXJ0aWNsZXMuYXBpLnYxLkxpc3RBcnRpY2xlc1Jlc3BvbnNlEl4KDUNhbmNlbEFydGljbGUSJS5hcnRpY2xlcy5hcGkudjEuQ2FuY2VsQXJ0aWNsZVJlcXVlc3QaJi5hcnRpY2xlcy5hcGkudjEuQ2FuY2VsQXJ0aWNsZVJlc3BvbnNlEmQKD0VzdGltYXRlQXJ0aWNsZRInLmFydGljbGVzLmFwaS52MS5Fc3RpbWF0ZUFydGljbGVSZXF1ZXN0GiguYXJ0aWNsZXMuYXBpLnYxLkVzdGltYXRlQXJ0aWNsZVJlc3BvbnNlEmQKD0dldEFydGljbGVTdGVwcxInLmFydGljbGVzLmFwaS52MS5HZXRBcnRpY2xlU3RlcHNSZXF1ZXN0GiguYXJ0aWNsZXMuYXBpLnYxLkdldEFydGljbGVTdGVwc1Jlc3BvbnNlEl0KDFdhdGNoQXJ0aWNsZRIkLmFydGljbGVzLmFwaS52MS5XYXRjaEFydGljbGVSZXF1ZXN0GiUuYXJ0aWNsZXMuYXBpLnYxLldhdGNoQXJ0aWNsZVJlc3BvbnNlMAEScAoTTGlzdEFydGljbGVWZXJzaW9ucxIrLmFydGljbGVzLmFwaS52MS5MaXN0QXJ0aWNsZVZlcnNpb25zUmVxdWVzdBosLmFydGljbGVzLmFwaS52MS5MaXN0QXJ0aWNsZVZlcnNpb25zUmVzcG9uc2USagoRR2V0QXJ0aWNsZVZlcnNpb24SKS5hcnRpY2xlcy5hcGkudjEuR2V0QXJ0aWNsZVZlcnNpb25SZXF1ZXN0GiouYXJ0aWNsZXMuYXBpLnYxLkdldEFydGljbGVWZXJzaW9uUmVzcG9uc2USdgoVUmVzdG9yZUFydGljbGVWZXJzaW9uEi0uYXJ0aWNsZXMuYXBpLnYxLlJlc3RvcmVBcnRpY2xlVmVyc2lvblJlcXVlc3QaLi5hcnRpY2xlcy5hcGkudjEuUmVzdG9yZUFydGljbGVWZXJzaW9uUmVzcG9uc2USXgoNVXBkYXRlQXJ0aWNsZRIlLmFydGljbGVzLmFwaS52MS5VcGRhdGVBcnRpY2xlUmVxdWVzdBomLmFydGljbGVzLmFwaS52MS5VcGRhdGVBcnRpY2xlUmVzcG9uc2UScwoURXhwb3J0QXJ0aWNsZUNvbnRlbnQSLC5hcnRpY2xlcy5hcGkudjEuRXhwb3J0QXJ0aWNsZUNvbnRlbnRSZXF1ZXN0Gi0uYXJ0aWNsZXMuYXBpLnYxLkV4cG9ydEFydGljbGVDb250ZW50UmVzcG9uc2USXgoNRGVsZXRlQXJ0aWNsZRIlLmFydGljbGVzLmFwaS52MS5EZWxldGVBcnRpY2xlUmVxdWVzdBomLmFydGljbGVzLmFwaS52MS5EZWxldGVBcnRpY2xlUmVzcG9uc2USWwoMUmV0cnlBcnRpY2xlEiQuYXJ0aWNsZXMuYXBpLnYxLlJldHJ5QXJ0aWNsZVJlcXVlc3QaJS5hcnRpY2xlcy5hcGkudjEuUmV0cnlBcnRpY2xlUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * The article to create: the fields of POST /v1/articles' body.
@@ -1387,6 +1387,552 @@ export const WatchArticleResponseSchema: GenMessage<WatchArticleResponse> = /*@_
   messageDesc(file_articles_api_v1_articles, 24);
 
 /**
+ * Who made a version: an API key (an edit, a restore) or a workload (the generation run).
+ *
+ * @generated from message articles.api.v1.VersionAuthor
+ */
+export type VersionAuthor = Message<"articles.api.v1.VersionAuthor"> & {
+  /**
+   * The API key's id.
+   *
+   * @generated from field: optional int64 key_id = 1;
+   */
+  keyId?: bigint | undefined;
+
+  /**
+   * The workload, e.g. "generation-runner".
+   *
+   * @generated from field: optional string workload = 2;
+   */
+  workload?: string | undefined;
+};
+
+/**
+ * Describes the message articles.api.v1.VersionAuthor.
+ * Use `create(VersionAuthorSchema)` to create a new message.
+ */
+export const VersionAuthorSchema: GenMessage<VersionAuthor> = /*@__PURE__*/
+  messageDesc(file_articles_api_v1_articles, 25);
+
+/**
+ * One version of an article, as GET /v1/articles/{id}/versions/{version} answers it.
+ *
+ * @generated from message articles.api.v1.ArticleVersion
+ */
+export type ArticleVersion = Message<"articles.api.v1.ArticleVersion"> & {
+  /**
+   * The version's id (what current_version_id and published_version_id name).
+   *
+   * @generated from field: int64 id = 1;
+   */
+  id: bigint;
+
+  /**
+   * Its number within the article, from 1 (the generation output).
+   *
+   * @generated from field: int32 number = 2;
+   */
+  number: number;
+
+  /**
+   * generated, humanized, edited or restored.
+   *
+   * @generated from field: string kind = 3;
+   */
+  kind: string;
+
+  /**
+   * Whether content shows it.
+   *
+   * @generated from field: bool current = 4;
+   */
+  current: boolean;
+
+  /**
+   * Whether it is the version last delivered.
+   *
+   * @generated from field: bool published = 5;
+   */
+  published: boolean;
+
+  /**
+   * When it was made.
+   *
+   * @generated from field: google.protobuf.Timestamp created_at = 6;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * Words of its text.
+   *
+   * @generated from field: int32 word_count = 7;
+   */
+  wordCount: number;
+
+  /**
+   * Who made it.
+   *
+   * @generated from field: articles.api.v1.VersionAuthor made_by = 8;
+   */
+  madeBy?: VersionAuthor | undefined;
+
+  /**
+   * A restore's source version (its number).
+   *
+   * @generated from field: optional int32 restored_from = 9;
+   */
+  restoredFrom?: number | undefined;
+
+  /**
+   * Its originality score, once checked.
+   *
+   * @generated from field: optional double ai_detection_score = 10;
+   */
+  aiDetectionScore?: number | undefined;
+
+  /**
+   * Its content (GetArticleVersion only).
+   *
+   * @generated from field: optional string content = 11;
+   */
+  content?: string | undefined;
+
+  /**
+   * Its meta description.
+   *
+   * @generated from field: optional string description = 12;
+   */
+  description?: string | undefined;
+
+  /**
+   * The sources as it cites them.
+   *
+   * @generated from field: repeated articles.api.v1.Source sources = 13;
+   */
+  sources: Source[];
+
+  /**
+   * Citations of a number not among the sources.
+   *
+   * @generated from field: int32 citations_removed = 14;
+   */
+  citationsRemoved: number;
+
+  /**
+   * Its brief checks; unset when not measured (an edited text until checked).
+   *
+   * @generated from field: google.protobuf.Struct quality = 15;
+   */
+  quality?: JsonObject | undefined;
+};
+
+/**
+ * Describes the message articles.api.v1.ArticleVersion.
+ * Use `create(ArticleVersionSchema)` to create a new message.
+ */
+export const ArticleVersionSchema: GenMessage<ArticleVersion> = /*@__PURE__*/
+  messageDesc(file_articles_api_v1_articles, 26);
+
+/**
+ * Which article's versions.
+ *
+ * @generated from message articles.api.v1.ListArticleVersionsRequest
+ */
+export type ListArticleVersionsRequest = Message<"articles.api.v1.ListArticleVersionsRequest"> & {
+  /**
+   * Numeric id or external_id.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message articles.api.v1.ListArticleVersionsRequest.
+ * Use `create(ListArticleVersionsRequestSchema)` to create a new message.
+ */
+export const ListArticleVersionsRequestSchema: GenMessage<ListArticleVersionsRequest> = /*@__PURE__*/
+  messageDesc(file_articles_api_v1_articles, 27);
+
+/**
+ * The versions, oldest first.
+ *
+ * @generated from message articles.api.v1.ListArticleVersionsResponse
+ */
+export type ListArticleVersionsResponse = Message<"articles.api.v1.ListArticleVersionsResponse"> & {
+  /**
+   * Contents unset.
+   *
+   * @generated from field: repeated articles.api.v1.ArticleVersion versions = 1;
+   */
+  versions: ArticleVersion[];
+};
+
+/**
+ * Describes the message articles.api.v1.ListArticleVersionsResponse.
+ * Use `create(ListArticleVersionsResponseSchema)` to create a new message.
+ */
+export const ListArticleVersionsResponseSchema: GenMessage<ListArticleVersionsResponse> = /*@__PURE__*/
+  messageDesc(file_articles_api_v1_articles, 28);
+
+/**
+ * One version.
+ *
+ * @generated from message articles.api.v1.GetArticleVersionRequest
+ */
+export type GetArticleVersionRequest = Message<"articles.api.v1.GetArticleVersionRequest"> & {
+  /**
+   * Numeric id or external_id.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * The version's number within the article.
+   *
+   * @generated from field: int32 version = 2;
+   */
+  version: number;
+};
+
+/**
+ * Describes the message articles.api.v1.GetArticleVersionRequest.
+ * Use `create(GetArticleVersionRequestSchema)` to create a new message.
+ */
+export const GetArticleVersionRequestSchema: GenMessage<GetArticleVersionRequest> = /*@__PURE__*/
+  messageDesc(file_articles_api_v1_articles, 29);
+
+/**
+ * The version with its content.
+ *
+ * @generated from message articles.api.v1.GetArticleVersionResponse
+ */
+export type GetArticleVersionResponse = Message<"articles.api.v1.GetArticleVersionResponse"> & {
+  /**
+   * The version.
+   *
+   * @generated from field: articles.api.v1.ArticleVersion version = 1;
+   */
+  version?: ArticleVersion | undefined;
+};
+
+/**
+ * Describes the message articles.api.v1.GetArticleVersionResponse.
+ * Use `create(GetArticleVersionResponseSchema)` to create a new message.
+ */
+export const GetArticleVersionResponseSchema: GenMessage<GetArticleVersionResponse> = /*@__PURE__*/
+  messageDesc(file_articles_api_v1_articles, 30);
+
+/**
+ * A restore.
+ *
+ * @generated from message articles.api.v1.RestoreArticleVersionRequest
+ */
+export type RestoreArticleVersionRequest = Message<"articles.api.v1.RestoreArticleVersionRequest"> & {
+  /**
+   * Numeric id or external_id.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * The number of the version to make current again.
+   *
+   * @generated from field: int32 version = 2;
+   */
+  version: number;
+
+  /**
+   * When set, the current_version_id the client saw: ABORTED if it no longer is.
+   *
+   * @generated from field: optional int64 base_version_id = 3;
+   */
+  baseVersionId?: bigint | undefined;
+};
+
+/**
+ * Describes the message articles.api.v1.RestoreArticleVersionRequest.
+ * Use `create(RestoreArticleVersionRequestSchema)` to create a new message.
+ */
+export const RestoreArticleVersionRequestSchema: GenMessage<RestoreArticleVersionRequest> = /*@__PURE__*/
+  messageDesc(file_articles_api_v1_articles, 31);
+
+/**
+ * The article, the restored text current as a new version.
+ *
+ * @generated from message articles.api.v1.RestoreArticleVersionResponse
+ */
+export type RestoreArticleVersionResponse = Message<"articles.api.v1.RestoreArticleVersionResponse"> & {
+  /**
+   * The article.
+   *
+   * @generated from field: articles.api.v1.Article article = 1;
+   */
+  article?: Article | undefined;
+
+  /**
+   * The new version's number.
+   *
+   * @generated from field: int32 version_number = 2;
+   */
+  versionNumber: number;
+};
+
+/**
+ * Describes the message articles.api.v1.RestoreArticleVersionResponse.
+ * Use `create(RestoreArticleVersionResponseSchema)` to create a new message.
+ */
+export const RestoreArticleVersionResponseSchema: GenMessage<RestoreArticleVersionResponse> = /*@__PURE__*/
+  messageDesc(file_articles_api_v1_articles, 32);
+
+/**
+ * An edit: the fields of PATCH /v1/articles/{id}'s body.
+ *
+ * @generated from message articles.api.v1.UpdateArticleRequest
+ */
+export type UpdateArticleRequest = Message<"articles.api.v1.UpdateArticleRequest"> & {
+  /**
+   * Numeric id or external_id.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * The current_version_id the edit was made on (HTTP: If-Match or base_version_id).
+   *
+   * @generated from field: int64 base_version_id = 2;
+   */
+  baseVersionId: bigint;
+
+  /**
+   * The new body, markdown (inside a JSON envelope's article.content when the article has one).
+   *
+   * @generated from field: optional string content = 3;
+   */
+  content?: string | undefined;
+
+  /**
+   * The new meta description.
+   *
+   * @generated from field: optional string description = 4;
+   */
+  description?: string | undefined;
+
+  /**
+   * True: clear the description (the body's description: null).
+   *
+   * @generated from field: bool clear_description = 5;
+   */
+  clearDescription: boolean;
+};
+
+/**
+ * Describes the message articles.api.v1.UpdateArticleRequest.
+ * Use `create(UpdateArticleRequestSchema)` to create a new message.
+ */
+export const UpdateArticleRequestSchema: GenMessage<UpdateArticleRequest> = /*@__PURE__*/
+  messageDesc(file_articles_api_v1_articles, 33);
+
+/**
+ * The edited article.
+ *
+ * @generated from message articles.api.v1.UpdateArticleResponse
+ */
+export type UpdateArticleResponse = Message<"articles.api.v1.UpdateArticleResponse"> & {
+  /**
+   * The article, the new version current.
+   *
+   * @generated from field: articles.api.v1.Article article = 1;
+   */
+  article?: Article | undefined;
+
+  /**
+   * The new version's number.
+   *
+   * @generated from field: int32 version_number = 2;
+   */
+  versionNumber: number;
+};
+
+/**
+ * Describes the message articles.api.v1.UpdateArticleResponse.
+ * Use `create(UpdateArticleResponseSchema)` to create a new message.
+ */
+export const UpdateArticleResponseSchema: GenMessage<UpdateArticleResponse> = /*@__PURE__*/
+  messageDesc(file_articles_api_v1_articles, 34);
+
+/**
+ * An export of the current content.
+ *
+ * @generated from message articles.api.v1.ExportArticleContentRequest
+ */
+export type ExportArticleContentRequest = Message<"articles.api.v1.ExportArticleContentRequest"> & {
+  /**
+   * Numeric id or external_id.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * markdown (default), html, text or jsonld.
+   *
+   * @generated from field: optional string format = 2;
+   */
+  format?: string | undefined;
+};
+
+/**
+ * Describes the message articles.api.v1.ExportArticleContentRequest.
+ * Use `create(ExportArticleContentRequestSchema)` to create a new message.
+ */
+export const ExportArticleContentRequestSchema: GenMessage<ExportArticleContentRequest> = /*@__PURE__*/
+  messageDesc(file_articles_api_v1_articles, 35);
+
+/**
+ * The content in that format.
+ *
+ * @generated from message articles.api.v1.ExportArticleContentResponse
+ */
+export type ExportArticleContentResponse = Message<"articles.api.v1.ExportArticleContentResponse"> & {
+  /**
+   * The format given.
+   *
+   * @generated from field: string format = 1;
+   */
+  format: string;
+
+  /**
+   * Its media type, e.g. "text/html; charset=utf-8".
+   *
+   * @generated from field: string content_type = 2;
+   */
+  contentType: string;
+
+  /**
+   * The content (JSON-LD as a JSON text).
+   *
+   * @generated from field: string content = 3;
+   */
+  content: string;
+
+  /**
+   * The version exported (the article's current_version_id).
+   *
+   * @generated from field: int64 version_id = 4;
+   */
+  versionId: bigint;
+};
+
+/**
+ * Describes the message articles.api.v1.ExportArticleContentResponse.
+ * Use `create(ExportArticleContentResponseSchema)` to create a new message.
+ */
+export const ExportArticleContentResponseSchema: GenMessage<ExportArticleContentResponse> = /*@__PURE__*/
+  messageDesc(file_articles_api_v1_articles, 36);
+
+/**
+ * A deletion.
+ *
+ * @generated from message articles.api.v1.DeleteArticleRequest
+ */
+export type DeleteArticleRequest = Message<"articles.api.v1.DeleteArticleRequest"> & {
+  /**
+   * Numeric id or external_id.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message articles.api.v1.DeleteArticleRequest.
+ * Use `create(DeleteArticleRequestSchema)` to create a new message.
+ */
+export const DeleteArticleRequestSchema: GenMessage<DeleteArticleRequest> = /*@__PURE__*/
+  messageDesc(file_articles_api_v1_articles, 37);
+
+/**
+ * As DELETE /v1/articles/{id} answers.
+ *
+ * @generated from message articles.api.v1.DeleteArticleResponse
+ */
+export type DeleteArticleResponse = Message<"articles.api.v1.DeleteArticleResponse"> & {
+  /**
+   * True.
+   *
+   * @generated from field: bool success = 1;
+   */
+  success: boolean;
+
+  /**
+   * What happened.
+   *
+   * @generated from field: string message = 2;
+   */
+  message: string;
+};
+
+/**
+ * Describes the message articles.api.v1.DeleteArticleResponse.
+ * Use `create(DeleteArticleResponseSchema)` to create a new message.
+ */
+export const DeleteArticleResponseSchema: GenMessage<DeleteArticleResponse> = /*@__PURE__*/
+  messageDesc(file_articles_api_v1_articles, 38);
+
+/**
+ * A retry.
+ *
+ * @generated from message articles.api.v1.RetryArticleRequest
+ */
+export type RetryArticleRequest = Message<"articles.api.v1.RetryArticleRequest"> & {
+  /**
+   * Numeric id or external_id.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message articles.api.v1.RetryArticleRequest.
+ * Use `create(RetryArticleRequestSchema)` to create a new message.
+ */
+export const RetryArticleRequestSchema: GenMessage<RetryArticleRequest> = /*@__PURE__*/
+  messageDesc(file_articles_api_v1_articles, 39);
+
+/**
+ * The article queued again.
+ *
+ * @generated from message articles.api.v1.RetryArticleResponse
+ */
+export type RetryArticleResponse = Message<"articles.api.v1.RetryArticleResponse"> & {
+  /**
+   * The article, queued.
+   *
+   * @generated from field: articles.api.v1.Article article = 1;
+   */
+  article?: Article | undefined;
+
+  /**
+   * What happened.
+   *
+   * @generated from field: string message = 2;
+   */
+  message: string;
+};
+
+/**
+ * Describes the message articles.api.v1.RetryArticleResponse.
+ * Use `create(RetryArticleResponseSchema)` to create a new message.
+ */
+export const RetryArticleResponseSchema: GenMessage<RetryArticleResponse> = /*@__PURE__*/
+  messageDesc(file_articles_api_v1_articles, 40);
+
+/**
  * Articles: create, read, list, follow, cancel, estimate and cost.
  *
  * @generated from service articles.api.v1.ArticleService
@@ -1470,6 +2016,86 @@ export const ArticleService: GenService<{
     methodKind: "server_streaming";
     input: typeof WatchArticleRequestSchema;
     output: typeof WatchArticleResponseSchema;
+  },
+  /**
+   * The article's versions, oldest first, without contents (GET /v1/articles/{id}/versions).
+   *
+   * @generated from rpc articles.api.v1.ArticleService.ListArticleVersions
+   */
+  listArticleVersions: {
+    methodKind: "unary";
+    input: typeof ListArticleVersionsRequestSchema;
+    output: typeof ListArticleVersionsResponseSchema;
+  },
+  /**
+   * One version by its number, with its content (GET /v1/articles/{id}/versions/{version}).
+   *
+   * @generated from rpc articles.api.v1.ArticleService.GetArticleVersion
+   */
+  getArticleVersion: {
+    methodKind: "unary";
+    input: typeof GetArticleVersionRequestSchema;
+    output: typeof GetArticleVersionResponseSchema;
+  },
+  /**
+   * Makes an earlier version current again as a new version
+   * (POST /v1/articles/{id}/versions/{version}/restore).
+   *
+   * @generated from rpc articles.api.v1.ArticleService.RestoreArticleVersion
+   */
+  restoreArticleVersion: {
+    methodKind: "unary";
+    input: typeof RestoreArticleVersionRequestSchema;
+    output: typeof RestoreArticleVersionResponseSchema;
+  },
+  /**
+   * Edits the content and/or description of a completed or published article as a new version
+   * (PATCH /v1/articles/{id}); base_version_id is required.
+   *
+   * @generated from rpc articles.api.v1.ArticleService.UpdateArticle
+   */
+  updateArticle: {
+    methodKind: "unary";
+    input: typeof UpdateArticleRequestSchema;
+    output: typeof UpdateArticleResponseSchema;
+  },
+  /**
+   * The current content as markdown, sanitised HTML, plain text or schema.org JSON-LD
+   * (GET /v1/articles/{id}/content?format=…).
+   *
+   * @generated from rpc articles.api.v1.ArticleService.ExportArticleContent
+   */
+  exportArticleContent: {
+    methodKind: "unary";
+    input: typeof ExportArticleContentRequestSchema;
+    output: typeof ExportArticleContentResponseSchema;
+  },
+  /**
+   * Deletes the article and erases its data in every service (DELETE /v1/articles/{id}): a running
+   * article is cancelled first; what is still reserved is given back; an erasure record without
+   * content stays for billing. Posts already on WordPress or Ghost stay. The article is then
+   * NOT_FOUND; a repeat answers the same. Needs update access.
+   *
+   * @generated from rpc articles.api.v1.ArticleService.DeleteArticle
+   */
+  deleteArticle: {
+    methodKind: "unary";
+    input: typeof DeleteArticleRequestSchema;
+    output: typeof DeleteArticleResponseSchema;
+  },
+  /**
+   * Retries a failed article, a cancelled one included (POST /v1/articles/{id}/retry): it moves to
+   * queued (beyond the spec's transitions) and resumes on the workflow revision it started with,
+   * from the step that failed; finished steps are not run or billed again. 120% of
+   * target_word_count is held again (RESOURCE_EXHAUSTED as at creation when the allowance cannot
+   * cover it). ABORTED unless the article is failed.
+   *
+   * @generated from rpc articles.api.v1.ArticleService.RetryArticle
+   */
+  retryArticle: {
+    methodKind: "unary";
+    input: typeof RetryArticleRequestSchema;
+    output: typeof RetryArticleResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_articles_api_v1_articles, 0);

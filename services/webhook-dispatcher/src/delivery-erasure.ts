@@ -1,0 +1,33 @@
+// DeliveryErasureService: what the dispatcher keeps of an erased article. Its webhook and
+// publishing jobs still queued go (a running one answers ABORTED: the gateway asks again once it
+// ended), the queues' event streams forget them, then its frozen completion messages are deleted.
+import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
+import type { Queue } from "bullmq";
+import { eq } from "drizzle-orm";
+import type { DeliveryErasureService } from "../../../proto/gen/articles/webhook_dispatcher/v1/erasure_pb.ts";
+import { invalidFields } from "../../kit/src/errors.ts";
+import { forgetJobs } from "../../kit/src/queue-erasure.ts";
+import type { PublishingJob, WebhookJob } from "../../kit/src/queues.ts";
+import type { RedisConnection } from "../../kit/src/redis.ts";
+import { isUuid } from "../../kit/src/rules/identifiers.ts";
+import type { Db } from "./db/client.ts";
+import { messages } from "./db/schema.ts";
+
+export interface ErasureQueues {
+  redis: RedisConnection;
+  webhooks: Queue<WebhookJob>;
+  publishing: Queue<PublishingJob>;
+}
+
+export const deliveryErasureHandlers = (db: Db, queues: () => ErasureQueues): ServiceImpl<typeof DeliveryErasureService> => ({
+  async eraseDeliveries(req) {
+    if (!isUuid(req.externalId)) throw invalidFields({ external_id: ["external_id must be a UUID."] });
+    const externalId = req.externalId.toLowerCase();
+    const { redis, webhooks, publishing } = queues();
+    const ours = (job: { data: { externalId?: string } }) => job.data?.externalId?.toLowerCase() === externalId;
+    const forgotten = [await forgetJobs(webhooks, redis, ours, [externalId]), await forgetJobs(publishing, redis, ours, [externalId])];
+    if (forgotten.some((f) => f.running > 0)) throw new ConnectError("A delivery or publication of the article is running; erase it again shortly.", Code.Aborted);
+    await db.delete(messages).where(eq(messages.externalId, externalId));
+    return { jobsRemoved: forgotten.reduce((n, f) => n + f.removed, 0) };
+  },
+});
