@@ -128,7 +128,12 @@ describe("versions of a generated article", () => {
     expect(checked.current_version_id).toBe(edited.current_version_id);
     expect(typeof checked.ai_detection_score).toBe("number");
     expect((await api.get(`${path}/versions/2`)).body.data.ai_detection_score).toBe(checked.ai_detection_score);
-    expect(checked.quality).toBeNull();
+    // So do the brief checks, measured on the edited text against the article's brief, with no repair.
+    const byName = Object.fromEntries(checked.quality.checks.map((c: { name: string }) => [c.name, c]));
+    expect(byName.length).toMatchObject({ status: "failed", value: checked.actual_word_count });
+    expect(byName.single_h1).toMatchObject({ status: "passed" });
+    expect(checked.quality.repairs).toEqual([]);
+    expect((await api.get(`${path}/versions/2`)).body.data.quality).toEqual(checked.quality);
     // Version 1 is as it was.
     expect((await api.get(`/v1/articles/${article.external_id}/versions/1`)).body.data.content).toBe(article.content);
     article = checked;

@@ -329,7 +329,7 @@ export function articleStoreRoutes({ db, accounts, relay }: ArticleStoreDeps) {
         });
         return { article: articleMessage(added.article), versionId: big(added.version.id) };
       },
-      recordOriginality: async (req) => article(await lifecycle.recordOriginality(db, req.externalId, Number(req.versionId), req.aiDetectionScore)),
+      recordOriginality: async (req) => article(await lifecycle.recordOriginality(db, req.externalId, Number(req.versionId), req.aiDetectionScore, req.quality)),
       failArticle: async (req) => article(await lifecycle.failArticle(db, req.externalId, req.reason, req.cost)),
       cancelArticle: async (req) => article((await lifecycle.cancelArticle(db, req.externalId)).article),
       async recordResearchSources(req) {

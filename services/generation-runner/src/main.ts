@@ -17,7 +17,8 @@ import { openQueue, type GenerationJob } from "../../kit/src/queues.ts";
 import { connectRedis, type RedisConnection } from "../../kit/src/redis.ts";
 import type { Queue } from "bullmq";
 import { serviceClient } from "../../kit/src/clients.ts";
-import { ArticleLifecycleService } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
+import { ArticleLifecycleService, ArticleStoreService } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
+import { articleReader } from "./domain/article-reads.ts";
 import { ArticleVersionService } from "../../../proto/gen/articles/article_store/v1/versions_pb.ts";
 import { OriginalityCheckService } from "../../../proto/gen/articles/generation_runner/v1/originality_pb.ts";
 
@@ -50,7 +51,12 @@ await runService({
     const catalogAndRuns = generationRunnerRoutes(database.db, (id) => runner.clients.isConfigured(id), seeded, { stores, publicBaseUrl: runner.publicBaseUrl });
     // Edited versions are scored on request (the gateway asks after an edit).
     const articleStore = { baseUrl: config.services.articleStore, credential };
-    const checks = originalityCheckHandlers({ detector: runner.detector, versions: serviceClient(ArticleVersionService, articleStore), lifecycle: serviceClient(ArticleLifecycleService, articleStore) });
+    const checks = originalityCheckHandlers({
+      detector: runner.detector,
+      versions: serviceClient(ArticleVersionService, articleStore),
+      lifecycle: serviceClient(ArticleLifecycleService, articleStore),
+      readArticle: articleReader(serviceClient(ArticleStoreService, articleStore)),
+    });
     return (router) => {
       catalogAndRuns(router);
       router.service(OriginalityCheckService, checks);

@@ -1,12 +1,15 @@
-// OriginalityCheckService: the detector's score of a version a client made after generation,
-// recorded on that version (and on the article while it is current). The text scored is what a
+// OriginalityCheckService: the detector's score of a version a client made after generation (an
+// edit, a restore), recorded on that version (and on the article while it is current), with the
+// version's brief checks (quality-report.ts) measured against the article's brief as generation
+// measures its own versions: checks and report only, never a repair. The text scored is what a
 // generated version's score is taken on: the body of the content without its images.
 import type { Client, ServiceImpl } from "@connectrpc/connect";
 import type { OriginalityCheckService } from "../../../proto/gen/articles/generation_runner/v1/originality_pb.ts";
-import type { ArticleLifecycleService } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
+import type { Article, ArticleLifecycleService } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import type { ArticleVersionService } from "../../../proto/gen/articles/article_store/v1/versions_pb.ts";
 import { bodyOf } from "../../kit/src/article-envelope.ts";
 import type { OriginalityDetector } from "./domain/originality.ts";
+import { qualityOf } from "./domain/quality-report.ts";
 
 // An image's markdown: placed after the text was written, never part of what is scored.
 const IMAGE = /!\[[^\]]*\]\([^)]*\)/g;
@@ -15,13 +18,17 @@ export interface OriginalityCheckDeps {
   detector: OriginalityDetector;
   versions: Client<typeof ArticleVersionService>;
   lifecycle: Client<typeof ArticleLifecycleService>;
+  readArticle(externalId: string): Promise<Article | undefined>;
 }
 
-export const originalityCheckHandlers = ({ detector, versions, lifecycle }: OriginalityCheckDeps): ServiceImpl<typeof OriginalityCheckService> => ({
+export const originalityCheckHandlers = ({ detector, versions, lifecycle, readArticle }: OriginalityCheckDeps): ServiceImpl<typeof OriginalityCheckService> => ({
   async checkVersion(req) {
-    const { version } = await versions.getVersion({ externalId: req.externalId, number: req.number });
-    const score = await detector.score(bodyOf(version!.content ?? "").replace(IMAGE, " "));
-    await lifecycle.recordOriginality({ externalId: req.externalId, versionId: version!.id, aiDetectionScore: score });
+    const [{ version }, article] = await Promise.all([versions.getVersion({ externalId: req.externalId, number: req.number }), readArticle(req.externalId)]);
+    const content = version!.content ?? "";
+    const score = await detector.score(bodyOf(content).replace(IMAGE, " "));
+    const text = { content, words: version!.wordCount, sources: version!.sources, removed: version!.citationsRemoved };
+    const quality = article?.settings ? qualityOf(article, article.settings, text, version!.description ?? null) : undefined;
+    await lifecycle.recordOriginality({ externalId: req.externalId, versionId: version!.id, aiDetectionScore: score, quality });
     return { aiDetectionScore: score };
   },
 });

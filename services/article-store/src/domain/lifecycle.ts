@@ -267,18 +267,19 @@ async function versionOf(tx: Db, article: ArticleRecord, versionId: number): Pro
   return version;
 }
 
-export async function recordOriginality(db: Db, externalId: string, versionId: number, score: number): Promise<ArticleRecord> {
+/** The detector's score of a version, and (for a client's edit or restore) its brief checks measured with it. */
+export async function recordOriginality(db: Db, externalId: string, versionId: number, score: number, quality?: JsonObject): Promise<ArticleRecord> {
   if (!Number.isInteger(score) || score < 0 || score > 100) throw invalidFields({ ai_detection_score: ["ai_detection_score must be an integer from 0 to 100."] });
   return onArticle(db, externalId, async (tx, article) => {
     refuseFailed(article);
     const version = await versionOf(tx, article, versionId);
     const [checked] = await tx
       .update(articleVersions)
-      .set({ aiDetectionScore: score, originalityCheckedAt: version.aiDetectionScore === score && version.originalityCheckedAt ? version.originalityCheckedAt : sql`now()` })
+      .set({ aiDetectionScore: score, originalityCheckedAt: version.aiDetectionScore === score && version.originalityCheckedAt ? version.originalityCheckedAt : sql`now()`, ...(quality ? { quality } : {}) })
       .where(eq(articleVersions.id, version.id))
       .returning();
     if (article.currentVersionId !== version.id) return article;
-    return updateArticle(tx, article.id, { aiDetectionScore: score, originalityCheckedAt: checked.originalityCheckedAt });
+    return updateArticle(tx, article.id, { aiDetectionScore: score, originalityCheckedAt: checked.originalityCheckedAt, ...(quality ? { quality } : {}) });
   });
 }
 
