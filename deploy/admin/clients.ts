@@ -2,6 +2,7 @@
 import type { Client } from "@connectrpc/connect";
 import { OperatorService } from "../../proto/gen/articles/accounts_billing/v1/operator_pb.ts";
 import { QuotaService } from "../../proto/gen/articles/accounts_billing/v1/quota_pb.ts";
+import { SessionService } from "../../proto/gen/articles/accounts_billing/v1/self_service_pb.ts";
 import { ArticleStoreService } from "../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import { PublishingService } from "../../proto/gen/articles/webhook_dispatcher/v1/publishing_pb.ts";
 import { WebhookSigningService } from "../../proto/gen/articles/webhook_dispatcher/v1/signing_pb.ts";
@@ -15,6 +16,8 @@ export interface AdminClients {
   urls: ServiceUrls;
   operator: Client<typeof OperatorService>;
   quota: Client<typeof QuotaService>;
+  /** One-time links for users to set a password (the dashboard's sign-in). */
+  sessions: Client<typeof SessionService>;
   articles: Client<typeof ArticleStoreService>;
   webhookSigning: Client<typeof WebhookSigningService>;
   publishing: Client<typeof PublishingService>;
@@ -37,6 +40,7 @@ export function adminClients(env: Record<string, string | undefined>, credential
     urls,
     operator: serviceClient(OperatorService, via(urls.accountsBilling)),
     quota: serviceClient(QuotaService, via(urls.accountsBilling)),
+    sessions: serviceClient(SessionService, via(urls.accountsBilling)),
     articles: serviceClient(ArticleStoreService, via(urls.articleStore)),
     webhookSigning: serviceClient(WebhookSigningService, via(urls.webhookDispatcher)),
     publishing: serviceClient(PublishingService, via(urls.webhookDispatcher)),

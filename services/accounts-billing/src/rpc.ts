@@ -26,13 +26,16 @@ import * as quota from "./domain/word-quota.ts";
 import { getGenerationShare } from "./domain/generation-share.ts";
 import type { Role } from "./domain/access.ts";
 import { capsInForce, ownCapsOf, type OwnCaps } from "./domain/plan-caps.ts";
+import { noteKeyUse } from "./domain/tenant-admin.ts";
+import { recordOrigin, usageReport } from "./domain/usage-report.ts";
+import { usageReportMessage } from "./usage-report-message.ts";
 import { isTenantCapName, TENANT_CAPS, type TenantCapName, type TenantCapValues } from "../../kit/src/rules/tenant-caps.ts";
 
 
-const ts = (d: Date) => timestampFromDate(d);
-const tsOpt = (d: Date | null) => (d ? timestampFromDate(d) : undefined);
+export const ts = (d: Date) => timestampFromDate(d);
+export const tsOpt = (d: Date | null) => (d ? timestampFromDate(d) : undefined);
 
-const userMessage = (u: identity.UserRow): MessageInitShape<typeof UserSchema> => ({
+export const userMessage = (u: identity.UserRow): MessageInitShape<typeof UserSchema> => ({
   id: BigInt(u.id),
   name: u.name,
   email: u.email,
@@ -85,7 +88,7 @@ const projectMessage = (p: identity.ProjectRow): MessageInitShape<typeof Project
 
 const scopeMessage = (scope: identity.KeyScope | undefined) => scope && { ...scope, projectIds: scope.projectIds.map(BigInt) };
 
-const keyMessage = (k: identity.KeyRow): MessageInitShape<typeof ApiKeySchema> => ({
+export const keyMessage = (k: identity.KeyRow): MessageInitShape<typeof ApiKeySchema> => ({
   id: BigInt(k.id),
   accountId: BigInt(k.accountId),
   userId: BigInt(k.userId),
@@ -96,7 +99,7 @@ const keyMessage = (k: identity.KeyRow): MessageInitShape<typeof ApiKeySchema> =
   scope: scopeMessage(identity.scopeOf(k)),
 });
 
-const accountMessage = (a: { id: number; name: string; planId: number | null; createdAt: Date }) => ({
+export const accountMessage = (a: { id: number; name: string; planId: number | null; createdAt: Date }) => ({
   id: BigInt(a.id),
   name: a.name,
   planId: a.planId === null ? undefined : BigInt(a.planId),
@@ -139,13 +142,15 @@ function articlesInFlightChange(req: { articlesInFlight?: number; clearArticlesI
   return null;
 }
 
-function roleOf(role: ProtoRole): Role {
+export function roleOf(role: ProtoRole): Role {
   const r = ROLE_OF_PROTO[role];
   if (!r) throw invalidFields({ role: ["role must be one of owner, admin, editor, viewer."] });
   return r;
 }
 
-const optDate = (t: Timestamp | undefined) => (t ? timestampDate(t) : undefined);
+export const optDate = (t: Timestamp | undefined) => (t ? timestampDate(t) : undefined);
+/** An optional id of a request: unset and 0 are none. */
+const optionalId = (id: bigint | undefined) => (id ? Number(id) : undefined);
 
 function demoMessage(t: Awaited<ReturnType<typeof identity.createDemoTenant>>, capDefaults: TenantCapValues) {
   return {
@@ -164,6 +169,9 @@ export function accountsBillingRoutes(db: Db, capDefaults: TenantCapValues) {
     router.service(AccountsService, {
       async authenticateKey(req) {
         const p = await identity.authenticateKey(db, req.token);
+        // last_used_at: the gateway asks again at most every half second per key, and this writes
+        // at most once a minute; a failed note never fails the request.
+        void noteKeyUse(db, p.keyId).catch(() => {});
         return { keyId: BigInt(p.keyId), accountId: BigInt(p.accountId), user: userMessage(p.user), plan: p.plan ? planMessage(p.plan, capDefaults) : undefined, scope: scopeMessage(p.scope) };
       },
       async resolveMember(req) {
@@ -187,6 +195,7 @@ export function accountsBillingRoutes(db: Db, capDefaults: TenantCapValues) {
           (error instanceof DomainError ? reservationsRefused : reservationsFailed).inc();
           throw error;
         });
+        await recordOrigin(db, req.reference, optionalId(req.projectId), optionalId(req.keyId));
         reservationsMade.inc();
         return { reservation: reservationMessage(r.reservation), remainingWords: BigInt(r.remainingWords) };
       },
@@ -206,6 +215,7 @@ export function accountsBillingRoutes(db: Db, capDefaults: TenantCapValues) {
         const share = await getGenerationShare(db, Number(req.accountId));
         return { articlesInFlight: share.articlesInFlight ?? undefined, shareWeight: share.shareWeight };
       },
+      getUsageReport: async (req) => usageReportMessage(await usageReport(db, Number(req.accountId))),
       listHeldReservations: async (req) => ({
         references: await quota.listHeldReservations(db, { heldLongerThanMs: Number(req.heldLongerThanMs), limit: req.limit, afterReference: req.afterReference }),
       }),
