@@ -9,7 +9,7 @@ import type { Caller, V1Gate } from "../plugins/caller.ts";
 /** The rate-limit buckets whose windows the report shows (v1-gate.ts names them per route). */
 export const REPORTED_LIMITS = ["articles", "workflows", "usage"] as const;
 
-const iso = (t: Timestamp | undefined) => (t ? timestampDate(t).toISOString() : null);
+const iso = (t: Timestamp | undefined) => timestampDate(t!).toISOString();
 
 const bucketJson = (b: UsageBucket) => ({
   start: iso(b.start),

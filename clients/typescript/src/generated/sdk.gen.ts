@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, ClientMeta, Options as Options2, RequestResult, ServerSentEventsResult, TDataShape } from './client/index.js';
-import type { CancelArticleData, CancelArticleErrors, CancelArticleResponses, CheckDestinationData, CheckDestinationErrors, CheckDestinationResponses, CreateArticleData, CreateArticleErrors, CreateArticleResponses, CreateDestinationData, CreateDestinationErrors, CreateDestinationResponses, CreateWorkflowStepData, CreateWorkflowStepErrors, CreateWorkflowStepResponses, DeleteDestinationData, DeleteDestinationErrors, DeleteDestinationResponses, DeleteWorkflowStepData, DeleteWorkflowStepErrors, DeleteWorkflowStepResponses, DuplicateWorkflowData, DuplicateWorkflowErrors, DuplicateWorkflowResponses, EstimateArticleData, EstimateArticleErrors, EstimateArticleResponses, GetArticleData, GetArticleErrors, GetArticleResponses, GetArticleStepsData, GetArticleStepsErrors, GetArticleStepsResponses, GetDestinationData, GetDestinationErrors, GetDestinationResponses, GetImageData, GetImageErrors, GetImageResponses, GetUserData, GetUserErrors, GetUserResponses, GetWorkflowStepData, GetWorkflowStepErrors, GetWorkflowStepResponses, HeadImageData, HeadImageErrors, HeadImageResponses, ListArticlesData, ListArticlesErrors, ListArticlesResponses, ListDestinationsData, ListDestinationsErrors, ListDestinationsResponses, ListWorkflowsData, ListWorkflowsErrors, ListWorkflowsResponses, LivenessData, LivenessResponses, PublishArticleData, PublishArticleErrors, PublishArticleResponses, ReadinessData, ReadinessErrors, ReadinessResponses, ReorderWorkflowStepsData, ReorderWorkflowStepsErrors, ReorderWorkflowStepsResponses, ReplaceWorkflowStepData, ReplaceWorkflowStepErrors, ReplaceWorkflowStepResponses, ServingData, ServingErrors, ServingResponses, StreamArticleEventsData, StreamArticleEventsErrors, StreamArticleEventsResponse, StreamArticleEventsResponses, UpdateWorkflowStepData, UpdateWorkflowStepErrors, UpdateWorkflowStepResponses } from './types.gen.js';
+import type { CancelArticleData, CancelArticleErrors, CancelArticleResponses, CheckDestinationData, CheckDestinationErrors, CheckDestinationResponses, CreateArticleData, CreateArticleErrors, CreateArticleResponses, CreateDestinationData, CreateDestinationErrors, CreateDestinationResponses, CreateWorkflowStepData, CreateWorkflowStepErrors, CreateWorkflowStepResponses, DeleteDestinationData, DeleteDestinationErrors, DeleteDestinationResponses, DeleteWorkflowStepData, DeleteWorkflowStepErrors, DeleteWorkflowStepResponses, DuplicateWorkflowData, DuplicateWorkflowErrors, DuplicateWorkflowResponses, EstimateArticleData, EstimateArticleErrors, EstimateArticleResponses, GetArticleData, GetArticleErrors, GetArticleResponses, GetArticleStepsData, GetArticleStepsErrors, GetArticleStepsResponses, GetDestinationData, GetDestinationErrors, GetDestinationResponses, GetImageData, GetImageErrors, GetImageResponses, GetUsageData, GetUsageErrors, GetUsageResponses, GetUserData, GetUserErrors, GetUserResponses, GetWorkflowStepData, GetWorkflowStepErrors, GetWorkflowStepResponses, HeadImageData, HeadImageErrors, HeadImageResponses, ListArticlesData, ListArticlesErrors, ListArticlesResponses, ListDestinationsData, ListDestinationsErrors, ListDestinationsResponses, ListWorkflowsData, ListWorkflowsErrors, ListWorkflowsResponses, LivenessData, LivenessResponses, PublishArticleData, PublishArticleErrors, PublishArticleResponses, ReadinessData, ReadinessErrors, ReadinessResponses, ReorderWorkflowStepsData, ReorderWorkflowStepsErrors, ReorderWorkflowStepsResponses, ReplaceWorkflowStepData, ReplaceWorkflowStepErrors, ReplaceWorkflowStepResponses, ServingData, ServingErrors, ServingResponses, StreamArticleEventsData, StreamArticleEventsErrors, StreamArticleEventsResponse, StreamArticleEventsResponses, UpdateWorkflowStepData, UpdateWorkflowStepErrors, UpdateWorkflowStepResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -253,6 +253,17 @@ export const replaceWorkflowStep = <ThrowOnError extends boolean = false>(option
         'Content-Type': 'application/json',
         ...options.headers
     }
+});
+
+/**
+ * The account's words this month (allowance, settled, reserved, remaining), per day and per hour by project and key, and its rate-limit windows
+ *
+ * Numbers are the word quota ledger's, as article creation counts them. A reservation counts in the day and hour its article was created. The endpoint has its own rate-limit bucket (usage).
+ */
+export const getUsage = <ThrowOnError extends boolean = false>(options?: Options<GetUsageData, ThrowOnError>): RequestResult<GetUsageResponses, GetUsageErrors, ThrowOnError> => (options?.client ?? client).get<GetUsageResponses, GetUsageErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/usage',
+    ...options
 });
 
 /**
