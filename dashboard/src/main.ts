@@ -4,13 +4,15 @@
 import { api, setCsrfToken } from "./api.ts";
 import { h, say } from "./dom.ts";
 import { accountPage } from "./account.ts";
+import { articlePage, articlesPage, closeStream } from "./articles.ts";
 import { keysPage } from "./keys.ts";
 import { membersPage } from "./members.ts";
 import { manages, state, type SessionState } from "./session.ts";
 import { setPasswordPage, signInPage } from "./sign-in.ts";
 import { usagePage } from "./usage.ts";
 
-const PAGES: { path: string; label: string; managers?: boolean; render: () => Promise<void> }[] = [
+const PAGES: { path: string; label: string; managers?: boolean; render: (rest: string) => Promise<void> }[] = [
+  { path: "articles", label: "Articles", render: (rest) => (rest.startsWith("/") ? articlePage(rest.slice(1)) : articlesPage(new URLSearchParams(rest.replace(/^\?/, "")))) },
   { path: "keys", label: "API keys", render: keysPage },
   { path: "usage", label: "Usage", render: usagePage },
   { path: "members", label: "Members", managers: true, render: membersPage },
@@ -28,7 +30,7 @@ function route(): string {
     history.replaceState(null, "", `${location.pathname}#/set-password`);
     return "set-password";
   }
-  return hash.split("/")[0] ?? "";
+  return hash.match(/^[a-z-]*/)![0];
 }
 
 function renderHeader(): void {
@@ -71,15 +73,16 @@ async function render(): Promise<void> {
   renderHeader();
   if (path === "set-password" && linkToken) return setPasswordPage(linkToken, afterSignIn);
   if (!state.session) return signInPage(afterSignIn);
+  closeStream();
   const page = PAGES.find((p) => p.path === path) ?? PAGES[0]!;
   if (page.path !== path) return void (location.hash = `#/${page.path}`);
-  await page.render();
+  await page.render(location.hash.replace(/^#\/?[a-z-]*/, ""));
 }
 
 async function afterSignIn(): Promise<void> {
   linkToken = undefined;
   say("Signed in.");
-  history.replaceState(null, "", `${location.pathname}#/keys`);
+  history.replaceState(null, "", `${location.pathname}#/articles`);
   await loadSession();
 }
 

@@ -135,7 +135,7 @@ export function buildApp(deps: GatewayDeps, core: GatewayCore = gatewayCore(deps
     // ---- usage and the dashboard (issue 55): GET /v1/usage, the dashboard's page and its API ----
     .use(usageRoutes(gate, core.usage))
     .use(dashboardPages())
-    .use(dashboardApi({ gate, usage: core.usage, signInLimits: new SignInLimits(deps.redis, deps.redisPrefix), publicHttps: strictTransport(process.env) }));
+    .use(dashboardApi({ gate, usage: core.usage, articles: core.articles, signInLimits: new SignInLimits(deps.redis, deps.redisPrefix), publicHttps: strictTransport(process.env) }));
 }
 
 export type GatewayApp = ReturnType<typeof buildApp>;

@@ -12,9 +12,11 @@ import { presentUser } from "../presenters/user.ts";
 import { Validator } from "../validation.ts";
 import type { V1Gate } from "../plugins/caller.ts";
 import type { UsageOperations } from "../usage/usage-operations.ts";
+import type { ArticleOperations } from "../articles/article-operations.ts";
+import { dashboardArticles } from "./dashboard-articles.ts";
 import { envOptional } from "../../../services/kit/src/config.ts";
 import { passwordLinkAddress } from "../../../services/kit/src/dashboard-links.ts";
-import { actingOf, checkStateChange, forgedRequest, sessionCaller, sessionOf, type DashboardSession } from "./dashboard-session.ts";
+import { actingOf, forgedRequest, sessionCaller, signedIn, type DashboardSession } from "./dashboard-session.ts";
 import { presentAccount, presentAuditEvent, presentKey, presentMember, ROLE_NAMES } from "./dashboard-presenters.ts";
 import { clearedSessionCookie, DASHBOARD_PATH, sameOrigin, secureCookies, sessionCookie, sessionTokenOf } from "./session-cookie.ts";
 import type { SignInLimits } from "./sign-in-limits.ts";
@@ -25,6 +27,7 @@ const SIGN_IN_REFUSED = "These credentials do not match our records.";
 export interface DashboardDeps {
   gate: V1Gate;
   usage: UsageOperations;
+  articles: ArticleOperations;
   signInLimits: SignInLimits;
   /** Whether the public address is https (cookies get Secure). */
   publicHttps: boolean;
@@ -83,12 +86,6 @@ export function dashboardApi(deps: DashboardDeps) {
   const { clients } = gate;
   const secure = (request: Request) => secureCookies(request, deps.publicHttps);
 
-  // Everything but signing in needs the session; state changes need the CSRF token as well.
-  const signedIn = new Elysia({ name: "dashboard-session" }).resolve({ as: "scoped" }, async ({ request }) => {
-    const session = await sessionOf(clients, request);
-    if (request.method !== "GET" && request.method !== "HEAD") checkStateChange(request, session);
-    return { session };
-  });
 
   const startSession = (request: Request, set: { headers: Record<string, unknown> }, started: { sessionToken: string; expiresAt?: { seconds: bigint } }) => {
     const expires = new Date(Number(started.expiresAt?.seconds ?? 0n) * 1000);
@@ -144,8 +141,9 @@ export function dashboardApi(deps: DashboardDeps) {
       }
     });
 
+  // Everything but signing in needs the session.
   const session = new Elysia({ name: "dashboard-signed-in" })
-    .use(signedIn)
+    .use(signedIn(clients))
     .get(`${API}/session`, async ({ session }) => {
       const { accounts } = await clients.tenantAdmin.listUserAccounts({ userId: session.user.id });
       return { success: true, data: sessionJson(session, accounts.map(presentAccount)) };
@@ -232,5 +230,5 @@ export function dashboardApi(deps: DashboardDeps) {
       return { success: true, data: projects.map((p) => ({ id: Number(p.id), name: p.name })) };
     });
 
-  return new Elysia({ name: "dashboard-api" }).use(open).use(session);
+  return new Elysia({ name: "dashboard-api" }).use(open).use(session).use(dashboardArticles(gate, deps.articles));
 }

@@ -31,7 +31,7 @@ export const dashboardPages = () => {
   const folder = dashboardFolder();
   const index = () => page(Bun.file(join(folder, "index.html")), "text/html; charset=utf-8");
   return new Elysia({ name: "dashboard-pages" })
-    .get(DASHBOARD_PATH, ({ redirect }) => redirect(`${DASHBOARD_PATH}/`, 302), { detail: { hide: true } })
+    // The router answers /dashboard and /dashboard/ alike; the page names its assets by absolute path.
     .get(`${DASHBOARD_PATH}/`, index, { detail: { hide: true } })
     .get(`${DASHBOARD_PATH}/assets/app.js`, async () => page(await (script ??= buildScript(folder).catch((error) => ((script = undefined), Promise.reject(error)))), "text/javascript; charset=utf-8"), { detail: { hide: true } })
     .get(`${DASHBOARD_PATH}/assets/style.css`, () => page(Bun.file(join(folder, "style.css")), "text/css; charset=utf-8"), { detail: { hide: true } });

@@ -2,6 +2,7 @@
 // every request (nothing remembered, so a session ended anywhere is refused at once), the CSRF
 // check of every state change, and the caller the /v1 operations run for on the user's selected
 // account.
+import { Elysia } from "elysia";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { User } from "../../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
 import { fromServiceError, plainError } from "../errors.ts";
@@ -64,3 +65,11 @@ export async function sessionCaller(gate: V1Gate, session: DashboardSession, buc
   const { caller } = await v1MemberCaller(gate, Number(accountId), Number(userId), reach, bucket, () => plainError(404, "No such account."));
   return caller;
 }
+
+/** Puts a plugin's routes behind the session; state changes need the CSRF token as well. Unnamed: each plugin that uses it gets its own. */
+export const signedIn = (clients: ServiceClients) =>
+  new Elysia().resolve({ as: "scoped" }, async ({ request }) => {
+    const session = await sessionOf(clients, request);
+    if (request.method !== "GET" && request.method !== "HEAD") checkStateChange(request, session);
+    return { session };
+  });
