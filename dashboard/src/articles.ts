@@ -14,6 +14,9 @@ const ENDED = new Set(["completed", "published", "failed"]);
 const select = (name: string, values: string[], chosen?: string, empty?: string) =>
   h("select", { name }, empty ? h("option", { value: "" }, empty) : null, ...values.map((v) => h("option", { value: v, selected: v === chosen }, v)));
 
+/** What the stream told of each article opened, kept while the page lives so a re-read keeps it. */
+const heard = new Map<string, string[]>();
+
 /** The stream of the open article, closed when another view opens. */
 let stream: EventSource | undefined;
 export const closeStream = () => {
@@ -44,7 +47,9 @@ export async function articlesPage(query: URLSearchParams): Promise<void> {
   );
   const title = h("input", { name: "title", required: true, minlength: 3, maxlength: 255 });
   const newProject = select("project", projects.map((p: any) => String(p.id)));
-  const type = select("article_type", TYPES, "blog_post");
+  // A built-in type or a custom workflow's slug: the built-ins are offered as suggestions.
+  const type = h("input", { name: "article_type", list: "article-types", value: "blog_post", required: true });
+  const types = h("datalist", { id: "article-types" }, ...TYPES.map((t) => h("option", { value: t })));
   const words = h("input", { name: "target_word_count", type: "number", min: 100, max: 10000, value: 600, required: true });
   const tone = select("tone", TONES, "friendly");
   const view = select("point_of_view", VIEWS, "second_person");
@@ -67,7 +72,8 @@ export async function articlesPage(query: URLSearchParams): Promise<void> {
     h("h2", {}, "Create an article"),
     field("Title", title),
     field("Project", newProject),
-    field("Article type", type),
+    field("Article type (built-in or a custom workflow's slug)", type),
+    types,
     field("Target word count", words),
     field("Tone", tone),
     field("Point of view", view),
@@ -88,7 +94,7 @@ export async function articlePage(id: string): Promise<void> {
   const a = answer.body.data;
   const status = h("strong", { "data-testid": "article-status" }, a.status);
   const cost = h("span", {}, a.cost ?? "0.00");
-  const progress = h("ul", { "aria-live": "polite", "data-testid": "progress" });
+  const progress = h("ul", { "aria-live": "polite", "data-testid": "progress" }, ...(heard.get(id) ?? []).map((text) => h("li", {}, text)));
   const steps = ENDED.has(a.status) ? await api("GET", `/articles/${encodeURIComponent(id)}/steps`) : null;
   show(
     h("h1", { "data-testid": "article-title" }, a.title),
@@ -114,7 +120,12 @@ export async function articlePage(id: string): Promise<void> {
   closeStream();
   // Live progress: each event shown as text; the article is read again once it ends.
   stream = new EventSource(`/dashboard/api/articles/${encodeURIComponent(id)}/events`);
-  const note = (text: string) => progress.appendChild(h("li", {}, text));
+  const notes = heard.get(id) ?? [];
+  heard.set(id, notes);
+  const note = (text: string) => {
+    notes.push(text);
+    progress.appendChild(h("li", {}, text));
+  };
   stream.addEventListener("state", (event) => {
     const data = JSON.parse((event as MessageEvent).data);
     status.textContent = data.status ?? status.textContent;

@@ -51,3 +51,13 @@ export async function step<T>(page: Page, name: string, work: () => Promise<T>):
     throw error;
   }
 }
+
+export const TEST_PASSWORD = "correct horse battery";
+
+/** Sets the password on a one-time link's page; the articles page shows once signed in. */
+export async function setPasswordFrom(tab: DashboardTab, link: string): Promise<void> {
+  await tab.page.goto(link);
+  await tab.page.getByLabel("New password (at least 10 characters)").fill(TEST_PASSWORD);
+  await tab.page.getByRole("button", { name: "Set password and sign in" }).click();
+  await tab.page.getByRole("heading", { name: "Articles", level: 1 }).waitFor();
+}

@@ -9,9 +9,9 @@ import { createTenant, type Tenant } from "../harness/tenants.ts";
 import { call } from "../harness/http.ts";
 import { withinPromise } from "../harness/waits.ts";
 import { linkAddress, linkTokenFor } from "../harness/dashboard.ts";
-import { launchBrowser, openTab, step, type DashboardTab } from "./browser-kit.ts";
+import { launchBrowser, openTab, setPasswordFrom, step, TEST_PASSWORD, type DashboardTab } from "./browser-kit.ts";
 
-const PASSWORD = "correct horse battery";
+const PASSWORD = TEST_PASSWORD;
 let stack: TestStack;
 let tenant: Tenant;
 let browser: Browser;
@@ -27,14 +27,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
 });
-
-/** Sets the password on the link's page; the articles page shows once signed in. */
-async function setPasswordFrom(tab: DashboardTab, link: string) {
-  await tab.page.goto(link);
-  await tab.page.getByLabel("New password (at least 10 characters)").fill(PASSWORD);
-  await tab.page.getByRole("button", { name: "Set password and sign in" }).click();
-  await tab.page.getByRole("heading", { name: "Articles", level: 1 }).waitFor();
-}
 
 test("the operator's one-time link signs the owner in, and no script can read the session", async () => {
   const { page } = owner;
