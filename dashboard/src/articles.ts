@@ -116,6 +116,7 @@ export async function articlePage(id: string): Promise<void> {
       : null,
     (a.sources ?? []).length ? h("section", {}, h("h2", {}, "Sources"), h("ul", {}, ...a.sources.map((s: any) => h("li", {}, `${s.title ?? ""} ${s.url ?? ""}`.trim())))) : null,
   );
+  if (a.status === "completed" || a.status === "published") await offerPublishing(a);
   if (ENDED.has(a.status)) return;
   closeStream();
   // Live progress: each event shown as text; the article is read again once it ends.
@@ -139,4 +140,22 @@ export async function articlePage(id: string): Promise<void> {
       if (location.hash === `#/articles/${id}`) void articlePage(id);
     });
   }
+}
+
+/** A finished article is published to one of its project's destinations (queued; progress shows on the article). */
+async function offerPublishing(a: { id: number; project_id: number }): Promise<void> {
+  const destinations = (await api("GET", `/projects/${a.project_id}/destinations`)).body?.data ?? [];
+  if (!destinations.length) return;
+  const target = h("select", { name: "destination_id" }, ...destinations.map((d: any) => h("option", { value: d.id }, `${d.name} (${d.kind})`)));
+  const publish = form(
+    async () => {
+      const answer = await api("POST", `/articles/${a.id}/publish`, { destination_id: Number(target.value) });
+      if (answer.status !== 202) return errorsOf(answer.body);
+      say("Publication queued.");
+    },
+    h("h2", {}, "Publish"),
+    field("Destination", target),
+    h("button", { type: "submit" }, "Publish"),
+  );
+  document.getElementById("main")!.appendChild(publish);
 }

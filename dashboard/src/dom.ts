@@ -55,7 +55,8 @@ export function field(label: string, control: HTMLElement): HTMLLabelElement {
 export function errorsOf(body: any): string {
   if (!body || typeof body !== "object") return "Something went wrong.";
   const details = body.errors && typeof body.errors === "object" ? Object.values(body.errors).flat().join(" ") : "";
-  return details ? `${body.message} ${details}`.trim() : String(body.message ?? "Something went wrong.");
+  // The message summarises the field errors ("… (and 2 more errors)"): the errors themselves say it all.
+  return details || String(body.message ?? "Something went wrong.");
 }
 
 /**

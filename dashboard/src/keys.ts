@@ -59,8 +59,8 @@ export async function keysPage(): Promise<void> {
             type: "button", class: "danger", "aria-label": `Revoke key ${k.name || k.prefix}`,
             onclick: async () => {
               const answer = await api("POST", `/keys/${k.id}/revoke`);
-              say(answer.status === 200 ? `Key ${k.name} revoked.` : errorsOf(answer.body));
               await keysPage();
+              say(answer.status === 200 ? `Key ${k.name} revoked.` : errorsOf(answer.body));
             },
           }, "Revoke"),
         " ",

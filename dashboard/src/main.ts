@@ -10,9 +10,12 @@ import { membersPage } from "./members.ts";
 import { manages, state, type SessionState } from "./session.ts";
 import { setPasswordPage, signInPage } from "./sign-in.ts";
 import { usagePage } from "./usage.ts";
+import { destinationsPage, workflowsPage } from "./workflows.ts";
 
 const PAGES: { path: string; label: string; managers?: boolean; render: (rest: string) => Promise<void> }[] = [
   { path: "articles", label: "Articles", render: (rest) => (rest.startsWith("/") ? articlePage(rest.slice(1)) : articlesPage(new URLSearchParams(rest.replace(/^\?/, "")))) },
+  { path: "workflows", label: "Workflows", render: workflowsPage },
+  { path: "destinations", label: "Destinations", render: destinationsPage },
   { path: "keys", label: "API keys", render: keysPage },
   { path: "usage", label: "Usage", render: usagePage },
   { path: "members", label: "Members", managers: true, render: membersPage },
@@ -68,7 +71,17 @@ async function loadSession(): Promise<void> {
   await render();
 }
 
-async function render(): Promise<void> {
+/**
+ * Views render one after another, so the view last asked for is the one left showing: a slow
+ * view asked for earlier never replaces it when its answers arrive late.
+ */
+let rendering: Promise<void> = Promise.resolve();
+function render(): Promise<void> {
+  rendering = rendering.then(renderNow, renderNow);
+  return rendering;
+}
+
+async function renderNow(): Promise<void> {
   const path = route();
   renderHeader();
   if (path === "set-password" && linkToken) return setPasswordPage(linkToken, afterSignIn);

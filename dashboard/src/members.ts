@@ -48,8 +48,8 @@ export async function membersPage(): Promise<void> {
           type: "button", class: "danger", "aria-label": `Remove ${m.user.email}`,
           onclick: async () => {
             const answer = await api("DELETE", `/members/${m.user.id}`);
-            say(answer.status === 200 ? `${m.user.email} removed.` : errorsOf(answer.body));
             await membersPage();
+            say(answer.status === 200 ? `${m.user.email} removed.` : errorsOf(answer.body));
           },
         }, "Remove"),
       ),

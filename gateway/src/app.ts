@@ -32,6 +32,7 @@ import { usageRoutes } from "./routes/usage.ts";
 import { dashboardApi } from "./dashboard/dashboard-api.ts";
 import { dashboardPages } from "./dashboard/dashboard-pages.ts";
 import { SignInLimits } from "./dashboard/sign-in-limits.ts";
+import { sessionMount } from "./dashboard/dashboard-session.ts";
 // ---- end usage and the dashboard ----
 import type { Logger } from "../../services/kit/src/logger.ts";
 
@@ -135,7 +136,10 @@ export function buildApp(deps: GatewayDeps, core: GatewayCore = gatewayCore(deps
     // ---- usage and the dashboard (issue 55): GET /v1/usage, the dashboard's page and its API ----
     .use(usageRoutes(gate, core.usage))
     .use(dashboardPages())
-    .use(dashboardApi({ gate, usage: core.usage, articles: core.articles, signInLimits: new SignInLimits(deps.redis, deps.redisPrefix), publicHttps: strictTransport(process.env) }));
+    .use(dashboardApi({ gate, usage: core.usage, articles: core.articles, signInLimits: new SignInLimits(deps.redis, deps.redisPrefix), publicHttps: strictTransport(process.env) }))
+    // The workflow and publishing routes' own handlers, for a session on the dashboard's API.
+    .use(workflowRoutes(gate, core.workflows, sessionMount(gate)))
+    .use(publishingRoutes(gate, core.publishing, sessionMount(gate)));
 }
 
 export type GatewayApp = ReturnType<typeof buildApp>;

@@ -75,6 +75,10 @@ test("state changes need the CSRF token and the dashboard's origin", async () =>
   expect(signInElsewhere.status).toBe(403);
   const keys = await client.get("/keys");
   expect(keys.body.data.map((k: any) => k.name)).not.toContain("forged");
+  // The workflow routes served for the session check the same.
+  const step = { article_type: "forged", step_number: 1, step_name: "Forged", system: "s", user: "u", output_format: "text" };
+  expect((await client.post(`/projects/${tenant.projectId}/workflows`, step, { "x-csrf-token": "" })).status).toBe(403);
+  expect((await client.get(`/projects/${tenant.projectId}/workflows`)).body.data).toEqual([]);
 });
 
 test("sessions never open /v1 and keys never open the dashboard", async () => {

@@ -7,8 +7,9 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import type { User } from "../../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
 import { fromServiceError, plainError } from "../errors.ts";
 import { UNAVAILABLE_MESSAGE, v1MemberCaller, type Caller, type V1Gate } from "../plugins/caller.ts";
+import type { CallerMount } from "../plugins/v1-gate.ts";
 import type { ServiceClients } from "../services.ts";
-import { csrfMatches, csrfTokenFor, sameOrigin, sessionTokenOf } from "./session-cookie.ts";
+import { csrfMatches, csrfTokenFor, DASHBOARD_PATH, sameOrigin, sessionTokenOf } from "./session-cookie.ts";
 
 export interface DashboardSession {
   token: string;
@@ -73,3 +74,14 @@ export const signedIn = (clients: ServiceClients) =>
     if (request.method !== "GET" && request.method !== "HEAD") checkStateChange(request, session);
     return { session };
   });
+
+/** The /v1 routes' handlers served under /dashboard/api for the session's member (routes/workflows.ts, routes/publishing.ts). */
+export const sessionMount = (gate: V1Gate): CallerMount => ({
+  prefix: `${DASHBOARD_PATH}/api`,
+  gateFor: (bucket) =>
+    new Elysia({ name: "dashboard-caller", seed: bucket }).resolve({ as: "scoped" }, async ({ request }) => {
+      const session = await sessionOf(gate.clients, request);
+      if (request.method !== "GET" && request.method !== "HEAD") checkStateChange(request, session);
+      return { caller: await sessionCaller(gate, session, bucket) };
+    }),
+});
