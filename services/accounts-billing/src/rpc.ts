@@ -26,7 +26,7 @@ import * as quota from "./domain/word-quota.ts";
 import { getGenerationShare } from "./domain/generation-share.ts";
 import type { Role } from "./domain/access.ts";
 import { capsInForce, ownCapsOf, type OwnCaps } from "./domain/plan-caps.ts";
-import { noteKeyUse } from "./domain/tenant-admin.ts";
+import { keyUseIsStale, noteKeyUse } from "./domain/tenant-admin.ts";
 import { recordOrigin, usageReport } from "./domain/usage-report.ts";
 import { usageReportMessage } from "./usage-report-message.ts";
 import { isTenantCapName, TENANT_CAPS, type TenantCapName, type TenantCapValues } from "../../kit/src/rules/tenant-caps.ts";
@@ -169,9 +169,9 @@ export function accountsBillingRoutes(db: Db, capDefaults: TenantCapValues) {
     router.service(AccountsService, {
       async authenticateKey(req) {
         const p = await identity.authenticateKey(db, req.token);
-        // last_used_at: the gateway asks again at most every half second per key, and this writes
-        // at most once a minute; a failed note never fails the request.
-        void noteKeyUse(db, p.keyId).catch(() => {});
+        // last_used_at, kept to the minute: written only when the key's is older (the gateway asks
+        // again at most every half second per key); a failed note never fails the request.
+        if (keyUseIsStale(p.keyLastUsedAt)) void noteKeyUse(db, p.keyId).catch(() => {});
         return { keyId: BigInt(p.keyId), accountId: BigInt(p.accountId), user: userMessage(p.user), plan: p.plan ? planMessage(p.plan, capDefaults) : undefined, scope: scopeMessage(p.scope) };
       },
       async resolveMember(req) {

@@ -256,6 +256,12 @@ export async function listAuditEvents(db: Db, acting: Acting, limit: number) {
     .limit(n);
 }
 
+/** last_used_at is kept to the minute. */
+const KEY_USE_PRECISION_MS = 60_000;
+
+/** Whether a key's last use, as read, is older than last_used_at's precision (or never noted). */
+export const keyUseIsStale = (lastUsedAt: Date | null | undefined) => !lastUsedAt || Date.now() - lastUsedAt.getTime() >= KEY_USE_PRECISION_MS;
+
 /** Records that a key was used (for last_used_at), at most once a minute per key. */
 export async function noteKeyUse(db: Db, keyId: number): Promise<void> {
   await db
