@@ -57,6 +57,12 @@ test("a bad key request is a 422 naming the field", async () => {
   expect(Object.keys(past.body.errors)).toContain("expires_at");
   const foreign = await owner.post("/keys", { name: "elsewhere", scope: { project_ids: [(await createTenant(stack)).projectId] } });
   expect(foreign.status).toBe(422);
+  const badIds = await owner.post("/keys", { name: "bad ids", scope: { project_ids: ["one", 1e30] } });
+  expect(badIds.status).toBe(422);
+  expect(Object.keys(badIds.body.errors)).toEqual(["scope.project_ids"]);
+  const badGrace = await owner.post("/keys/1/roll", { grace_seconds: 10_000_000 });
+  expect(badGrace.status).toBe(422);
+  expect((await owner.post("/account", { account_id: 1e30 })).status).toBe(422);
   expect((await owner.post("/keys/999999999/revoke")).status).toBe(404);
 });
 

@@ -42,6 +42,16 @@ function bodyOf(body: unknown): Validator {
 /** Where the gateway is reached: PUBLIC_BASE_URL when set, else the request's own origin. */
 const publicBase = (request: Request) => envOptional(process.env, "PUBLIC_BASE_URL")?.replace(/\/$/, "") ?? new URL(request.url).origin;
 
+/** An id in a body: a positive whole number an int64 holds exactly. */
+const isId = (id: unknown): id is number => Number.isSafeInteger(id) && (id as number) > 0;
+
+/** A body's list of ids (absent or null: none); a bad list is reported on `field`. */
+function idList(v: Validator, input: Record<string, unknown>, field: string, report = field): bigint[] {
+  const ids = input[field] ?? [];
+  if (Array.isArray(ids) && ids.every(isId)) return ids.map(BigInt);
+  v.fail(report, `The ${report.replace(/[._]/g, " ")} field must be a list of positive integer ids.`);
+  return [];
+}
 
 const idParam = (value: string) => {
   if (!/^\d{1,18}$/.test(value)) throw plainError(404, "Not found.");
@@ -67,18 +77,14 @@ function scopeOf(v: Validator) {
   const s = new Validator(scope);
   const accountOnly = s.boolean("account_only") ?? false;
   const readOnly = s.boolean("read_only") ?? false;
-  const ids = s.input.project_ids;
-  const projectIds = Array.isArray(ids) && ids.every((id) => Number.isInteger(id) && id > 0) ? (ids as number[]).map(BigInt) : [];
-  if (ids !== undefined && ids !== null && !projectIds.length && !(Array.isArray(ids) && ids.length === 0)) v.fail("scope.project_ids", "The scope's project ids must be positive integers.");
+  const projectIds = idList(v, s.input, "project_ids", "scope.project_ids");
   for (const [field, messages] of Object.entries(s.errors)) for (const m of messages) v.fail(`scope.${field}`, m);
   return { accountOnly, projectIds, readOnly };
 }
 
 function memberChange(v: Validator) {
   const role = v.oneOf("role", Object.keys(ROLE_NAMES), { required: true });
-  const ids = v.input.project_ids;
-  if (ids !== undefined && !(Array.isArray(ids) && ids.every((id) => Number.isInteger(id) && id > 0))) v.fail("project_ids", "The project ids must be positive integers.");
-  return { role: ROLE_NAMES[role ?? "viewer"]!, projectIds: Array.isArray(ids) ? (ids as number[]).map(BigInt) : [] };
+  return { role: ROLE_NAMES[role ?? "viewer"]!, projectIds: idList(v, v.input, "project_ids") };
 }
 
 export function dashboardApi(deps: DashboardDeps) {
@@ -163,7 +169,7 @@ export function dashboardApi(deps: DashboardDeps) {
     })
     .post(`${API}/account`, async ({ session, body }) => {
       const v = bodyOf(body);
-      const accountId = v.integer("account_id", { required: true, min: 1 });
+      const accountId = v.integer("account_id", { required: true, min: 1, max: Number.MAX_SAFE_INTEGER });
       v.check();
       const { user } = await clients.tenantAdmin.switchAccount({ acting: { userId: session.user.id, accountId: BigInt(accountId!) } }).catch(rethrow);
       return { success: true, data: presentUser(user!) };
