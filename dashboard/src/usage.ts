@@ -8,8 +8,9 @@ interface Bucket {
   words: number;
   settled_words: number;
   reserved_words: number;
-  by_project: { project_id: number | null; words: number }[];
-  by_key: { key_id: number | null; words: number }[];
+  cost: string;
+  by_project: { project_id: number | null; words: number; cost: string }[];
+  by_key: { key_id: number | null; words: number; cost: string }[];
 }
 
 function chart(days: Bucket[]): SVGElement {
@@ -25,7 +26,7 @@ function chart(days: Bucket[]): SVGElement {
   return svg("svg", { class: "chart", viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": `Words per day this month, up to ${max}` }, ...bars);
 }
 
-const shares = (list: { words: number }[], label: (s: any) => string) => list.map((s) => `${label(s)}: ${s.words}`).join("; ");
+const shares = (list: { words: number; cost: string }[], label: (s: any) => string) => list.map((s) => `${label(s)}: ${s.words} words, ${s.cost} USD`).join("; ");
 
 function bucketTable(caption: string, buckets: Bucket[], time: (iso: string) => string) {
   return h(
@@ -35,7 +36,7 @@ function bucketTable(caption: string, buckets: Bucket[], time: (iso: string) => 
       "table",
       {},
       h("caption", {}, caption),
-      h("thead", {}, h("tr", {}, ...["When", "Words", "Settled", "Reserved", "By project", "By key"].map((t) => h("th", { scope: "col" }, t)))),
+      h("thead", {}, h("tr", {}, ...["When", "Words", "Settled", "Reserved", "Cost (USD)", "By project", "By key"].map((t) => h("th", { scope: "col" }, t)))),
       h(
         "tbody",
         {},
@@ -47,6 +48,7 @@ function bucketTable(caption: string, buckets: Bucket[], time: (iso: string) => 
             h("td", {}, b.words),
             h("td", {}, b.settled_words),
             h("td", {}, b.reserved_words),
+            h("td", {}, b.cost),
             h("td", {}, shares(b.by_project, (s) => (s.project_id ? `project ${s.project_id}` : "unattributed"))),
             h("td", {}, shares(b.by_key, (s) => (s.key_id ? `key ${s.key_id}` : "dashboard or workload"))),
           ),

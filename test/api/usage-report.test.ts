@@ -59,6 +59,13 @@ test("the report's words are the ledger's, by day and hour, by project and by ke
   expect(day.by_key.map((s: any) => s.key_id).sort()).toEqual([tenant.keyId, editor.keyId].sort());
   const articleWords = async (id: number) => (await owner.get(`/v1/articles/${id}`)).body.data.actual_word_count;
   expect(day.by_key.find((s: any) => s.key_id === editor.keyId).words).toBe(await articleWords(b.id));
+  // Costs are the articles' own, as their settlements carried them.
+  const costOf = async (id: number) => (await owner.get(`/v1/articles/${id}`)).body.data.cost as string;
+  const [costA, costB] = [await costOf(a.id), await costOf(b.id)];
+  expect(Number(costB)).toBeGreaterThan(0);
+  expect(day.by_key.find((s: any) => s.key_id === editor.keyId).cost).toBe(costB);
+  expect(day.by_key.find((s: any) => s.key_id === tenant.keyId).cost).toBe(costA);
+  expect(Number(day.cost)).toBeCloseTo(Number(costA) + Number(costB), 10);
   // The requests made so far show in the articles bucket's windows.
   const articles = u.rate_limits.find((l: any) => l.bucket === "articles");
   expect(articles.windows.map((w: any) => w.window_seconds)).toEqual([60, 3600, 86400]);

@@ -11,7 +11,7 @@ import { schema } from "../../services/accounts-billing/src/db/client.ts";
 import * as identity from "../../services/accounts-billing/src/domain/identity.ts";
 import * as quota from "../../services/accounts-billing/src/domain/word-quota.ts";
 import * as sessions from "../../services/accounts-billing/src/domain/sessions.ts";
-import { recordOrigin, usageReport } from "../../services/accounts-billing/src/domain/usage-report.ts";
+import { recordCost, recordOrigin, usageReport } from "../../services/accounts-billing/src/domain/usage-report.ts";
 
 let database: ScratchDatabase<typeof schema>;
 const PASSWORD = "correct horse battery";
@@ -84,16 +84,19 @@ describe("the usage report", () => {
     };
     const early = await reserve("2026-03-05T10:15:00Z", 600, 1, 7);
     await quota.settleWords(db, early, 500);
+    await recordCost(db, early, "0.001234567891");
     await reserve("2026-03-06T23:30:00Z", 300, 2);
     const released = await reserve("2026-03-06T23:40:00Z", 900, 2, 7);
     await quota.releaseWords(db, released);
 
     const report = await usageReport(db, account.id, new Date("2026-03-07T12:30:00Z"));
     expect(report.totals).toMatchObject({ period: "2026-03", usedWords: 500, reservedWords: 300, remainingWords: 9_200 });
-    expect(report.days.map((d) => ({ start: d.start.toISOString(), settled: d.settledWords, reserved: d.reservedWords, byProject: d.byProject, byKey: d.byKey }))).toEqual([
-      { start: "2026-03-05T00:00:00.000Z", settled: 500, reserved: 0, byProject: [{ id: 1, words: 500 }], byKey: [{ id: 7, words: 500 }] },
-      { start: "2026-03-06T00:00:00.000Z", settled: 0, reserved: 300, byProject: [{ id: 2, words: 300 }], byKey: [{ id: 0, words: 300 }] },
+    const cost = 1_234_567_891n; // pico-dollars: "0.001234567891", kept exactly
+    expect(report.days.map((d) => ({ start: d.start.toISOString(), settled: d.settledWords, reserved: d.reservedWords, cost: d.cost, byProject: d.byProject, byKey: d.byKey }))).toEqual([
+      { start: "2026-03-05T00:00:00.000Z", settled: 500, reserved: 0, cost, byProject: [{ id: 1, words: 500, cost }], byKey: [{ id: 7, words: 500, cost }] },
+      { start: "2026-03-06T00:00:00.000Z", settled: 0, reserved: 300, cost: 0n, byProject: [{ id: 2, words: 300, cost: 0n }], byKey: [{ id: 0, words: 300, cost: 0n }] },
     ]);
+    await expect(recordCost(db, early, "a lot")).rejects.toThrow("cost_usd");
     // 10:15 on the 5th is more than 48 hours before 12:30 on the 7th (the hours shown start at 13:00 on the 5th).
     expect(report.hours.map((h) => [h.start.toISOString(), h.reservedWords])).toEqual([["2026-03-06T23:00:00.000Z", 300]]);
   });

@@ -3,6 +3,7 @@ import { Type, type Static } from "@sinclair/typebox";
 import type { UsageOperations } from "../usage/usage-operations.ts";
 
 const Words = (description: string) => Type.Integer({ minimum: 0, description });
+const Cost = (description: string) => Type.String({ pattern: "^[0-9]+\\.[0-9]{2,}$", description: `${description} USD as a decimal string.`, examples: ["0.0123"] });
 
 const UsageBucket = Type.Object(
   {
@@ -10,8 +11,9 @@ const UsageBucket = Type.Object(
     words: Words("settled_words plus reserved_words."),
     settled_words: Words("Words of the bucket's settled reservations (articles completed)."),
     reserved_words: Words("Words still reserved by the bucket's articles in progress."),
-    by_project: Type.Array(Type.Object({ project_id: Type.Union([Type.Integer(), Type.Null()], { description: "null: not attributed (reserved before the report existed)." }), words: Words("Settled and reserved.") })),
-    by_key: Type.Array(Type.Object({ key_id: Type.Union([Type.Integer(), Type.Null()], { description: "null: made without a key (the dashboard, a granted workload) or not attributed." }), words: Words("Settled and reserved.") })),
+    cost: Cost("What the bucket's completed articles cost, as each article's cost says."),
+    by_project: Type.Array(Type.Object({ project_id: Type.Union([Type.Integer(), Type.Null()], { description: "null: not attributed (reserved before the report existed)." }), words: Words("Settled and reserved."), cost: Cost("Of its completed articles.") })),
+    by_key: Type.Array(Type.Object({ key_id: Type.Union([Type.Integer(), Type.Null()], { description: "null: made without a key (the dashboard, a granted workload) or not attributed." }), words: Words("Settled and reserved."), cost: Cost("Of its completed articles.") })),
   },
   { description: "Words of one day or hour: the ledger's reservations taken in it (released ones count nowhere)." },
 );

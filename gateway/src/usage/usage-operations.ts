@@ -5,6 +5,7 @@ import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { UsageBucket } from "../../../proto/gen/articles/accounts_billing/v1/quota_pb.ts";
 import type { Caller, V1Gate } from "../plugins/caller.ts";
+import { presentCost } from "../../../services/kit/src/public-article.ts";
 
 /** The rate-limit buckets whose windows the report shows (v1-gate.ts names them per route). */
 export const REPORTED_LIMITS = ["articles", "workflows", "usage"] as const;
@@ -16,8 +17,9 @@ const bucketJson = (b: UsageBucket) => ({
   words: Number(b.settledWords + b.reservedWords),
   settled_words: Number(b.settledWords),
   reserved_words: Number(b.reservedWords),
-  by_project: b.byProject.map((s) => ({ project_id: s.id ? Number(s.id) : null, words: Number(s.words) })),
-  by_key: b.byKey.map((s) => ({ key_id: s.id ? Number(s.id) : null, words: Number(s.words) })),
+  cost: presentCost(b.costUsd),
+  by_project: b.byProject.map((s) => ({ project_id: s.id ? Number(s.id) : null, words: Number(s.words), cost: presentCost(s.costUsd) })),
+  by_key: b.byKey.map((s) => ({ key_id: s.id ? Number(s.id) : null, words: Number(s.words), cost: presentCost(s.costUsd) })),
 });
 
 export class UsageOperations {

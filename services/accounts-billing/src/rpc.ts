@@ -27,7 +27,7 @@ import { getGenerationShare } from "./domain/generation-share.ts";
 import type { Role } from "./domain/access.ts";
 import { capsInForce, ownCapsOf, type OwnCaps } from "./domain/plan-caps.ts";
 import { keyUseIsStale, noteKeyUse } from "./domain/tenant-admin.ts";
-import { recordOrigin, usageReport } from "./domain/usage-report.ts";
+import { recordCost, recordOrigin, usageReport } from "./domain/usage-report.ts";
 import { usageReportMessage } from "./usage-report-message.ts";
 import { isTenantCapName, TENANT_CAPS, type TenantCapName, type TenantCapValues } from "../../kit/src/rules/tenant-caps.ts";
 
@@ -199,7 +199,12 @@ export function accountsBillingRoutes(db: Db, capDefaults: TenantCapValues) {
         reservationsMade.inc();
         return { reservation: reservationMessage(r.reservation), remainingWords: BigInt(r.remainingWords) };
       },
-      settleWords: async (req) => ({ reservation: reservationMessage(await quota.settleWords(db, req.reference, Number(req.actualWords))) }),
+      async settleWords(req) {
+        const reservation = await quota.settleWords(db, req.reference, Number(req.actualWords));
+        // The cost goes with the words for the usage report; a settlement repeated writes it again.
+        if (req.costUsd !== undefined) await recordCost(db, req.reference, req.costUsd);
+        return { reservation: reservationMessage(reservation) };
+      },
       releaseWords: async (req) => ({ reservation: reservationMessage(await quota.releaseWords(db, req.reference)) }),
       async getWordUsage(req) {
         const u = await quota.getWordUsage(db, Number(req.accountId));

@@ -1465,6 +1465,10 @@ export type UsageReport = {
          * Words still reserved by the bucket's articles in progress.
          */
         reserved_words: number;
+        /**
+         * What the bucket's completed articles cost, as each article's cost says. USD as a decimal string.
+         */
+        cost: string;
         by_project: Array<{
             /**
              * null: not attributed (reserved before the report existed).
@@ -1474,6 +1478,10 @@ export type UsageReport = {
              * Settled and reserved.
              */
             words: number;
+            /**
+             * Of its completed articles. USD as a decimal string.
+             */
+            cost: string;
         }>;
         by_key: Array<{
             /**
@@ -1484,6 +1492,10 @@ export type UsageReport = {
              * Settled and reserved.
              */
             words: number;
+            /**
+             * Of its completed articles. USD as a decimal string.
+             */
+            cost: string;
         }>;
     }>;
     /**
@@ -1506,6 +1518,10 @@ export type UsageReport = {
          * Words still reserved by the bucket's articles in progress.
          */
         reserved_words: number;
+        /**
+         * What the bucket's completed articles cost, as each article's cost says. USD as a decimal string.
+         */
+        cost: string;
         by_project: Array<{
             /**
              * null: not attributed (reserved before the report existed).
@@ -1515,6 +1531,10 @@ export type UsageReport = {
              * Settled and reserved.
              */
             words: number;
+            /**
+             * Of its completed articles. USD as a decimal string.
+             */
+            cost: string;
         }>;
         by_key: Array<{
             /**
@@ -1525,6 +1545,10 @@ export type UsageReport = {
              * Settled and reserved.
              */
             words: number;
+            /**
+             * Of its completed articles. USD as a decimal string.
+             */
+            cost: string;
         }>;
     }>;
     rate_limits: Array<{

@@ -1,6 +1,6 @@
 // Tables of the accounts-billing context, in its own Postgres schema.
 import { sql, type AnyColumn } from "drizzle-orm";
-import { bigint, bigserial, boolean, index, integer, pgSchema, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
+import { bigint, bigserial, boolean, index, integer, numeric, pgSchema, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
 
 export const accountsBilling = pgSchema("accounts_billing");
 
@@ -152,11 +152,16 @@ export const auditEvents = accountsBilling.table(
   (t) => [index("audit_events_account").on(t.accountId, t.id)],
 );
 
-/** Where a reservation's words went (project, key), for the usage report; written with the reservation when the caller says. */
+/**
+ * Where a reservation's words went (project, key) and what its article cost, for the usage report:
+ * written with the reservation when the caller says, and the cost with its settlement.
+ */
 export const reservationOrigins = accountsBilling.table("reservation_origins", {
   reference: text("reference").primaryKey(),
   projectId: ref("project_id"),
   keyId: ref("key_id"),
+  /** USD, exact to the pico-dollar as the runner prices calls (kit/src/rules/usd.ts). */
+  costUsd: numeric("cost_usd", { precision: 24, scale: 12 }),
 });
 
 /** The word quota ledger: one row per article reservation, settled or released later. */

@@ -8,16 +8,21 @@ import type { Db } from "../db/client.ts";
 import { reservationOrigins, wordReservations } from "../db/schema.ts";
 import { getWordUsage, type WordUsage } from "./word-quota.ts";
 import { currentPeriod } from "./quota-period.ts";
+import { isUsdDecimal, parseUsd } from "../../../kit/src/rules/usd.ts";
+import { invalidFields } from "../../../kit/src/errors.ts";
 
 export interface UsageShare {
   id: number;
   words: number;
+  /** USD of its settled articles, exact (pico-dollars). */
+  cost: bigint;
 }
 
 export interface UsageBucket {
   start: Date;
   settledWords: number;
   reservedWords: number;
+  cost: bigint;
   byProject: UsageShare[];
   byKey: UsageShare[];
 }
@@ -29,6 +34,12 @@ export interface UsageReport {
 }
 
 const HOURS_SHOWN = 48;
+
+/** An article's cost, kept with its settlement (a settlement repeated writes the same). */
+export async function recordCost(db: Db, reference: string, costUsd: string): Promise<void> {
+  if (!isUsdDecimal(costUsd)) throw invalidFields({ cost_usd: ["cost_usd must be a decimal amount of USD, e.g. 0.0123."] });
+  await db.insert(reservationOrigins).values({ reference, costUsd }).onConflictDoUpdate({ target: reservationOrigins.reference, set: { costUsd } });
+}
 
 /** Where each reservation's words went; an origin is written beside its reservation (recordOrigin). */
 export async function recordOrigin(db: Db, reference: string, projectId: number | undefined, keyId: number | undefined): Promise<void> {
@@ -47,24 +58,31 @@ async function buckets(db: Db, accountId: number, unit: Unit, within: { periods:
       keyId: sql<number>`coalesce(${reservationOrigins.keyId}, 0)`.mapWith(Number),
       settled: sql<number>`sum(${wordReservations.words}) filter (where ${wordReservations.state} = 'settled')`.mapWith(Number),
       reserved: sql<number>`sum(${wordReservations.words}) filter (where ${wordReservations.state} = 'reserved')`.mapWith(Number),
+      // Exact, as text: a settled article's cost (numeric keeps every pico-dollar).
+      cost: sql<string>`coalesce(sum(${reservationOrigins.costUsd}) filter (where ${wordReservations.state} = 'settled'), 0)::text`,
     })
     .from(wordReservations)
     .leftJoin(reservationOrigins, eq(reservationOrigins.reference, wordReservations.reference))
     .where(and(eq(wordReservations.accountId, accountId), inArray(wordReservations.period, within.periods), ne(wordReservations.state, "released"), within.since ? gte(wordReservations.createdAt, within.since) : undefined))
     .groupBy(sql`1, 2, 3`)
     .orderBy(sql`1`);
-  const out = new Map<number, UsageBucket & { projects: Map<number, number>; keys: Map<number, number> }>();
+  type Share = { words: number; cost: bigint };
+  const out = new Map<number, UsageBucket & { projects: Map<number, Share>; keys: Map<number, Share> }>();
   for (const row of rows) {
     const at = row.start.getTime();
     let bucket = out.get(at);
-    if (!bucket) out.set(at, (bucket = { start: row.start, settledWords: 0, reservedWords: 0, byProject: [], byKey: [], projects: new Map(), keys: new Map() }));
+    if (!bucket) out.set(at, (bucket = { start: row.start, settledWords: 0, reservedWords: 0, cost: 0n, byProject: [], byKey: [], projects: new Map(), keys: new Map() }));
     const words = (row.settled || 0) + (row.reserved || 0);
+    const cost = parseUsd(row.cost);
     bucket.settledWords += row.settled || 0;
     bucket.reservedWords += row.reserved || 0;
-    bucket.projects.set(row.projectId, (bucket.projects.get(row.projectId) ?? 0) + words);
-    bucket.keys.set(row.keyId, (bucket.keys.get(row.keyId) ?? 0) + words);
+    bucket.cost += cost;
+    for (const [shares, id] of [[bucket.projects, row.projectId], [bucket.keys, row.keyId]] as const) {
+      const share = shares.get(id) ?? { words: 0, cost: 0n };
+      shares.set(id, { words: share.words + words, cost: share.cost + cost });
+    }
   }
-  const shares = (m: Map<number, number>) => [...m].sort((a, b) => a[0] - b[0]).map(([id, words]) => ({ id, words }));
+  const shares = (m: Map<number, Share>) => [...m].sort((a, b) => a[0] - b[0]).map(([id, share]) => ({ id, ...share }));
   return [...out.values()].map(({ projects, keys, ...bucket }) => ({ ...bucket, byProject: shares(projects), byKey: shares(keys) }));
 }
 
