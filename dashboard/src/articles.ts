@@ -17,12 +17,30 @@ const select = (name: string, values: string[], chosen?: string, empty?: string)
 /** What the stream told of each article opened, kept while the page lives so a re-read keeps it. */
 const heard = new Map<string, string[]>();
 
-/** The stream of the open article, closed when another view opens. */
-let stream: EventSource | undefined;
+/** The streams of the view (the open article's, or the listed articles' in progress), closed when another view opens. */
+const streams = new Set<EventSource>();
 export const closeStream = () => {
-  stream?.close();
-  stream = undefined;
+  for (const stream of streams) stream.close();
+  streams.clear();
 };
+
+/** At most this many listed articles are followed live at once (each stream counts against the account's open streams). */
+const FOLLOWED_IN_LIST = 5;
+
+/** A listed article in progress: its status cell follows the article's event stream. */
+function followStatus(id: number, cell: HTMLElement): void {
+  if ([...streams].length >= FOLLOWED_IN_LIST) return;
+  const stream = new EventSource(`/dashboard/api/articles/${id}/events`);
+  streams.add(stream);
+  stream.addEventListener("state", (event) => (cell.textContent = JSON.parse((event as MessageEvent).data).status ?? cell.textContent));
+  for (const name of ["completed", "failed"]) {
+    stream.addEventListener(name, () => {
+      cell.textContent = name;
+      stream.close();
+      streams.delete(stream);
+    });
+  }
+}
 
 export async function articlesPage(query: URLSearchParams): Promise<void> {
   const projects = (await api("GET", "/projects")).body?.data ?? [];
@@ -42,9 +60,11 @@ export async function articlesPage(query: URLSearchParams): Promise<void> {
     field("Project id", project),
     h("button", { type: "submit", class: "secondary" }, "Apply filters"),
   );
-  const rows = list.body.data.map((a: any) =>
-    h("tr", {}, h("td", {}, h("a", { href: `#/articles/${a.id}` }, a.title)), h("td", {}, a.status), h("td", {}, a.project_id), h("td", {}, a.actual_word_count ?? "—"), h("td", {}, when(a.created_at))),
-  );
+  const rows = list.body.data.map((a: any) => {
+    const status = h("td", { "data-testid": `status-${a.id}` }, a.status);
+    if (!ENDED.has(a.status)) followStatus(a.id, status);
+    return h("tr", {}, h("td", {}, h("a", { href: `#/articles/${a.id}` }, a.title)), status, h("td", {}, a.project_id), h("td", {}, a.actual_word_count ?? "—"), h("td", {}, when(a.created_at)));
+  });
   const title = h("input", { name: "title", required: true, minlength: 3, maxlength: 255 });
   const newProject = select("project", projects.map((p: any) => String(p.id)));
   // A built-in type or a custom workflow's slug: the built-ins are offered as suggestions.
@@ -120,7 +140,8 @@ export async function articlePage(id: string): Promise<void> {
   if (ENDED.has(a.status)) return;
   closeStream();
   // Live progress: each event shown as text; the article is read again once it ends.
-  stream = new EventSource(`/dashboard/api/articles/${encodeURIComponent(id)}/events`);
+  const stream = new EventSource(`/dashboard/api/articles/${encodeURIComponent(id)}/events`);
+  streams.add(stream);
   const notes = heard.get(id) ?? [];
   heard.set(id, notes);
   const note = (text: string) => {

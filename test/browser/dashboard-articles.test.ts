@@ -38,8 +38,8 @@ test("an article created from the page completes live, and the usage page shows 
   const { page } = tab;
   // Two slow steps, so the page watches the article while it is written.
   await createWorkflow(api, tenant.projectId, "slow-brew", [
-    { user: "[[sim:sleep=800]][[sim:words=120]] Outline the brew." },
-    { user: "[[sim:sleep=800]][[sim:words=150]] Write the brew guide." },
+    { user: "[[sim:sleep=1500]][[sim:words=120]] Outline the brew." },
+    { user: "[[sim:sleep=1500]][[sim:words=150]] Write the brew guide." },
   ]);
   const id = await step(page, "article-create", async () => {
     await page.getByLabel("Title").fill("Slow pour-over guide");
@@ -71,13 +71,28 @@ test("an article created from the page completes live, and the usage page shows 
   expect(tab.pageErrors).toEqual([]);
 }, 60_000);
 
+test("the list's articles in progress turn completed live", async () => {
+  const { page } = tab;
+  const article = await createArticle(api, articleBody(tenant.projectId, { title: "Listed while writing", article_type: "slow-brew", target_word_count: 150 }));
+  await step(page, "list-live", async () => {
+    await page.goto(`${stack.baseUrl}/dashboard/#/articles`);
+    await page.reload();
+    await page.getByRole("heading", { name: "Articles", level: 1 }).waitFor();
+    const cell = page.getByTestId(`status-${article.id}`);
+    expect(await cell.textContent()).not.toBe("completed");
+    await cell.filter({ hasText: "completed" }).waitFor({ timeout: 30_000 });
+  });
+}, 60_000);
+
 test("a title, content and step name carrying <script> and <img onerror> render inert", async () => {
   const { page } = tab;
   await createWorkflow(api, tenant.projectId, "hostile-brew", [{ step_name: `Step ${HOSTILE}`, user: `[[sim:echo]]Content ${HOSTILE} ends here.` }]);
   const article = await createArticle(api, articleBody(tenant.projectId, { title: `Beans ${HOSTILE}`, article_type: "hostile-brew", target_word_count: 100 }));
   await eventually(() => api.get(`/v1/articles/${article.id}`), (r) => r.body.data.status === "completed", 30_000, "the hostile article completed");
   await step(page, "hostile", async () => {
+    // Read afresh (the page may be on the list already, where a same address changes nothing).
     await page.goto(`${stack.baseUrl}/dashboard/#/articles`);
+    await page.reload();
     await page.getByRole("link", { name: `Beans ${HOSTILE}` }).waitFor();
     await page.goto(`${stack.baseUrl}/dashboard/#/articles/${article.id}`);
     await page.getByTestId("article-content").waitFor();
