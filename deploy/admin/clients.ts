@@ -8,6 +8,7 @@ import { RunErasureService } from "../../proto/gen/articles/generation_runner/v1
 import { DeliveryErasureService } from "../../proto/gen/articles/webhook_dispatcher/v1/erasure_pb.ts";
 import { ReservationErasureService } from "../../proto/gen/articles/accounts_billing/v1/erasure_pb.ts";
 import type { ErasureClients } from "../../services/kit/src/article-erasure-steps.ts";
+import { SessionService } from "../../proto/gen/articles/accounts_billing/v1/self_service_pb.ts";
 import { PublishingService } from "../../proto/gen/articles/webhook_dispatcher/v1/publishing_pb.ts";
 import { WebhookSigningService } from "../../proto/gen/articles/webhook_dispatcher/v1/signing_pb.ts";
 import { ModelCatalogService } from "../../proto/gen/articles/generation_runner/v1/models_pb.ts";
@@ -20,6 +21,8 @@ export interface AdminClients {
   urls: ServiceUrls;
   operator: Client<typeof OperatorService>;
   quota: Client<typeof QuotaService>;
+  /** One-time links for users to set a password (the dashboard's sign-in). */
+  sessions: Client<typeof SessionService>;
   articles: Client<typeof ArticleStoreService>;
   webhookSigning: Client<typeof WebhookSigningService>;
   publishing: Client<typeof PublishingService>;
@@ -44,6 +47,7 @@ export function adminClients(env: Record<string, string | undefined>, credential
     urls,
     operator: serviceClient(OperatorService, via(urls.accountsBilling)),
     quota: serviceClient(QuotaService, via(urls.accountsBilling)),
+    sessions: serviceClient(SessionService, via(urls.accountsBilling)),
     articles: serviceClient(ArticleStoreService, via(urls.articleStore)),
     webhookSigning: serviceClient(WebhookSigningService, via(urls.webhookDispatcher)),
     publishing: serviceClient(PublishingService, via(urls.webhookDispatcher)),

@@ -34,6 +34,10 @@ for bundle in "${bundles[@]}"; do keep "$bundle" "$bundle.map"; done
 # drizzle's migrator reads meta/_journal.json and the SQL; the snapshots serve drizzle-kit only.
 for migrations in services/*/src/db/migrations; do keep "$migrations"/*.sql "$migrations/meta/_journal.json"; done
 
+# The dashboard's page, styles and script sources, which the gateway bundles when first asked
+# (gateway/src/dashboard/dashboard-pages.ts; no npm package is imported, so Bun alone builds it).
+keep dashboard
+
 # The TLS health probe, bundled like the processes; its source path is what the probes name
 # (Bun runs a bundle under either name).
 keep deploy/k8s/grpc-health-probe.bundle.js deploy/k8s/grpc-health-probe.bundle.js.map

@@ -27,6 +27,14 @@ import { publishingRoutes } from "./routes/publishing.ts";
 import { imageRoutes } from "./routes/images.ts";
 import { docsRoutes } from "./openapi/docs-routes.ts";
 import type { ServiceClients } from "./services.ts";
+// ---- usage and the dashboard (issue 55) ----
+import { UsageOperations } from "./usage/usage-operations.ts";
+import { usageRoutes } from "./routes/usage.ts";
+import { dashboardApi } from "./dashboard/dashboard-api.ts";
+import { dashboardPages } from "./dashboard/dashboard-pages.ts";
+import { SignInLimits } from "./dashboard/sign-in-limits.ts";
+import { sessionMount } from "./dashboard/dashboard-session.ts";
+// ---- end usage and the dashboard ----
 import type { Logger } from "../../services/kit/src/logger.ts";
 
 export interface GatewayDeps {
@@ -59,6 +67,8 @@ export interface GatewayCore {
   articles: ArticleOperations;
   workflows: WorkflowOperations;
   publishing: PublishingOperations;
+  /** The usage report of GET /v1/usage and the dashboard. */
+  usage: UsageOperations;
 }
 
 export function gatewayCore(deps: GatewayDeps): GatewayCore {
@@ -73,7 +83,7 @@ export function gatewayCore(deps: GatewayDeps): GatewayCore {
   const archive = new ArchivedArticleEvents(deps.clients.articles);
   const events = deps.events ?? new ArticleEventHub(deps.redis, deps.redisPrefix, deps.logger, archive, (externalId) => memory.forgetEnded(externalId));
   const articles = new ArticleOperations(gate, memory, events, new OpenStreams(deps.redis, deps.redisPrefix, deps.logger), deps.logger);
-  return { gate, articles, workflows: new WorkflowOperations(gate), publishing: new PublishingOperations(gate, articles) };
+  return { gate, articles, workflows: new WorkflowOperations(gate), publishing: new PublishingOperations(gate, articles), usage: new UsageOperations(gate) };
 }
 
 /** /readyz: 503 until the process has started, and again once it drains. */
@@ -124,7 +134,14 @@ export function buildApp(deps: GatewayDeps, core: GatewayCore = gatewayCore(deps
     .use(articleVersionRoutes(gate, core.articles))
     .use(workflowRoutes(gate, core.workflows))
     .use(publishingRoutes(gate, core.publishing))
-    .use(imageRoutes(deps.clients.images));
+    .use(imageRoutes(deps.clients.images))
+    // ---- usage and the dashboard (issue 55): GET /v1/usage, the dashboard's page and its API ----
+    .use(usageRoutes(gate, core.usage))
+    .use(dashboardPages())
+    .use(dashboardApi({ gate, usage: core.usage, articles: core.articles, signInLimits: new SignInLimits(deps.redis, deps.redisPrefix), publicHttps: strictTransport(process.env) }))
+    // The workflow and publishing routes' own handlers, for a session on the dashboard's API.
+    .use(workflowRoutes(gate, core.workflows, sessionMount(gate)))
+    .use(publishingRoutes(gate, core.publishing, sessionMount(gate)));
 }
 
 export type GatewayApp = ReturnType<typeof buildApp>;

@@ -2,6 +2,7 @@
 import type { Client } from "@connectrpc/connect";
 import { AccountsService } from "../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
 import { QuotaService } from "../../proto/gen/articles/accounts_billing/v1/quota_pb.ts";
+import { SessionService, TenantAdminService } from "../../proto/gen/articles/accounts_billing/v1/self_service_pb.ts";
 import { ArticleLifecycleService, ArticleStoreService } from "../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import { ArticleVersionService } from "../../proto/gen/articles/article_store/v1/versions_pb.ts";
 import { WorkflowSnapshotService } from "../../proto/gen/articles/workflow_catalog/v1/snapshots_pb.ts";
@@ -24,6 +25,10 @@ import type { GatewayConfig } from "./config.ts";
 export interface ServiceClients {
   accounts: Client<typeof AccountsService>;
   quota: Client<typeof QuotaService>;
+  /** The dashboard's sign-in and sessions. */
+  sessions: Client<typeof SessionService>;
+  /** What members manage from the dashboard: keys, members, the selected account. */
+  tenantAdmin: Client<typeof TenantAdminService>;
   articles: Client<typeof ArticleStoreService>;
   /** Only for the client's cancel of an article. */
   lifecycle: Client<typeof ArticleLifecycleService>;
@@ -53,6 +58,8 @@ export function connectServices(config: Pick<GatewayConfig, "services">, credent
   return {
     accounts: serviceClient(AccountsService, via(config.services.accountsBilling)),
     quota: serviceClient(QuotaService, via(config.services.accountsBilling)),
+    sessions: serviceClient(SessionService, via(config.services.accountsBilling)),
+    tenantAdmin: serviceClient(TenantAdminService, via(config.services.accountsBilling)),
     articles: serviceClient(ArticleStoreService, via(config.services.articleStore)),
     lifecycle: serviceClient(ArticleLifecycleService, via(config.services.articleStore)),
     versions: serviceClient(ArticleVersionService, via(config.services.articleStore)),

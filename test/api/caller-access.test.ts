@@ -14,6 +14,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { AccountsService } from "../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
 import { OperatorService } from "../../proto/gen/articles/accounts_billing/v1/operator_pb.ts";
 import { QuotaService } from "../../proto/gen/articles/accounts_billing/v1/quota_pb.ts";
+import { SessionService, TenantAdminService } from "../../proto/gen/articles/accounts_billing/v1/self_service_pb.ts";
 import { ArticleLifecycleService, ArticleStoreService } from "../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import { CostBreakdownService } from "../../proto/gen/articles/generation_runner/v1/cost_breakdown_pb.ts";
 import { ArticleImageService } from "../../proto/gen/articles/generation_runner/v1/images_pb.ts";
@@ -57,7 +58,18 @@ const EXPECTED: Record<string, Record<string, string[]>> = {
     GetWordUsage: [GATEWAY, OPERATOR],
     GetGenerationShare: [RUNNER],
     ListHeldReservations: [STORE],
+    GetUsageReport: [GATEWAY, OPERATOR],
   },
+  // The dashboard's sign-in and self-service go through the gateway; the operator makes a new user's first link.
+  [SessionService.typeName]: {
+    SignIn: [GATEWAY],
+    AuthenticateSession: [GATEWAY],
+    EndSession: [GATEWAY],
+    ChangePassword: [GATEWAY],
+    RedeemLink: [GATEWAY],
+    CreatePasswordLink: [OPERATOR],
+  },
+  [TenantAdminService.typeName]: Object.fromEntries(TenantAdminService.methods.map((m) => [m.name, [GATEWAY]])),
   [OperatorService.typeName]: Object.fromEntries(OperatorService.methods.map((m) => [m.name, [OPERATOR]])),
   [ArticleStoreService.typeName]: {
     CreateArticle: [GATEWAY],
@@ -115,6 +127,9 @@ const ALLOWED_ANSWERS: Record<string, string> = {
   [`${AccountsService.typeName}/ListViewableProjects`]: "ok",
   [`${QuotaService.typeName}/GetGenerationShare`]: "NotFound",
   [`${QuotaService.typeName}/GetWordUsage`]: "ok",
+  [`${QuotaService.typeName}/GetUsageReport`]: "ok",
+  [`${SessionService.typeName}/CreatePasswordLink`]: "NotFound",
+  [`${TenantAdminService.typeName}/ListUserAccounts`]: "ok",
   [`${ArticleStoreService.typeName}/BatchGetArticles`]: "ok",
   [`${ArticleStoreService.typeName}/BatchGetArticlesByExternalId`]: "ok",
   [`${ArticleStoreService.typeName}/GetBrandVoice`]: "NotFound",
@@ -138,6 +153,8 @@ const ALLOWED_ANSWERS: Record<string, string> = {
 const SERVED: [DescService, string][] = [
   [AccountsService, "ACCOUNTS_BILLING_URL"],
   [QuotaService, "ACCOUNTS_BILLING_URL"],
+  [SessionService, "ACCOUNTS_BILLING_URL"],
+  [TenantAdminService, "ACCOUNTS_BILLING_URL"],
   // On an accounts-billing of its own (see above).
   [OperatorService, "SCRATCH_ACCOUNTS_BILLING_URL"],
   [ArticleStoreService, "ARTICLE_STORE_URL"],

@@ -20,13 +20,17 @@ export async function call<T = any>(baseUrl: string, method: string, path: strin
   if (opts.rawBody !== undefined) body = opts.rawBody;
   else if (opts.body !== undefined) body = JSON.stringify(opts.body);
   if (body !== undefined) headers["content-type"] ??= "application/json";
-  const res = await fetch(baseUrl + path, { method, headers, body });
+  return answerOf(await fetch(baseUrl + path, { method, headers, body }));
+}
+
+/** A response's status, headers and body: parsed JSON, or the text when it is not JSON (tests that expect JSON fail on it). */
+export async function answerOf<T = any>(res: Response): Promise<ApiResponse<T>> {
   const text = await res.text();
   let parsed: any = text;
   try {
     parsed = JSON.parse(text);
   } catch {
-    // left as text: tests that expect JSON will fail on it
+    // left as text
   }
   return { status: res.status, body: parsed, headers: res.headers };
 }

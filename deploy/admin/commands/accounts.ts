@@ -18,6 +18,9 @@ import { GetWordUsageResponseSchema } from "../../../proto/gen/articles/accounts
 import { UsageError, bool, flag, id, idList, int, optionalFlag, required, requiredInt, switchFlag, timestamp, type Flags } from "../args.ts";
 import { command, type AdminCommand } from "../command.ts";
 import { asJson } from "../json-output.ts";
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import { envOptional } from "../../../services/kit/src/config.ts";
+import { passwordLinkAddress } from "../../../services/kit/src/dashboard-links.ts";
 
 /** The plan's bounded numbers, with their ranges as a usage error names them. */
 const PLAN_RANGES = { "articles-in-flight": "a whole number from 1 to 100,000", "share-weight": "a whole number from 1 to 100" };
@@ -178,6 +181,18 @@ export const accountCommands: AdminCommand[] = [
     flags: [flag("user", "ID")],
     summary: "disable a user everywhere (403)",
     run: async (f, c) => asJson(DisableUserResponseSchema, await c.operator.disableUser({ userId: id(f, "user") })).user,
+  }),
+  command({
+    name: "user link",
+    flags: [flag("user", "ID"), optionalFlag("base-url", "URL")],
+    summary:
+      "print a one-time link (valid 72 hours, shown only this once) with which the user sets a password and signs in to the dashboard; " +
+      "--base-url: the gateway's public address, else PUBLIC_BASE_URL, else http://127.0.0.1:8080",
+    run: async (f, c) => {
+      const base = (f["base-url"] ?? envOptional(process.env, "PUBLIC_BASE_URL") ?? "http://127.0.0.1:8080").replace(/\/$/, "");
+      const link = await c.sessions.createPasswordLink({ userId: id(f, "user") });
+      return { user_id: Number(id(f, "user")), link: passwordLinkAddress(base, link.linkToken), expires_at: link.expiresAt ? timestampDate(link.expiresAt).toISOString() : null };
+    },
   }),
   command({
     name: "member add",

@@ -219,7 +219,14 @@ export class ArticleCreation {
 
     // The external_id is the reservation's reference: a repeated claim reserves nothing twice.
     try {
-      await this.clients.quota.reserveWords({ accountId: BigInt(caller.accountId), reference: externalId, words: BigInt(reservedWordsFor(request.targetWordCount)) });
+      await this.clients.quota.reserveWords({
+        accountId: BigInt(caller.accountId),
+        reference: externalId,
+        words: BigInt(reservedWordsFor(request.targetWordCount)),
+        // Where the words go, for the usage report (GET /v1/usage); a session or workload has no key.
+        projectId: project.id,
+        keyId: caller.keyId ? BigInt(caller.keyId) : undefined,
+      });
     } catch (error) {
       // A refusal reserved nothing; any other failure may have reserved before the reply was lost.
       if (!isCode(error, Code.FailedPrecondition)) await this.releaseUnlessCreated(externalId);

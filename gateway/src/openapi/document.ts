@@ -11,6 +11,7 @@ import { DESTINATION_FIELDS, PUBLISH_FIELDS } from "../publishing/publish-input.
 import * as S from "./schemas.ts";
 import { ArticleVersion, VersionConflict } from "./version-schemas.ts";
 import { EDIT_FIELDS } from "../articles/article-versions.ts";
+import { UsageReport } from "./usage-schemas.ts";
 
 type Json = Record<string, unknown>;
 
@@ -53,6 +54,8 @@ const SCHEMAS: Record<string, TSchema> = {
   ArticleVersion,
   ArticleEdit: objectSchema(EDIT_FIELDS, { description: "Body of PATCH /v1/articles/{id}: content, description or both; the base version by If-Match or base_version_id." }),
   ...Object.fromEntries(Object.entries(S.ArticleEvents).map(([event, schema]) => [`ArticleEvent_${event}`, schema])),
+  // ---- usage (issue 55) ----
+  UsageReport: UsageReport,
 };
 
 /** One frame of the event stream: its fields as a client's EventSource hands them over. */
@@ -390,6 +393,17 @@ const PATHS: Record<string, Record<string, Operation>> = {
       responses: { "200": ok("Deleted.", envelope(null, { message: "required" })), "403": resp("Forbidden"), "404": resp("NotFound"), ...GATE },
     },
   },
+  // ---- usage (issue 55) ----
+  "/v1/usage": {
+    get: {
+      operationId: "getUsage",
+      summary: "The account's words this month (allowance, settled, reserved, remaining), per day and per hour by project and key, and its rate-limit windows",
+      description: "Numbers are the word quota ledger's, as article creation counts them. A reservation counts in the day and hour its article was created. The endpoint has its own rate-limit bucket (usage).",
+      tags: ["Usage"],
+      responses: { "200": ok("The usage report.", envelope(ref("UsageReport"))), "403": resp("Forbidden"), ...GATE },
+    },
+  },
+  // ---- end usage ----
   "/user": {
     get: {
       operationId: "getUser",
@@ -669,6 +683,7 @@ export function openApiDocument(): Json {
       { name: "Workflows", description: "A project's custom workflows and their steps." },
       { name: "Publishing", description: "A project's WordPress and Ghost destinations, and publishing articles to them (beyond the spec)." },
       { name: "User", description: "The user behind the API key." },
+      { name: "Usage", description: "The account's words this month, from the ledger, and its rate-limit windows." },
       { name: "Images", description: "Article images at their public URLs." },
       { name: "Health", description: "Readiness and liveness probes." },
     ],

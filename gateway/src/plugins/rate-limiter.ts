@@ -108,12 +108,37 @@ export class RateLimiter {
     private readonly prefix: string,
   ) {}
 
+  /**
+   * What the account's windows of `bucket` hold now, counting nothing (the usage report). A
+   * window's count includes buckets about to leave it until its next request drops them, so it
+   * may read a little high, never low.
+   */
+  async peek(accountId: number | bigint, bucket: string, caps: WindowCaps): Promise<{ windowSeconds: number; limit: number; used: number; remaining: number }[]> {
+    const limits = [caps.perMinute, caps.perHour, caps.perDay];
+    const base = this.windowsBase(accountId, bucket);
+    let sums: (string | null)[];
+    try {
+      sums = await Promise.all(WINDOWS.map((w) => this.redis.hget(`${base}:${w}`, "sum")));
+    } catch (error) {
+      if (!isRedisAway(error)) throw error;
+      throw unavailableError();
+    }
+    return WINDOWS.map((windowSeconds, i) => {
+      const used = Math.max(0, Number(sums[i] ?? 0));
+      return { windowSeconds, limit: limits[i]!, used, remaining: Math.max(0, limits[i]! - used) };
+    });
+  }
+
+  private windowsBase(accountId: number | bigint, bucket: string): string {
+    return isCluster(this.redis) ? slotKey(this.prefix, "ratelimit", `${accountId}:${bucket}`) : redisKey(this.prefix, "ratelimit", String(accountId), bucket);
+  }
+
   /** Counts a request of the account in `bucket` when every window has room; `atSeconds` only places a test's requests in time. */
   async hit(accountId: number | bigint, bucket: string, caps: WindowCaps, atSeconds?: number): Promise<RateDecision> {
     const limits = [caps.perMinute, caps.perHour, caps.perDay];
     // On a cluster the three windows of one account and bucket share a hash tag, so one script
     // reads them; one server keeps the names its counters always had.
-    const base = isCluster(this.redis) ? slotKey(this.prefix, "ratelimit", `${accountId}:${bucket}`) : redisKey(this.prefix, "ratelimit", String(accountId), bucket);
+    const base = this.windowsBase(accountId, bucket);
     const keys = WINDOWS.map((w) => `${base}:${w}`);
     let reply: number[];
     try {

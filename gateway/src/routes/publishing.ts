@@ -4,22 +4,23 @@
 import { Elysia } from "elysia";
 import { presentArticle } from "../../../services/kit/src/public-article.ts";
 import type { V1Gate } from "../plugins/caller.ts";
-import { v1Gate } from "../plugins/v1-gate.ts";
+import { v1Mount, type CallerMount } from "../plugins/v1-gate.ts";
 import type { PublishingOperations } from "../publishing/publishing-operations.ts";
 
 const TAGS = ["Publishing"];
 
-export const publishingRoutes = (gate: V1Gate, publishing: PublishingOperations) =>
-  new Elysia({ name: "publishing-routes" })
+/** `mount`: /v1 with a key, or the dashboard's API with a session (the same handlers). */
+export const publishingRoutes = (gate: V1Gate, publishing: PublishingOperations, mount: CallerMount = v1Mount(gate), at = mount.prefix) =>
+  new Elysia({ name: "publishing-routes", seed: at })
     // Destinations share the workflows' limit (project settings); publishing shares the articles'.
     .use(
-      new Elysia({ name: "destination-routes" })
-        .use(v1Gate(gate, "workflows"))
-        .get("/v1/projects/:project/destinations", async ({ caller, params }) => ({ success: true, data: await publishing.list(caller, params.project) }), {
+      new Elysia({ name: "destination-routes", seed: at })
+        .use(mount.gateFor("workflows"))
+        .get(`${at}/projects/:project/destinations`, async ({ caller, params }) => ({ success: true, data: await publishing.list(caller, params.project) }), {
           detail: { summary: "List the project's publishing destinations (never their credentials)", tags: TAGS },
         })
         .post(
-          "/v1/projects/:project/destinations",
+          `${at}/projects/:project/destinations`,
           async ({ caller, params, body, set }) => {
             const { destination, warnings } = await publishing.create(caller, params.project, body);
             set.status = 201;
@@ -27,16 +28,16 @@ export const publishingRoutes = (gate: V1Gate, publishing: PublishingOperations)
           },
           { detail: { summary: "Add a WordPress or Ghost destination; its credential is write-only", tags: TAGS } },
         )
-        .get("/v1/projects/:project/destinations/:destination", async ({ caller, params }) => ({ success: true, data: await publishing.get(caller, params.project, params.destination) }), {
+        .get(`${at}/projects/:project/destinations/:destination`, async ({ caller, params }) => ({ success: true, data: await publishing.get(caller, params.project, params.destination) }), {
           detail: { summary: "Retrieve one destination", tags: TAGS },
         })
         .post(
-          "/v1/projects/:project/destinations/:destination/check",
+          `${at}/projects/:project/destinations/:destination/check`,
           async ({ caller, params }) => ({ success: true, data: await publishing.check(caller, params.project, params.destination) }),
           { detail: { summary: "Check the connection: site reachable, credentials accepted, allowed to create posts", tags: TAGS } },
         )
         .delete(
-          "/v1/projects/:project/destinations/:destination",
+          `${at}/projects/:project/destinations/:destination`,
           async ({ caller, params }) => {
             const deleted = await publishing.delete(caller, params.project, params.destination);
             return { success: true, message: deleted ? "Destination deleted." : "No such destination; nothing was deleted." };
@@ -45,8 +46,8 @@ export const publishingRoutes = (gate: V1Gate, publishing: PublishingOperations)
         ),
     )
     .use(
-      new Elysia({ name: "publish-routes" }).use(v1Gate(gate, "articles")).post(
-        "/v1/articles/:id/publish",
+      new Elysia({ name: "publish-routes", seed: at }).use(mount.gateFor("articles")).post(
+        `${at}/articles/:id/publish`,
         async ({ caller, params, body, set }) => {
           const { article, project } = await publishing.publish(caller, params.id, body);
           set.status = 202;

@@ -7,6 +7,7 @@ import { OperatorService } from "../../../proto/gen/articles/accounts_billing/v1
 import { ReservationRetryService } from "../../../proto/gen/articles/accounts_billing/v1/retries_pb.ts";
 import { ReservationErasureService } from "../../../proto/gen/articles/accounts_billing/v1/erasure_pb.ts";
 import { QuotaService } from "../../../proto/gen/articles/accounts_billing/v1/quota_pb.ts";
+import { SessionService, TenantAdminService } from "../../../proto/gen/articles/accounts_billing/v1/self_service_pb.ts";
 import { allow, CALLERS } from "../../kit/src/access-policy.ts";
 
 const { gateway, articleStore, generationRunner, webhookDispatcher, operator } = CALLERS;
@@ -27,6 +28,30 @@ export const accountsBillingAccess = [
     getWordUsage: [gateway, operator],
     getGenerationShare: [generationRunner],
     listHeldReservations: [articleStore],
+    getUsageReport: [gateway, operator],
+  }),
+  // The dashboard's sign-in and self-service run through the gateway; the operator makes the
+  // first link of a new user.
+  allow(SessionService, {
+    signIn: [gateway],
+    authenticateSession: [gateway],
+    endSession: [gateway],
+    changePassword: [gateway],
+    redeemLink: [gateway],
+    createPasswordLink: [operator],
+  }),
+  allow(TenantAdminService, {
+    listUserAccounts: [gateway],
+    switchAccount: [gateway],
+    listKeys: [gateway],
+    createKey: [gateway],
+    revokeKey: [gateway],
+    rollKey: [gateway],
+    listMembers: [gateway],
+    inviteMember: [gateway],
+    updateMember: [gateway],
+    removeAccountMember: [gateway],
+    listAuditEvents: [gateway],
   }),
   // Erasing an article: DELETE /v1/articles/{id} through the gateway, or the operator on request.
   allow(ReservationErasureService, {

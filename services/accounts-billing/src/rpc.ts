@@ -30,13 +30,16 @@ import * as quota from "./domain/word-quota.ts";
 import { getGenerationShare } from "./domain/generation-share.ts";
 import type { Role } from "./domain/access.ts";
 import { capsInForce, ownCapsOf, type OwnCaps } from "./domain/plan-caps.ts";
+import { keyUseIsStale, noteKeyUse } from "./domain/tenant-admin.ts";
+import { recordCost, recordOrigin, usageReport } from "./domain/usage-report.ts";
+import { usageReportMessage } from "./usage-report-message.ts";
 import { isTenantCapName, TENANT_CAPS, type TenantCapName, type TenantCapValues } from "../../kit/src/rules/tenant-caps.ts";
 
 
-const ts = (d: Date) => timestampFromDate(d);
-const tsOpt = (d: Date | null) => (d ? timestampFromDate(d) : undefined);
+export const ts = (d: Date) => timestampFromDate(d);
+export const tsOpt = (d: Date | null) => (d ? timestampFromDate(d) : undefined);
 
-const userMessage = (u: identity.UserRow): MessageInitShape<typeof UserSchema> => ({
+export const userMessage = (u: identity.UserRow): MessageInitShape<typeof UserSchema> => ({
   id: BigInt(u.id),
   name: u.name,
   email: u.email,
@@ -89,7 +92,7 @@ const projectMessage = (p: identity.ProjectRow): MessageInitShape<typeof Project
 
 const scopeMessage = (scope: identity.KeyScope | undefined) => scope && { ...scope, projectIds: scope.projectIds.map(BigInt) };
 
-const keyMessage = (k: identity.KeyRow): MessageInitShape<typeof ApiKeySchema> => ({
+export const keyMessage = (k: identity.KeyRow): MessageInitShape<typeof ApiKeySchema> => ({
   id: BigInt(k.id),
   accountId: BigInt(k.accountId),
   userId: BigInt(k.userId),
@@ -100,7 +103,7 @@ const keyMessage = (k: identity.KeyRow): MessageInitShape<typeof ApiKeySchema> =
   scope: scopeMessage(identity.scopeOf(k)),
 });
 
-const accountMessage = (a: { id: number; name: string; planId: number | null; createdAt: Date }) => ({
+export const accountMessage = (a: { id: number; name: string; planId: number | null; createdAt: Date }) => ({
   id: BigInt(a.id),
   name: a.name,
   planId: a.planId === null ? undefined : BigInt(a.planId),
@@ -143,13 +146,15 @@ function articlesInFlightChange(req: { articlesInFlight?: number; clearArticlesI
   return null;
 }
 
-function roleOf(role: ProtoRole): Role {
+export function roleOf(role: ProtoRole): Role {
   const r = ROLE_OF_PROTO[role];
   if (!r) throw invalidFields({ role: ["role must be one of owner, admin, editor, viewer."] });
   return r;
 }
 
-const optDate = (t: Timestamp | undefined) => (t ? timestampDate(t) : undefined);
+export const optDate = (t: Timestamp | undefined) => (t ? timestampDate(t) : undefined);
+/** An optional id of a request: unset and 0 are none. */
+const optionalId = (id: bigint | undefined) => (id ? Number(id) : undefined);
 
 function demoMessage(t: Awaited<ReturnType<typeof identity.createDemoTenant>>, capDefaults: TenantCapValues) {
   return {
@@ -168,6 +173,9 @@ export function accountsBillingRoutes(db: Db, capDefaults: TenantCapValues) {
     router.service(AccountsService, {
       async authenticateKey(req) {
         const p = await identity.authenticateKey(db, req.token);
+        // last_used_at, kept to the minute: written only when the key's is older (the gateway asks
+        // again at most every half second per key); a failed note never fails the request.
+        if (keyUseIsStale(p.keyLastUsedAt)) void noteKeyUse(db, p.keyId).catch(() => {});
         return { keyId: BigInt(p.keyId), accountId: BigInt(p.accountId), user: userMessage(p.user), plan: p.plan ? planMessage(p.plan, capDefaults) : undefined, scope: scopeMessage(p.scope) };
       },
       async resolveMember(req) {
@@ -191,10 +199,16 @@ export function accountsBillingRoutes(db: Db, capDefaults: TenantCapValues) {
           (error instanceof DomainError ? reservationsRefused : reservationsFailed).inc();
           throw error;
         });
+        await recordOrigin(db, req.reference, optionalId(req.projectId), optionalId(req.keyId));
         reservationsMade.inc();
         return { reservation: reservationMessage(r.reservation), remainingWords: BigInt(r.remainingWords) };
       },
-      settleWords: async (req) => ({ reservation: reservationMessage(await quota.settleWords(db, req.reference, Number(req.actualWords))) }),
+      async settleWords(req) {
+        const reservation = await quota.settleWords(db, req.reference, Number(req.actualWords));
+        // The cost goes with the words for the usage report; a settlement repeated writes it again.
+        if (req.costUsd !== undefined) await recordCost(db, req.reference, req.costUsd);
+        return { reservation: reservationMessage(reservation) };
+      },
       releaseWords: async (req) => ({ reservation: reservationMessage(await quota.releaseWords(db, req.reference)) }),
       async getWordUsage(req) {
         const u = await quota.getWordUsage(db, Number(req.accountId));
@@ -210,6 +224,7 @@ export function accountsBillingRoutes(db: Db, capDefaults: TenantCapValues) {
         const share = await getGenerationShare(db, Number(req.accountId));
         return { articlesInFlight: share.articlesInFlight ?? undefined, shareWeight: share.shareWeight };
       },
+      getUsageReport: async (req) => usageReportMessage(await usageReport(db, Number(req.accountId))),
       listHeldReservations: async (req) => ({
         references: await quota.listHeldReservations(db, { heldLongerThanMs: Number(req.heldLongerThanMs), limit: req.limit, afterReference: req.afterReference }),
       }),

@@ -1627,6 +1627,160 @@ export type ArticleEventRetried = {
 };
 
 /**
+ * The account's usage this month, from the word quota ledger.
+ */
+export type UsageReport = {
+    /**
+     * The key's account.
+     */
+    account_id: number;
+    /**
+     * The calendar month (UTC) reported, YYYY-MM.
+     */
+    period: string;
+    /**
+     * The plan's allowance for the month.
+     */
+    monthly_words: number;
+    /**
+     * Words of completed articles this month.
+     */
+    settled_words: number;
+    /**
+     * Words held by articles in progress.
+     */
+    reserved_words: number;
+    /**
+     * monthly_words minus settled and reserved words, never below 0: what a new article can still reserve.
+     */
+    remaining_words: number;
+    /**
+     * The month's days with words, oldest first.
+     */
+    days: Array<{
+        /**
+         * The bucket's start: a day at 00:00 UTC, or an hour.
+         */
+        start: string;
+        /**
+         * settled_words plus reserved_words.
+         */
+        words: number;
+        /**
+         * Words of the bucket's settled reservations (articles completed).
+         */
+        settled_words: number;
+        /**
+         * Words still reserved by the bucket's articles in progress.
+         */
+        reserved_words: number;
+        /**
+         * What the bucket's completed articles cost, as each article's cost says. USD as a decimal string.
+         */
+        cost: string;
+        by_project: Array<{
+            /**
+             * null: not attributed (reserved before the report existed).
+             */
+            project_id: number | null;
+            /**
+             * Settled and reserved.
+             */
+            words: number;
+            /**
+             * Of its completed articles. USD as a decimal string.
+             */
+            cost: string;
+        }>;
+        by_key: Array<{
+            /**
+             * null: made without a key (the dashboard, a granted workload) or not attributed.
+             */
+            key_id: number | null;
+            /**
+             * Settled and reserved.
+             */
+            words: number;
+            /**
+             * Of its completed articles. USD as a decimal string.
+             */
+            cost: string;
+        }>;
+    }>;
+    /**
+     * The hours of the last 48 hours with words, oldest first.
+     */
+    hours: Array<{
+        /**
+         * The bucket's start: a day at 00:00 UTC, or an hour.
+         */
+        start: string;
+        /**
+         * settled_words plus reserved_words.
+         */
+        words: number;
+        /**
+         * Words of the bucket's settled reservations (articles completed).
+         */
+        settled_words: number;
+        /**
+         * Words still reserved by the bucket's articles in progress.
+         */
+        reserved_words: number;
+        /**
+         * What the bucket's completed articles cost, as each article's cost says. USD as a decimal string.
+         */
+        cost: string;
+        by_project: Array<{
+            /**
+             * null: not attributed (reserved before the report existed).
+             */
+            project_id: number | null;
+            /**
+             * Settled and reserved.
+             */
+            words: number;
+            /**
+             * Of its completed articles. USD as a decimal string.
+             */
+            cost: string;
+        }>;
+        by_key: Array<{
+            /**
+             * null: made without a key (the dashboard, a granted workload) or not attributed.
+             */
+            key_id: number | null;
+            /**
+             * Settled and reserved.
+             */
+            words: number;
+            /**
+             * Of its completed articles. USD as a decimal string.
+             */
+            cost: string;
+        }>;
+    }>;
+    rate_limits: Array<{
+        /**
+         * The endpoints sharing the limit: articles, workflows (with publishing destinations), usage.
+         */
+        bucket: string;
+        windows: Array<{
+            /**
+             * 60, 3600 or 86400.
+             */
+            window_seconds: number;
+            limit: number;
+            /**
+             * Requests counted in the window now (may read slightly high until the next request drops buckets leaving it).
+             */
+            used: number;
+            remaining: number;
+        }>;
+    }>;
+};
+
+/**
  * One Server-Sent Event (`id:`, `event:` and `data:` lines); data is JSON.
  */
 export type ArticleEvent = {
@@ -3008,6 +3162,46 @@ export type ReplaceWorkflowStepResponses = {
 };
 
 export type ReplaceWorkflowStepResponse = ReplaceWorkflowStepResponses[keyof ReplaceWorkflowStepResponses];
+
+export type GetUsageData = {
+    body?: never;
+    path?: never;
+    query?: never;
+    url: '/v1/usage';
+};
+
+export type GetUsageErrors = {
+    /**
+     * Missing, malformed, expired or revoked key.
+     */
+    401: GateError;
+    /**
+     * The account has no active subscription.
+     */
+    402: GateError;
+    /**
+     * Not authorised for the project, or the user is disabled.
+     */
+    403: PlainError;
+    /**
+     * A minute, hour or day window is full; retry after retry_after seconds.
+     */
+    429: GateError;
+};
+
+export type GetUsageError = GetUsageErrors[keyof GetUsageErrors];
+
+export type GetUsageResponses = {
+    /**
+     * The usage report.
+     */
+    200: {
+        success: true;
+        data: UsageReport;
+    };
+};
+
+export type GetUsageResponse = GetUsageResponses[keyof GetUsageResponses];
 
 export type GetUserData = {
     body?: never;

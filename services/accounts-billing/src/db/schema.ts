@@ -1,6 +1,6 @@
 // Tables of the accounts-billing context, in its own Postgres schema.
 import { sql, type AnyColumn } from "drizzle-orm";
-import { bigint, bigserial, boolean, index, integer, pgSchema, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
+import { bigint, bigserial, boolean, index, integer, numeric, pgSchema, primaryKey, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
 
 export const accountsBilling = pgSchema("accounts_billing");
 
@@ -59,6 +59,8 @@ export const users = accountsBilling.table("users", {
   disabledAt: timestamp("disabled_at", { withTimezone: true }),
   createdAt: createdAt(),
   updatedAt: updatedAt(),
+  /** argon2id (Bun.password's encoded form); null until the user sets one through a one-time link. */
+  passwordHash: text("password_hash"),
 });
 
 export const memberships = accountsBilling.table(
@@ -100,6 +102,66 @@ export const apiKeys = accountsBilling.table("api_keys", {
   scopeAccountOnly: boolean("scope_account_only").notNull().default(false),
   scopeProjectIds: bigint("scope_project_ids", { mode: "number" }).array(),
   scopeReadOnly: boolean("scope_read_only").notNull().default(false),
+  /** The name its creator gave it in the dashboard ("" for keys made before names, or by the operator without one). */
+  name: text("name").notNull().default(""),
+  /** When a request last used it, written at most once a minute per key. */
+  lastUsedAt: timestamp("last_used_at", { withTimezone: true }),
+});
+
+/** Dashboard sessions: only a SHA-256 of the token is kept; the token lives in the browser's HttpOnly cookie. */
+export const sessions = accountsBilling.table(
+  "sessions",
+  {
+    id: id(),
+    userId: ref("user_id").notNull().references(() => users.id),
+    tokenHash: text("token_hash").notNull().unique(),
+    createdAt: createdAt(),
+    /** Last activity, to the minute: the idle limit runs from here. */
+    lastSeenAt: timestamp("last_seen_at", { withTimezone: true }).notNull().defaultNow(),
+    /** The absolute limit, whatever the activity. */
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+    endedAt: timestamp("ended_at", { withTimezone: true }),
+  },
+  (t) => [index("sessions_user").on(t.userId)],
+);
+
+/** One-time links to set a password (a new user's, an invited member's): a SHA-256 of the token only. */
+export const passwordLinks = accountsBilling.table(
+  "password_links",
+  {
+    tokenHash: text("token_hash").primaryKey(),
+    userId: ref("user_id").notNull().references(() => users.id),
+    createdAt: createdAt(),
+    expiresAt: timestamp("expires_at", { withTimezone: true }).notNull(),
+    usedAt: timestamp("used_at", { withTimezone: true }),
+  },
+  (t) => [index("password_links_user").on(t.userId)],
+);
+
+/** Who changed what of an account's keys and members, when (owners and admins read it). */
+export const auditEvents = accountsBilling.table(
+  "audit_events",
+  {
+    id: id(),
+    accountId: ref("account_id").notNull().references(() => accounts.id),
+    actorUserId: ref("actor_user_id").notNull().references(() => users.id),
+    action: text("action").notNull(),
+    subject: text("subject").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index("audit_events_account").on(t.accountId, t.id)],
+);
+
+/**
+ * Where a reservation's words went (project, key) and what its article cost, for the usage report:
+ * written with the reservation when the caller says, and the cost with its settlement.
+ */
+export const reservationOrigins = accountsBilling.table("reservation_origins", {
+  reference: text("reference").primaryKey(),
+  projectId: ref("project_id"),
+  keyId: ref("key_id"),
+  /** USD, exact to the pico-dollar as the runner prices calls (kit/src/rules/usd.ts). */
+  costUsd: numeric("cost_usd", { precision: 24, scale: 12 }),
 });
 
 /** The word quota ledger: one row per article reservation, settled or released later. */

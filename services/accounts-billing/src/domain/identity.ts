@@ -28,6 +28,8 @@ export interface Principal {
   plan: PlanRow | null;
   /** Absent for a key narrowed by nothing and for a member acting without a key. */
   scope?: KeyScope;
+  /** When the key was last noted in use (tenant-admin.ts noteKeyUse); null when never or without a key. */
+  keyLastUsedAt?: Date | null;
 }
 
 /** The key's stored scope, or undefined when it narrows nothing. */
@@ -63,7 +65,7 @@ export async function authenticateKey(db: Db, token: string): Promise<Principal>
   if (!isWellFormedToken(token)) throw unauthenticated();
   const [row] = await lookups(db).principal.execute({ tokenHash: hashToken(token) });
   if (!row) throw unauthenticated();
-  return { keyId: row.key.id, accountId: row.key.accountId, user: row.user, plan: row.plan, scope: scopeOf(row.key) };
+  return { keyId: row.key.id, accountId: row.key.accountId, user: row.user, plan: row.plan, scope: scopeOf(row.key), keyLastUsedAt: row.key.lastUsedAt };
 }
 
 /** A member acting on an account without a key (a granted workload acting for it): keyId 0. */

@@ -455,7 +455,7 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
   const unscored = completed?.aiDetectionScore === undefined && completed?.currentVersionId === versionId;
   await Promise.all([
     unscored ? deps.detector.score(bodyOf(finalContent)).then((score) => lifecycle.recordOriginality({ externalId, versionId, aiDetectionScore: score })) : undefined,
-    deps.quota.settleWords({ reference: externalId, actualWords: BigInt(finalWords) }),
+    deps.quota.settleWords({ reference: externalId, actualWords: BigInt(finalWords), costUsd: completed?.cost || undefined }),
   ]);
   // The webhook goes out after the score is recorded, so its payload carries it.
   const webhookEnqueued = Boolean(article.webhookUrl) && !run.webhookEnqueuedAt;

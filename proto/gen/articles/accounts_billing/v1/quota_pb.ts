@@ -6,13 +6,15 @@
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file articles/accounts_billing/v1/quota.proto.
  */
 export const file_articles_accounts_billing_v1_quota: GenFile = /*@__PURE__*/
-  fileDesc("CihhcnRpY2xlcy9hY2NvdW50c19iaWxsaW5nL3YxL3F1b3RhLnByb3RvEhxhcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxIpYBCg9Xb3JkUmVzZXJ2YXRpb24SEQoJcmVmZXJlbmNlGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAMSDQoFd29yZHMYAyABKAMSPQoFc3RhdGUYBCABKA4yLi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlJlc2VydmF0aW9uU3RhdGUSDgoGcGVyaW9kGAUgASgJIksKE1Jlc2VydmVXb3Jkc1JlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoAxIRCglyZWZlcmVuY2UYAiABKAkSDQoFd29yZHMYAyABKAMicwoUUmVzZXJ2ZVdvcmRzUmVzcG9uc2USQgoLcmVzZXJ2YXRpb24YASABKAsyLS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLldvcmRSZXNlcnZhdGlvbhIXCg9yZW1haW5pbmdfd29yZHMYAiABKAMiPQoSU2V0dGxlV29yZHNSZXF1ZXN0EhEKCXJlZmVyZW5jZRgBIAEoCRIUCgxhY3R1YWxfd29yZHMYAiABKAMiWQoTU2V0dGxlV29yZHNSZXNwb25zZRJCCgtyZXNlcnZhdGlvbhgBIAEoCzItLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuV29yZFJlc2VydmF0aW9uIigKE1JlbGVhc2VXb3Jkc1JlcXVlc3QSEQoJcmVmZXJlbmNlGAEgASgJIloKFFJlbGVhc2VXb3Jkc1Jlc3BvbnNlEkIKC3Jlc2VydmF0aW9uGAEgASgLMi0uYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5Xb3JkUmVzZXJ2YXRpb24iKQoTR2V0V29yZFVzYWdlUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgDIoIBChRHZXRXb3JkVXNhZ2VSZXNwb25zZRIOCgZwZXJpb2QYASABKAkSFQoNbW9udGhseV93b3JkcxgCIAEoAxISCgp1c2VkX3dvcmRzGAMgASgDEhYKDnJlc2VydmVkX3dvcmRzGAQgASgDEhcKD3JlbWFpbmluZ193b3JkcxgFIAEoAyIvChlHZXRHZW5lcmF0aW9uU2hhcmVSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAMiagoaR2V0R2VuZXJhdGlvblNoYXJlUmVzcG9uc2USHwoSYXJ0aWNsZXNfaW5fZmxpZ2h0GAEgASgFSACIAQESFAoMc2hhcmVfd2VpZ2h0GAIgASgFQhUKE19hcnRpY2xlc19pbl9mbGlnaHQiYgobTGlzdEhlbGRSZXNlcnZhdGlvbnNSZXF1ZXN0EhsKE2hlbGRfbG9uZ2VyX3RoYW5fbXMYASABKAMSDQoFbGltaXQYAiABKAUSFwoPYWZ0ZXJfcmVmZXJlbmNlGAMgASgJIjIKHExpc3RIZWxkUmVzZXJ2YXRpb25zUmVzcG9uc2USEgoKcmVmZXJlbmNlcxgBIAMoCSqUAQoQUmVzZXJ2YXRpb25TdGF0ZRIhCh1SRVNFUlZBVElPTl9TVEFURV9VTlNQRUNJRklFRBAAEh4KGlJFU0VSVkFUSU9OX1NUQVRFX1JFU0VSVkVEEAESHQoZUkVTRVJWQVRJT05fU1RBVEVfU0VUVExFRBACEh4KGlJFU0VSVkFUSU9OX1NUQVRFX1JFTEVBU0VEEAMygQYKDFF1b3RhU2VydmljZRJ1CgxSZXNlcnZlV29yZHMSMS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlJlc2VydmVXb3Jkc1JlcXVlc3QaMi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlJlc2VydmVXb3Jkc1Jlc3BvbnNlEnIKC1NldHRsZVdvcmRzEjAuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5TZXR0bGVXb3Jkc1JlcXVlc3QaMS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlNldHRsZVdvcmRzUmVzcG9uc2USdQoMUmVsZWFzZVdvcmRzEjEuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5SZWxlYXNlV29yZHNSZXF1ZXN0GjIuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5SZWxlYXNlV29yZHNSZXNwb25zZRJ1CgxHZXRXb3JkVXNhZ2USMS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkdldFdvcmRVc2FnZVJlcXVlc3QaMi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkdldFdvcmRVc2FnZVJlc3BvbnNlEocBChJHZXRHZW5lcmF0aW9uU2hhcmUSNy5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkdldEdlbmVyYXRpb25TaGFyZVJlcXVlc3QaOC5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkdldEdlbmVyYXRpb25TaGFyZVJlc3BvbnNlEo0BChRMaXN0SGVsZFJlc2VydmF0aW9ucxI5LmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuTGlzdEhlbGRSZXNlcnZhdGlvbnNSZXF1ZXN0GjouYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5MaXN0SGVsZFJlc2VydmF0aW9uc1Jlc3BvbnNlYgZwcm90bzM");
+  fileDesc("CihhcnRpY2xlcy9hY2NvdW50c19iaWxsaW5nL3YxL3F1b3RhLnByb3RvEhxhcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxIpYBCg9Xb3JkUmVzZXJ2YXRpb24SEQoJcmVmZXJlbmNlGAEgASgJEhIKCmFjY291bnRfaWQYAiABKAMSDQoFd29yZHMYAyABKAMSPQoFc3RhdGUYBCABKA4yLi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlJlc2VydmF0aW9uU3RhdGUSDgoGcGVyaW9kGAUgASgJIpMBChNSZXNlcnZlV29yZHNSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAMSEQoJcmVmZXJlbmNlGAIgASgJEg0KBXdvcmRzGAMgASgDEhcKCnByb2plY3RfaWQYBCABKANIAIgBARITCgZrZXlfaWQYBSABKANIAYgBAUINCgtfcHJvamVjdF9pZEIJCgdfa2V5X2lkInMKFFJlc2VydmVXb3Jkc1Jlc3BvbnNlEkIKC3Jlc2VydmF0aW9uGAEgASgLMi0uYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5Xb3JkUmVzZXJ2YXRpb24SFwoPcmVtYWluaW5nX3dvcmRzGAIgASgDImEKElNldHRsZVdvcmRzUmVxdWVzdBIRCglyZWZlcmVuY2UYASABKAkSFAoMYWN0dWFsX3dvcmRzGAIgASgDEhUKCGNvc3RfdXNkGAMgASgJSACIAQFCCwoJX2Nvc3RfdXNkIlkKE1NldHRsZVdvcmRzUmVzcG9uc2USQgoLcmVzZXJ2YXRpb24YASABKAsyLS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLldvcmRSZXNlcnZhdGlvbiIoChNSZWxlYXNlV29yZHNSZXF1ZXN0EhEKCXJlZmVyZW5jZRgBIAEoCSJaChRSZWxlYXNlV29yZHNSZXNwb25zZRJCCgtyZXNlcnZhdGlvbhgBIAEoCzItLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuV29yZFJlc2VydmF0aW9uIikKE0dldFdvcmRVc2FnZVJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoAyKCAQoUR2V0V29yZFVzYWdlUmVzcG9uc2USDgoGcGVyaW9kGAEgASgJEhUKDW1vbnRobHlfd29yZHMYAiABKAMSEgoKdXNlZF93b3JkcxgDIAEoAxIWCg5yZXNlcnZlZF93b3JkcxgEIAEoAxIXCg9yZW1haW5pbmdfd29yZHMYBSABKAMiLwoZR2V0R2VuZXJhdGlvblNoYXJlUmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgDImoKGkdldEdlbmVyYXRpb25TaGFyZVJlc3BvbnNlEh8KEmFydGljbGVzX2luX2ZsaWdodBgBIAEoBUgAiAEBEhQKDHNoYXJlX3dlaWdodBgCIAEoBUIVChNfYXJ0aWNsZXNfaW5fZmxpZ2h0ImIKG0xpc3RIZWxkUmVzZXJ2YXRpb25zUmVxdWVzdBIbChNoZWxkX2xvbmdlcl90aGFuX21zGAEgASgDEg0KBWxpbWl0GAIgASgFEhcKD2FmdGVyX3JlZmVyZW5jZRgDIAEoCSIyChxMaXN0SGVsZFJlc2VydmF0aW9uc1Jlc3BvbnNlEhIKCnJlZmVyZW5jZXMYASADKAkiKwoVR2V0VXNhZ2VSZXBvcnRSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAMi8QEKC1VzYWdlQnVja2V0EikKBXN0YXJ0GAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIVCg1zZXR0bGVkX3dvcmRzGAIgASgDEhYKDnJlc2VydmVkX3dvcmRzGAMgASgDEjwKCmJ5X3Byb2plY3QYBCADKAsyKC5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlVzYWdlU2hhcmUSOAoGYnlfa2V5GAUgAygLMiguYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5Vc2FnZVNoYXJlEhAKCGNvc3RfdXNkGAYgASgJIjkKClVzYWdlU2hhcmUSCgoCaWQYASABKAMSDQoFd29yZHMYAiABKAMSEAoIY29zdF91c2QYAyABKAkizwEKFkdldFVzYWdlUmVwb3J0UmVzcG9uc2USQgoGdG90YWxzGAEgASgLMjIuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5HZXRXb3JkVXNhZ2VSZXNwb25zZRI3CgRkYXlzGAIgAygLMikuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5Vc2FnZUJ1Y2tldBI4CgVob3VycxgDIAMoCzIpLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuVXNhZ2VCdWNrZXQqlAEKEFJlc2VydmF0aW9uU3RhdGUSIQodUkVTRVJWQVRJT05fU1RBVEVfVU5TUEVDSUZJRUQQABIeChpSRVNFUlZBVElPTl9TVEFURV9SRVNFUlZFRBABEh0KGVJFU0VSVkFUSU9OX1NUQVRFX1NFVFRMRUQQAhIeChpSRVNFUlZBVElPTl9TVEFURV9SRUxFQVNFRBADMv4GCgxRdW90YVNlcnZpY2USdQoMUmVzZXJ2ZVdvcmRzEjEuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5SZXNlcnZlV29yZHNSZXF1ZXN0GjIuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5SZXNlcnZlV29yZHNSZXNwb25zZRJyCgtTZXR0bGVXb3JkcxIwLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuU2V0dGxlV29yZHNSZXF1ZXN0GjEuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5TZXR0bGVXb3Jkc1Jlc3BvbnNlEnUKDFJlbGVhc2VXb3JkcxIxLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuUmVsZWFzZVdvcmRzUmVxdWVzdBoyLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuUmVsZWFzZVdvcmRzUmVzcG9uc2USdQoMR2V0V29yZFVzYWdlEjEuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5HZXRXb3JkVXNhZ2VSZXF1ZXN0GjIuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5HZXRXb3JkVXNhZ2VSZXNwb25zZRKHAQoSR2V0R2VuZXJhdGlvblNoYXJlEjcuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5HZXRHZW5lcmF0aW9uU2hhcmVSZXF1ZXN0GjguYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5HZXRHZW5lcmF0aW9uU2hhcmVSZXNwb25zZRKNAQoUTGlzdEhlbGRSZXNlcnZhdGlvbnMSOS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkxpc3RIZWxkUmVzZXJ2YXRpb25zUmVxdWVzdBo6LmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuTGlzdEhlbGRSZXNlcnZhdGlvbnNSZXNwb25zZRJ7Cg5HZXRVc2FnZVJlcG9ydBIzLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuR2V0VXNhZ2VSZXBvcnRSZXF1ZXN0GjQuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5HZXRVc2FnZVJlcG9ydFJlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_timestamp]);
 
 /**
  * Words held against an account's monthly allowance for one piece of work (one article).
@@ -89,6 +91,21 @@ export type ReserveWordsRequest = Message<"articles.accounts_billing.v1.ReserveW
    * @generated from field: int64 words = 3;
    */
   words: bigint;
+
+  /**
+   * The article's project, for the usage report's breakdown; unset: not attributed.
+   *
+   * @generated from field: optional int64 project_id = 4;
+   */
+  projectId?: bigint | undefined;
+
+  /**
+   * The API key that created the article (unset for a session or a workload), for the usage
+   * report's breakdown.
+   *
+   * @generated from field: optional int64 key_id = 5;
+   */
+  keyId?: bigint | undefined;
 };
 
 /**
@@ -145,6 +162,14 @@ export type SettleWordsRequest = Message<"articles.accounts_billing.v1.SettleWor
    * @generated from field: int64 actual_words = 2;
    */
   actualWords: bigint;
+
+  /**
+   * The article's cost in USD (a decimal string, e.g. "0.0123"), kept beside the words for the
+   * usage report; unset: not known (counted as 0).
+   *
+   * @generated from field: optional string cost_usd = 3;
+   */
+  costUsd?: string | undefined;
 };
 
 /**
@@ -397,6 +422,153 @@ export const ListHeldReservationsResponseSchema: GenMessage<ListHeldReservations
   messageDesc(file_articles_accounts_billing_v1_quota, 12);
 
 /**
+ * An account's usage report.
+ *
+ * @generated from message articles.accounts_billing.v1.GetUsageReportRequest
+ */
+export type GetUsageReportRequest = Message<"articles.accounts_billing.v1.GetUsageReportRequest"> & {
+  /**
+   * The account to report on.
+   *
+   * @generated from field: int64 account_id = 1;
+   */
+  accountId: bigint;
+};
+
+/**
+ * Describes the message articles.accounts_billing.v1.GetUsageReportRequest.
+ * Use `create(GetUsageReportRequestSchema)` to create a new message.
+ */
+export const GetUsageReportRequestSchema: GenMessage<GetUsageReportRequest> = /*@__PURE__*/
+  messageDesc(file_articles_accounts_billing_v1_quota, 13);
+
+/**
+ * Words of one bucket, by where they went.
+ *
+ * @generated from message articles.accounts_billing.v1.UsageBucket
+ */
+export type UsageBucket = Message<"articles.accounts_billing.v1.UsageBucket"> & {
+  /**
+   * The bucket's start (a day at 00:00 UTC, or an hour).
+   *
+   * @generated from field: google.protobuf.Timestamp start = 1;
+   */
+  start?: Timestamp | undefined;
+
+  /**
+   * Words settled in the bucket's reservations.
+   *
+   * @generated from field: int64 settled_words = 2;
+   */
+  settledWords: bigint;
+
+  /**
+   * Words still reserved in them.
+   *
+   * @generated from field: int64 reserved_words = 3;
+   */
+  reservedWords: bigint;
+
+  /**
+   * The same words by project (project_id 0: not attributed).
+   *
+   * @generated from field: repeated articles.accounts_billing.v1.UsageShare by_project = 4;
+   */
+  byProject: UsageShare[];
+
+  /**
+   * The same words by key (key_id 0: no key, or not attributed).
+   *
+   * @generated from field: repeated articles.accounts_billing.v1.UsageShare by_key = 5;
+   */
+  byKey: UsageShare[];
+
+  /**
+   * The cost in USD of the bucket's settled articles (a decimal string), as their settlements said.
+   *
+   * @generated from field: string cost_usd = 6;
+   */
+  costUsd: string;
+};
+
+/**
+ * Describes the message articles.accounts_billing.v1.UsageBucket.
+ * Use `create(UsageBucketSchema)` to create a new message.
+ */
+export const UsageBucketSchema: GenMessage<UsageBucket> = /*@__PURE__*/
+  messageDesc(file_articles_accounts_billing_v1_quota, 14);
+
+/**
+ * Words of one project or key in a bucket.
+ *
+ * @generated from message articles.accounts_billing.v1.UsageShare
+ */
+export type UsageShare = Message<"articles.accounts_billing.v1.UsageShare"> & {
+  /**
+   * The project's id (in by_project) or the key's (in by_key); 0: none.
+   *
+   * @generated from field: int64 id = 1;
+   */
+  id: bigint;
+
+  /**
+   * Words, settled and reserved.
+   *
+   * @generated from field: int64 words = 2;
+   */
+  words: bigint;
+
+  /**
+   * The cost in USD of its settled articles (a decimal string).
+   *
+   * @generated from field: string cost_usd = 3;
+   */
+  costUsd: string;
+};
+
+/**
+ * Describes the message articles.accounts_billing.v1.UsageShare.
+ * Use `create(UsageShareSchema)` to create a new message.
+ */
+export const UsageShareSchema: GenMessage<UsageShare> = /*@__PURE__*/
+  messageDesc(file_articles_accounts_billing_v1_quota, 15);
+
+/**
+ * The month's totals and buckets; only buckets with words are listed, oldest first.
+ *
+ * @generated from message articles.accounts_billing.v1.GetUsageReportResponse
+ */
+export type GetUsageReportResponse = Message<"articles.accounts_billing.v1.GetUsageReportResponse"> & {
+  /**
+   * The month's totals, as GetWordUsage answers them.
+   *
+   * @generated from field: articles.accounts_billing.v1.GetWordUsageResponse totals = 1;
+   */
+  totals?: GetWordUsageResponse | undefined;
+
+  /**
+   * The month's days.
+   *
+   * @generated from field: repeated articles.accounts_billing.v1.UsageBucket days = 2;
+   */
+  days: UsageBucket[];
+
+  /**
+   * The hours of the last 48 hours.
+   *
+   * @generated from field: repeated articles.accounts_billing.v1.UsageBucket hours = 3;
+   */
+  hours: UsageBucket[];
+};
+
+/**
+ * Describes the message articles.accounts_billing.v1.GetUsageReportResponse.
+ * Use `create(GetUsageReportResponseSchema)` to create a new message.
+ */
+export const GetUsageReportResponseSchema: GenMessage<GetUsageReportResponse> = /*@__PURE__*/
+  messageDesc(file_articles_accounts_billing_v1_quota, 16);
+
+/**
  * The state of a reservation.
  *
  * @generated from enum articles.accounts_billing.v1.ReservationState
@@ -516,6 +688,18 @@ export const QuotaService: GenService<{
     methodKind: "unary";
     input: typeof ListHeldReservationsRequestSchema;
     output: typeof ListHeldReservationsResponseSchema;
+  },
+  /**
+   * The account's usage report from the ledger: the month's totals (as GetWordUsage) and its
+   * reservations not released, summed per day of the month and per hour of the last 48 hours,
+   * each by project and by key. A reservation counts in the bucket of the time it was taken.
+   *
+   * @generated from rpc articles.accounts_billing.v1.QuotaService.GetUsageReport
+   */
+  getUsageReport: {
+    methodKind: "unary";
+    input: typeof GetUsageReportRequestSchema;
+    output: typeof GetUsageReportResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_articles_accounts_billing_v1_quota, 0);

@@ -1,0 +1,1 @@
+ALTER TABLE "accounts_billing"."reservation_origins" ADD COLUMN "cost_usd" numeric(24, 12);
