@@ -91,7 +91,7 @@ const EXPECTED: Record<string, Record<string, string[]>> = {
     AddVersion: [RUNNER],
     RecordOriginality: [RUNNER],
     FailArticle: [RUNNER],
-    CancelArticle: [GATEWAY],
+    CancelArticle: [GATEWAY, OPERATOR],
     RecordResearchSources: [RUNNER],
     ListResearchSources: [OPERATOR],
     RecordDeliveryAttempt: [DISPATCHER],

@@ -1,10 +1,11 @@
 // Erasing an article from the word ledger: its reservation gives back what is still held (a
 // delete refunds what is reserved and unsettled) and goes on under a reference that no longer
-// names the article, so the month's usage and the words billed stay exact. One transaction on the
-// locked row; a repeat finds the row under its new reference and answers the same.
+// names the article, so the month's usage and the words billed stay exact; its origin (project,
+// key, cost: the usage report's breakdown) moves with it. One transaction on the locked row; a
+// repeat finds the row under its new reference and answers the same.
 import { eq, sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
-import { wordReservations } from "../db/schema.ts";
+import { reservationOrigins, wordReservations } from "../db/schema.ts";
 import { invalidFields } from "../../../kit/src/errors.ts";
 
 export interface ErasedReservation {
@@ -29,6 +30,7 @@ export async function eraseReservation(db: Db, reference: string, erasedReferenc
       .update(wordReservations)
       .set({ reference: erasedReference, ...(releasing ? { state: "released" as const } : {}), updatedAt: sql`now()` })
       .where(eq(wordReservations.reference, reference));
+    await tx.update(reservationOrigins).set({ reference: erasedReference }).where(eq(reservationOrigins.reference, reference));
     return { found: true, wordsBilled: held.state === "settled" ? held.words : 0, wordsReleased: releasing ? held.words : 0 };
   });
 }
