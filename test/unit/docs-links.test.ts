@@ -152,6 +152,6 @@ describe("README.md and docs/*.md", () => {
     const text = readFileSync(join(ROOT, "README.md"), "utf8");
     const firstBlock = text.match(/```sh\n([\s\S]*?)```/)?.[1] ?? "";
     const commands = firstBlock.split("\n").filter(Boolean).map((line) => line.replace(/\s+#.*$/, ""));
-    expect(commands).toEqual(["npm install && npm start", "npm install && npm test"]);
+    expect(commands).toEqual(["npm install && npm start", "npm install && npm test && npm run test:fleet"]);
   });
 });
