@@ -207,8 +207,12 @@ describe("a built-in workflow", () => {
     expect(data.research.sources).toBeLessThanOrEqual(2);
     expect(data.images).toHaveLength(1);
     expect(data.images[0]).toMatchObject({ position: 1, cost: "0.00" });
-    // The humanize pass, after any repair calls for the brief checks the draft failed.
-    expect(data.finishing.map((f: any) => f.task).filter((task: string) => !/^repair \d+: /.test(task))).toEqual(["humanize"]);
+    // The humanize pass, after any length control and repair calls for the brief checks the draft
+    // failed, and before any the pass's own text needed ("after humanize: …").
+    const tasks: string[] = data.finishing.map((f: any) => f.task);
+    const humanizedAt = tasks.indexOf("humanize");
+    expect(tasks.filter((task) => !/^(repair \d+|length \d+|after (repairs|humanize)): /.test(task))).toEqual(["humanize"]);
+    expect(tasks.slice(humanizedAt + 1).every((task) => task.startsWith("after humanize: "))).toBe(true);
     const humanizeLine = data.finishing.find((f: any) => f.task === "humanize");
     expect(humanizeLine).toMatchObject({ model: "simulator:sim-fast", used_fallback: false });
     expect(picodollars(humanizeLine.cost)).toBeGreaterThan(0n);
