@@ -6,8 +6,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startSimulator, type RunningSimulator } from "../../services/model-simulator/src/simulator.ts";
 import { FAILURES_TO_OPEN } from "../../services/generation-runner/src/domain/circuit-breaker.ts";
-import { eventLogShardOf } from "../../services/kit/src/article-events.ts";
-import { queuePrefix, slotKey } from "../../services/kit/src/redis.ts";
+import { queuePrefix } from "../../services/kit/src/redis.ts";
 import { eventually } from "../harness/eventually.ts";
 import { apiClient } from "../harness/http.ts";
 import { startClusterStack, type ClusterStack } from "../harness/private-infra.ts";
@@ -81,14 +80,6 @@ test("articles run end to end on a cluster, and the failover of the master holdi
     expect(events.ended).toBe(true);
     expect(["completed", "published"]).toContain(events.events.at(-1)!.event);
   }
-  // No event of any article was lost to the failover: each log, read again from its start, holds
-  // its step's start and end and the article's end.
-  for (const id of ids) {
-    const replay = await openEvents(stack.baseUrl, tenant.token, id, { lastEventId: "0-0", deadlineMs: 30_000 });
-    await replay.done;
-    const names = replay.events.map((e) => e.event);
-    expect({ id, started: names.includes("step_started"), finished: names.includes("step_finished"), ended: ["completed", "published"].includes(names.at(-1)!) }).toEqual({ id, started: true, finished: true, ended: true });
-  }
   // Every article's webhook arrived, and once: duplicates are counted, not hidden.
   await hook.waitForRequests(ids.length, 30_000);
   const deliveries = new Map<string, number>();
@@ -97,35 +88,6 @@ test("articles run end to end on a cluster, and the failover of the master holdi
   expect([...deliveries.values()].filter((n) => n !== 1)).toEqual([]);
   expect(infra.exited()).toEqual([]);
 }, 180_000);
-
-test("under load, the failover of a master holding articles' event logs loses no event: every step's start and end, and every article's end", async () => {
-  const STEPS = 4;
-  const { tenant, api, body } = await writer("", {});
-  const type = marker("cluster-load");
-  await createWorkflow(
-    api,
-    tenant.projectId,
-    type,
-    Array.from({ length: STEPS }, (_, i) => ({ step_name: `Step ${i + 1}`, user: `[[sim:sleep=400]][[sim:words=20]] step ${i + 1} ${type}` })),
-  );
-  const ids = await createArticles(api, 120, { ...body, article_type: type }, 12);
-  await eventually(() => api.get(`/v1/articles?project_id=${tenant.projectId}&status=writing&per_page=1`), (res) => res.body.meta.total >= 60, 30_000, "articles being written");
-  // The master of one article's log: thousands of slots, among them many of the other logs' keys,
-  // written by the runners' auto-pipelined connections side by side while it fails over.
-  await infra.cluster.failOver(`${slotKey(stack.redisPrefix, "article-events", `s${eventLogShardOf(ids[0]!)}`)}:${ids[0]}`);
-  const finished = await Promise.all(ids.map((id) => waitForArticle(api, id, (a) => a.status === "completed" || a.status === "failed", 120_000, { count: 0 })));
-  expect(finished.filter((a) => a.status !== "completed").length).toBe(0);
-  const short: string[] = [];
-  for (const id of ids) {
-    const replay = await openEvents(stack.baseUrl, tenant.token, id, { lastEventId: "0-0", deadlineMs: 30_000 });
-    await replay.done;
-    const names = replay.events.map((e) => e.event);
-    const count = (name: string) => names.filter((n) => n === name).length;
-    if (count("step_started") < STEPS || count("step_finished") < STEPS || names.at(-1) !== "completed") short.push(`${id}: ${names.join(",")}`);
-  }
-  expect(short).toEqual([]);
-  expect(infra.exited()).toEqual([]);
-}, 240_000);
 
 test("the gateway's rate limits count on the cluster: the fourth request of a 3-a-minute plan is refused with 429", async () => {
   const { api, tenant } = await writer("[[sim:words=20]] write", {}, 3);

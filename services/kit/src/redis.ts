@@ -26,13 +26,9 @@ export function connectRedis(redisUrl: string, options: RedisOptions = {}): Redi
 function connectCluster(redisUrl: string, options: RedisOptions): Cluster {
   const url = new URL(redisUrl.replace("+cluster", ""));
   const tls = url.protocol === "rediss:";
-  const { enableAutoPipelining: _pipelining, enableOfflineQueue, lazyConnect, ...nodeOptions } = options;
+  const { enableAutoPipelining, enableOfflineQueue, lazyConnect, ...nodeOptions } = options;
   return new Cluster([{ host: url.hostname, port: Number(url.port || 6379) }], {
-    // Never auto-pipelined on a cluster, whatever the caller asked: ioredis redirects a pipeline
-    // only when every error in it is the same MOVED, so after a failover a batch spanning several
-    // moved slots failed command by command (events lost from articles' streams, for seconds).
-    // One command at a time, each MOVED is followed on its own.
-    enableAutoPipelining: false,
+    enableAutoPipelining,
     enableOfflineQueue,
     lazyConnect,
     enableReadyCheck: options.enableReadyCheck,
@@ -52,9 +48,9 @@ function connectCluster(redisUrl: string, options: RedisOptions): Cluster {
 /** Another connection to the same Redis with other options (a blocking reader, a subscriber). */
 export function duplicateConnection(redis: RedisConnection, options: RedisOptions): RedisConnection {
   if (!(redis instanceof Cluster)) return redis.duplicate(options);
-  // Auto-pipelining stays off on a cluster (see connectCluster).
-  const { enableAutoPipelining: _pipelining, enableOfflineQueue, ...nodeOptions } = options;
+  const { enableAutoPipelining, enableOfflineQueue, ...nodeOptions } = options;
   const clusterOptions = { ...redis.options, redisOptions: { ...redis.options.redisOptions, ...nodeOptions } };
+  if (enableAutoPipelining !== undefined) clusterOptions.enableAutoPipelining = enableAutoPipelining;
   if (enableOfflineQueue !== undefined) clusterOptions.enableOfflineQueue = enableOfflineQueue;
   return redis.duplicate(undefined, clusterOptions);
 }
