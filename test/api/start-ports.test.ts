@@ -21,7 +21,7 @@ beforeAll(async () => {
 /** Settings for a whole `npm start` of its own on free ports. */
 async function ownStackEnv(overrides: Record<string, string> = {}): Promise<Record<string, string>> {
   const env: Record<string, string> = {
-    PORT: String(await freePort()),
+    PORT: String(await freeServicePort()),
     SIMULATOR_PORT: String(await freePort()),
     DATABASE_URL: stack.databaseUrl,
     REDIS_PREFIX: `test-start-${randomBytes(3).toString("hex")}`,

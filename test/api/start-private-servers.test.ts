@@ -34,7 +34,7 @@ async function launcherEnv(dir: string, overrides: Record<string, string | undef
     REDIS_PREFIX: undefined,
     OPENAI_API_KEY: undefined,
     OPENAI_BASE_URL: undefined,
-    PORT: String(await freePort()),
+    PORT: String(await freeServicePort()),
     SIMULATOR_PORT: String(await freePort()),
     LOG_LEVEL: "silent",
     LOCAL_SERVERS: "always",
