@@ -27,7 +27,7 @@ import { publishingRoutes } from "./routes/publishing.ts";
 import { imageRoutes } from "./routes/images.ts";
 import { docsRoutes } from "./openapi/docs-routes.ts";
 import type { ServiceClients } from "./services.ts";
-// ---- usage and the dashboard (issue 55) ----
+// ---- usage and the dashboard ----
 import { UsageOperations } from "./usage/usage-operations.ts";
 import { usageRoutes } from "./routes/usage.ts";
 import { dashboardApi } from "./dashboard/dashboard-api.ts";
@@ -135,7 +135,7 @@ export function buildApp(deps: GatewayDeps, core: GatewayCore = gatewayCore(deps
     .use(workflowRoutes(gate, core.workflows))
     .use(publishingRoutes(gate, core.publishing))
     .use(imageRoutes(deps.clients.images))
-    // ---- usage and the dashboard (issue 55): GET /v1/usage, the dashboard's page and its API ----
+    // ---- usage and the dashboard: GET /v1/usage, the dashboard's page and its API ----
     .use(usageRoutes(gate, core.usage))
     .use(dashboardPages())
     .use(dashboardApi({ gate, usage: core.usage, articles: core.articles, signInLimits: new SignInLimits(deps.redis, deps.redisPrefix), publicHttps: strictTransport(process.env) }))

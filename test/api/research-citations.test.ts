@@ -1,4 +1,4 @@
-// Sources a reader can check (issue 42), through the whole stack: research articles carry the
+// Sources a reader can check, through the whole stack: research articles carry the
 // pages they were read from (GET, list, webhook, articles.api.v1), and with `citations` their text
 // cites them. The bundled simulator, told to cite, cites every listed source but the last and, in
 // its last paragraph, one number that was not a source (services/model-simulator/src/citing.ts),

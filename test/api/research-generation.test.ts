@@ -1,4 +1,4 @@
-// Research feeding {research} in whole-stack runs (issue 7): the runner searches the simulator's
+// Research feeding {research} in whole-stack runs: the runner searches the simulator's
 // SearXNG-style endpoint through the real SearXNG client, fetches the pages through the SSRF
 // guard (the simulator's origin is trusted explicitly), records the sources on the article and
 // fails the article when nothing usable is found.

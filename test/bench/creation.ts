@@ -35,7 +35,7 @@ async function createUnderLoad(ctx: BenchContext, articleType: string, seconds: 
   );
 }
 
-/** Timed passes after the warm-up; the figure is their median (issue 54: creation as the median of three runs). */
+/** Timed passes after the warm-up; the figure is their median (creation as the median of three runs). */
 const PASSES = 3;
 
 const medianOf = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;

@@ -54,7 +54,7 @@ const SCHEMAS: Record<string, TSchema> = {
   ArticleVersion,
   ArticleEdit: objectSchema(EDIT_FIELDS, { description: "Body of PATCH /v1/articles/{id}: content, description or both; the base version by If-Match or base_version_id." }),
   ...Object.fromEntries(Object.entries(S.ArticleEvents).map(([event, schema]) => [`ArticleEvent_${event}`, schema])),
-  // ---- usage (issue 55) ----
+  // ---- usage ----
   UsageReport: UsageReport,
 };
 
@@ -393,7 +393,7 @@ const PATHS: Record<string, Record<string, Operation>> = {
       responses: { "200": ok("Deleted.", envelope(null, { message: "required" })), "403": resp("Forbidden"), "404": resp("NotFound"), ...GATE },
     },
   },
-  // ---- usage (issue 55) ----
+  // ---- usage ----
   "/v1/usage": {
     get: {
       operationId: "getUsage",
@@ -533,7 +533,7 @@ const COMPONENTS = {
   },
 };
 
-// ---- After generation (issue 53): versions, restores and edits ----
+// ---- After generation: versions, restores and edits ----
 
 const VERSION_PARAM = numericPath("version", "The version's number within the article (1 is the generation output).");
 const IF_MATCH = (required: string) => ({

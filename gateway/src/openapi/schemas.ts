@@ -336,7 +336,7 @@ export const ArticleEvents = {
   publication: Type.Omit(Publication, [], { description: "event: publication (a publication's new state; after completed, so a client resumes the stream with the completed event's id to follow it)" }),
   published: Type.Object({ status: Type.Literal("published"), cost: Usd("Final cost."), published_version_id: Nullable(Type.Integer()) }, { description: "event: published (last event)" }),
   failed: Type.Object({ status: Type.Literal("failed"), cost: Usd("Final cost."), reason: Nullable(Type.String()), cancelled: Type.Boolean() }, { description: "event: failed (last event)" }),
-  // After generation (issue 53): each version an edit or restore adds.
+  // After generation: each version an edit or restore adds.
   version_created: Type.Object(
     {
       version_id: Type.Integer(),

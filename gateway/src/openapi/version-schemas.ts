@@ -1,4 +1,4 @@
-// The OpenAPI shapes of an article after generation (issue 53): a version, an edit's body, the
+// The OpenAPI shapes of an article after generation: a version, an edit's body, the
 // version_created event. Kept apart from schemas.ts so the additions stay in one place.
 import { Type, type Static } from "@sinclair/typebox";
 import type { PresentedVersion } from "../articles/article-versions.ts";

@@ -1,4 +1,4 @@
-// Citations in the article's text (issue 42), on request only: an article created with
+// Citations in the article's text, on request only: an article created with
 // citations "inline" or "list" has its writing steps told to cite the numbered sources, and its
 // finished text resolved against them (citations.ts). With "none" nothing here changes a prompt
 // or a text, so such an article's content is what it was before citations existed.

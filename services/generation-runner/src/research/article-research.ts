@@ -1,4 +1,4 @@
-// Research for one article run (issue 7): gathered once, checkpointed, recorded on the article
+// Research for one article run: gathered once, checkpointed, recorded on the article
 // through the article-store contract, and rendered into {research}.
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { Client } from "@connectrpc/connect";

@@ -1,4 +1,4 @@
-// Citations of research sources in an article's markdown (issue 42). The writing steps see the
+// Citations of research sources in an article's markdown. The writing steps see the
 // sources numbered and cite them as [n]; the finished text is then resolved here: a number that
 // was a source becomes a link ("inline") or stays a plain marker beside a Sources section
 // ("list"), and a number that was not is removed and counted, never shown. Pure functions: the
