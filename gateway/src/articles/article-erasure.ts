@@ -7,7 +7,7 @@ import { HttpError, notFoundError, validationError } from "../errors.ts";
 import type { Caller, V1Gate } from "../plugins/caller.ts";
 import { articleIdentifier, canonicalIdentifier } from "../../../services/kit/src/rules/identifiers.ts";
 import { eraseArticleEverywhere } from "../../../services/kit/src/article-erasure-steps.ts";
-import type { ArticleWithProject } from "./article-operations.ts";
+import type { ArticleWithProject } from "./article-with-project.ts";
 
 export const ERASED_MESSAGE = "Article deleted: its content, versions, events, sources, images and queued deliveries were erased.";
 

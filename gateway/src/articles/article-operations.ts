@@ -4,7 +4,6 @@
 // translate to and from it, so project access, idempotency, the word reservation and every field
 // check have one implementation.
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { Project } from "../../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
 import type { Article } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import type { Logger } from "../../../services/kit/src/logger.ts";
 import { notFoundError } from "../errors.ts";
@@ -25,13 +24,9 @@ import { ArticleVersions } from "./article-versions.ts";
 import { ArticleErasure } from "./article-erasure.ts";
 import { ArticleRetry } from "./article-retry.ts";
 import { exportArticle, exportFormatOf, type ExportedContent } from "./article-export.ts";
+import type { ArticleWithProject } from "./article-with-project.ts";
 
 const ARTICLE_NOT_FOUND = "Article not found.";
-
-export interface ArticleWithProject {
-  article: Article;
-  project: Project;
-}
 
 export interface ArticlePage {
   articles: ArticleWithProject[];

@@ -7,7 +7,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { HttpError } from "../errors.ts";
 import type { Caller, V1Gate } from "../plugins/caller.ts";
-import type { ArticleWithProject } from "./article-operations.ts";
+import type { ArticleWithProject } from "./article-with-project.ts";
 
 export interface RetriedArticle extends ArticleWithProject {
   attempt: number;

@@ -14,7 +14,7 @@ import type { Caller, V1Gate } from "../plugins/caller.ts";
 import type { Logger } from "../../../services/kit/src/logger.ts";
 import type { FieldTable } from "../openapi/fields.ts";
 import { Validator } from "../validation.ts";
-import type { ArticleWithProject } from "./article-operations.ts";
+import type { ArticleWithProject } from "./article-with-project.ts";
 
 /** The article's ETag: its current version, quoted (a strong validator: one version, one body). */
 export const articleEtag = (article: Pick<Article, "currentVersionId">) => (article.currentVersionId === undefined ? undefined : `"${article.currentVersionId}"`);

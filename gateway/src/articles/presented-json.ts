@@ -11,7 +11,7 @@
 // article (a new record) is written afresh.
 import type { Article } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import { presentArticle, type ProjectRef } from "../../../services/kit/src/public-article.ts";
-import type { ArticleWithProject } from "./article-operations.ts";
+import type { ArticleWithProject } from "./article-with-project.ts";
 
 interface Written {
   projectId: bigint;

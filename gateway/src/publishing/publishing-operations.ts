@@ -5,7 +5,8 @@
 // credential), body (422), then webhook-dispatcher, which owns the destinations.
 import type { CheckDestinationResponse, Destination } from "../../../proto/gen/articles/webhook_dispatcher/v1/publishing_pb.ts";
 import { iso } from "../../../services/kit/src/public-article.ts";
-import type { ArticleOperations, ArticleWithProject } from "../articles/article-operations.ts";
+import type { ArticleOperations } from "../articles/article-operations.ts";
+import type { ArticleWithProject } from "../articles/article-with-project.ts";
 import { notFoundError, validationError } from "../errors.ts";
 import type { Caller, V1Gate } from "../plugins/caller.ts";
 import type { ProjectAccess } from "../plugins/project-authorizer.ts";
