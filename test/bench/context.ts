@@ -90,8 +90,15 @@ export async function openBenchStack(
     async tenant() {
       const operator = serviceClient(OperatorService, { baseUrl: stack.env.ACCOUNTS_BILLING_URL, credential: stackCredential(stack, "operator") });
       const tenant = await operator.createDemoTenant({});
-      // No practical limits: the benches measure the stack, not a plan (a plan without articles_in_flight has no cap, so P4 keeps a thousand articles in flight).
-      await operator.updatePlan({ planId: tenant.plan!.id, monthlyWords: 10_000_000_000n, requestsPerMinute: 2_000_000_000, requestsPerHour: 2_000_000_000, requestsPerDay: 2_000_000_000 });
+      // No practical limits: the benches measure the stack, not a plan (a plan without articles_in_flight has no cap, so P4 keeps a thousand articles in flight; P7 holds thousands of open event streams).
+      await operator.updatePlan({
+        planId: tenant.plan!.id,
+        monthlyWords: 10_000_000_000n,
+        requestsPerMinute: 2_000_000_000,
+        requestsPerHour: 2_000_000_000,
+        requestsPerDay: 2_000_000_000,
+        caps: { openEventStreams: 1_000_000 },
+      });
       return {
         stack,
         databaseUrl,
