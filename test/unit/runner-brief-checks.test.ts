@@ -150,6 +150,28 @@ describe("brief checks", () => {
     expect(["Mühle", "Kaffee", "Freiheit"].map((w) => syllablesOf(w, "de"))).toEqual([2, 2, 2]);
   });
 
+  test("syllables: the one-pass count agrees with the vowel-group expressions it replaced, on every word of a generated set", () => {
+    // The formula as regular expressions, the way it reads in the style guides.
+    const byExpressions = (word: string, language: "en" | "de") => {
+      const w = word.toLowerCase().replace(/[^a-zäöüß]/g, "");
+      if (w === "") return 0;
+      if (language === "de") return Math.max(1, w.match(/[aeiouyäöü]+/g)?.length ?? 0);
+      if (w.length <= 3) return 1;
+      const trimmed = w.replace(/(?:[^laeiouy]es|[^laeiouy]ed|[^laeiouy]e)$/, (end) => end[0]!).replace(/^y/, "");
+      return Math.max(1, trimmed.match(/[aeiouy]+/g)?.length ?? 0);
+    };
+    // Every word of up to four letters over an alphabet holding each case the rules tell apart, and longer ones from a fixed seed.
+    const alphabet = ["a", "e", "y", "ü", "ß", "l", "s", "d", "t", "E", "'", "-"];
+    const words: string[] = [""];
+    for (let length = 0; length < 4; length++) for (const w of [...words]) if (w.length === length) for (const c of alphabet) words.push(w + c);
+    let seed = 7;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % alphabet.length;
+    for (let i = 0; i < 5000; i++) words.push(Array.from({ length: 5 + (i % 6) }, () => alphabet[next()]).join(""));
+    const differing = words.flatMap((w) => (["en", "de"] as const).filter((l) => syllablesOf(w, l) !== byExpressions(w, l)).map((l) => `${w} (${l})`));
+    expect(words.length).toBeGreaterThan(20000);
+    expect(differing).toEqual([]);
+  });
+
   test("no placeholder or model talk, and a finished last sentence", () => {
     expect(run(goodBody).no_placeholder_text).toMatchObject({ status: "passed", value: [] });
     const talk = `${goodBody}\nAs an AI language model, I have no taste. Add [insert brand name] here. Lorem ipsum dolor.\n`;
