@@ -2,7 +2,7 @@
 // machine's redis-server, a replica each, as managed Redis offers once one node is not enough.
 // Everything that lives in Redis runs here as on one server: the queues (one hash tag), the
 // gateway's rate limits and event streams, the runners' budgets, fair shares and breakers, and the
-// webhooks; and a master's failover during a run loses nothing. A private stack (its own Postgres).
+// webhooks; and a master's failover during a run loses nothing: no article, webhook or logged event. A private stack (its own Postgres).
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startSimulator, type RunningSimulator } from "../../services/model-simulator/src/simulator.ts";
 import { FAILURES_TO_OPEN } from "../../services/generation-runner/src/domain/circuit-breaker.ts";
@@ -80,6 +80,18 @@ test("articles run end to end on a cluster, and the failover of the master holdi
     expect(events.ended).toBe(true);
     expect(["completed", "published"]).toContain(events.events.at(-1)!.event);
   }
+  // Every article's log holds its whole run, each event once: what was written while the cluster
+  // changed masters (refused with MOVED or CLUSTERDOWN for seconds) was written again, not lost.
+  // (Replayed from the start, the stream ends at the first final event, `completed`.)
+  const RUN_EVENTS = ["step_started", "step_finished", "completed"];
+  const logs = await Promise.all(ids.map((id) => openEvents(stack.baseUrl, tenant.token, id, { lastEventId: "0-0", deadlineMs: 30_000 })));
+  const incomplete: string[] = [];
+  for (const [i, log] of logs.entries()) {
+    await log.done;
+    const counted = RUN_EVENTS.map((name) => `${name}×${log.events.filter((e) => e.event === name).length}`);
+    if (counted.some((c) => !c.endsWith("×1"))) incomplete.push(`${ids[i]}: ${counted.join(" ")}`);
+  }
+  expect(incomplete).toEqual([]);
   // Every article's webhook arrived, and once: duplicates are counted, not hidden.
   await hook.waitForRequests(ids.length, 30_000);
   const deliveries = new Map<string, number>();

@@ -2,7 +2,8 @@
 // appended together land in order with one renewal of the stream's expiry, on a plain connection
 // and on one that pipelines a turn's commands; a final event is not repeated, also once the
 // stream has gone to the archive, whose ids a new stream then follows; an archived stream expires
-// soon unless an entry came after the archived ones.
+// soon unless an entry came after the archived ones; a write the log refuses is tried again until
+// it lands, the article's later writes waiting behind it, and a retried batch is not written twice.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import IORedis from "ioredis";
@@ -14,8 +15,11 @@ import {
   ENDED_LOG_SECONDS,
   expireArchivedLog,
   readStreamEntry,
+  tryAppendArticleEvents,
   type StreamEntry,
 } from "../../services/kit/src/article-events.ts";
+import { logWritesOf, OrderedLogWrites } from "../../services/kit/src/ordered-log-writes.ts";
+import { eventually } from "../harness/eventually.ts";
 
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 const prefix = `test-event-log-${randomBytes(4).toString("hex")}`;
@@ -108,4 +112,47 @@ test("an archived stream expires within ENDED_LOG_SECONDS, unless an entry came 
   await appendArticleEvents(plain, prefix, "x2", [{ event: "step_finished", data: { step: 1 } }]);
   await expireArchivedLog(plain, prefix, "x2", archivedLast!.id);
   expect(await plain.ttl(articleEventsKey(plain, prefix, "x2"))).toBeGreaterThan(7 * 86_400 - 60);
+});
+
+test("a write the log refuses lands once the log takes writes again, and the article's later writes land after it, in order", async () => {
+  const key = articleEventsKey(plain, prefix, "refused");
+  // The key holding a string: every append to it fails (WRONGTYPE), as a cluster between masters refuses with MOVED.
+  await plain.set(key, "not a stream");
+  const errors: Error[] = [];
+  const onError = (error: Error) => errors.push(error);
+  await tryAppendArticleEvents(plain, prefix, "refused", [{ event: "step_started", data: { step: 1 } }], onError);
+  await tryAppendArticleEvents(plain, prefix, "refused", [{ event: "step_finished", data: { step: 1 } }], onError);
+  // Both callers were let go while the writes wait; the first is being tried again, the second queued behind it.
+  expect(logWritesOf(plain).pending).toBe(1);
+  expect(await plain.type(key)).toBe("string");
+  await plain.del(key);
+  await eventually(() => logOf("refused"), (log) => log.length === 2, 10_000, "both batches in the log");
+  expect((await logOf("refused")).map((e) => `${e!.event} ${e!.data.step}`)).toEqual(["step_started 1", "step_finished 1"]);
+  expect(errors).toEqual([]);
+  await eventually(async () => logWritesOf(plain).pending, (n) => n === 0, 5_000, "no write left pending");
+});
+
+test("a retried batch that had landed before its error was seen is not written again", async () => {
+  const batch = [{ event: "step_finished" as const, data: { step: 2 } }];
+  await appendArticleEvents(plain, prefix, "twice", batch, { token: "t-1", retry: false });
+  await appendArticleEvents(plain, prefix, "twice", [{ event: "state" as const, data: { status: "writing" } }], { token: "t-2", retry: false });
+  await appendArticleEvents(plain, prefix, "twice", batch, { token: "t-1", retry: true });
+  // A retry of a batch that never landed is written.
+  await appendArticleEvents(plain, prefix, "twice", [{ event: "image" as const, data: { position: 1 } }], { token: "t-3", retry: true });
+  expect((await logOf("twice")).map((e) => e!.event)).toEqual(["step_finished", "state", "image"]);
+});
+
+test("a write refused for longer than the retry window is given up and reported, and the next one goes on", async () => {
+  const writes = new OrderedLogWrites(300);
+  const given: string[] = [];
+  let attempts = 0;
+  const refused = writes.enqueue("g", async () => {
+    attempts++;
+    throw new Error("CLUSTERDOWN The cluster is down");
+  }, (error) => given.push(error.message));
+  const next = writes.enqueue("g", async () => undefined, (error) => given.push(error.message));
+  await Promise.all([refused, next]);
+  expect(given).toEqual(["CLUSTERDOWN The cluster is down"]);
+  expect(attempts).toBeGreaterThan(1);
+  expect(writes.pending).toBe(0);
 });

@@ -41,7 +41,8 @@ export function logArticleEnds(archive: LogArchive, logger: Logger): Interceptor
     const articles = endedArticles(res.message, req.contextValues);
     const writes: Promise<unknown>[] = [];
     const logged: LoggedArticle[] = [];
-    const append = (article: Article, event: ArticleEvent, unlessRepeated?: string) => appendToEndedLog(archive, loggedOf(article), [event], unlessRepeated);
+    const giveUp = (article: Article) => (error: Error) => logger.warn("could not log the end of an article", { externalId: article.externalId, error: error.message });
+    const append = (article: Article, event: ArticleEvent, unlessRepeated?: string) => appendToEndedLog(archive, loggedOf(article), [event], giveUp(article), unlessRepeated);
     if (req.method.name === "RecordPublication") {
       const asked = req.message as unknown as RecordPublicationRequest;
       const article = articles[0];
@@ -58,20 +59,28 @@ export function logArticleEnds(archive: LogArchive, logger: Logger): Interceptor
         if (!ended) continue;
         writes.push(append(article, ended, ended.event));
         logged.push(loggedOf(article));
-        if (req.method.name === "CancelArticle") writes.push(redis.publish(articleCancelsChannel(redisPrefix), article.externalId));
+        if (req.method.name === "CancelArticle") {
+          writes.push(redis.publish(articleCancelsChannel(redisPrefix), article.externalId).catch((error) => logger.warn("could not announce a cancel", { externalId: article.externalId, error: (error as Error).message })));
+        }
       }
     }
     if (writes.length === 0) return res;
     const externalIds = logged.map((a) => a.externalId);
+    // The writes never reject (a write given up is reported by giveUp); past the timeout they go
+    // on until they land, and the archive follows them.
+    const written = Promise.all(writes);
+    const archived = written.then(() =>
+      within(archiveArticleLogs(archive, logged), ARCHIVE_TIMEOUT_MS).catch((error) =>
+        logger.warn("could not archive the event log of an ended article; the hourly sweep will", { externalIds, error: (error as Error).message }),
+      ),
+    );
     try {
-      await within(Promise.all(writes), WRITE_TIMEOUT_MS);
-    } catch (error) {
-      logger.warn("could not log the end of an article", { externalIds, error: (error as Error).message });
+      await within(written, WRITE_TIMEOUT_MS);
+    } catch {
+      logger.warn("the end of an article is not in its log yet: tried again until it lands", { externalIds });
       return res;
     }
-    await within(archiveArticleLogs(archive, logged), ARCHIVE_TIMEOUT_MS).catch((error) =>
-      logger.warn("could not archive the event log of an ended article; the hourly sweep will", { externalIds, error: (error as Error).message }),
-    );
+    await archived;
     return res;
   };
 }

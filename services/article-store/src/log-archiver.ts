@@ -19,6 +19,7 @@ import {
   type StreamEntry,
 } from "../../kit/src/article-events.ts";
 import type { Logger } from "../../kit/src/logger.ts";
+import { logWritesOf } from "../../kit/src/ordered-log-writes.ts";
 import { scanKeys, type RedisConnection } from "../../kit/src/redis.ts";
 import type { Db } from "./db/client.ts";
 import { archivedLogEnd, archiveEntries, endedArticlesAmong, pruneArchivedEvents } from "./domain/event-archive.ts";
@@ -43,12 +44,20 @@ const STOP_WAIT_MS = 5_000;
 /**
  * Appends article-store's events to an ended article's log (see appendEndingEvents). When the
  * stream has already gone, the log ends where its archive does, so a repeated end is still
- * recognised and the new entries' ids follow the archived ones.
+ * recognised and the new entries' ids follow the archived ones. Tried again until it lands, after
+ * the article's earlier writes of this process (ordered-log-writes.ts); resolves once it landed or
+ * was given up (reported to `onGiveUp`), never rejects.
  */
-export async function appendToEndedLog(archive: LogArchive, article: LoggedArticle, events: readonly ArticleEvent[], unlessRepeated?: string): Promise<void> {
+export function appendToEndedLog(archive: LogArchive, article: LoggedArticle, events: readonly ArticleEvent[], onGiveUp: (error: Error) => void, unlessRepeated?: string): Promise<void> {
   const { db, redis, redisPrefix } = archive;
-  if ((await appendEndingEvents(redis, redisPrefix, article.externalId, events, { unlessRepeated })) !== "absent") return;
-  await appendEndingEvents(redis, redisPrefix, article.externalId, events, { unlessRepeated, archivedEnd: await archivedLogEnd(db, article.id) });
+  return logWritesOf(redis).enqueue(
+    article.externalId,
+    async () => {
+      if ((await appendEndingEvents(redis, redisPrefix, article.externalId, events, { unlessRepeated })) !== "absent") return;
+      await appendEndingEvents(redis, redisPrefix, article.externalId, events, { unlessRepeated, archivedEnd: await archivedLogEnd(db, article.id) });
+    },
+    onGiveUp,
+  );
 }
 
 /** Copies each article's stream into the archive, then lets the stream expire; how many entries were read. */

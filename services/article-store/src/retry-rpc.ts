@@ -32,8 +32,9 @@ export function logRetries(archive: LogArchive, logger: Logger): Interceptor {
     const retried = res.message as unknown as RetryArticleResponse;
     const article = retried.article!;
     const event = { event: "retried" as const, data: { status: article.status, attempt: retried.attempt, previous_reason: retried.previousReason ?? null, previous_step: retried.previousStep ?? null } };
-    await within(appendToEndedLog(archive, { id: Number(article.id), externalId: article.externalId }, [event]), WRITE_TIMEOUT_MS)
-      .catch((error) => logger.warn("could not log an article's retry", { externalId: article.externalId, error: (error as Error).message }));
+    const giveUp = (error: Error) => logger.warn("could not log an article's retry", { externalId: article.externalId, error: error.message });
+    // Not held up past the timeout: the write goes on until it lands.
+    await within(appendToEndedLog(archive, { id: Number(article.id), externalId: article.externalId }, [event], giveUp), WRITE_TIMEOUT_MS).catch(() => undefined);
     return res;
   };
 }

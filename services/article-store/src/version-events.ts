@@ -38,8 +38,10 @@ export function logNewVersions(archive: LogArchive, logger: Logger): Interceptor
     const made = res.message as unknown as EditArticleResponse;
     if (!made.article || !made.version) return res;
     const logged = { id: Number(made.article.id), externalId: made.article.externalId };
-    await within(appendToEndedLog(archive, logged, [versionCreatedEvent(made)]).then(() => archiveArticleLogs(archive, [logged])), WRITE_TIMEOUT_MS)
-      .catch((error) => logger.warn("could not log a new version of an article", { externalId: logged.externalId, error: (error as Error).message }));
+    const warn = (error: Error) => logger.warn("could not log a new version of an article", { externalId: logged.externalId, error: error.message });
+    // Not held up past the timeout: the write goes on until it lands, and the archive follows it.
+    const archived = appendToEndedLog(archive, logged, [versionCreatedEvent(made)], warn).then(() => archiveArticleLogs(archive, [logged]).then(() => undefined, warn));
+    await within(archived, WRITE_TIMEOUT_MS).catch(() => undefined);
     return res;
   };
 }

@@ -8,6 +8,7 @@
 import { isCluster, redisKey, slotKey, type RedisConnection } from "./redis.ts";
 import { LUA_CLOCK, redisScript } from "./redis-scripts.ts";
 import { within } from "./deadline.ts";
+import { logWritesOf } from "./ordered-log-writes.ts";
 
 /** Events after which an article's stream ends. */
 export const FINAL_EVENTS = ["completed", "published", "failed"] as const;
@@ -22,6 +23,9 @@ export interface ArticleEvent {
 const MAX_EVENTS_PER_ARTICLE = 1000;
 const KEEP_SECONDS = 7 * 86_400;
 const APPEND_TIMEOUT_MS = 500;
+// Entries a retried batch looks back over for itself: more than the writes of the article that
+// can come between (one run's writes are ordered behind the batch; article-store adds a few).
+const MAX_BATCH_LOOKBACK = 64;
 
 /**
  * Article logs are spread over this many hash tags: on a Redis Cluster a reader watching many
@@ -55,34 +59,61 @@ export const articleCancelsChannel = (redisPrefix: string) => redisKey(redisPref
 
 export const isFinalEvent = (name: string) => (FINAL_EVENTS as readonly string[]).includes(name);
 
-// Appends the events (ARGV from 3 on: name, data, name, data, …) in order and renews the stream's
+// Appends the events (ARGV from 5 on: name, data, name, data, …) in order and renews the stream's
 // expiry. One command whatever the count: a MULTI of the same writes is two commands more and one
-// reply per write to read back.
+// reply per write to read back. The batch's token (ARGV[3]) goes with its first event: a retry
+// (ARGV[4] = '1') of a batch whose error came after it landed finds it among the last entries
+// and writes nothing again.
 const appendEvents = redisScript(`
-for i = 3, #ARGV, 2 do
+if ARGV[4] == '1' then
+  for _, entry in ipairs(redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', ${MAX_BATCH_LOOKBACK})) do
+    local fields = entry[2]
+    for i = 1, #fields, 2 do
+      if fields[i] == 'batch' and fields[i + 1] == ARGV[3] then return 1 end
+    end
+  end
+end
+redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'event', ARGV[5], 'data', ARGV[6], 'batch', ARGV[3])
+for i = 7, #ARGV, 2 do
   redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'event', ARGV[i], 'data', ARGV[i + 1])
 end
 redis.call('EXPIRE', KEYS[1], ARGV[2])
 return 0`);
 
-/** Appends events in order in one command, with one renewal of the stream's expiry; each event's stream id (milliseconds-sequence) is its SSE event id. */
-export async function appendArticleEvents(redis: RedisConnection, redisPrefix: string, externalId: string, events: readonly ArticleEvent[]): Promise<void> {
+let batches = 0;
+// Unique to the batch across processes: this process's random part and a counter.
+const PROCESS_TOKEN = crypto.randomUUID().slice(0, 8);
+const batchToken = () => `${PROCESS_TOKEN}.${(batches++).toString(36)}`;
+
+/**
+ * Appends events in order in one command, with one renewal of the stream's expiry; each event's
+ * stream id (milliseconds-sequence) is its SSE event id. `retry` when the same batch (same
+ * `token`) may have landed already: it is then not written twice.
+ */
+export async function appendArticleEvents(
+  redis: RedisConnection,
+  redisPrefix: string,
+  externalId: string,
+  events: readonly ArticleEvent[],
+  attempt: { token: string; retry: boolean } = { token: batchToken(), retry: false },
+): Promise<void> {
   if (events.length === 0) return;
   const fields: string[] = [];
   for (const event of events) fields.push(event.event, JSON.stringify(event.data));
-  await appendEvents.run(redis, [articleEventsKey(redis, redisPrefix, externalId)], [MAX_EVENTS_PER_ARTICLE, KEEP_SECONDS, ...fields]);
+  await appendEvents.run(redis, [articleEventsKey(redis, redisPrefix, externalId)], [MAX_EVENTS_PER_ARTICLE, KEEP_SECONDS, attempt.token, attempt.retry ? "1" : "0", ...fields]);
 }
 
 /**
- * For producers whose work must not wait on the log: bounded, and a failure is reported to
- * `onError` rather than thrown (the log is for watchers; the article record stays the truth).
- * Events made together go out together: a producer pays one round trip for them, not one each.
+ * For producers whose work must not wait on the log: waits at most APPEND_TIMEOUT_MS, and the
+ * write goes on behind it, tried again until it lands (ordered-log-writes.ts), after the
+ * article's earlier writes; a write given up is reported to `onError` (the log is for watchers;
+ * the article record stays the truth). Events made together go out together: a producer pays one
+ * round trip for them, not one each.
  */
 export async function tryAppendArticleEvents(redis: RedisConnection, redisPrefix: string, externalId: string, events: readonly ArticleEvent[], onError: (error: Error) => void): Promise<void> {
-  await within(appendArticleEvents(redis, redisPrefix, externalId, events), APPEND_TIMEOUT_MS).then(
-    () => undefined,
-    (error) => onError(error as Error),
-  );
+  const token = batchToken();
+  const landed = logWritesOf(redis).enqueue(externalId, (retry) => appendArticleEvents(redis, redisPrefix, externalId, events, { token, retry }), onError);
+  await within(landed, APPEND_TIMEOUT_MS).catch(() => undefined);
 }
 
 /** An entry as XRANGE/XREAD answer it: [id, [field, value, …]]. */

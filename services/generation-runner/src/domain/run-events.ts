@@ -3,7 +3,9 @@
 // Writes go out one at a time in order without holding the run up, and the events made while one
 // is under way (or in the same turn, as a step's end and the next one's start are) go out
 // together in the next; `flush` waits for them, so they land before the article-store call that
-// ends the run logs its final event.
+// ends the run logs its final event. A write the log refuses (a cluster between masters) is tried
+// again behind the caller's back until it lands (kit/src/ordered-log-writes.ts): the run waits
+// half a second for each at most.
 import type { RedisConnection } from "../../../kit/src/redis.ts";
 import { tryAppendArticleEvents, type ArticleEvent } from "../../../kit/src/article-events.ts";
 import type { Logger } from "../../../kit/src/logger.ts";
@@ -20,7 +22,7 @@ const usd = (cost: Picodollars) => formatUsd(cost);
 export class RunEvents {
   /** Made and not yet sent. */
   private unsent: ArticleEvent[] = [];
-  /** Set while events are being sent; resolves once every event made so far is in (or given up on). */
+  /** Set while events are being sent; resolves once every event made so far is in (or left to the retries). */
   private sending: Promise<void> | undefined;
   private lastState = "";
 
@@ -73,7 +75,7 @@ export class RunEvents {
     this.write({ event: "image", data: { position: image.position, url, width: image.width, height: image.height } });
   }
 
-  /** Waits until every event written so far is in the log (or given up on). */
+  /** Waits until every event written so far is in the log, or being tried again after half a second. */
   flush(): Promise<void> {
     return this.sending ?? Promise.resolve();
   }
