@@ -349,3 +349,29 @@ test("a take-up whose re-enqueue failed is not counted: the next sweep takes the
     await stack.start("articleStore");
   }
 }, 60_000);
+
+test("an edit whose originality check was lost (the runner away when the gateway asked) is checked once the runner is back, with its brief checks", async () => {
+  const { tenant, api } = await tenantWithApi();
+  const type = marker("edited");
+  await createWorkflow(api, tenant.projectId, type, [{ step_name: "Write", user: "[[sim:words=60]] write {title}" }]);
+  const { external_id: id } = await createArticle(api, articleBody(tenant.projectId, { article_type: type }));
+  const done = await waitForArticle(api, id, (x) => x.status === "completed" && x.ai_detection_score !== null, 30_000);
+  await stack.kill("generationRunner");
+  let edited;
+  try {
+    const res = await api.patch(`/v1/articles/${id}`, { content: "# A new headline\n\nA paragraph written by hand, with nothing generated in it." }, { headers: { "if-match": `"${done.current_version_id}"` } });
+    expect(res.status).toBe(200);
+    edited = res.body.data;
+    // The edit answered; its check could not be asked for.
+    expect(edited.ai_detection_score).toBeNull();
+    expect(edited.originality_checked_at).toBeNull();
+  } finally {
+    await stack.start("generationRunner");
+  }
+  const checked = await waitForArticle(api, id, (x) => x.ai_detection_score !== null, 30_000);
+  expect(checked.current_version_id).toBe(edited.current_version_id);
+  expect(checked.status).toBe("completed");
+  expect(typeof checked.originality_checked_at).toBe("string");
+  expect((await api.get(`/v1/articles/${id}/versions/2`)).body.data.ai_detection_score).toBe(checked.ai_detection_score);
+  expect(checked.quality.checks.find((c: { name: string }) => c.name === "length")).toMatchObject({ status: "failed", value: checked.actual_word_count });
+}, 90_000);

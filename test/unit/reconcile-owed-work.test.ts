@@ -63,8 +63,12 @@ describe("owed work", () => {
     expect(owedJob(article({ ...done, webhookUrl: null }))).toBeUndefined();
   });
 
-  test("published and failed articles are owed nothing", () => {
-    expect(owedJob(article({ status: "published", originalityChecked: true, currentVersionId: 7 }))).toBeUndefined();
+  test("a published article whose current version (an edit) is unchecked is owed its check, and nothing more", () => {
+    expect(owedJob(article({ status: "published", currentVersionId: 8, webhookUrl: "https://example.com/hook" }))).toEqual({ queue: "generation", finishedIsLost: false });
+  });
+
+  test("checked published articles and failed articles are owed nothing", () => {
+    expect(owedJob(article({ status: "published", originalityChecked: true, currentVersionId: 7, webhookUrl: "https://example.com/hook" }))).toBeUndefined();
     expect(owedJob(article({ status: "failed" }))).toBeUndefined();
   });
 });

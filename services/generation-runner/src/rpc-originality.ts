@@ -7,12 +7,8 @@ import type { Client, ServiceImpl } from "@connectrpc/connect";
 import type { OriginalityCheckService } from "../../../proto/gen/articles/generation_runner/v1/originality_pb.ts";
 import type { Article, ArticleLifecycleService } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import type { ArticleVersionService } from "../../../proto/gen/articles/article_store/v1/versions_pb.ts";
-import { bodyOf } from "../../kit/src/article-envelope.ts";
 import type { OriginalityDetector } from "./domain/originality.ts";
-import { qualityOf } from "./domain/quality-report.ts";
-
-// An image's markdown: placed after the text was written, never part of what is scored.
-const IMAGE = /!\[[^\]]*\]\([^)]*\)/g;
+import { checkVersionOriginality } from "./domain/version-originality.ts";
 
 export interface OriginalityCheckDeps {
   detector: OriginalityDetector;
@@ -21,14 +17,13 @@ export interface OriginalityCheckDeps {
   readArticle(externalId: string): Promise<Article | undefined>;
 }
 
-export const originalityCheckHandlers = ({ detector, versions, lifecycle, readArticle }: OriginalityCheckDeps): ServiceImpl<typeof OriginalityCheckService> => ({
+export const originalityCheckHandlers = (deps: OriginalityCheckDeps): ServiceImpl<typeof OriginalityCheckService> => ({
   async checkVersion(req) {
-    const [{ version }, article] = await Promise.all([versions.getVersion({ externalId: req.externalId, number: req.number }), readArticle(req.externalId)]);
-    const content = version!.content ?? "";
-    const score = await detector.score(bodyOf(content).replace(IMAGE, " "));
-    const text = { content, words: version!.wordCount, sources: version!.sources, removed: version!.citationsRemoved };
-    const quality = article?.settings ? qualityOf(article, article.settings, text, version!.description ?? null) : undefined;
-    await lifecycle.recordOriginality({ externalId: req.externalId, versionId: version!.id, aiDetectionScore: score, quality });
-    return { aiDetectionScore: score };
+    const [{ version }, article] = await Promise.all([deps.versions.getVersion({ externalId: req.externalId, number: req.number }), deps.readArticle(req.externalId)]);
+    const v = version!;
+    const text = { content: v.content ?? "", words: v.wordCount, sources: v.sources, removed: v.citationsRemoved };
+    // An edited version is measured against the brief here: its checks are made with its score.
+    const aiDetectionScore = await checkVersionOriginality(deps, req.externalId, article, { id: v.id, text, description: v.description ?? null, hasQuality: false });
+    return { aiDetectionScore };
   },
 });

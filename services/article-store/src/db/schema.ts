@@ -169,11 +169,12 @@ export const articles = articleStoreSchema.table(
 
 /**
  * Articles some background work still owes something: generation under way (or its hand-offs,
- * shown by the originality check still missing), or a completion webhook not yet delivered nor
- * given up. The reconciler's reads repeat this predicate word for word so they use the index.
+ * shown by the originality check still missing), a completion webhook not yet delivered nor
+ * given up, or a published article's current version (an edit) whose check was lost. The
+ * reconciler's reads repeat this predicate word for word so they use the index.
  */
 export function unfinishedWork(t: { status: AnyColumn; originalityCheckedAt: AnyColumn; webhookUrl: AnyColumn; deliveryFailedAt: AnyColumn }) {
-  return sql`(${t.status} in (${sql.raw(RUNNING_STATUSES.map((s) => `'${s}'`).join(", "))}) or (${t.status} = 'completed' and (${t.originalityCheckedAt} is null or (${t.webhookUrl} is not null and ${t.deliveryFailedAt} is null))))`;
+  return sql`(${t.status} in (${sql.raw(RUNNING_STATUSES.map((s) => `'${s}'`).join(", "))}) or (${t.status} = 'completed' and (${t.originalityCheckedAt} is null or (${t.webhookUrl} is not null and ${t.deliveryFailedAt} is null))) or (${t.status} = 'published' and ${t.originalityCheckedAt} is null))`;
 }
 
 /**

@@ -78,8 +78,9 @@ async function appendVersion(tx: Db, article: ArticleRecord, body: VersionBody, 
     currentVersionId: version.id,
     actualWordCount: version.wordCount,
     aiDetectionScore: version.aiDetectionScore,
-    // When the article's last check ran stays as it was until the new version is checked.
-    ...(version.originalityCheckedAt ? { originalityCheckedAt: version.originalityCheckedAt } : {}),
+    // When the current version's check ran (spec 2.2): none yet for an edit until it is checked,
+    // which also puts the article in the reconciler's walk should the check be lost.
+    originalityCheckedAt: version.originalityCheckedAt,
     sources: version.sources,
     citationsRemoved: version.citationsRemoved,
     quality: version.quality,

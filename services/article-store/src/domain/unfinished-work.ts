@@ -61,7 +61,9 @@ export async function unfinishedArticlesAfter(db: Db, afterId: number, limit: nu
  *   batch is tracked by that same job, parked between polls, and the run's checkpoint keeps the
  *   batch id, so a new job polls the same batch;
  * - completed without its originality check: the run's hand-offs (score, word settlement, webhook)
- *   never finished; a new generation job completes them (finished steps are read back, not rerun);
+ *   never finished, or an edit's check was lost; a new generation job completes them (finished
+ *   steps are read back, not rerun) or checks the current version; published without it: an
+ *   edit's check was lost, and the job checks it;
  * - completed, checked, with a webhook_url, no delivery on record and not given up: its webhook.
  */
 export type OwedJob =
@@ -71,8 +73,9 @@ export type OwedJob =
 export function owedJob(a: UnfinishedArticle): OwedJob | undefined {
   if (!a.stale) return undefined;
   if (isRunningStatus(a.status)) return { queue: "generation", finishedIsLost: true };
-  if (a.status !== "completed") return undefined;
+  if (a.status !== "completed" && a.status !== "published") return undefined;
   if (!a.originalityChecked) return { queue: "generation", finishedIsLost: false };
+  if (a.status === "published") return undefined;
   if (a.webhookUrl && !a.deliveryFailed && !a.deliveryRecorded && a.currentVersionId !== null) return { queue: "webhooks", versionId: a.currentVersionId };
   return undefined;
 }

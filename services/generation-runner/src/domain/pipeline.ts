@@ -33,6 +33,7 @@ import { ProgressReports } from "./progress-reports.ts";
 import type { ModelClients } from "./providers.ts";
 import { citationStyleOf, citedText, humanizeCitationNote, promptWithCitations, sourcesText, writesArticleText } from "./cited-writing.ts";
 import { descriptionOf, outlineOf, requirementsOf, templateValues, type RunContext } from "./step-values.ts";
+import { checkVersionOriginality } from "./version-originality.ts";
 import { bodyOf } from "../../../kit/src/article-envelope.ts";
 import { formatUsd, sumUsd } from "../../../kit/src/rules/usd.ts";
 import { isCancelledArticle } from "../../../kit/src/article-events.ts";
@@ -151,14 +152,15 @@ export async function generateArticle(deps: PipelineDeps, externalId: string, jo
 }
 
 /**
- * A finished article with no run left to finish may still be owed its originality check (one
- * restored, or written before scores went with versions): its current version is checked now, so
- * the reconciler stops taking it up. Otherwise there is nothing to do.
+ * A finished article with no run left to finish may still be owed its originality check (a run
+ * that died after completing, an edit whose check request was lost, one written before scores went
+ * with versions): its current version is checked now, so the reconciler stops taking it up.
+ * Otherwise there is nothing to do.
  */
 async function checkOwedOriginality(deps: PipelineDeps, article: Article): Promise<RunOutcome> {
-  if (article.status === "completed" && !article.originalityCheckedAt && article.currentVersionId !== undefined && article.content !== undefined) {
-    const score = await deps.detector.score(bodyOf(article.content));
-    await deps.lifecycle.recordOriginality({ externalId: article.externalId, versionId: article.currentVersionId, aiDetectionScore: score });
+  if (TERMINAL.has(article.status) && !article.originalityCheckedAt && article.currentVersionId !== undefined && article.content !== undefined) {
+    const text = { content: article.content, words: article.actualWordCount, sources: article.sources, removed: article.citationsRemoved };
+    await checkVersionOriginality(deps, article.externalId, article, { id: article.currentVersionId, text, description: article.description ?? null, hasQuality: article.quality !== undefined });
     deps.logger.info("owed originality check made", { externalId: article.externalId, versionId: Number(article.currentVersionId) });
   }
   return "skipped";
