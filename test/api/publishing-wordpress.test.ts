@@ -287,7 +287,7 @@ describe("publishing an article", () => {
       await eventually(async () => killed !== undefined, (started) => started, 30_000, "the dispatcher killed as WordPress created the post");
       await killed;
       await stack.start("webhookDispatcher");
-      // BullMQ hands the dead worker's job out again once its lock lapses (30 s).
+      // BullMQ hands the dead worker's job out again once its lock lapses (DISPATCHER_LOCK_MS, 5 s in the test stack).
       const published = await waitForArticle(api, done.id, publicationIs("published", proxiedId), 90_000);
       const posts = await postsOf(done.external_id);
       expect(posts).toHaveLength(1);

@@ -32,6 +32,8 @@ export const TEST_STACK_ENV: Record<string, string> = {
   PROVIDER_RETRY_DELAY_MS: "50",
   PROVIDER_BREAKER_COOLDOWN_MS: "500",
   RUNNER_LOCK_MS: "5000",
+  // A dead dispatcher's deliveries and publications go out again after 5 s rather than 30.
+  DISPATCHER_LOCK_MS: "5000",
   // The reconciler sweeps every second and takes up an article unchanged for 3 s with no live job.
   RECONCILE_INTERVAL_MS: "1000",
   RECONCILE_STALE_AFTER_MS: "3000",

@@ -9,7 +9,7 @@ import { ArticleLifecycleService, ArticleStoreService } from "../../../proto/gen
 import { QuotaService } from "../../../proto/gen/articles/accounts_billing/v1/quota_pb.ts";
 import { WorkflowSnapshotService } from "../../../proto/gen/articles/workflow_catalog/v1/snapshots_pb.ts";
 import { serviceClient } from "../../kit/src/clients.ts";
-import { openQueue, publishingJobId, QUEUES, type GenerationJob, type PublishingJob, type WebhookJob } from "../../kit/src/queues.ts";
+import { jobLocks, openQueue, publishingJobId, QUEUES, type GenerationJob, type PublishingJob, type WebhookJob } from "../../kit/src/queues.ts";
 import { connectRedis, isCluster, queuePrefix } from "../../kit/src/redis.ts";
 import type { ServiceContext } from "../../kit/src/service-process.ts";
 import type { RunnerConfig } from "./config.ts";
@@ -291,8 +291,7 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
     connection: workerConnection,
     prefix,
     concurrency: runner.concurrency,
-    lockDuration: runner.lockDurationMs,
-    stalledInterval: Math.max(1000, Math.floor(runner.lockDurationMs / 2)),
+    ...jobLocks(runner.lockDurationMs),
     maxStalledCount: MAX_STALLS,
   });
   worker.on("error", (error) => {

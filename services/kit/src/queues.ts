@@ -115,3 +115,10 @@ const QUEUE_EVENTS_KEPT = 1_000;
 export function openQueue<T>(name: QueueName, connection: ConnectionOptions, redisPrefix: string): Queue<T> {
   return new Queue<T>(QUEUES[name].name, { connection, prefix: queuePrefix(redisPrefix, isCluster(connection)), defaultJobOptions: QUEUES[name].defaults, streams: { events: { maxLen: QUEUE_EVENTS_KEPT } } });
 }
+
+/**
+ * A worker's job locks: a job stays its worker's for `lockDurationMs` without a renewal (BullMQ
+ * renews it at half of that while the job runs), and stalled jobs (their worker died) are looked
+ * for as often, so a dead worker's jobs go out again within about one and a half lock durations.
+ */
+export const jobLocks = (lockDurationMs: number) => ({ lockDuration: lockDurationMs, stalledInterval: Math.max(1000, Math.floor(lockDurationMs / 2)) });

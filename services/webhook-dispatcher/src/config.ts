@@ -25,6 +25,11 @@ export interface DispatcherSettings {
   publishBackoffMs: number[];
   /** PUBLISH_CONCURRENCY: publications one process runs at once (each uploads images and a post). */
   publishConcurrency: number;
+  /**
+   * DISPATCHER_LOCK_MS: how long a job a dispatcher took stays its own without a renewal (renewed
+   * at half of it while the job runs); a dispatcher that died has its jobs handed out again after it.
+   */
+  lockDurationMs: number;
 }
 
 export const DELIVERY_TIMEOUT_MS = 30_000;
@@ -61,6 +66,7 @@ export function loadDispatcherSettings(env: Env): DispatcherSettings {
     publishAttempts: envInt(env, "PUBLISH_ATTEMPTS", 6, { min: 1, max: 25 }),
     publishBackoffMs,
     publishConcurrency: envInt(env, "PUBLISH_CONCURRENCY", 20, { min: 1, max: 200 }),
+    lockDurationMs: envInt(env, "DISPATCHER_LOCK_MS", 30_000, { min: 5_000, max: 600_000 }),
   };
 }
 

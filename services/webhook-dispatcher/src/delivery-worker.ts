@@ -4,7 +4,7 @@
 // set for the scheduled wait, and BullMQ's count of activations numbers the attempts.
 import { withRequestId } from "../../kit/src/request-context.ts";
 import { DelayedError, UnrecoverableError, Worker, type Job } from "bullmq";
-import { openQueue, QUEUES, type WebhookJob } from "../../kit/src/queues.ts";
+import { jobLocks, openQueue, QUEUES, type WebhookJob } from "../../kit/src/queues.ts";
 import { countWorkerJobs, watchQueueDepth, webhookAttempts } from "../../kit/src/metrics.ts";
 import { inJobSpan } from "../../kit/src/tracing.ts";
 import { connectRedis, isCluster, queuePrefix } from "../../kit/src/redis.ts";
@@ -26,6 +26,8 @@ export interface DeliveryWorkerOptions {
   redisUrl: string;
   redisPrefix: string;
   concurrency: number;
+  /** DISPATCHER_LOCK_MS (see jobLocks). */
+  lockDurationMs: number;
   logger: Logger;
 }
 
@@ -91,6 +93,7 @@ export function startDeliveryWorker(opts: DeliveryWorkerOptions): () => Promise<
     connection,
     prefix: queuePrefix(opts.redisPrefix, isCluster(connection)),
     concurrency: opts.concurrency,
+    ...jobLocks(opts.lockDurationMs),
   });
   worker.on("error", (error) => logger.error("webhook worker error", { error }));
   countWorkerJobs(worker);

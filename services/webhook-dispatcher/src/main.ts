@@ -96,6 +96,7 @@ await runService({
       redisUrl: config.redisUrl,
       redisPrefix: config.redisPrefix,
       concurrency: settings.publishConcurrency,
+      lockDurationMs: settings.lockDurationMs,
       logger,
     });
     const stopDeliveries = startDeliveryWorker({
@@ -115,6 +116,7 @@ await runService({
       redisUrl: config.redisUrl,
       redisPrefix: config.redisPrefix,
       concurrency: settings.concurrency,
+      lockDurationMs: settings.lockDurationMs,
       logger,
     });
     return async () => {

@@ -6,7 +6,7 @@
 import { UnrecoverableError, Worker, type Job } from "bullmq";
 import type { Logger } from "../../kit/src/logger.ts";
 import { countWorkerJobs, watchQueueDepth } from "../../kit/src/metrics.ts";
-import { openQueue, QUEUES, type PublishingJob } from "../../kit/src/queues.ts";
+import { jobLocks, openQueue, QUEUES, type PublishingJob } from "../../kit/src/queues.ts";
 import { connectRedis, isCluster, queuePrefix, redisKey, type RedisConnection } from "../../kit/src/redis.ts";
 import { withRequestId } from "../../kit/src/request-context.ts";
 import { inJobSpan } from "../../kit/src/tracing.ts";
@@ -23,6 +23,8 @@ export interface PublishingWorkerOptions {
   redisUrl: string;
   redisPrefix: string;
   concurrency: number;
+  /** DISPATCHER_LOCK_MS (see jobLocks). */
+  lockDurationMs: number;
   logger: Logger;
 }
 
@@ -95,6 +97,7 @@ export function startPublishingWorker(opts: PublishingWorkerOptions): () => Prom
     connection,
     prefix: queuePrefix(opts.redisPrefix, isCluster(connection)),
     concurrency: opts.concurrency,
+    ...jobLocks(opts.lockDurationMs),
   });
   worker.on("error", (error) => logger.error("publishing worker error", { error }));
   countWorkerJobs(worker);
