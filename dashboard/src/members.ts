@@ -15,6 +15,8 @@ interface Member {
 }
 
 type Project = { id: number; name: string };
+
+const NO_PROJECT = "A member reaches at least one project: give them access to one, or remove them.";
 type ProjectAccess = "role" | "view" | "none";
 
 /** A member's access to one project: what the role grants, view only, or none. */
@@ -37,8 +39,10 @@ function projectAccess(projects: Project[], whose: string, member?: Member) {
     );
     return { project: p, select };
   });
+  /** Undefined when every project is set to no access, which a membership cannot say (no list reaches all). */
   const read = () => {
     const reached = selects.filter((s) => s.select.value !== "none");
+    if (selects.length && !reached.length) return undefined;
     return {
       // Every project reached: no limit (projects made later are reached too).
       project_ids: reached.length === selects.length ? [] : reached.map((s) => s.project.id),
@@ -73,7 +77,9 @@ export async function membersPage(): Promise<void> {
         h("button", {
           type: "button", class: "secondary", "aria-label": `Save role of ${m.user.email}`,
           onclick: async () => {
-            const answer = await api("PATCH", `/members/${m.user.id}`, { role: role.value, ...access.read() });
+            const chosen = access.read();
+            if (!chosen) return say(NO_PROJECT);
+            const answer = await api("PATCH", `/members/${m.user.id}`, { role: role.value, ...chosen });
             say(answer.status === 200 ? `Role and access of ${m.user.email} saved.` : errorsOf(answer.body));
           },
         }, "Save"),
@@ -96,7 +102,9 @@ export async function membersPage(): Promise<void> {
   const result = h("div", { id: "invite-result" });
   const invite = form(
     async () => {
-      const answer = await api("POST", "/members", { email: email.value, name: name.value, role: role.value, ...access.read() });
+      const chosen = access.read();
+      if (!chosen) return NO_PROJECT;
+      const answer = await api("POST", "/members", { email: email.value, name: name.value, role: role.value, ...chosen });
       if (answer.status !== 201) return errorsOf(answer.body);
       const link = answer.body.data.sign_in_link as string | null;
       await membersPage();
