@@ -1,8 +1,9 @@
-// accounts-billing's mail settings (services/kit/src/config.ts loadMailSettings): off without
+// accounts-billing's mail settings (services/accounts-billing/src/mail-settings.ts): off without
 // SMTP_URL, MAIL_FROM required with it, links to PUBLIC_BASE_URL; and what a mail says
 // (domain/mail-messages.ts): plain text, the link on its own line, names on one line.
 import { describe, expect, test } from "bun:test";
-import { ConfigError, loadMailSettings } from "../../services/kit/src/config.ts";
+import { ConfigError } from "../../services/kit/src/config.ts";
+import { loadMailSettings } from "../../services/accounts-billing/src/mail-settings.ts";
 import { composeMail } from "../../services/accounts-billing/src/domain/mail-messages.ts";
 
 describe("mail settings", () => {

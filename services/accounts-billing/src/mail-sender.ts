@@ -9,7 +9,7 @@ import { eq } from "drizzle-orm";
 import type { Db } from "./db/client.ts";
 import { accounts, users } from "./db/schema.ts";
 import type { Logger } from "../../kit/src/logger.ts";
-import type { MailSettings } from "../../kit/src/config.ts";
+import type { MailSettings } from "./mail-settings.ts";
 import { passwordLinkAddress } from "../../kit/src/dashboard-links.ts";
 import { createPasswordLink, LINK_LIFETIME_MS, RESET_LINK_LIFETIME_MS } from "./domain/sessions.ts";
 import { nextDue, recordFailure, recordSent, takeDueMail, type OutboxRow } from "./domain/mail-outbox.ts";

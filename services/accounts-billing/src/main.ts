@@ -7,7 +7,8 @@ import { selfServiceRoutes } from "./self-service-rpc.ts";
 import { accountsBillingAccess } from "./access.ts";
 import { startChangeFolding } from "../../kit/src/change-folding.ts";
 import { foldWordUsageChanges, WORD_USAGE_FOLD_BATCH } from "./domain/word-quota.ts";
-import { failOnConfigError, loadMailSettings, loadTenantCapDefaults } from "../../kit/src/config.ts";
+import { failOnConfigError, loadTenantCapDefaults } from "../../kit/src/config.ts";
+import { loadMailSettings } from "./mail-settings.ts";
 import { startMailSender, type MailSender } from "./mail-sender.ts";
 
 const capDefaults = failOnConfigError(() => loadTenantCapDefaults());
