@@ -12,11 +12,14 @@ import type { Logger } from "../../kit/src/logger.ts";
 import type { MailSettings } from "./mail-settings.ts";
 import { passwordLinkAddress } from "../../kit/src/dashboard-links.ts";
 import { createPasswordLink, LINK_LIFETIME_MS, RESET_LINK_LIFETIME_MS } from "./domain/sessions.ts";
-import { nextDue, recordFailure, recordSent, takeDueMail, type OutboxRow } from "./domain/mail-outbox.ts";
+import { nextDue, pruneMail, recordFailure, recordSent, takeDueMail, type OutboxRow } from "./domain/mail-outbox.ts";
+import { mailSends } from "../../kit/src/metrics.ts";
 import { composeMail } from "./domain/mail-messages.ts";
 
 /** The longest wait between two looks at the outbox. */
 const IDLE_LOOK_MS = 5_000;
+/** How often sent and given-up mail older than the outbox keeps it is deleted. */
+const PRUNE_EVERY_MS = 3600_000;
 const BATCH = 20;
 
 export interface MailSender {
@@ -66,9 +69,11 @@ export function startMailSender(db: Db, settings: MailSettings, logger: Logger):
           try {
             await sendOne(db, transport, settings, row);
             await recordSent(db, row.id);
+            mailSends.inc({ kind: row.kind, outcome: "sent" });
             logger.info("mail sent", { mail_id: row.id, kind: row.kind, user_id: row.userId, attempt: row.attempts });
           } catch (error) {
             const outcome = await recordFailure(db, row, (error as Error).message, settings);
+            mailSends.inc({ kind: row.kind, outcome: outcome === "retry" ? "retry" : "given_up" });
             logger.warn(outcome === "retry" ? "mail not sent, will try again" : "mail not sent, no attempts left", { mail_id: row.id, kind: row.kind, user_id: row.userId, attempt: row.attempts, reason: (error as Error).message });
           }
         }),
@@ -76,10 +81,15 @@ export function startMailSender(db: Db, settings: MailSettings, logger: Logger):
     }
   };
 
+  let prunedAt = 0;
   const loop = (async () => {
     while (!stopped) {
       try {
         await pass();
+        if (Date.now() - prunedAt > PRUNE_EVERY_MS) {
+          prunedAt = Date.now();
+          await pruneMail(db);
+        }
         const due = await nextDue(db);
         const wait = due ? Math.max(20, Math.min(IDLE_LOOK_MS, due.getTime() - Date.now())) : IDLE_LOOK_MS;
         if (!stopped) await sleep(wait);

@@ -4,7 +4,7 @@
 // mid-send leaves it to be taken again, and two senders never take the same row at once. A mail
 // can so go twice (sent, then the sender dies before recording it), never zero times while
 // attempts remain.
-import { and, asc, eq, isNull, lte, min, sql } from "drizzle-orm";
+import { and, asc, eq, isNull, lt, lte, min, or, sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { mailOutbox } from "../db/schema.ts";
 
@@ -60,4 +60,14 @@ export async function recordFailure(db: Db, row: OutboxRow, reason: string, sett
 export async function nextDue(db: Db): Promise<Date | null> {
   const [row] = await db.select({ at: min(mailOutbox.nextAttemptAt) }).from(mailOutbox).where(pending);
   return row?.at ?? null;
+}
+
+/** The outbox keeps sent and given-up mail this long (for the operator to look into a complaint). */
+export const OUTBOX_KEPT_MS = 30 * 86400_000;
+
+/** Deletes sent and given-up mail older than OUTBOX_KEPT_MS; how many rows went. */
+export async function pruneMail(db: Db, now = new Date()): Promise<number> {
+  const before = new Date(now.getTime() - OUTBOX_KEPT_MS);
+  const gone = await db.delete(mailOutbox).where(or(lt(mailOutbox.sentAt, before), lt(mailOutbox.failedAt, before))).returning({ id: mailOutbox.id });
+  return gone.length;
 }
