@@ -103,6 +103,8 @@ test("forgot password is counted per address: past the limit it answers 429 with
   // A request from another site is refused before anything is counted or sent.
   expect((await client.post("/forgot-password", { email: tenant.email }, { origin: "https://elsewhere.example" })).status).toBe(403);
   expect((await client.post("/forgot-password", {})).status).toBe(422);
+  // A NUL byte is refused as a bad field, never reaching the database.
+  expect((await new DashboardClient(stack.baseUrl).post("/forgot-password", { email: "nul\u0000@example.com" })).status).toBe(422);
 });
 
 test("a disabled user is mailed no link", async () => {
