@@ -1,6 +1,7 @@
 // Mail from the dashboard, through a real SMTP server (npm's smtp-server, test/harness/mailbox.ts)
 // that the shared stack sends to: an invitation is mailed with a link of its own that sets the
-// password (and ends the inviter's copy); a mail the server refuses goes again; "forgot password"
+// password (and ends the inviter's copy); a mail the server refuses goes again, unless the
+// invitee set a password meanwhile; "forgot password"
 // answers the same for any address, mails a known one a link that works once and ends the user's
 // other sessions, and is rate-limited; self-serve sign-up is 404 without SIGNUP_PLAN and, on a
 // gateway that names a plan, makes a user and an account on it, verified by the mailed link.
@@ -11,6 +12,8 @@ import { createTenant, operatorClient, type Tenant } from "../harness/tenants.ts
 import { DashboardClient, linkTokenFor } from "../harness/dashboard.ts";
 import { linkTokenIn, type Mailbox } from "../harness/mailbox.ts";
 import { startOwnGateway, type OwnGateway } from "../harness/own-gateway.ts";
+import { eventually } from "../harness/eventually.ts";
+import postgres from "postgres";
 
 let stack: TestStack;
 let mailbox: Mailbox;
@@ -58,6 +61,29 @@ test("a mail the SMTP server refuses for a while goes again after the backoff", 
   const mail = await mailbox.waitFor(email);
   expect(linkTokenIn(mail)).toMatch(/^[A-Za-z0-9_-]{40,}$/);
   expect(mailbox.to(email)).toHaveLength(1);
+});
+
+test("an invitation mail not sent before the invitee set a password through the inviter's copy is not sent at all", async () => {
+  const email = address("quick");
+  mailbox.refuse(email, 1000);
+  const invited = await owner.post("/members", { email, role: "viewer" });
+  expect(invited.status).toBe(201);
+  await eventually(async () => mailbox.refused.get(email) ?? 0, (n) => n >= 1, 10_000, "a first refused attempt");
+  const shown = /#\/set-password\/(.+)$/.exec(invited.body.data.sign_in_link)![1]!;
+  expect((await new DashboardClient(stack.baseUrl).setPassword(shown, PASSWORD)).status).toBe(200);
+  const sql = postgres(stack.databaseUrl, { max: 1, onnotice: () => {} });
+  try {
+    const [row] = await eventually(
+      () => sql`select o.failed_at, o.last_error from accounts_billing.mail_outbox o join accounts_billing.users u on u.id = o.user_id where u.email = ${email}`,
+      (rows) => rows[0]?.failed_at != null,
+      10_000,
+      "the invitation given up as not needed",
+    );
+    expect(row!.last_error).toBe("not needed: the user set a password meanwhile");
+  } finally {
+    await sql.end();
+  }
+  expect(mailbox.to(email)).toEqual([]);
 });
 
 test("forgot password: the same answer for any address; the mailed link works once and ends the user's other sessions", async () => {

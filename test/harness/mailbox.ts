@@ -52,10 +52,17 @@ export class Mailbox {
     this.refusals.set(address.toLowerCase(), times);
   }
 
+  /** Messages refused so far, by address. */
+  readonly refused = new Map<string, number>();
+
   /** Takes one refusal of the address, if any is left. */
   refusing(address: string): boolean {
-    const left = this.refusals.get(address.toLowerCase()) ?? 0;
-    if (left > 0) this.refusals.set(address.toLowerCase(), left - 1);
+    const key = address.toLowerCase();
+    const left = this.refusals.get(key) ?? 0;
+    if (left > 0) {
+      this.refusals.set(key, left - 1);
+      this.refused.set(key, (this.refused.get(key) ?? 0) + 1);
+    }
     return left > 0;
   }
 

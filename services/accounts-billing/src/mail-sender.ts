@@ -12,7 +12,7 @@ import type { Logger } from "../../kit/src/logger.ts";
 import type { MailSettings } from "./mail-settings.ts";
 import { passwordLinkAddress } from "../../kit/src/dashboard-links.ts";
 import { createPasswordLink, LINK_LIFETIME_MS, RESET_LINK_LIFETIME_MS } from "./domain/sessions.ts";
-import { nextDue, pruneMail, recordFailure, recordSent, takeDueMail, type OutboxRow } from "./domain/mail-outbox.ts";
+import { nextDue, pruneMail, recordFailure, recordNotNeeded, recordSent, takeDueMail, type OutboxRow } from "./domain/mail-outbox.ts";
 import { mailSends } from "../../kit/src/metrics.ts";
 import { composeMail } from "./domain/mail-messages.ts";
 
@@ -30,9 +30,23 @@ export interface MailSender {
 
 const nameOf = async (db: Db, userId: number | null) => (userId === null ? undefined : (await db.select({ name: users.name }).from(users).where(eq(users.id, userId)))[0]?.name);
 
-async function sendOne(db: Db, transport: Transporter, settings: MailSettings, row: OutboxRow): Promise<void> {
+/**
+ * Why the mail need not go any more, if so: a disabled user is mailed no link, and an invitation
+ * or sign-up whose user set a password meanwhile (through the inviter's copy of the link, say)
+ * would only hand out a second way to set it.
+ */
+function notNeeded(kind: OutboxRow["kind"], user: typeof users.$inferSelect): string | undefined {
+  if (user.disabledAt) return "the user is disabled";
+  if (kind !== "password_reset" && user.passwordHash) return "the user set a password meanwhile";
+  return undefined;
+}
+
+/** Sends the row's mail; the reason when it is no longer needed (nothing is sent then). */
+async function sendOne(db: Db, transport: Transporter, settings: MailSettings, row: OutboxRow): Promise<string | undefined> {
   const [user] = await db.select().from(users).where(eq(users.id, row.userId));
   if (!user) throw new Error("the user is gone");
+  const skip = notNeeded(row.kind, user);
+  if (skip) return skip;
   const accountName = row.accountId === null ? undefined : (await db.select({ name: accounts.name }).from(accounts).where(eq(accounts.id, row.accountId)))[0]?.name;
   const link = await createPasswordLink(db, user.id, new Date(), row.kind === "password_reset" ? RESET_LINK_LIFETIME_MS : LINK_LIFETIME_MS);
   const { subject, text } = composeMail({
@@ -44,6 +58,7 @@ async function sendOne(db: Db, transport: Transporter, settings: MailSettings, r
     expiresAt: link.expiresAt,
   });
   await transport.sendMail({ from: settings.from, to: user.email, subject, text });
+  return undefined;
 }
 
 export function startMailSender(db: Db, settings: MailSettings, logger: Logger): MailSender {
@@ -67,7 +82,13 @@ export function startMailSender(db: Db, settings: MailSettings, logger: Logger):
       await Promise.all(
         rows.map(async (row) => {
           try {
-            await sendOne(db, transport, settings, row);
+            const skipped = await sendOne(db, transport, settings, row);
+            if (skipped) {
+              await recordNotNeeded(db, row.id, skipped);
+              mailSends.inc({ kind: row.kind, outcome: "not_needed" });
+              logger.info("mail not needed", { mail_id: row.id, kind: row.kind, user_id: row.userId, reason: skipped });
+              return;
+            }
             await recordSent(db, row.id);
             mailSends.inc({ kind: row.kind, outcome: "sent" });
             logger.info("mail sent", { mail_id: row.id, kind: row.kind, user_id: row.userId, attempt: row.attempts });

@@ -162,7 +162,7 @@ export const mailOutbox = accountsBilling.table(
     /** When the next attempt is due; while one is under way, when it is taken as lost. */
     nextAttemptAt: timestamp("next_attempt_at", { withTimezone: true }).notNull().defaultNow(),
     sentAt: timestamp("sent_at", { withTimezone: true }),
-    /** Set when the last attempt failed and no more are made. */
+    /** Set when no more attempts are made: they are spent, or the mail is no longer needed (last_error says which). */
     failedAt: timestamp("failed_at", { withTimezone: true }),
     /** The last failure's reason (the SMTP server's answer), for the operator. */
     lastError: text("last_error"),

@@ -44,6 +44,11 @@ export async function recordSent(db: Db, id: number): Promise<void> {
   await db.update(mailOutbox).set({ sentAt: new Date(), lastError: null }).where(eq(mailOutbox.id, id));
 }
 
+/** A mail no longer worth sending (its user set a password meanwhile, or was disabled): none is sent. */
+export async function recordNotNeeded(db: Db, id: number, reason: string): Promise<void> {
+  await db.update(mailOutbox).set({ failedAt: new Date(), lastError: `not needed: ${reason}` }).where(eq(mailOutbox.id, id));
+}
+
 /** A failed attempt: the next is due after the backoff, or none is made once `attempts` are spent. */
 export async function recordFailure(db: Db, row: OutboxRow, reason: string, settings: { attempts: number; backoffMs: number[] }): Promise<"retry" | "given up"> {
   const lastError = reason.slice(0, 500);
