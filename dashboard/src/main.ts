@@ -8,7 +8,7 @@ import { articlePage, articlesPage, closeStream } from "./articles.ts";
 import { keysPage } from "./keys.ts";
 import { membersPage } from "./members.ts";
 import { manages, state, type SessionState } from "./session.ts";
-import { setPasswordPage, signInPage } from "./sign-in.ts";
+import { forgotPasswordPage, setPasswordPage, signInPage, signUpPage } from "./sign-in.ts";
 import { usagePage } from "./usage.ts";
 import { destinationsPage, workflowsPage } from "./workflows.ts";
 
@@ -85,6 +85,8 @@ async function renderNow(): Promise<void> {
   const path = route();
   renderHeader();
   if (path === "set-password" && linkToken) return setPasswordPage(linkToken, afterSignIn);
+  if (!state.session && path === "forgot-password") return forgotPasswordPage();
+  if (!state.session && path === "sign-up") return signUpPage();
   if (!state.session) return signInPage(afterSignIn);
   closeStream();
   const page = PAGES.find((p) => p.path === path) ?? PAGES[0]!;

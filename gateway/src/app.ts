@@ -32,7 +32,8 @@ import { UsageOperations } from "./usage/usage-operations.ts";
 import { usageRoutes } from "./routes/usage.ts";
 import { dashboardApi } from "./dashboard/dashboard-api.ts";
 import { dashboardPages } from "./dashboard/dashboard-pages.ts";
-import { SignInLimits } from "./dashboard/sign-in-limits.ts";
+import { PASSWORD_RESET_REQUESTS, SIGN_UP_REQUESTS, SignInLimits } from "./dashboard/sign-in-limits.ts";
+import { envOptional } from "../../services/kit/src/config.ts";
 import { sessionMount } from "./dashboard/dashboard-session.ts";
 // ---- end usage and the dashboard ----
 import type { Logger } from "../../services/kit/src/logger.ts";
@@ -138,7 +139,18 @@ export function buildApp(deps: GatewayDeps, core: GatewayCore = gatewayCore(deps
     // ---- usage and the dashboard: GET /v1/usage, the dashboard's page and its API ----
     .use(usageRoutes(gate, core.usage))
     .use(dashboardPages())
-    .use(dashboardApi({ gate, usage: core.usage, articles: core.articles, signInLimits: new SignInLimits(deps.redis, deps.redisPrefix), publicHttps: strictTransport(process.env) }))
+    .use(
+      dashboardApi({
+        gate,
+        usage: core.usage,
+        articles: core.articles,
+        signInLimits: new SignInLimits(deps.redis, deps.redisPrefix),
+        passwordResetLimits: new SignInLimits(deps.redis, deps.redisPrefix, PASSWORD_RESET_REQUESTS),
+        signUpLimits: new SignInLimits(deps.redis, deps.redisPrefix, SIGN_UP_REQUESTS),
+        signUpPlan: envOptional(process.env, "SIGNUP_PLAN"),
+        publicHttps: strictTransport(process.env),
+      }),
+    )
     // The workflow and publishing routes' own handlers, for a session on the dashboard's API.
     .use(workflowRoutes(gate, core.workflows, sessionMount(gate)))
     .use(publishingRoutes(gate, core.publishing, sessionMount(gate)));

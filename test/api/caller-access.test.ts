@@ -60,7 +60,7 @@ const EXPECTED: Record<string, Record<string, string[]>> = {
     ListHeldReservations: [STORE],
     GetUsageReport: [GATEWAY, OPERATOR],
   },
-  // The dashboard's sign-in and self-service go through the gateway; the operator makes a new user's first link.
+  // The dashboard's sign-in, self-service, "forgot password" and sign-up go through the gateway; the operator makes a new user's first link.
   [SessionService.typeName]: {
     SignIn: [GATEWAY],
     AuthenticateSession: [GATEWAY],
@@ -68,6 +68,8 @@ const EXPECTED: Record<string, Record<string, string[]>> = {
     ChangePassword: [GATEWAY],
     RedeemLink: [GATEWAY],
     CreatePasswordLink: [OPERATOR],
+    RequestPasswordReset: [GATEWAY],
+    SignUp: [GATEWAY],
   },
   [TenantAdminService.typeName]: Object.fromEntries(TenantAdminService.methods.map((m) => [m.name, [GATEWAY]])),
   [OperatorService.typeName]: Object.fromEntries(OperatorService.methods.map((m) => [m.name, [OPERATOR]])),

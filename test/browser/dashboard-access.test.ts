@@ -1,14 +1,17 @@
 // The dashboard in Chromium: the operator's one-time link signs the owner in (no token readable
 // by the page's scripts, nothing from another origin, no script refused by the CSP); a key is
-// created and shown once, works on /user and is refused within a second of its revocation; an
-// invited viewer signs in from their link and is refused an edit; signing out ends the session.
+// created and shown once, works on /user and is refused within a second of its revocation; a
+// member invited with view access to one project signs in from the mailed invitation and is
+// refused an article there (and not in a project they update); "forgot password" mails a link
+// that sets a new password; signing out ends the session.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Browser } from "playwright-core";
 import { useStack, type TestStack } from "../harness/stack.ts";
-import { createTenant, type Tenant } from "../harness/tenants.ts";
+import { createProject, createTenant, type Tenant } from "../harness/tenants.ts";
 import { call } from "../harness/http.ts";
 import { withinPromise } from "../harness/waits.ts";
 import { linkAddress, linkTokenFor } from "../harness/dashboard.ts";
+import { linkTokenIn } from "../harness/mailbox.ts";
 import { launchBrowser, openTab, setPasswordFrom, step, TEST_PASSWORD, type DashboardTab } from "./browser-kit.ts";
 
 const PASSWORD = TEST_PASSWORD;
@@ -73,31 +76,65 @@ test("a key is shown once, works on /user, and is refused within a second of its
   });
 }, 60_000);
 
-test("an invited viewer signs in from their link and is refused an edit", async () => {
+test("a member invited with view access to one project signs in from the mailed link and is refused an article there", async () => {
+  const other = await createProject(stack, tenant.accountId, "Open project");
+  const email = `view-one-${Date.now()}@example.com`;
   const { page } = owner;
-  const email = `viewer-${Date.now()}@example.com`;
-  const link = await step(page, "invite", async () => {
+  await step(page, "invite", async () => {
     await page.getByRole("link", { name: "Members" }).click();
     await page.getByRole("heading", { name: "Members", level: 1 }).waitFor();
-    await page.getByLabel("Email").fill(email);
-    await page.getByLabel(/^Role \(viewer/).selectOption("viewer");
+    await page.getByLabel("Email", { exact: true }).fill(email);
+    await page.getByLabel(/^Role \(viewer/).selectOption("editor");
+    await page.getByLabel("Access of the invitee to Test project").selectOption("view");
     await page.getByRole("button", { name: "Invite" }).click();
-    return (await page.getByTestId("invite-link").textContent())!;
+    // The link is shown to the inviter, and the invitee is mailed one of their own.
+    await page.getByTestId("invite-link").waitFor();
+    await page.getByText("An invitation with a link of its own is mailed to them too").waitFor();
+    expect(await page.getByLabel(`Access of ${email} to Test project`).inputValue()).toBe("view");
   });
-  const viewer = await openTab(browser, stack.baseUrl);
-  await step(viewer.page, "viewer", async () => {
-    await setPasswordFrom(viewer, link);
-    await viewer.page.getByLabel("Title").fill("A viewer's attempt");
-    await viewer.page.getByRole("button", { name: "Create article" }).click();
-    await viewer.page.getByRole("alert").filter({ hasText: "This action is unauthorized." }).waitFor();
+  const mail = await stack.mailbox!.waitFor(email);
+  const member = await openTab(browser, stack.baseUrl);
+  await step(member.page, "view-only-member", async () => {
+    await setPasswordFrom(member, linkAddress(stack, linkTokenIn(mail)));
+    await member.page.getByLabel("Title").fill("A view-only attempt");
+    await member.page.locator('select[name="project"]').selectOption(String(tenant.projectId));
+    await member.page.getByRole("button", { name: "Create article" }).click();
+    await member.page.getByRole("alert").filter({ hasText: "This action is unauthorized." }).waitFor();
     // Members are not theirs to see.
-    expect(await viewer.page.getByRole("link", { name: "Members" }).count()).toBe(0);
+    expect(await member.page.getByRole("link", { name: "Members" }).count()).toBe(0);
+    // The project they update takes the same article.
+    await member.page.locator('select[name="project"]').selectOption(String(other));
+    await member.page.getByRole("button", { name: "Create article" }).click();
+    await member.page.waitForURL(/#\/articles\/\d+/);
   });
-  await viewer.context.close();
+  expect(member.pageErrors).toEqual([]);
+  await member.context.close();
   await step(page, "members-listed", async () => {
     await page.reload();
     await page.getByRole("cell", { name: email, exact: true }).waitFor();
   });
+}, 60_000);
+
+test("forgot password: the sign-in page's form mails a link, and its page sets a new password and signs in", async () => {
+  const t = await createTenant(stack);
+  const tab = await openTab(browser, stack.baseUrl);
+  const { page } = tab;
+  await step(page, "forgot-password", async () => {
+    await page.goto(`${stack.baseUrl}/dashboard/`);
+    await page.getByRole("link", { name: "Forgot your password?" }).click();
+    await page.getByRole("heading", { name: "Forgot your password?", level: 1 }).waitFor();
+    await page.getByLabel("Email").fill(t.email);
+    await page.getByRole("button", { name: "Mail me a link" }).click();
+    await page.getByRole("heading", { name: "Check your mail", level: 1 }).waitFor();
+  });
+  const mail = await stack.mailbox!.waitFor(t.email);
+  await step(page, "reset-link", async () => {
+    await setPasswordFrom(tab, linkAddress(stack, linkTokenIn(mail)));
+    await page.getByText(t.email).first().waitFor();
+  });
+  expect(tab.elsewhere).toEqual([]);
+  expect(tab.pageErrors).toEqual([]);
+  await tab.context.close();
 }, 60_000);
 
 test("signing out ends the session", async () => {

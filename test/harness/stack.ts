@@ -7,11 +7,17 @@ import { fileURLToPath } from "node:url";
 import postgres from "postgres";
 import IORedis from "ioredis";
 import { startStack, type Stack } from "../../deploy/local/stack.ts";
+import { startMailbox, type Mailbox } from "./mailbox.ts";
 
 export interface TestStack extends Stack {
   databaseUrl: string;
   redisPrefix: string;
+  /** The SMTP server the stack mails through (SMTP_URL), when it has one. */
+  mailbox?: Mailbox;
 }
+
+/** A stack's mail settings for a mailbox: what accounts-billing sends through. */
+export const mailEnv = (mailbox: Mailbox): Record<string, string> => ({ SMTP_URL: mailbox.url, MAIL_FROM: "Article service <no-reply@example.test>", MAIL_BACKOFF_MS: "200,400" });
 
 const ADMIN_DATABASE_URL = process.env.TEST_DATABASE_ADMIN_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -56,6 +62,8 @@ async function bootStack(): Promise<TestStack> {
   const databaseUrl = admin.toString();
   const redisPrefix = `test-${id}`;
   let stack: Stack;
+  // The shared stack mails through a real SMTP server of its own, on a free port.
+  const mailbox = await startMailbox();
   try {
     const logs = process.env.STACK_LOGS ? undefined : TEST_LOG_DIR;
     if (logs) rmSync(logs, { recursive: true, force: true });
@@ -63,16 +71,18 @@ async function bootStack(): Promise<TestStack> {
       randomPorts: true,
       output: process.env.STACK_LOGS ? "inherit" : "ignore",
       logDir: logs,
-      env: { ...TEST_STACK_ENV, LOG_LEVEL: process.env.STACK_LOGS ? (process.env.STACK_LOG_LEVEL ?? "info") : "warn", DATABASE_URL: databaseUrl, REDIS_URL, REDIS_PREFIX: redisPrefix, OPENAI_API_KEY: undefined, OPENAI_BASE_URL: undefined },
+      env: { ...TEST_STACK_ENV, ...mailEnv(mailbox), LOG_LEVEL: process.env.STACK_LOGS ? (process.env.STACK_LOG_LEVEL ?? "info") : "warn", DATABASE_URL: databaseUrl, REDIS_URL, REDIS_PREFIX: redisPrefix, OPENAI_API_KEY: undefined, OPENAI_BASE_URL: undefined },
     });
   } catch (error) {
+    await mailbox.close();
     throw new Error(`The test stack could not start (Postgres at 127.0.0.1:5432 and Redis at 127.0.0.1:6379 must be running): ${(error as Error).message}`);
   }
   g.__stopStack = async () => {
     await stack.stop();
+    await mailbox.close();
     await dropTestData(databaseUrl, redisPrefix);
   };
-  return { ...stack, databaseUrl, redisPrefix };
+  return { ...stack, databaseUrl, redisPrefix, mailbox };
 }
 
 /** Drops a stack's database and every Redis key under its prefix. */

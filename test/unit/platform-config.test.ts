@@ -64,6 +64,7 @@ const READERS: Record<string, readonly Process[]> = {
   S3_ACCESS_KEY_ID: ["generation-runner"],
   S3_SECRET_ACCESS_KEY: ["generation-runner"],
   S3_SESSION_TOKEN: ["generation-runner"],
+  SMTP_URL: ["accounts-billing"],
 };
 
 const IDENTITY_AUDIENCE = "article-service";

@@ -6,8 +6,7 @@
 import { Elysia } from "elysia";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { fromServiceError, HttpError, plainError, validationError } from "../errors.ts";
-import { MalformedBody } from "../plugins/json-body.ts";
+import { fromServiceError, HttpError, plainError } from "../errors.ts";
 import { presentUser } from "../presenters/user.ts";
 import { Validator } from "../validation.ts";
 import type { V1Gate } from "../plugins/caller.ts";
@@ -20,6 +19,8 @@ import { actingOf, forgedRequest, sessionCaller, signedIn, type DashboardSession
 import { presentAccount, presentAuditEvent, presentKey, presentMember, ROLE_NAMES } from "./dashboard-presenters.ts";
 import { clearedSessionCookie, DASHBOARD_PATH, sameOrigin, secureCookies, sessionCookie, sessionTokenOf } from "./session-cookie.ts";
 import type { SignInLimits } from "./sign-in-limits.ts";
+import { mailedLinks } from "./mailed-links.ts";
+import { bodyOf, clientAddress, type PeerServer } from "./request-parts.ts";
 
 const API = `${DASHBOARD_PATH}/api`;
 const SIGN_IN_REFUSED = "These credentials do not match our records.";
@@ -29,15 +30,15 @@ export interface DashboardDeps {
   usage: UsageOperations;
   articles: ArticleOperations;
   signInLimits: SignInLimits;
+  /** Counters of "forgot password" requests and of sign-ups (per client and per email). */
+  passwordResetLimits: SignInLimits;
+  signUpLimits: SignInLimits;
+  /** SIGNUP_PLAN: the plan (id or name) self-serve sign-ups get; unset: no sign-up (404). */
+  signUpPlan: string | undefined;
   /** Whether the public address is https (cookies get Secure). */
   publicHttps: boolean;
 }
 
-/** The validator of a JSON body, a malformed one refused as /v1 refuses it. */
-function bodyOf(body: unknown): Validator {
-  if (body instanceof MalformedBody) throw validationError({ body: [body.reason] });
-  return new Validator(body ?? {});
-}
 
 /** Where the gateway is reached: PUBLIC_BASE_URL when set, else the request's own origin. */
 const publicBase = (request: Request) => envOptional(process.env, "PUBLIC_BASE_URL")?.replace(/\/$/, "") ?? new URL(request.url).origin;
@@ -62,9 +63,6 @@ const rethrow = (error: unknown): never => {
   throw error instanceof ConnectError ? fromServiceError(error) : error;
 };
 
-/** A client's address for the sign-in limits: the socket's peer (a proxy in front counts as one client). */
-type PeerServer = { requestIP(request: Request): { address: string } | null } | null;
-const clientAddress = (server: PeerServer, request: Request) => server?.requestIP(request)?.address ?? "unknown";
 
 function sessionJson(session: DashboardSession, accounts: ReturnType<typeof presentAccount>[]) {
   const current = accounts.find((a) => a.id === Number(session.user.currentAccountId ?? 0)) ?? null;
@@ -84,7 +82,7 @@ function scopeOf(v: Validator) {
 
 function memberChange(v: Validator) {
   const role = v.oneOf("role", Object.keys(ROLE_NAMES), { required: true });
-  return { role: ROLE_NAMES[role ?? "viewer"]!, projectIds: idList(v, v.input, "project_ids") };
+  return { role: ROLE_NAMES[role ?? "viewer"]!, projectIds: idList(v, v.input, "project_ids"), viewOnlyProjectIds: idList(v, v.input, "view_only_project_ids") };
 }
 
 export function dashboardApi(deps: DashboardDeps) {
@@ -212,16 +210,16 @@ export function dashboardApi(deps: DashboardDeps) {
       const name = v.string("name", { nullable: true, max: 255 }) ?? "";
       const change = memberChange(v);
       v.check();
-      const invited = await clients.tenantAdmin.inviteMember({ acting: actingOf(session), email: email!, name, role: change.role, projectIds: change.projectIds }).catch(rethrow);
+      const invited = await clients.tenantAdmin.inviteMember({ acting: actingOf(session), email: email!, name, ...change }).catch(rethrow);
       set.status = 201;
       const link = invited.linkToken ? passwordLinkAddress(publicBase(request), invited.linkToken) : null;
-      return { success: true, data: { ...presentMember(invited.member!), sign_in_link: link } };
+      return { success: true, data: { ...presentMember(invited.member!), sign_in_link: link, mailed: invited.mailed } };
     })
     .patch(`${API}/members/:userId`, async ({ session, params, body }) => {
       const v = bodyOf(body);
       const change = memberChange(v);
       v.check();
-      const { member } = await clients.tenantAdmin.updateMember({ acting: actingOf(session), userId: idParam(params.userId), role: change.role, projectIds: change.projectIds }).catch(rethrow);
+      const { member } = await clients.tenantAdmin.updateMember({ acting: actingOf(session), userId: idParam(params.userId), ...change }).catch(rethrow);
       return { success: true, data: presentMember(member!) };
     })
     .delete(`${API}/members/:userId`, async ({ session, params }) => {
@@ -236,5 +234,5 @@ export function dashboardApi(deps: DashboardDeps) {
       return { success: true, data: projects.map((p) => ({ id: Number(p.id), name: p.name })) };
     });
 
-  return new Elysia({ name: "dashboard-api" }).use(open).use(session).use(dashboardArticles(gate, deps.articles));
+  return new Elysia({ name: "dashboard-api" }).use(open).use(mailedLinks(deps)).use(session).use(dashboardArticles(gate, deps.articles));
 }

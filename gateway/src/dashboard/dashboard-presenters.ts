@@ -26,7 +26,7 @@ export function presentKey(k: ManagedKey) {
 }
 
 export function presentMember(m: Member) {
-  return { user: person(m.user), role: roleName(m.role), project_ids: m.projectIds.map(Number), has_password: m.hasPassword, disabled: m.user?.disabled ?? false };
+  return { user: person(m.user), role: roleName(m.role), project_ids: m.projectIds.map(Number), view_only_project_ids: m.viewOnlyProjectIds.map(Number), has_password: m.hasPassword, disabled: m.user?.disabled ?? false };
 }
 
 export const presentAccount = (a: UserAccount) => ({ id: Number(a.account!.id), name: a.account!.name, role: roleName(a.role) });

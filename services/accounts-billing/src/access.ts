@@ -39,6 +39,8 @@ export const accountsBillingAccess = [
     changePassword: [gateway],
     redeemLink: [gateway],
     createPasswordLink: [operator],
+    requestPasswordReset: [gateway],
+    signUp: [gateway],
   }),
   allow(TenantAdminService, {
     listUserAccounts: [gateway],

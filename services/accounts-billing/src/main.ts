@@ -8,8 +8,13 @@ import { accountsBillingAccess } from "./access.ts";
 import { startChangeFolding } from "../../kit/src/change-folding.ts";
 import { foldWordUsageChanges, WORD_USAGE_FOLD_BATCH } from "./domain/word-quota.ts";
 import { failOnConfigError, loadTenantCapDefaults } from "../../kit/src/config.ts";
+import { loadMailSettings } from "./mail-settings.ts";
+import { startMailSender, type MailSender } from "./mail-sender.ts";
 
 const capDefaults = failOnConfigError(() => loadTenantCapDefaults());
+const mailSettings = failOnConfigError(() => loadMailSettings());
+// Started with the background work; the handlers queue mail from the start and wake it once it runs.
+let mailSender: MailSender | undefined;
 
 await runService({
   name: "accounts-billing",
@@ -19,7 +24,7 @@ await runService({
   migrationsFolder: fileURLToPath(new URL("./db/migrations", import.meta.url)),
   routes: ({ database }) => {
     const core = accountsBillingRoutes(database.db, capDefaults);
-    const selfService = selfServiceRoutes(database.db);
+    const selfService = selfServiceRoutes(database.db, mailSettings && { wake: () => mailSender?.wake() });
     return (router) => {
       core(router);
       selfService(router);
@@ -28,6 +33,9 @@ await runService({
   access: accountsBillingAccess,
   async background({ database, logger }) {
     const folding = startChangeFolding({ what: "word usage", fold: () => foldWordUsageChanges(database.db), batch: WORD_USAGE_FOLD_BATCH, logger });
-    return () => folding.stop();
+    if (mailSettings) mailSender = startMailSender(database.db, mailSettings, logger);
+    return async () => {
+      await Promise.all([folding.stop(), mailSender?.stop()]);
+    };
   },
 });

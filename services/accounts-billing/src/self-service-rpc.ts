@@ -4,10 +4,11 @@ import type { ConnectRouter } from "@connectrpc/connect";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { Role as ProtoRole } from "../../../proto/gen/articles/accounts_billing/v1/operator_pb.ts";
 import { SessionService, TenantAdminService, type Acting as ActingMessage, type ManagedKeySchema, type MemberSchema } from "../../../proto/gen/articles/accounts_billing/v1/self_service_pb.ts";
-import { invalidFields } from "../../kit/src/errors.ts";
+import { invalidFields, precondition } from "../../kit/src/errors.ts";
 import type { Db } from "./db/client.ts";
 import * as sessions from "./domain/sessions.ts";
 import * as admin from "./domain/tenant-admin.ts";
+import { signUp } from "./domain/sign-up.ts";
 import type { Role } from "./domain/access.ts";
 import { accountMessage, keyMessage, optDate, roleOf, ts, tsOpt, userMessage } from "./rpc.ts";
 
@@ -30,11 +31,28 @@ const memberMessage = (m: admin.Member): MessageInitShape<typeof MemberSchema> =
   role: PROTO_ROLE[m.role],
   projectIds: m.projectIds.map(BigInt),
   hasPassword: m.user.passwordHash !== null,
+  viewOnlyProjectIds: m.viewOnlyProjectIds.map(BigInt),
+});
+
+/** The mail sender as the handlers see it: undefined when no mail is configured. */
+export interface Mailing {
+  /** Mail was queued: the sender looks at the outbox now. */
+  wake(): void;
+}
+
+const accessOf = (req: { role: ProtoRole; projectIds: bigint[]; viewOnlyProjectIds: bigint[] }): admin.MemberAccess => ({
+  role: roleOf(req.role),
+  projectIds: req.projectIds.map(Number),
+  viewOnlyProjectIds: req.viewOnlyProjectIds.map(Number),
 });
 
 const sessionMessage = (s: sessions.StartedSession) => ({ sessionToken: s.token, user: userMessage(s.user), expiresAt: ts(s.expiresAt) });
 
-export function selfServiceRoutes(db: Db) {
+export function selfServiceRoutes(db: Db, mailing?: Mailing) {
+  const requireMail = (): Mailing => {
+    if (!mailing) throw precondition("No mail is configured.");
+    return mailing;
+  };
   return (router: ConnectRouter) => {
     router.service(SessionService, {
       signIn: async (req) => sessionMessage(await sessions.signIn(db, req.email, req.password)),
@@ -51,6 +69,17 @@ export function selfServiceRoutes(db: Db) {
       async createPasswordLink(req) {
         const link = await sessions.createPasswordLink(db, Number(req.userId));
         return { linkToken: link.token, expiresAt: ts(link.expiresAt) };
+      },
+      async requestPasswordReset(req) {
+        const mail = requireMail();
+        await sessions.requestPasswordReset(db, req.email);
+        mail.wake();
+        return {};
+      },
+      async signUp(req) {
+        const mail = requireMail();
+        if (await signUp(db, req.plan, { email: req.email, name: req.name, accountName: req.accountName })) mail.wake();
+        return {};
       },
     });
 
@@ -72,10 +101,11 @@ export function selfServiceRoutes(db: Db) {
       },
       listMembers: async (req) => ({ members: (await admin.listMembers(db, actingOf(req.acting))).map(memberMessage) }),
       async inviteMember(req) {
-        const { member, link } = await admin.inviteMember(db, actingOf(req.acting), { email: req.email, name: req.name, role: roleOf(req.role), projectIds: req.projectIds.map(Number) });
-        return { member: memberMessage(member), linkToken: link?.token, linkExpiresAt: link ? ts(link.expiresAt) : undefined };
+        const { member, link, mailed } = await admin.inviteMember(db, actingOf(req.acting), { email: req.email, name: req.name, ...accessOf(req) }, { mailing: !!mailing });
+        if (mailed) mailing?.wake();
+        return { member: memberMessage(member), linkToken: link?.token, linkExpiresAt: link ? ts(link.expiresAt) : undefined, mailed };
       },
-      updateMember: async (req) => ({ member: memberMessage(await admin.updateMember(db, actingOf(req.acting), Number(req.userId), roleOf(req.role), req.projectIds.map(Number))) }),
+      updateMember: async (req) => ({ member: memberMessage(await admin.updateMember(db, actingOf(req.acting), Number(req.userId), accessOf(req))) }),
       async removeAccountMember(req) {
         await admin.removeMember(db, actingOf(req.acting), Number(req.userId));
         return {};

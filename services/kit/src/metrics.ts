@@ -178,6 +178,7 @@ export function recordModelUsage(model: string, promptTokens: number, completion
 // ---- Webhooks and quota --------------------------------------------------------------------
 
 export const webhookAttempts = new client.Counter({ name: "webhook_attempts_total", help: "Webhook delivery attempts, by outcome (delivered, retry, given_up, not_sent, interrupted).", labelNames: ["outcome"] as const });
+export const mailSends = new client.Counter({ name: "mail_sends_total", help: "Mail send attempts from accounts-billing's outbox, by kind (invitation, password_reset, sign_up) and outcome (sent, retry, given_up, not_needed: the user set a password meanwhile or was disabled).", labelNames: ["kind", "outcome"] as const });
 export const quotaReservations = new client.Counter({ name: "quota_reservations_total", help: "Word-quota reservations, by outcome (reserved, refused, error).", labelNames: ["outcome"] as const });
 
 // ---- Serving -------------------------------------------------------------------------------

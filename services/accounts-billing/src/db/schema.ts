@@ -71,6 +71,8 @@ export const memberships = accountsBilling.table(
     role: text("role", { enum: ["owner", "admin", "editor", "viewer"] }).notNull(),
     /** When set, the member reaches only these projects of the account. */
     projectIds: bigint("project_ids", { mode: "number" }).array(),
+    /** Projects on which the member has view access only, whatever the role grants elsewhere. */
+    viewOnlyProjectIds: bigint("view_only_project_ids", { mode: "number" }).array(),
     createdAt: createdAt(),
   },
   (t) => [primaryKey({ columns: [t.accountId, t.userId] }), index("memberships_user").on(t.userId)],
@@ -136,6 +138,36 @@ export const passwordLinks = accountsBilling.table(
     usedAt: timestamp("used_at", { withTimezone: true }),
   },
   (t) => [index("password_links_user").on(t.userId)],
+);
+
+/**
+ * Mail waiting to go, or sent: the outbox that accounts-billing's mail sender works through, so a
+ * request never waits on the SMTP server and a failed send is tried again. A row names what to
+ * say and to whom, never a link's token: the sender makes the link when it sends (so no token is
+ * ever stored in plain text).
+ */
+export const mailOutbox = accountsBilling.table(
+  "mail_outbox",
+  {
+    id: id(),
+    kind: text("kind", { enum: ["invitation", "password_reset", "sign_up"] }).notNull(),
+    userId: ref("user_id").notNull().references(() => users.id),
+    /** The account an invitation or a sign-up is for. */
+    accountId: ref("account_id").references(() => accounts.id),
+    /** Who invited (invitations). */
+    actorUserId: ref("actor_user_id").references(() => users.id),
+    createdAt: createdAt(),
+    /** Attempts begun so far. */
+    attempts: integer("attempts").notNull().default(0),
+    /** When the next attempt is due; while one is under way, when it is taken as lost. */
+    nextAttemptAt: timestamp("next_attempt_at", { withTimezone: true }).notNull().defaultNow(),
+    sentAt: timestamp("sent_at", { withTimezone: true }),
+    /** Set when no more attempts are made: they are spent, or the mail is no longer needed (last_error says which). */
+    failedAt: timestamp("failed_at", { withTimezone: true }),
+    /** The last failure's reason (the SMTP server's answer), for the operator. */
+    lastError: text("last_error"),
+  },
+  (t) => [index("mail_outbox_due").on(t.nextAttemptAt).where(sql`${t.sentAt} is null and ${t.failedAt} is null`)],
 );
 
 /** Who changed what of an account's keys and members, when (owners and admins read it). */

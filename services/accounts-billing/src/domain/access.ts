@@ -20,3 +20,12 @@ export function roleGrants(role: Role, level: AccessLevel): boolean {
 export function membershipCovers(projectIds: number[] | null, projectId: number): boolean {
   return projectIds === null || projectIds.length === 0 || projectIds.includes(projectId);
 }
+
+/**
+ * Whether a membership grants `level` on the project: its role grants it, and an update is not
+ * on a project the membership holds with view access only.
+ */
+export function membershipGrants(membership: { role: Role; viewOnlyProjectIds: number[] | null }, projectId: number, level: AccessLevel): boolean {
+  if (!roleGrants(membership.role, level)) return false;
+  return level === "view" || !membership.viewOnlyProjectIds?.includes(projectId);
+}

@@ -5,7 +5,7 @@ import { accounts, apiKeys, memberships, plans, projects, subscriptions, users }
 import { invalidFields, notFound, forbidden, throwIfAny, unauthenticated, type FieldErrors } from "../../../kit/src/errors.ts";
 import { preparedPerDatabase } from "../../../kit/src/prepared-statements.ts";
 import { displayPrefix, hashToken, isWellFormedToken, newToken } from "./api-keys.ts";
-import { membershipCovers, roleGrants, type AccessLevel, type Role } from "./access.ts";
+import { membershipCovers, membershipGrants, roleGrants, type AccessLevel, type Role } from "./access.ts";
 import { capColumns, checkOwnCaps, type OwnCaps } from "./plan-caps.ts";
 
 export type UserRow = typeof users.$inferSelect;
@@ -104,8 +104,7 @@ export async function getProject(db: Db, projectId: number): Promise<{ project: 
 export async function authorizeProject(db: Db, userId: number, projectId: number, level: AccessLevel): Promise<ProjectRow> {
   const [row] = await lookups(db).projectAccess.execute({ userId, projectId });
   if (!row) throw notFound("Project not found.");
-  const { role, projectIds } = row.membership;
-  if (!membershipCovers(projectIds, projectId) || !roleGrants(role, level)) {
+  if (!membershipCovers(row.membership.projectIds, projectId) || !membershipGrants(row.membership, projectId, level)) {
     throw forbidden("This action is unauthorized.");
   }
   return row.project;
@@ -253,19 +252,31 @@ export async function disableUser(db: Db, userId: number): Promise<UserRow> {
   return user;
 }
 
-export async function addMember(db: Db, accountId: number, userId: number, role: Role, projectIds: number[]) {
+/**
+ * Adds a member, or changes one. `viewOnlyProjectIds`: projects of the account on which the
+ * member has view access only (undefined leaves a present member's as they are).
+ */
+export async function addMember(db: Db, accountId: number, userId: number, role: Role, projectIds: number[], viewOnlyProjectIds?: number[]) {
   await getAccount(db, accountId);
   await getUser(db, userId);
-  if (projectIds.length) {
+  if (projectIds.length || viewOnlyProjectIds?.length) {
     const own = await db.select({ id: projects.id }).from(projects).where(eq(projects.accountId, accountId));
+    const fields: FieldErrors = {};
     const foreign = projectIds.filter((id) => !own.some((p) => p.id === id));
-    if (foreign.length) throw invalidFields({ project_ids: [`Projects ${foreign.join(", ")} do not belong to account ${accountId}.`] });
+    if (foreign.length) fields.project_ids = [`Projects ${foreign.join(", ")} do not belong to account ${accountId}.`];
+    const foreignViews = (viewOnlyProjectIds ?? []).filter((id) => !own.some((p) => p.id === id));
+    if (foreignViews.length) fields.view_only_project_ids = [`Projects ${foreignViews.join(", ")} do not belong to account ${accountId}.`];
+    throwIfAny(fields);
   }
-  const values = { accountId, userId, role, projectIds: projectIds.length ? projectIds : null };
+  const changes = {
+    role,
+    projectIds: projectIds.length ? projectIds : null,
+    ...(viewOnlyProjectIds === undefined ? {} : { viewOnlyProjectIds: viewOnlyProjectIds.length ? [...new Set(viewOnlyProjectIds)] : null }),
+  };
   const [membership] = await db
     .insert(memberships)
-    .values(values)
-    .onConflictDoUpdate({ target: [memberships.accountId, memberships.userId], set: { role, projectIds: values.projectIds } })
+    .values({ accountId, userId, ...changes })
+    .onConflictDoUpdate({ target: [memberships.accountId, memberships.userId], set: changes })
     .returning();
   // The dashboard's selection defaults to the first account a user joins.
   await db.update(users).set({ currentAccountId: accountId, updatedAt: new Date() }).where(and(eq(users.id, userId), isNull(users.currentAccountId)));

@@ -9,6 +9,7 @@ import { passwordLinks, sessions, users } from "../db/schema.ts";
 import { invalidFields, notFound, unauthenticated } from "../../../kit/src/errors.ts";
 import { hashToken } from "./api-keys.ts";
 import type { UserRow } from "./identity.ts";
+import { queueMail } from "./mail-outbox.ts";
 
 /** A session ends after this long without a request. */
 export const SESSION_IDLE_MS = 8 * 3600_000;
@@ -18,6 +19,8 @@ export const SESSION_ABSOLUTE_MS = 7 * 86400_000;
 const ACTIVITY_WRITE_MS = 60_000;
 /** A one-time link works this long. */
 export const LINK_LIFETIME_MS = 72 * 3600_000;
+/** A link mailed because someone asked to reset the password works this long: whoever asked waits for it. */
+export const RESET_LINK_LIFETIME_MS = 3600_000;
 
 export const PASSWORD_MIN = 10;
 export const PASSWORD_MAX = 200;
@@ -101,18 +104,20 @@ export async function changePassword(db: Db, sessionToken: string, currentPasswo
 }
 
 /** A one-time link for the user to set a password; the token is returned this once. */
-export async function createPasswordLink(db: Db, userId: number, now = new Date()): Promise<{ token: string; expiresAt: Date }> {
+export async function createPasswordLink(db: Db, userId: number, now = new Date(), lifetimeMs = LINK_LIFETIME_MS): Promise<{ token: string; expiresAt: Date }> {
   const [user] = await db.select({ id: users.id }).from(users).where(eq(users.id, userId));
   if (!user) throw notFound("No such user.");
   const token = secretToken();
-  const expiresAt = new Date(now.getTime() + LINK_LIFETIME_MS);
+  const expiresAt = new Date(now.getTime() + lifetimeMs);
   await db.insert(passwordLinks).values({ tokenHash: hashToken(token), userId, createdAt: now, expiresAt });
   return { token, expiresAt };
 }
 
 /**
  * Uses a link: the password is set, the email counts as verified (the link reached its owner),
- * every earlier session ends and a new one starts, all at once; a link works once.
+ * every earlier session ends and a new one starts, all at once; a link works once, and the
+ * user's other links stop working with it (an invitation shown to the inviter and also mailed
+ * makes two: once the invitee set a password, the inviter's copy must not set another).
  */
 export async function redeemLink(db: Db, linkToken: string, password: string): Promise<StartedSession> {
   checkPassword(password);
@@ -132,7 +137,18 @@ export async function redeemLink(db: Db, linkToken: string, password: string): P
       .where(eq(users.id, link.userId))
       .returning();
     if (!user || user.disabledAt) throw unauthenticated(LINK_REFUSED);
+    await tx.update(passwordLinks).set({ usedAt: now }).where(and(eq(passwordLinks.userId, user.id), isNull(passwordLinks.usedAt)));
     await endOtherSessions(tx, user.id);
     return startSession(tx, user, now);
   });
+}
+
+/**
+ * "Forgot password": queues a mail with a reset link for the address's user, if there is one
+ * and they are not disabled. The caller learns nothing either way (the gateway answers the same).
+ */
+export async function requestPasswordReset(db: Db, email: string): Promise<void> {
+  const [user] = await db.select({ id: users.id, disabledAt: users.disabledAt }).from(users).where(eq(users.email, email.trim().toLowerCase()));
+  if (!user || user.disabledAt) return;
+  await queueMail(db, { kind: "password_reset", userId: user.id });
 }

@@ -7,6 +7,7 @@ import { accounts, apiKeys, auditEvents, memberships, projects, users } from "..
 import { forbidden, invalidFields, notFound, precondition, throwIfAny, type FieldErrors } from "../../../kit/src/errors.ts";
 import { addMember, createApiKey, createUser, getUser, revokeApiKey, type KeyRow, type KeyScope, type UserRow } from "./identity.ts";
 import { createPasswordLink } from "./sessions.ts";
+import { queueMail } from "./mail-outbox.ts";
 import type { Role } from "./access.ts";
 
 export interface Acting {
@@ -153,17 +154,31 @@ export interface Member {
   user: UserRow;
   role: Role;
   projectIds: number[];
+  /** Projects on which the member has view access only. */
+  viewOnlyProjectIds: number[];
 }
+
+/** A member's role and project access, as an owner or admin sets them. */
+export interface MemberAccess {
+  role: Role;
+  /** The projects the member reaches; empty: every project of the account. */
+  projectIds: number[];
+  /** Of those, the ones the member may only view. */
+  viewOnlyProjectIds: number[];
+}
+
+const accessText = (a: MemberAccess) =>
+  `${a.role}${a.projectIds.length ? `, projects ${a.projectIds.join(", ")}` : ""}${a.viewOnlyProjectIds.length ? `, view only on ${a.viewOnlyProjectIds.join(", ")}` : ""}`;
 
 export async function listMembers(db: Db, acting: Acting): Promise<Member[]> {
   await requireManager(db, acting);
   const rows = await db
-    .select({ user: users, role: memberships.role, projectIds: memberships.projectIds })
+    .select({ user: users, role: memberships.role, projectIds: memberships.projectIds, viewOnlyProjectIds: memberships.viewOnlyProjectIds })
     .from(memberships)
     .innerJoin(users, eq(users.id, memberships.userId))
     .where(eq(memberships.accountId, acting.accountId))
     .orderBy(asc(users.id));
-  return rows.map((r) => ({ user: r.user, role: r.role, projectIds: r.projectIds ?? [] }));
+  return rows.map((r) => ({ user: r.user, role: r.role, projectIds: r.projectIds ?? [], viewOnlyProjectIds: r.viewOnlyProjectIds ?? [] }));
 }
 
 /** Owners alone make, change or remove owners. */
@@ -179,15 +194,15 @@ async function memberRow(db: Db, accountId: number, userId: number): Promise<Mem
 async function memberOf(db: Db, accountId: number, userId: number): Promise<Member> {
   const m = await memberRow(db, accountId, userId);
   if (!m) throw notFound("No such member.");
-  return { user: await getUser(db, userId), role: m.role, projectIds: m.projectIds ?? [] };
+  return { user: await getUser(db, userId), role: m.role, projectIds: m.projectIds ?? [], viewOnlyProjectIds: m.viewOnlyProjectIds ?? [] };
 }
 
 /**
  * Adds a member by address. A new user gets a one-time link to set a password (returned for the
- * inviter to pass on); a user who already has one is only added, so no inviter can take over an
- * existing user's sign-in.
+ * inviter to pass on, and mailed to the invitee with a link of its own when `mailing`); a user
+ * who already has one is only added, so no inviter can take over an existing user's sign-in.
  */
-export async function inviteMember(db: Db, acting: Acting, input: { email: string; name: string; role: Role; projectIds: number[] }) {
+export async function inviteMember(db: Db, acting: Acting, input: { email: string; name: string } & MemberAccess, opts: { mailing?: boolean } = {}) {
   const actor = await requireManager(db, acting);
   checkRoleChange(actor, undefined, input.role);
   const email = input.email.trim().toLowerCase();
@@ -199,10 +214,12 @@ export async function inviteMember(db: Db, acting: Acting, input: { email: strin
       [user] = await tx.update(users).set({ emailVerifiedAt: null }).where(eq(users.id, user.id)).returning();
     }
     if (await memberRow(tx, acting.accountId, user!.id)) throw invalidFields({ email: ["This user is already a member of the account."] });
-    await addMember(tx, acting.accountId, user!.id, input.role, input.projectIds);
-    await audit(tx, acting, "member.invited", `member ${email} (${input.role})`);
+    await addMember(tx, acting.accountId, user!.id, input.role, input.projectIds, input.viewOnlyProjectIds);
+    await audit(tx, acting, "member.invited", `member ${email} (${accessText(input)})`);
     const link = user!.passwordHash ? undefined : await createPasswordLink(tx, user!.id);
-    return { member: await memberOf(tx, acting.accountId, user!.id), link };
+    const mailed = !!link && !!opts.mailing;
+    if (mailed) await queueMail(tx, { kind: "invitation", userId: user!.id, accountId: acting.accountId, actorUserId: acting.userId });
+    return { member: await memberOf(tx, acting.accountId, user!.id), link, mailed };
   });
 }
 
@@ -211,16 +228,17 @@ async function ownersOf(db: Db, accountId: number): Promise<number> {
   return row?.n ?? 0;
 }
 
-export async function updateMember(db: Db, acting: Acting, userId: number, role: Role, projectIds: number[]): Promise<Member> {
+export async function updateMember(db: Db, acting: Acting, userId: number, access: MemberAccess): Promise<Member> {
+  const { role, projectIds, viewOnlyProjectIds } = access;
   const actor = await requireManager(db, acting);
   const current = await memberRow(db, acting.accountId, userId);
   if (!current) throw notFound("No such member.");
   checkRoleChange(actor, current.role, role);
   return inTransaction(db, async (tx) => {
     if (current.role === "owner" && role !== "owner" && (await ownersOf(tx, acting.accountId)) <= 1) throw precondition("The account's last owner stays an owner.");
-    await addMember(tx, acting.accountId, userId, role, projectIds);
+    await addMember(tx, acting.accountId, userId, role, projectIds, viewOnlyProjectIds);
     const member = await memberOf(tx, acting.accountId, userId);
-    await audit(tx, acting, "member.updated", `member ${member.user.email} (${role}${projectIds.length ? `, projects ${projectIds.join(", ")}` : ""})`);
+    await audit(tx, acting, "member.updated", `member ${member.user.email} (${accessText(access)})`);
     return member;
   });
 }

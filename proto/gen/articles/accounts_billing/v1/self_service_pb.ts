@@ -21,7 +21,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file articles/accounts_billing/v1/self_service.proto.
  */
 export const file_articles_accounts_billing_v1_self_service: GenFile = /*@__PURE__*/
-  fileDesc("Ci9hcnRpY2xlcy9hY2NvdW50c19iaWxsaW5nL3YxL3NlbGZfc2VydmljZS5wcm90bxIcYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MSIwCg1TaWduSW5SZXF1ZXN0Eg0KBWVtYWlsGAEgASgJEhAKCHBhc3N3b3JkGAIgASgJIokBCg5TaWduSW5SZXNwb25zZRIVCg1zZXNzaW9uX3Rva2VuGAEgASgJEjAKBHVzZXIYAiABKAsyIi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlVzZXISLgoKZXhwaXJlc19hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiMwoaQXV0aGVudGljYXRlU2Vzc2lvblJlcXVlc3QSFQoNc2Vzc2lvbl90b2tlbhgBIAEoCSKTAQobQXV0aGVudGljYXRlU2Vzc2lvblJlc3BvbnNlEhIKCnNlc3Npb25faWQYASABKAMSMAoEdXNlchgCIAEoCzIiLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuVXNlchIuCgpleHBpcmVzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIqChFFbmRTZXNzaW9uUmVxdWVzdBIVCg1zZXNzaW9uX3Rva2VuGAEgASgJIhQKEkVuZFNlc3Npb25SZXNwb25zZSJeChVDaGFuZ2VQYXNzd29yZFJlcXVlc3QSFQoNc2Vzc2lvbl90b2tlbhgBIAEoCRIYChBjdXJyZW50X3Bhc3N3b3JkGAIgASgJEhQKDG5ld19wYXNzd29yZBgDIAEoCSIwChZDaGFuZ2VQYXNzd29yZFJlc3BvbnNlEhYKDmVuZGVkX3Nlc3Npb25zGAEgASgFIjkKEVJlZGVlbUxpbmtSZXF1ZXN0EhIKCmxpbmtfdG9rZW4YASABKAkSEAoIcGFzc3dvcmQYAiABKAkiUwoSUmVkZWVtTGlua1Jlc3BvbnNlEj0KB3Nlc3Npb24YASABKAsyLC5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlNpZ25JblJlc3BvbnNlIiwKGUNyZWF0ZVBhc3N3b3JkTGlua1JlcXVlc3QSDwoHdXNlcl9pZBgBIAEoAyJgChpDcmVhdGVQYXNzd29yZExpbmtSZXNwb25zZRISCgpsaW5rX3Rva2VuGAEgASgJEi4KCmV4cGlyZXNfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIi0KBkFjdGluZxIPCgd1c2VyX2lkGAEgASgDEhIKCmFjY291bnRfaWQYAiABKAMiKgoXTGlzdFVzZXJBY2NvdW50c1JlcXVlc3QSDwoHdXNlcl9pZBgBIAEoAyJ3CgtVc2VyQWNjb3VudBI2CgdhY2NvdW50GAEgASgLMiUuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5BY2NvdW50EjAKBHJvbGUYAiABKA4yIi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlJvbGUiVwoYTGlzdFVzZXJBY2NvdW50c1Jlc3BvbnNlEjsKCGFjY291bnRzGAEgAygLMikuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5Vc2VyQWNjb3VudCJMChRTd2l0Y2hBY2NvdW50UmVxdWVzdBI0CgZhY3RpbmcYASABKAsyJC5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkFjdGluZyJJChVTd2l0Y2hBY2NvdW50UmVzcG9uc2USMAoEdXNlchgBIAEoCzIiLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuVXNlciLKAQoKTWFuYWdlZEtleRIxCgNrZXkYASABKAsyJC5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkFwaUtleRIMCgRuYW1lGAIgASgJEjMKB2NyZWF0b3IYAyABKAsyIi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlVzZXISNQoMbGFzdF91c2VkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgAiAEBQg8KDV9sYXN0X3VzZWRfYXQiRwoPTGlzdEtleXNSZXF1ZXN0EjQKBmFjdGluZxgBIAEoCzIkLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuQWN0aW5nIkoKEExpc3RLZXlzUmVzcG9uc2USNgoEa2V5cxgBIAMoCzIoLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuTWFuYWdlZEtleSLgAQoQQ3JlYXRlS2V5UmVxdWVzdBI0CgZhY3RpbmcYASABKAsyJC5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkFjdGluZxIMCgRuYW1lGAIgASgJEjMKCmV4cGlyZXNfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSACIAQESOgoFc2NvcGUYBCABKAsyJi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLktleVNjb3BlSAGIAQFCDQoLX2V4cGlyZXNfYXRCCAoGX3Njb3BlIlkKEUNyZWF0ZUtleVJlc3BvbnNlEjUKA2tleRgBIAEoCzIoLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuTWFuYWdlZEtleRINCgV0b2tlbhgCIAEoCSJYChBSZXZva2VLZXlSZXF1ZXN0EjQKBmFjdGluZxgBIAEoCzIkLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuQWN0aW5nEg4KBmtleV9pZBgCIAEoAyJKChFSZXZva2VLZXlSZXNwb25zZRI1CgNrZXkYASABKAsyKC5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLk1hbmFnZWRLZXkibQoOUm9sbEtleVJlcXVlc3QSNAoGYWN0aW5nGAEgASgLMiQuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5BY3RpbmcSDgoGa2V5X2lkGAIgASgDEhUKDWdyYWNlX3NlY29uZHMYAyABKAUikgEKD1JvbGxLZXlSZXNwb25zZRI1CgNrZXkYASABKAsyKC5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLk1hbmFnZWRLZXkSDQoFdG9rZW4YAiABKAkSOQoHb2xkX2tleRgDIAEoCzIoLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuTWFuYWdlZEtleSJKChJMaXN0TWVtYmVyc1JlcXVlc3QSNAoGYWN0aW5nGAEgASgLMiQuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5BY3RpbmcilwEKBk1lbWJlchIwCgR1c2VyGAEgASgLMiIuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5Vc2VyEjAKBHJvbGUYAiABKA4yIi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlJvbGUSEwoLcHJvamVjdF9pZHMYAyADKAMSFAoMaGFzX3Bhc3N3b3JkGAQgASgIIkwKE0xpc3RNZW1iZXJzUmVzcG9uc2USNQoHbWVtYmVycxgBIAMoCzIkLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuTWVtYmVyIq8BChNJbnZpdGVNZW1iZXJSZXF1ZXN0EjQKBmFjdGluZxgBIAEoCzIkLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuQWN0aW5nEg0KBWVtYWlsGAIgASgJEgwKBG5hbWUYAyABKAkSMAoEcm9sZRgEIAEoDjIiLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuUm9sZRITCgtwcm9qZWN0X2lkcxgFIAMoAyLCAQoUSW52aXRlTWVtYmVyUmVzcG9uc2USNAoGbWVtYmVyGAEgASgLMiQuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5NZW1iZXISFwoKbGlua190b2tlbhgCIAEoCUgAiAEBEjgKD2xpbmtfZXhwaXJlc19hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAYgBAUINCgtfbGlua190b2tlbkISChBfbGlua19leHBpcmVzX2F0IqMBChNVcGRhdGVNZW1iZXJSZXF1ZXN0EjQKBmFjdGluZxgBIAEoCzIkLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuQWN0aW5nEg8KB3VzZXJfaWQYAiABKAMSMAoEcm9sZRgDIAEoDjIiLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuUm9sZRITCgtwcm9qZWN0X2lkcxgEIAMoAyJMChRVcGRhdGVNZW1iZXJSZXNwb25zZRI0CgZtZW1iZXIYASABKAsyJC5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLk1lbWJlciJjChpSZW1vdmVBY2NvdW50TWVtYmVyUmVxdWVzdBI0CgZhY3RpbmcYASABKAsyJC5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkFjdGluZxIPCgd1c2VyX2lkGAIgASgDIh0KG1JlbW92ZUFjY291bnRNZW1iZXJSZXNwb25zZSJdChZMaXN0QXVkaXRFdmVudHNSZXF1ZXN0EjQKBmFjdGluZxgBIAEoCzIkLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuQWN0aW5nEg0KBWxpbWl0GAIgASgFIpwBCgpBdWRpdEV2ZW50EgoKAmlkGAEgASgDEjEKBWFjdG9yGAIgASgLMiIuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5Vc2VyEg4KBmFjdGlvbhgDIAEoCRIPCgdzdWJqZWN0GAQgASgJEi4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIlMKF0xpc3RBdWRpdEV2ZW50c1Jlc3BvbnNlEjgKBmV2ZW50cxgBIAMoCzIoLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuQXVkaXRFdmVudDLrBQoOU2Vzc2lvblNlcnZpY2USYwoGU2lnbkluEisuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5TaWduSW5SZXF1ZXN0GiwuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5TaWduSW5SZXNwb25zZRKKAQoTQXV0aGVudGljYXRlU2Vzc2lvbhI4LmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuQXV0aGVudGljYXRlU2Vzc2lvblJlcXVlc3QaOS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkF1dGhlbnRpY2F0ZVNlc3Npb25SZXNwb25zZRJvCgpFbmRTZXNzaW9uEi8uYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5FbmRTZXNzaW9uUmVxdWVzdBowLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuRW5kU2Vzc2lvblJlc3BvbnNlEnsKDkNoYW5nZVBhc3N3b3JkEjMuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5DaGFuZ2VQYXNzd29yZFJlcXVlc3QaNC5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkNoYW5nZVBhc3N3b3JkUmVzcG9uc2USbwoKUmVkZWVtTGluaxIvLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuUmVkZWVtTGlua1JlcXVlc3QaMC5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlJlZGVlbUxpbmtSZXNwb25zZRKHAQoSQ3JlYXRlUGFzc3dvcmRMaW5rEjcuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5DcmVhdGVQYXNzd29yZExpbmtSZXF1ZXN0GjguYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5DcmVhdGVQYXNzd29yZExpbmtSZXNwb25zZTKwCgoSVGVuYW50QWRtaW5TZXJ2aWNlEoEBChBMaXN0VXNlckFjY291bnRzEjUuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5MaXN0VXNlckFjY291bnRzUmVxdWVzdBo2LmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuTGlzdFVzZXJBY2NvdW50c1Jlc3BvbnNlEngKDVN3aXRjaEFjY291bnQSMi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlN3aXRjaEFjY291bnRSZXF1ZXN0GjMuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5Td2l0Y2hBY2NvdW50UmVzcG9uc2USaQoITGlzdEtleXMSLS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkxpc3RLZXlzUmVxdWVzdBouLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuTGlzdEtleXNSZXNwb25zZRJsCglDcmVhdGVLZXkSLi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkNyZWF0ZUtleVJlcXVlc3QaLy5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkNyZWF0ZUtleVJlc3BvbnNlEmwKCVJldm9rZUtleRIuLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuUmV2b2tlS2V5UmVxdWVzdBovLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuUmV2b2tlS2V5UmVzcG9uc2USZgoHUm9sbEtleRIsLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuUm9sbEtleVJlcXVlc3QaLS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlJvbGxLZXlSZXNwb25zZRJyCgtMaXN0TWVtYmVycxIwLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuTGlzdE1lbWJlcnNSZXF1ZXN0GjEuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5MaXN0TWVtYmVyc1Jlc3BvbnNlEnUKDEludml0ZU1lbWJlchIxLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuSW52aXRlTWVtYmVyUmVxdWVzdBoyLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuSW52aXRlTWVtYmVyUmVzcG9uc2USdQoMVXBkYXRlTWVtYmVyEjEuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5VcGRhdGVNZW1iZXJSZXF1ZXN0GjIuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5VcGRhdGVNZW1iZXJSZXNwb25zZRKKAQoTUmVtb3ZlQWNjb3VudE1lbWJlchI4LmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuUmVtb3ZlQWNjb3VudE1lbWJlclJlcXVlc3QaOS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlJlbW92ZUFjY291bnRNZW1iZXJSZXNwb25zZRJ+Cg9MaXN0QXVkaXRFdmVudHMSNC5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkxpc3RBdWRpdEV2ZW50c1JlcXVlc3QaNS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkxpc3RBdWRpdEV2ZW50c1Jlc3BvbnNlYgZwcm90bzM", [file_articles_accounts_billing_v1_accounts, file_articles_accounts_billing_v1_operator, file_google_protobuf_timestamp]);
+  fileDesc("Ci9hcnRpY2xlcy9hY2NvdW50c19iaWxsaW5nL3YxL3NlbGZfc2VydmljZS5wcm90bxIcYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MSIwCg1TaWduSW5SZXF1ZXN0Eg0KBWVtYWlsGAEgASgJEhAKCHBhc3N3b3JkGAIgASgJIokBCg5TaWduSW5SZXNwb25zZRIVCg1zZXNzaW9uX3Rva2VuGAEgASgJEjAKBHVzZXIYAiABKAsyIi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlVzZXISLgoKZXhwaXJlc19hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiMwoaQXV0aGVudGljYXRlU2Vzc2lvblJlcXVlc3QSFQoNc2Vzc2lvbl90b2tlbhgBIAEoCSKTAQobQXV0aGVudGljYXRlU2Vzc2lvblJlc3BvbnNlEhIKCnNlc3Npb25faWQYASABKAMSMAoEdXNlchgCIAEoCzIiLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuVXNlchIuCgpleHBpcmVzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIqChFFbmRTZXNzaW9uUmVxdWVzdBIVCg1zZXNzaW9uX3Rva2VuGAEgASgJIhQKEkVuZFNlc3Npb25SZXNwb25zZSJeChVDaGFuZ2VQYXNzd29yZFJlcXVlc3QSFQoNc2Vzc2lvbl90b2tlbhgBIAEoCRIYChBjdXJyZW50X3Bhc3N3b3JkGAIgASgJEhQKDG5ld19wYXNzd29yZBgDIAEoCSIwChZDaGFuZ2VQYXNzd29yZFJlc3BvbnNlEhYKDmVuZGVkX3Nlc3Npb25zGAEgASgFIjkKEVJlZGVlbUxpbmtSZXF1ZXN0EhIKCmxpbmtfdG9rZW4YASABKAkSEAoIcGFzc3dvcmQYAiABKAkiUwoSUmVkZWVtTGlua1Jlc3BvbnNlEj0KB3Nlc3Npb24YASABKAsyLC5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlNpZ25JblJlc3BvbnNlIiwKG1JlcXVlc3RQYXNzd29yZFJlc2V0UmVxdWVzdBINCgVlbWFpbBgBIAEoCSIeChxSZXF1ZXN0UGFzc3dvcmRSZXNldFJlc3BvbnNlIlAKDVNpZ25VcFJlcXVlc3QSDAoEcGxhbhgBIAEoCRINCgVlbWFpbBgCIAEoCRIMCgRuYW1lGAMgASgJEhQKDGFjY291bnRfbmFtZRgEIAEoCSIQCg5TaWduVXBSZXNwb25zZSIsChlDcmVhdGVQYXNzd29yZExpbmtSZXF1ZXN0Eg8KB3VzZXJfaWQYASABKAMiYAoaQ3JlYXRlUGFzc3dvcmRMaW5rUmVzcG9uc2USEgoKbGlua190b2tlbhgBIAEoCRIuCgpleHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCItCgZBY3RpbmcSDwoHdXNlcl9pZBgBIAEoAxISCgphY2NvdW50X2lkGAIgASgDIioKF0xpc3RVc2VyQWNjb3VudHNSZXF1ZXN0Eg8KB3VzZXJfaWQYASABKAMidwoLVXNlckFjY291bnQSNgoHYWNjb3VudBgBIAEoCzIlLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuQWNjb3VudBIwCgRyb2xlGAIgASgOMiIuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5Sb2xlIlcKGExpc3RVc2VyQWNjb3VudHNSZXNwb25zZRI7CghhY2NvdW50cxgBIAMoCzIpLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuVXNlckFjY291bnQiTAoUU3dpdGNoQWNjb3VudFJlcXVlc3QSNAoGYWN0aW5nGAEgASgLMiQuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5BY3RpbmciSQoVU3dpdGNoQWNjb3VudFJlc3BvbnNlEjAKBHVzZXIYASABKAsyIi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlVzZXIiygEKCk1hbmFnZWRLZXkSMQoDa2V5GAEgASgLMiQuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5BcGlLZXkSDAoEbmFtZRgCIAEoCRIzCgdjcmVhdG9yGAMgASgLMiIuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5Vc2VyEjUKDGxhc3RfdXNlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAIgBAUIPCg1fbGFzdF91c2VkX2F0IkcKD0xpc3RLZXlzUmVxdWVzdBI0CgZhY3RpbmcYASABKAsyJC5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkFjdGluZyJKChBMaXN0S2V5c1Jlc3BvbnNlEjYKBGtleXMYASADKAsyKC5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLk1hbmFnZWRLZXki4AEKEENyZWF0ZUtleVJlcXVlc3QSNAoGYWN0aW5nGAEgASgLMiQuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5BY3RpbmcSDAoEbmFtZRgCIAEoCRIzCgpleHBpcmVzX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgAiAEBEjoKBXNjb3BlGAQgASgLMiYuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5LZXlTY29wZUgBiAEBQg0KC19leHBpcmVzX2F0QggKBl9zY29wZSJZChFDcmVhdGVLZXlSZXNwb25zZRI1CgNrZXkYASABKAsyKC5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLk1hbmFnZWRLZXkSDQoFdG9rZW4YAiABKAkiWAoQUmV2b2tlS2V5UmVxdWVzdBI0CgZhY3RpbmcYASABKAsyJC5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkFjdGluZxIOCgZrZXlfaWQYAiABKAMiSgoRUmV2b2tlS2V5UmVzcG9uc2USNQoDa2V5GAEgASgLMiguYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5NYW5hZ2VkS2V5Im0KDlJvbGxLZXlSZXF1ZXN0EjQKBmFjdGluZxgBIAEoCzIkLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuQWN0aW5nEg4KBmtleV9pZBgCIAEoAxIVCg1ncmFjZV9zZWNvbmRzGAMgASgFIpIBCg9Sb2xsS2V5UmVzcG9uc2USNQoDa2V5GAEgASgLMiguYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5NYW5hZ2VkS2V5Eg0KBXRva2VuGAIgASgJEjkKB29sZF9rZXkYAyABKAsyKC5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLk1hbmFnZWRLZXkiSgoSTGlzdE1lbWJlcnNSZXF1ZXN0EjQKBmFjdGluZxgBIAEoCzIkLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuQWN0aW5nIrYBCgZNZW1iZXISMAoEdXNlchgBIAEoCzIiLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuVXNlchIwCgRyb2xlGAIgASgOMiIuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5Sb2xlEhMKC3Byb2plY3RfaWRzGAMgAygDEhQKDGhhc19wYXNzd29yZBgEIAEoCBIdChV2aWV3X29ubHlfcHJvamVjdF9pZHMYBSADKAMiTAoTTGlzdE1lbWJlcnNSZXNwb25zZRI1CgdtZW1iZXJzGAEgAygLMiQuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5NZW1iZXIizgEKE0ludml0ZU1lbWJlclJlcXVlc3QSNAoGYWN0aW5nGAEgASgLMiQuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5BY3RpbmcSDQoFZW1haWwYAiABKAkSDAoEbmFtZRgDIAEoCRIwCgRyb2xlGAQgASgOMiIuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5Sb2xlEhMKC3Byb2plY3RfaWRzGAUgAygDEh0KFXZpZXdfb25seV9wcm9qZWN0X2lkcxgGIAMoAyLSAQoUSW52aXRlTWVtYmVyUmVzcG9uc2USNAoGbWVtYmVyGAEgASgLMiQuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5NZW1iZXISFwoKbGlua190b2tlbhgCIAEoCUgAiAEBEjgKD2xpbmtfZXhwaXJlc19hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBIAYgBARIOCgZtYWlsZWQYBCABKAhCDQoLX2xpbmtfdG9rZW5CEgoQX2xpbmtfZXhwaXJlc19hdCLCAQoTVXBkYXRlTWVtYmVyUmVxdWVzdBI0CgZhY3RpbmcYASABKAsyJC5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkFjdGluZxIPCgd1c2VyX2lkGAIgASgDEjAKBHJvbGUYAyABKA4yIi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlJvbGUSEwoLcHJvamVjdF9pZHMYBCADKAMSHQoVdmlld19vbmx5X3Byb2plY3RfaWRzGAUgAygDIkwKFFVwZGF0ZU1lbWJlclJlc3BvbnNlEjQKBm1lbWJlchgBIAEoCzIkLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuTWVtYmVyImMKGlJlbW92ZUFjY291bnRNZW1iZXJSZXF1ZXN0EjQKBmFjdGluZxgBIAEoCzIkLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuQWN0aW5nEg8KB3VzZXJfaWQYAiABKAMiHQobUmVtb3ZlQWNjb3VudE1lbWJlclJlc3BvbnNlIl0KFkxpc3RBdWRpdEV2ZW50c1JlcXVlc3QSNAoGYWN0aW5nGAEgASgLMiQuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5BY3RpbmcSDQoFbGltaXQYAiABKAUinAEKCkF1ZGl0RXZlbnQSCgoCaWQYASABKAMSMQoFYWN0b3IYAiABKAsyIi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlVzZXISDgoGYWN0aW9uGAMgASgJEg8KB3N1YmplY3QYBCABKAkSLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiUwoXTGlzdEF1ZGl0RXZlbnRzUmVzcG9uc2USOAoGZXZlbnRzGAEgAygLMiguYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5BdWRpdEV2ZW50MuAHCg5TZXNzaW9uU2VydmljZRJjCgZTaWduSW4SKy5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlNpZ25JblJlcXVlc3QaLC5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlNpZ25JblJlc3BvbnNlEooBChNBdXRoZW50aWNhdGVTZXNzaW9uEjguYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5BdXRoZW50aWNhdGVTZXNzaW9uUmVxdWVzdBo5LmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuQXV0aGVudGljYXRlU2Vzc2lvblJlc3BvbnNlEm8KCkVuZFNlc3Npb24SLy5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkVuZFNlc3Npb25SZXF1ZXN0GjAuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5FbmRTZXNzaW9uUmVzcG9uc2USewoOQ2hhbmdlUGFzc3dvcmQSMy5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkNoYW5nZVBhc3N3b3JkUmVxdWVzdBo0LmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuQ2hhbmdlUGFzc3dvcmRSZXNwb25zZRJvCgpSZWRlZW1MaW5rEi8uYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5SZWRlZW1MaW5rUmVxdWVzdBowLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuUmVkZWVtTGlua1Jlc3BvbnNlEocBChJDcmVhdGVQYXNzd29yZExpbmsSNy5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkNyZWF0ZVBhc3N3b3JkTGlua1JlcXVlc3QaOC5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkNyZWF0ZVBhc3N3b3JkTGlua1Jlc3BvbnNlEo0BChRSZXF1ZXN0UGFzc3dvcmRSZXNldBI5LmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuUmVxdWVzdFBhc3N3b3JkUmVzZXRSZXF1ZXN0GjouYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5SZXF1ZXN0UGFzc3dvcmRSZXNldFJlc3BvbnNlEmMKBlNpZ25VcBIrLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuU2lnblVwUmVxdWVzdBosLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuU2lnblVwUmVzcG9uc2UysAoKElRlbmFudEFkbWluU2VydmljZRKBAQoQTGlzdFVzZXJBY2NvdW50cxI1LmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuTGlzdFVzZXJBY2NvdW50c1JlcXVlc3QaNi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkxpc3RVc2VyQWNjb3VudHNSZXNwb25zZRJ4Cg1Td2l0Y2hBY2NvdW50EjIuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5Td2l0Y2hBY2NvdW50UmVxdWVzdBozLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuU3dpdGNoQWNjb3VudFJlc3BvbnNlEmkKCExpc3RLZXlzEi0uYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5MaXN0S2V5c1JlcXVlc3QaLi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkxpc3RLZXlzUmVzcG9uc2USbAoJQ3JlYXRlS2V5Ei4uYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5DcmVhdGVLZXlSZXF1ZXN0Gi8uYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5DcmVhdGVLZXlSZXNwb25zZRJsCglSZXZva2VLZXkSLi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlJldm9rZUtleVJlcXVlc3QaLy5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlJldm9rZUtleVJlc3BvbnNlEmYKB1JvbGxLZXkSLC5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlJvbGxLZXlSZXF1ZXN0Gi0uYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5Sb2xsS2V5UmVzcG9uc2UScgoLTGlzdE1lbWJlcnMSMC5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkxpc3RNZW1iZXJzUmVxdWVzdBoxLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuTGlzdE1lbWJlcnNSZXNwb25zZRJ1CgxJbnZpdGVNZW1iZXISMS5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkludml0ZU1lbWJlclJlcXVlc3QaMi5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLkludml0ZU1lbWJlclJlc3BvbnNlEnUKDFVwZGF0ZU1lbWJlchIxLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuVXBkYXRlTWVtYmVyUmVxdWVzdBoyLmFydGljbGVzLmFjY291bnRzX2JpbGxpbmcudjEuVXBkYXRlTWVtYmVyUmVzcG9uc2USigEKE1JlbW92ZUFjY291bnRNZW1iZXISOC5hcnRpY2xlcy5hY2NvdW50c19iaWxsaW5nLnYxLlJlbW92ZUFjY291bnRNZW1iZXJSZXF1ZXN0GjkuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5SZW1vdmVBY2NvdW50TWVtYmVyUmVzcG9uc2USfgoPTGlzdEF1ZGl0RXZlbnRzEjQuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5MaXN0QXVkaXRFdmVudHNSZXF1ZXN0GjUuYXJ0aWNsZXMuYWNjb3VudHNfYmlsbGluZy52MS5MaXN0QXVkaXRFdmVudHNSZXNwb25zZWIGcHJvdG8z", [file_articles_accounts_billing_v1_accounts, file_articles_accounts_billing_v1_operator, file_google_protobuf_timestamp]);
 
 /**
  * An email and a password.
@@ -284,6 +284,99 @@ export const RedeemLinkResponseSchema: GenMessage<RedeemLinkResponse> = /*@__PUR
   messageDesc(file_articles_accounts_billing_v1_self_service, 9);
 
 /**
+ * An address that forgot its password.
+ *
+ * @generated from message articles.accounts_billing.v1.RequestPasswordResetRequest
+ */
+export type RequestPasswordResetRequest = Message<"articles.accounts_billing.v1.RequestPasswordResetRequest"> & {
+  /**
+   * The address typed in.
+   *
+   * @generated from field: string email = 1;
+   */
+  email: string;
+};
+
+/**
+ * Describes the message articles.accounts_billing.v1.RequestPasswordResetRequest.
+ * Use `create(RequestPasswordResetRequestSchema)` to create a new message.
+ */
+export const RequestPasswordResetRequestSchema: GenMessage<RequestPasswordResetRequest> = /*@__PURE__*/
+  messageDesc(file_articles_accounts_billing_v1_self_service, 10);
+
+/**
+ * Nothing: the answer says nothing of the address.
+ *
+ * @generated from message articles.accounts_billing.v1.RequestPasswordResetResponse
+ */
+export type RequestPasswordResetResponse = Message<"articles.accounts_billing.v1.RequestPasswordResetResponse"> & {
+};
+
+/**
+ * Describes the message articles.accounts_billing.v1.RequestPasswordResetResponse.
+ * Use `create(RequestPasswordResetResponseSchema)` to create a new message.
+ */
+export const RequestPasswordResetResponseSchema: GenMessage<RequestPasswordResetResponse> = /*@__PURE__*/
+  messageDesc(file_articles_accounts_billing_v1_self_service, 11);
+
+/**
+ * Someone signing up.
+ *
+ * @generated from message articles.accounts_billing.v1.SignUpRequest
+ */
+export type SignUpRequest = Message<"articles.accounts_billing.v1.SignUpRequest"> & {
+  /**
+   * The plan's id or name (the gateway's SIGNUP_PLAN).
+   *
+   * @generated from field: string plan = 1;
+   */
+  plan: string;
+
+  /**
+   * The new user's address, to be confirmed.
+   *
+   * @generated from field: string email = 2;
+   */
+  email: string;
+
+  /**
+   * The new user's name.
+   *
+   * @generated from field: string name = 3;
+   */
+  name: string;
+
+  /**
+   * The new account's name; "<name>'s account" when empty.
+   *
+   * @generated from field: string account_name = 4;
+   */
+  accountName: string;
+};
+
+/**
+ * Describes the message articles.accounts_billing.v1.SignUpRequest.
+ * Use `create(SignUpRequestSchema)` to create a new message.
+ */
+export const SignUpRequestSchema: GenMessage<SignUpRequest> = /*@__PURE__*/
+  messageDesc(file_articles_accounts_billing_v1_self_service, 12);
+
+/**
+ * Nothing: the answer says nothing of the address.
+ *
+ * @generated from message articles.accounts_billing.v1.SignUpResponse
+ */
+export type SignUpResponse = Message<"articles.accounts_billing.v1.SignUpResponse"> & {
+};
+
+/**
+ * Describes the message articles.accounts_billing.v1.SignUpResponse.
+ * Use `create(SignUpResponseSchema)` to create a new message.
+ */
+export const SignUpResponseSchema: GenMessage<SignUpResponse> = /*@__PURE__*/
+  messageDesc(file_articles_accounts_billing_v1_self_service, 13);
+
+/**
  * A user to make a link for.
  *
  * @generated from message articles.accounts_billing.v1.CreatePasswordLinkRequest
@@ -302,7 +395,7 @@ export type CreatePasswordLinkRequest = Message<"articles.accounts_billing.v1.Cr
  * Use `create(CreatePasswordLinkRequestSchema)` to create a new message.
  */
 export const CreatePasswordLinkRequestSchema: GenMessage<CreatePasswordLinkRequest> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_self_service, 10);
+  messageDesc(file_articles_accounts_billing_v1_self_service, 14);
 
 /**
  * The link's token, shown once.
@@ -330,7 +423,7 @@ export type CreatePasswordLinkResponse = Message<"articles.accounts_billing.v1.C
  * Use `create(CreatePasswordLinkResponseSchema)` to create a new message.
  */
 export const CreatePasswordLinkResponseSchema: GenMessage<CreatePasswordLinkResponse> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_self_service, 11);
+  messageDesc(file_articles_accounts_billing_v1_self_service, 15);
 
 /**
  * The acting user and the account acted on.
@@ -358,7 +451,7 @@ export type Acting = Message<"articles.accounts_billing.v1.Acting"> & {
  * Use `create(ActingSchema)` to create a new message.
  */
 export const ActingSchema: GenMessage<Acting> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_self_service, 12);
+  messageDesc(file_articles_accounts_billing_v1_self_service, 16);
 
 /**
  * A user's accounts.
@@ -379,7 +472,7 @@ export type ListUserAccountsRequest = Message<"articles.accounts_billing.v1.List
  * Use `create(ListUserAccountsRequestSchema)` to create a new message.
  */
 export const ListUserAccountsRequestSchema: GenMessage<ListUserAccountsRequest> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_self_service, 13);
+  messageDesc(file_articles_accounts_billing_v1_self_service, 17);
 
 /**
  * One of a user's accounts.
@@ -407,7 +500,7 @@ export type UserAccount = Message<"articles.accounts_billing.v1.UserAccount"> & 
  * Use `create(UserAccountSchema)` to create a new message.
  */
 export const UserAccountSchema: GenMessage<UserAccount> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_self_service, 14);
+  messageDesc(file_articles_accounts_billing_v1_self_service, 18);
 
 /**
  * The user's accounts, by id.
@@ -428,7 +521,7 @@ export type ListUserAccountsResponse = Message<"articles.accounts_billing.v1.Lis
  * Use `create(ListUserAccountsResponseSchema)` to create a new message.
  */
 export const ListUserAccountsResponseSchema: GenMessage<ListUserAccountsResponse> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_self_service, 15);
+  messageDesc(file_articles_accounts_billing_v1_self_service, 19);
 
 /**
  * An account to select.
@@ -449,7 +542,7 @@ export type SwitchAccountRequest = Message<"articles.accounts_billing.v1.SwitchA
  * Use `create(SwitchAccountRequestSchema)` to create a new message.
  */
 export const SwitchAccountRequestSchema: GenMessage<SwitchAccountRequest> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_self_service, 16);
+  messageDesc(file_articles_accounts_billing_v1_self_service, 20);
 
 /**
  * The user after the switch.
@@ -470,7 +563,7 @@ export type SwitchAccountResponse = Message<"articles.accounts_billing.v1.Switch
  * Use `create(SwitchAccountResponseSchema)` to create a new message.
  */
 export const SwitchAccountResponseSchema: GenMessage<SwitchAccountResponse> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_self_service, 17);
+  messageDesc(file_articles_accounts_billing_v1_self_service, 21);
 
 /**
  * An API key as the dashboard shows it.
@@ -512,7 +605,7 @@ export type ManagedKey = Message<"articles.accounts_billing.v1.ManagedKey"> & {
  * Use `create(ManagedKeySchema)` to create a new message.
  */
 export const ManagedKeySchema: GenMessage<ManagedKey> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_self_service, 18);
+  messageDesc(file_articles_accounts_billing_v1_self_service, 22);
 
 /**
  * An account's keys.
@@ -533,7 +626,7 @@ export type ListKeysRequest = Message<"articles.accounts_billing.v1.ListKeysRequ
  * Use `create(ListKeysRequestSchema)` to create a new message.
  */
 export const ListKeysRequestSchema: GenMessage<ListKeysRequest> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_self_service, 19);
+  messageDesc(file_articles_accounts_billing_v1_self_service, 23);
 
 /**
  * The keys, newest first.
@@ -554,7 +647,7 @@ export type ListKeysResponse = Message<"articles.accounts_billing.v1.ListKeysRes
  * Use `create(ListKeysResponseSchema)` to create a new message.
  */
 export const ListKeysResponseSchema: GenMessage<ListKeysResponse> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_self_service, 20);
+  messageDesc(file_articles_accounts_billing_v1_self_service, 24);
 
 /**
  * A new key. INVALID_ARGUMENT for a name that is empty or too long, an expiry in the past or a
@@ -597,7 +690,7 @@ export type CreateKeyRequest = Message<"articles.accounts_billing.v1.CreateKeyRe
  * Use `create(CreateKeyRequestSchema)` to create a new message.
  */
 export const CreateKeyRequestSchema: GenMessage<CreateKeyRequest> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_self_service, 21);
+  messageDesc(file_articles_accounts_billing_v1_self_service, 25);
 
 /**
  * The new key and, this once, its token.
@@ -625,7 +718,7 @@ export type CreateKeyResponse = Message<"articles.accounts_billing.v1.CreateKeyR
  * Use `create(CreateKeyResponseSchema)` to create a new message.
  */
 export const CreateKeyResponseSchema: GenMessage<CreateKeyResponse> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_self_service, 22);
+  messageDesc(file_articles_accounts_billing_v1_self_service, 26);
 
 /**
  * A key to revoke.
@@ -653,7 +746,7 @@ export type RevokeKeyRequest = Message<"articles.accounts_billing.v1.RevokeKeyRe
  * Use `create(RevokeKeyRequestSchema)` to create a new message.
  */
 export const RevokeKeyRequestSchema: GenMessage<RevokeKeyRequest> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_self_service, 23);
+  messageDesc(file_articles_accounts_billing_v1_self_service, 27);
 
 /**
  * The key, revoked.
@@ -674,7 +767,7 @@ export type RevokeKeyResponse = Message<"articles.accounts_billing.v1.RevokeKeyR
  * Use `create(RevokeKeyResponseSchema)` to create a new message.
  */
 export const RevokeKeyResponseSchema: GenMessage<RevokeKeyResponse> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_self_service, 24);
+  messageDesc(file_articles_accounts_billing_v1_self_service, 28);
 
 /**
  * A key to roll.
@@ -709,7 +802,7 @@ export type RollKeyRequest = Message<"articles.accounts_billing.v1.RollKeyReques
  * Use `create(RollKeyRequestSchema)` to create a new message.
  */
 export const RollKeyRequestSchema: GenMessage<RollKeyRequest> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_self_service, 25);
+  messageDesc(file_articles_accounts_billing_v1_self_service, 29);
 
 /**
  * The new key, shown once, and the old one with its new expiry.
@@ -744,7 +837,7 @@ export type RollKeyResponse = Message<"articles.accounts_billing.v1.RollKeyRespo
  * Use `create(RollKeyResponseSchema)` to create a new message.
  */
 export const RollKeyResponseSchema: GenMessage<RollKeyResponse> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_self_service, 26);
+  messageDesc(file_articles_accounts_billing_v1_self_service, 30);
 
 /**
  * An account's members.
@@ -765,7 +858,7 @@ export type ListMembersRequest = Message<"articles.accounts_billing.v1.ListMembe
  * Use `create(ListMembersRequestSchema)` to create a new message.
  */
 export const ListMembersRequestSchema: GenMessage<ListMembersRequest> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_self_service, 27);
+  messageDesc(file_articles_accounts_billing_v1_self_service, 31);
 
 /**
  * A member of an account.
@@ -800,6 +893,13 @@ export type Member = Message<"articles.accounts_billing.v1.Member"> & {
    * @generated from field: bool has_password = 4;
    */
   hasPassword: boolean;
+
+  /**
+   * Projects on which the member has view access only, whatever the role grants elsewhere.
+   *
+   * @generated from field: repeated int64 view_only_project_ids = 5;
+   */
+  viewOnlyProjectIds: bigint[];
 };
 
 /**
@@ -807,7 +907,7 @@ export type Member = Message<"articles.accounts_billing.v1.Member"> & {
  * Use `create(MemberSchema)` to create a new message.
  */
 export const MemberSchema: GenMessage<Member> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_self_service, 28);
+  messageDesc(file_articles_accounts_billing_v1_self_service, 32);
 
 /**
  * The members, by user id.
@@ -828,7 +928,7 @@ export type ListMembersResponse = Message<"articles.accounts_billing.v1.ListMemb
  * Use `create(ListMembersResponseSchema)` to create a new message.
  */
 export const ListMembersResponseSchema: GenMessage<ListMembersResponse> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_self_service, 29);
+  messageDesc(file_articles_accounts_billing_v1_self_service, 33);
 
 /**
  * A member to add. INVALID_ARGUMENT for a bad email address, role or project.
@@ -870,6 +970,13 @@ export type InviteMemberRequest = Message<"articles.accounts_billing.v1.InviteMe
    * @generated from field: repeated int64 project_ids = 5;
    */
   projectIds: bigint[];
+
+  /**
+   * Projects of the account on which the member has view access only.
+   *
+   * @generated from field: repeated int64 view_only_project_ids = 6;
+   */
+  viewOnlyProjectIds: bigint[];
 };
 
 /**
@@ -877,7 +984,7 @@ export type InviteMemberRequest = Message<"articles.accounts_billing.v1.InviteMe
  * Use `create(InviteMemberRequestSchema)` to create a new message.
  */
 export const InviteMemberRequestSchema: GenMessage<InviteMemberRequest> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_self_service, 30);
+  messageDesc(file_articles_accounts_billing_v1_self_service, 34);
 
 /**
  * The membership, and the link a new user sets a password with.
@@ -905,6 +1012,14 @@ export type InviteMemberResponse = Message<"articles.accounts_billing.v1.InviteM
    * @generated from field: optional google.protobuf.Timestamp link_expires_at = 3;
    */
   linkExpiresAt?: Timestamp | undefined;
+
+  /**
+   * Whether an invitation mail with a link of its own is queued (mail is configured and the
+   * user has no password yet).
+   *
+   * @generated from field: bool mailed = 4;
+   */
+  mailed: boolean;
 };
 
 /**
@@ -912,7 +1027,7 @@ export type InviteMemberResponse = Message<"articles.accounts_billing.v1.InviteM
  * Use `create(InviteMemberResponseSchema)` to create a new message.
  */
 export const InviteMemberResponseSchema: GenMessage<InviteMemberResponse> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_self_service, 31);
+  messageDesc(file_articles_accounts_billing_v1_self_service, 35);
 
 /**
  * A member's new role and project limit.
@@ -947,6 +1062,13 @@ export type UpdateMemberRequest = Message<"articles.accounts_billing.v1.UpdateMe
    * @generated from field: repeated int64 project_ids = 4;
    */
   projectIds: bigint[];
+
+  /**
+   * Projects of the account on which the member has view access only.
+   *
+   * @generated from field: repeated int64 view_only_project_ids = 5;
+   */
+  viewOnlyProjectIds: bigint[];
 };
 
 /**
@@ -954,7 +1076,7 @@ export type UpdateMemberRequest = Message<"articles.accounts_billing.v1.UpdateMe
  * Use `create(UpdateMemberRequestSchema)` to create a new message.
  */
 export const UpdateMemberRequestSchema: GenMessage<UpdateMemberRequest> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_self_service, 32);
+  messageDesc(file_articles_accounts_billing_v1_self_service, 36);
 
 /**
  * The member after the change.
@@ -975,7 +1097,7 @@ export type UpdateMemberResponse = Message<"articles.accounts_billing.v1.UpdateM
  * Use `create(UpdateMemberResponseSchema)` to create a new message.
  */
 export const UpdateMemberResponseSchema: GenMessage<UpdateMemberResponse> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_self_service, 33);
+  messageDesc(file_articles_accounts_billing_v1_self_service, 37);
 
 /**
  * A member to remove.
@@ -1003,7 +1125,7 @@ export type RemoveAccountMemberRequest = Message<"articles.accounts_billing.v1.R
  * Use `create(RemoveAccountMemberRequestSchema)` to create a new message.
  */
 export const RemoveAccountMemberRequestSchema: GenMessage<RemoveAccountMemberRequest> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_self_service, 34);
+  messageDesc(file_articles_accounts_billing_v1_self_service, 38);
 
 /**
  * Nothing: the member is gone.
@@ -1018,7 +1140,7 @@ export type RemoveAccountMemberResponse = Message<"articles.accounts_billing.v1.
  * Use `create(RemoveAccountMemberResponseSchema)` to create a new message.
  */
 export const RemoveAccountMemberResponseSchema: GenMessage<RemoveAccountMemberResponse> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_self_service, 35);
+  messageDesc(file_articles_accounts_billing_v1_self_service, 39);
 
 /**
  * An account's audit log.
@@ -1046,7 +1168,7 @@ export type ListAuditEventsRequest = Message<"articles.accounts_billing.v1.ListA
  * Use `create(ListAuditEventsRequestSchema)` to create a new message.
  */
 export const ListAuditEventsRequestSchema: GenMessage<ListAuditEventsRequest> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_self_service, 36);
+  messageDesc(file_articles_accounts_billing_v1_self_service, 40);
 
 /**
  * One change.
@@ -1095,7 +1217,7 @@ export type AuditEvent = Message<"articles.accounts_billing.v1.AuditEvent"> & {
  * Use `create(AuditEventSchema)` to create a new message.
  */
 export const AuditEventSchema: GenMessage<AuditEvent> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_self_service, 37);
+  messageDesc(file_articles_accounts_billing_v1_self_service, 41);
 
 /**
  * The events, newest first.
@@ -1116,7 +1238,7 @@ export type ListAuditEventsResponse = Message<"articles.accounts_billing.v1.List
  * Use `create(ListAuditEventsResponseSchema)` to create a new message.
  */
 export const ListAuditEventsResponseSchema: GenMessage<ListAuditEventsResponse> = /*@__PURE__*/
-  messageDesc(file_articles_accounts_billing_v1_self_service, 38);
+  messageDesc(file_articles_accounts_billing_v1_self_service, 42);
 
 /**
  * Passwords, one-time links and sessions. A session token and a link token are random secrets
@@ -1192,6 +1314,32 @@ export const SessionService: GenService<{
     methodKind: "unary";
     input: typeof CreatePasswordLinkRequestSchema;
     output: typeof CreatePasswordLinkResponseSchema;
+  },
+  /**
+   * "Forgot password": mails a one-time link (working for an hour) to the address's user, when
+   * there is one and they are not disabled; the answer is the same either way. The mail leaves
+   * later, from the outbox, with retries. FAILED_PRECONDITION when no mail is configured (SMTP_URL).
+   *
+   * @generated from rpc articles.accounts_billing.v1.SessionService.RequestPasswordReset
+   */
+  requestPasswordReset: {
+    methodKind: "unary";
+    input: typeof RequestPasswordResetRequestSchema;
+    output: typeof RequestPasswordResetResponseSchema;
+  },
+  /**
+   * Self-serve sign-up: a user, an account on the named plan with the user as owner, and a first
+   * project; the user confirms the address (email_verified_at) and sets a password through a
+   * mailed one-time link. The answer is the same when the address already has a user (nothing is
+   * made then). NOT_FOUND when no plan has that id or name; FAILED_PRECONDITION when no mail is
+   * configured; INVALID_ARGUMENT for a bad email or name.
+   *
+   * @generated from rpc articles.accounts_billing.v1.SessionService.SignUp
+   */
+  signUp: {
+    methodKind: "unary";
+    input: typeof SignUpRequestSchema;
+    output: typeof SignUpResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_articles_accounts_billing_v1_self_service, 0);
