@@ -8,6 +8,10 @@ import { accountsBillingAccess } from "./access.ts";
 import { startChangeFolding } from "../../kit/src/change-folding.ts";
 import { foldWordUsageChanges, WORD_USAGE_FOLD_BATCH } from "./domain/word-quota.ts";
 import { failOnConfigError, loadTenantCapDefaults } from "../../kit/src/config.ts";
+import { handOverQuotaAlerts, recordQuotaCrossings } from "./domain/quota-alerts.ts";
+import { openQueue, type EndpointEventJob } from "../../kit/src/queues.ts";
+import { connectRedis } from "../../kit/src/redis.ts";
+import { handOverEndpointEvent } from "../../kit/src/endpoint-events.ts";
 
 const capDefaults = failOnConfigError(() => loadTenantCapDefaults());
 
@@ -26,8 +30,27 @@ await runService({
     };
   },
   access: accountsBillingAccess,
-  async background({ database, logger }) {
+  async background({ database, config, logger }) {
     const folding = startChangeFolding({ what: "word usage", fold: () => foldWordUsageChanges(database.db), batch: WORD_USAGE_FOLD_BATCH, logger });
-    return () => folding.stop();
+    // quota.low for the webhook endpoints: crossings recorded, then handed over (an outbox whose
+    // rows wait in Postgres while Redis is away; Redis is not a dependency of this service's calls).
+    const redis = connectRedis(config.redisUrl);
+    redis.on("error", (error) => logger.warn("redis error (quota alerts wait in Postgres)", { error: error.message }));
+    const endpointEvents = openQueue<EndpointEventJob>("endpoint-events", redis, config.redisPrefix);
+    const alerts = startChangeFolding({
+      what: "quota alert",
+      fold: async () => {
+        await recordQuotaCrossings(database.db);
+        return handOverQuotaAlerts(database.db, (event) => handOverEndpointEvent(endpointEvents, event));
+      },
+      batch: 500,
+      everyMs: 1000,
+      logger,
+    });
+    return async () => {
+      await Promise.all([folding.stop(), alerts.stop()]);
+      await endpointEvents.close();
+      redis.disconnect();
+    };
   },
 });

@@ -89,6 +89,10 @@ export function selfServiceRoutes(db: Db) {
           createdAt: ts(event.createdAt),
         })),
       }),
+      async recordAuditEvent(req) {
+        await admin.recordAuditEvent(db, actingOf(req.acting), req.action, req.subject);
+        return {};
+      },
     });
   };
 }

@@ -7,7 +7,9 @@ import { fileURLToPath } from "node:url";
 import { AccountsService } from "../../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
 import { QuotaService } from "../../../proto/gen/articles/accounts_billing/v1/quota_pb.ts";
 import { serviceClient } from "../../kit/src/clients.ts";
-import { openQueue, type GenerationJob, type WebhookJob } from "../../kit/src/queues.ts";
+import { openQueue, type EndpointEventJob, type GenerationJob, type WebhookJob } from "../../kit/src/queues.ts";
+import type { Queue } from "bullmq";
+import { handOverEndpointEvents } from "./endpoint-event-handover.ts";
 import { FairDispatch } from "../../kit/src/fair-dispatch.ts";
 import { connectRedis, type RedisConnection } from "../../kit/src/redis.ts";
 import { runService } from "../../kit/src/service-process.ts";
@@ -53,6 +55,8 @@ const queues = lazyRedis();
 // the commands of one turn of the event loop in one write: a batch call (RecordDeliveries) ends
 // dozens of articles at once, a publish and a script each.
 const announcements = lazyRedis({ enableAutoPipelining: true });
+// Article events for the projects' webhook endpoints, opened on first use.
+let endpointEvents: Queue<EndpointEventJob> | undefined;
 
 await runService({
   name: "article-store",
@@ -74,6 +78,7 @@ await runService({
     logNewVersions({ db: database.db, redis: announcements.of(config, logger), redisPrefix: config.redisPrefix }, logger),
     forgetErasedInRedis(announcements.of(config, logger), config.redisPrefix, logger),
     logRetries({ db: database.db, redis: announcements.of(config, logger), redisPrefix: config.redisPrefix }, logger),
+    handOverEndpointEvents(announcements.of(config, logger), config.redisPrefix, () => (endpointEvents ??= openQueue<EndpointEventJob>("endpoint-events", queues.of(config, logger), config.redisPrefix)), logger),
   ],
   async background({ database, config, credential, logger }) {
     const generationQueue = openQueue<GenerationJob>("generation", queues.of(config, logger), config.redisPrefix);
@@ -91,6 +96,7 @@ await runService({
       await relay?.stop();
       await generationQueue.close();
       await webhookQueue.close();
+      await endpointEvents?.close();
       queues.disconnect();
       announcements.disconnect();
     };
