@@ -1,8 +1,9 @@
 // A project's webhook endpoints over /v1 with an API key: created with a secret shown once, a test
 // event a local receiver verifies with the reference Standard Webhooks library, the delivery log
 // (time, status, latency, response excerpt), a redelivery under the same webhook-id, a rolled
-// secret, the event filter (an endpoint not subscribed to article.failed gets none), quota.low at
-// 80% and 95% once each, the audit log of the changes, and one call of the public gRPC twin.
+// secret, the event filter (an endpoint not subscribed to article.failed gets none) and the
+// erasure of an article's deliveries, quota.low at 80% and 95% once each, the audit log of the
+// changes, and one call of the public gRPC twin.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
@@ -134,6 +135,9 @@ describe("webhook endpoints", () => {
     // The failure fanned out before the completion: the endpoint it did not concern has no delivery of it.
     expect((await deliveries(some.id)).map((d) => d.event_type)).toEqual(["article.completed"]);
     expect(completedOnly.requests.map((r) => r.json.type)).toEqual(["article.completed"]);
+    // An erased article leaves nothing in the endpoints' delivery logs.
+    expect((await tenant.api.delete(`/v1/articles/${article.id}`)).status).toBe(200);
+    expect(await deliveries(some.id)).toEqual([]);
     for (const id of [all.id, some.id]) await tenant.api.delete(`${endpointsPath()}/${id}`);
   });
 

@@ -1,4 +1,5 @@
 // Tables of the webhook-dispatcher context, in its own Postgres schema.
+import { sql } from "drizzle-orm";
 import { bigint, bigserial, boolean, index, integer, jsonb, pgSchema, text, timestamp, uniqueIndex } from "drizzle-orm/pg-core";
 
 export const webhookDispatcherSchema = pgSchema("webhook_dispatcher");
@@ -103,12 +104,18 @@ export const endpointDeliveries = webhookDispatcherSchema.table(
     projectId: bigint("project_id", { mode: "number" }).notNull(),
     eventId: text("event_id").notNull(),
     eventType: text("event_type").notNull(),
+    /** The article an article event is about, so the article's erasure finds its deliveries. */
+    externalId: text("external_id"),
     body: text("body").notNull(),
     /** pending (attempts left), succeeded, failed (no attempt left). */
     state: text("state", { enum: ["pending", "succeeded", "failed"] }).notNull().default("pending"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [uniqueIndex("endpoint_deliveries_event").on(t.endpointId, t.eventId), index("endpoint_deliveries_endpoint").on(t.endpointId, t.id)],
+  (t) => [
+    uniqueIndex("endpoint_deliveries_event").on(t.endpointId, t.eventId),
+    index("endpoint_deliveries_endpoint").on(t.endpointId, t.id),
+    index("endpoint_deliveries_article").on(t.externalId).where(sql`${t.externalId} is not null`),
+  ],
 );
 
 /** Each attempt of an endpoint delivery, for its log: when, what came back, how long it took. */

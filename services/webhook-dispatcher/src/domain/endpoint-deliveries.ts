@@ -29,10 +29,11 @@ export const eventBody = (event: Pick<EndpointEventJob, "type" | "occurredAt" | 
  */
 export async function fanOutEvent(db: Db, event: EndpointEventJob): Promise<number[]> {
   const body = eventBody(event);
+  const externalId = typeof event.data.external_id === "string" ? event.data.external_id.toLowerCase() : null;
   const scope = event.projectId !== undefined ? sql`${endpoints.projectId} = ${event.projectId}` : sql`${endpoints.accountId} = ${event.accountId ?? -1}`;
   await db.execute(sql`
-    insert into ${endpointDeliveries} (endpoint_id, project_id, event_id, event_type, body)
-    select ${endpoints.id}, ${endpoints.projectId}, ${event.eventId}, ${event.type}, ${body}
+    insert into ${endpointDeliveries} (endpoint_id, project_id, event_id, event_type, external_id, body)
+    select ${endpoints.id}, ${endpoints.projectId}, ${event.eventId}, ${event.type}, ${externalId}::text, ${body}
     from ${endpoints}
     where ${scope} and ${endpoints.enabled} and ${event.type} = any(${endpoints.events})
     on conflict (endpoint_id, event_id) do nothing`);
@@ -112,4 +113,13 @@ export async function attemptEndpointDelivery(db: Db, policy: EndpointPolicy, de
     return row!;
   });
   return { kind: "sent", step, attempt: recorded };
+}
+
+/** Erases what the endpoint deliveries keep of an article (its events' bodies and their attempts). */
+export async function eraseArticleDeliveries(db: Db, externalId: string): Promise<void> {
+  await db.transaction(async (tx) => {
+    const ids = tx.select({ id: endpointDeliveries.id }).from(endpointDeliveries).where(eq(endpointDeliveries.externalId, externalId));
+    await tx.delete(endpointAttempts).where(sql`${endpointAttempts.deliveryId} in ${ids}`);
+    await tx.delete(endpointDeliveries).where(eq(endpointDeliveries.externalId, externalId));
+  });
 }

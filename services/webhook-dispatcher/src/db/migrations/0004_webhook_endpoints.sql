@@ -16,6 +16,7 @@ CREATE TABLE "webhook_dispatcher"."endpoint_deliveries" (
 	"project_id" bigint NOT NULL,
 	"event_id" text NOT NULL,
 	"event_type" text NOT NULL,
+	"external_id" text,
 	"body" text NOT NULL,
 	"state" text DEFAULT 'pending' NOT NULL,
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL
@@ -39,5 +40,6 @@ CREATE TABLE "webhook_dispatcher"."endpoints" (
 CREATE INDEX "endpoint_attempts_delivery" ON "webhook_dispatcher"."endpoint_attempts" USING btree ("delivery_id","id");--> statement-breakpoint
 CREATE UNIQUE INDEX "endpoint_deliveries_event" ON "webhook_dispatcher"."endpoint_deliveries" USING btree ("endpoint_id","event_id");--> statement-breakpoint
 CREATE INDEX "endpoint_deliveries_endpoint" ON "webhook_dispatcher"."endpoint_deliveries" USING btree ("endpoint_id","id");--> statement-breakpoint
+CREATE INDEX "endpoint_deliveries_article" ON "webhook_dispatcher"."endpoint_deliveries" USING btree ("external_id") WHERE "webhook_dispatcher"."endpoint_deliveries"."external_id" is not null;--> statement-breakpoint
 CREATE INDEX "endpoints_project" ON "webhook_dispatcher"."endpoints" USING btree ("project_id");--> statement-breakpoint
 CREATE INDEX "endpoints_account" ON "webhook_dispatcher"."endpoints" USING btree ("account_id");
