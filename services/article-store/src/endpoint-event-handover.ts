@@ -2,8 +2,9 @@
 // to webhook-dispatcher for the project's webhook endpoints, after the change committed, as the
 // event log is written (article-event-log.ts). Only projects with an endpoint get a job (one
 // SISMEMBER otherwise). The spec's webhook_url is not concerned: its deliveries come from the
-// runner's `webhooks` queue as before. Retried a few times; a failure is logged and never fails
-// the committed change.
+// runner's `webhooks` queue as before. Retried a few times; events Redis would not take are kept
+// in Postgres and handed over by a background pass (domain/endpoint-event-backlog.ts). A failure
+// is logged and never fails the committed change.
 import type { Interceptor } from "@connectrpc/connect";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { Queue } from "bullmq";
@@ -17,8 +18,12 @@ import { within } from "../../kit/src/deadline.ts";
 import { endedArticles } from "./changed-articles.ts";
 import { finalEventOf } from "./article-event-log.ts";
 import { versionCreatedEvent, VERSION_CHANGES } from "./version-events.ts";
+import type { Db } from "./db/client.ts";
+import { handOverKept, keepForLater } from "./domain/endpoint-event-backlog.ts";
+import { startChangeFolding } from "../../kit/src/change-folding.ts";
 
-const HANDOVER_TIMEOUT_MS = 2_000;
+// As the event log's writes: a lifecycle call waits this long at most when Redis is away.
+const HANDOVER_TIMEOUT_MS = 500;
 const ENDING_METHODS = new Set(["CompleteGeneration", "AddVersion", "MarkPublished", "FailArticle", "RecordDeliveries", "RecordPublication"]);
 
 /** The endpoint event of an article's end, or undefined (a cancel is a failure the client asked for: not sent). */
@@ -40,7 +45,24 @@ export function articleEndEvent(article: Article, now = new Date()): EndpointEve
   };
 }
 
-export function handOverEndpointEvents(redis: RedisConnection, redisPrefix: string, queue: () => Queue<EndpointEventJob>, logger: Logger): Interceptor {
+export interface EndpointEventHandover {
+  db: Db;
+  redis: RedisConnection;
+  redisPrefix: string;
+  queue: () => Queue<EndpointEventJob>;
+}
+
+/** Queues the event when its project has an endpoint. */
+async function handOver({ redis, redisPrefix, queue }: EndpointEventHandover, event: EndpointEventJob): Promise<void> {
+  if (await projectHasEndpoints(redis, redisPrefix, event.projectId!)) await handOverEndpointEvent(queue(), event);
+}
+
+/** The background pass over the events kept while Redis was away. */
+export function startEndpointEventBacklog(handover: EndpointEventHandover, logger: Logger) {
+  return startChangeFolding({ what: "kept endpoint event", fold: () => handOverKept(handover.db, (event) => handOver(handover, event)), batch: 200, everyMs: 5_000, logger });
+}
+
+export function handOverEndpointEvents(handover: EndpointEventHandover, logger: Logger): Interceptor {
   return (next) => async (req) => {
     const res = await next(req);
     if (res.stream) return res;
@@ -65,10 +87,12 @@ export function handOverEndpointEvents(redis: RedisConnection, redisPrefix: stri
       }
     }
     if (events.length === 0) return res;
-    const handOver = async (event: EndpointEventJob) => {
+    const handedOver = new Set<string>();
+    const tryHandOver = async (event: EndpointEventJob) => {
       for (let attempt = 1; ; attempt++) {
         try {
-          if (await projectHasEndpoints(redis, redisPrefix, event.projectId!)) await handOverEndpointEvent(queue(), event);
+          await handOver(handover, event);
+          handedOver.add(event.eventId);
           return;
         } catch (error) {
           if (attempt >= 3) throw error;
@@ -76,9 +100,13 @@ export function handOverEndpointEvents(redis: RedisConnection, redisPrefix: stri
         }
       }
     };
-    await within(Promise.all(events.map(handOver)), HANDOVER_TIMEOUT_MS).catch((error) =>
-      logger.warn("could not hand an article event over to the webhook endpoints", { eventIds: events.map((e) => e.eventId), error: (error as Error).message }),
-    );
+    try {
+      await within(Promise.all(events.map(tryHandOver)), HANDOVER_TIMEOUT_MS);
+    } catch (error) {
+      const left = events.filter((e) => !handedOver.has(e.eventId));
+      logger.warn("could not hand article events over to the webhook endpoints; keeping them for later", { eventIds: left.map((e) => e.eventId), error: (error as Error).message });
+      await keepForLater(handover.db, left).catch((kept) => logger.error("article events for the webhook endpoints lost", { eventIds: left.map((e) => e.eventId), error: (kept as Error).message }));
+    }
     return res;
   };
 }
