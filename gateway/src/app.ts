@@ -87,7 +87,7 @@ export function gatewayCore(deps: GatewayDeps): GatewayCore {
   const archive = new ArchivedArticleEvents(deps.clients.articles);
   const events = deps.events ?? new ArticleEventHub(deps.redis, deps.redisPrefix, deps.logger, archive, (externalId) => memory.forgetEnded(externalId));
   const articles = new ArticleOperations(gate, memory, events, new OpenStreams(deps.redis, deps.redisPrefix, deps.logger), deps.logger);
-  return { gate, articles, workflows: new WorkflowOperations(gate), publishing: new PublishingOperations(gate, articles), usage: new UsageOperations(gate), endpoints: new EndpointOperations(gate) };
+  return { gate, articles, workflows: new WorkflowOperations(gate), publishing: new PublishingOperations(gate, articles), usage: new UsageOperations(gate), endpoints: new EndpointOperations(gate, deps.logger) };
 }
 
 /** /readyz: 503 until the process has started, and again once it drains. */

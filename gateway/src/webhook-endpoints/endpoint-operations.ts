@@ -11,6 +11,7 @@ import { notFoundError, validationError } from "../errors.ts";
 import type { Caller, V1Gate } from "../plugins/caller.ts";
 import type { ProjectAccess } from "../plugins/project-authorizer.ts";
 import { pathId } from "../workflows/step-input.ts";
+import type { Logger } from "../../../services/kit/src/logger.ts";
 
 export const presentEndpoint = (e: Endpoint) => ({
   id: e.id,
@@ -82,7 +83,10 @@ function endpointInput(body: unknown, creating: boolean): EndpointInput {
 const DELIVERY_PAGE_MAX = 100;
 
 export class EndpointOperations {
-  constructor(private readonly gate: V1Gate) {}
+  constructor(
+    private readonly gate: V1Gate,
+    private readonly logger: Logger,
+  ) {}
 
   private get dispatcher() {
     return this.gate.clients.endpoints;
@@ -100,9 +104,15 @@ export class EndpointOperations {
     return raw;
   }
 
-  /** Written after the change: a change the log missed is logged as a warning, never undone. */
+  /**
+   * Written after the change (another service's transaction): an entry the audit log could not
+   * take is logged as an error, never fails the change, whose answer may carry a secret shown once.
+   */
   private async audit(caller: Caller, project: Project, action: string, subject: string): Promise<void> {
-    await this.gate.clients.tenantAdmin.recordAuditEvent({ acting: { userId: BigInt(caller.userId), accountId: project.accountId }, action, subject: subject.slice(0, 500) });
+    const entry = { acting: { userId: BigInt(caller.userId), accountId: project.accountId }, action, subject: subject.slice(0, 500) };
+    await this.gate.clients.tenantAdmin.recordAuditEvent(entry).catch((error) =>
+      this.logger.error("could not write a webhook endpoint change to the audit log", { action, subject: entry.subject, accountId: Number(project.accountId), userId: caller.userId, error: (error as Error).message }),
+    );
   }
 
   async list(caller: Caller, project: string): Promise<PresentedEndpoint[]> {

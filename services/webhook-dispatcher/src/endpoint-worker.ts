@@ -15,6 +15,7 @@ import { attemptEndpointDelivery, fanOutEvent, type EndpointPolicy } from "./dom
 import { projectHasEndpoints, projectsWithEndpoints } from "./domain/endpoints.ts";
 
 const INTERRUPTED_FOR_AT_MOST_MS = 24 * 3_600_000;
+const NOTE_AGAIN_MS = 60_000;
 
 /** Queues one attempt of a delivery; a redelivery gets a job of its own beside any still running. */
 export async function queueDelivery(queue: Queue<EndpointDeliveryJob>, deliveryId: number, redelivery = false): Promise<void> {
@@ -42,10 +43,15 @@ export function startEndpointWorkers(opts: EndpointWorkerOptions): () => Promise
   const prefix = queuePrefix(opts.redisPrefix, isCluster(connection));
   const deliveries = openQueue<EndpointDeliveryJob>("endpoint-deliveries", connection, opts.redisPrefix);
 
-  // The set may have been lost with Redis's data: every project with an endpoint is put back (never taken out here, so replicas starting together agree).
-  projectsWithEndpoints(db)
-    .then((ids) => (ids.length ? connection.sadd(endpointProjectsKey(opts.redisPrefix), ...ids.map(String)) : 0))
-    .catch((error) => logger.warn("could not note the projects with webhook endpoints", { error: (error as Error).message }));
+  // The set may have been lost with Redis's data, or a change may not have reached it: every
+  // project with an endpoint is put back at start and every NOTE_AGAIN_MS (never taken out here,
+  // so replicas agree; a change takes its project out).
+  const noteAll = () =>
+    projectsWithEndpoints(db)
+      .then((ids) => (ids.length ? connection.sadd(endpointProjectsKey(opts.redisPrefix), ...ids.map(String)) : 0))
+      .catch((error) => logger.warn("could not note the projects with webhook endpoints", { error: (error as Error).message }));
+  void noteAll();
+  const noting = setInterval(noteAll, NOTE_AGAIN_MS);
 
   const fanOut = new Worker<EndpointEventJob>(
     QUEUES["endpoint-events"].name,
@@ -88,6 +94,7 @@ export function startEndpointWorkers(opts: EndpointWorkerOptions): () => Promise
   });
 
   return async () => {
+    clearInterval(noting);
     await Promise.all([fanOut.close(), deliver.close()]);
     await deliveries.close();
     connection.disconnect();

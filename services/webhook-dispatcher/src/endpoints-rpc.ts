@@ -1,6 +1,7 @@
 // gRPC handlers of WebhookEndpointService: thin translations between proto messages and the
 // endpoints and deliveries of domain/. Each change keeps the Redis set of projects with endpoints
-// (which article-store asks before handing an event over) in step.
+// (which article-store asks before handing an event over) in step; should Redis refuse, the change
+// stands (its answer may carry a secret shown once) and the workers' periodic pass puts it right.
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
@@ -10,6 +11,7 @@ import { invalidFields, notFound } from "../../kit/src/errors.ts";
 import type { EndpointDeliveryJob } from "../../kit/src/queues.ts";
 import type { RedisConnection } from "../../kit/src/redis.ts";
 import type { Db } from "./db/client.ts";
+import type { Logger } from "../../kit/src/logger.ts";
 import { endpointDelivery, listEndpointDeliveries, testDelivery, type EndpointAttempt, type EndpointDelivery } from "./domain/endpoint-deliveries.ts";
 import { createEndpoint, deleteEndpoint, getEndpoint, listEndpoints, rollEndpointSecret, updateEndpoint, type Endpoint } from "./domain/endpoints.ts";
 import { positiveId } from "./domain/destinations.ts";
@@ -21,6 +23,7 @@ export interface EndpointRoutesDeps {
   redis: () => RedisConnection;
   redisPrefix: string;
   deliveries: () => Queue<EndpointDeliveryJob>;
+  logger: Logger;
 }
 
 const endpointMessage = (e: Endpoint): MessageInitShape<typeof EndpointSchema> => ({
@@ -64,7 +67,10 @@ function endpointIdOf(value: string): string {
 export function endpointRoutes(deps: EndpointRoutesDeps) {
   const { db, secretKey } = deps;
   const ids = (req: { projectId: bigint; endpointId: string }) => [positiveId("project_id", req.projectId), endpointIdOf(req.endpointId)] as const;
-  const note = (projectId: number) => noteEndpointProject(db, deps.redis(), deps.redisPrefix, projectId);
+  const note = (projectId: number) =>
+    noteEndpointProject(db, deps.redis(), deps.redisPrefix, projectId).catch((error) =>
+      deps.logger.warn("could not note the project's webhook endpoints in Redis; the next pass will", { projectId, error: (error as Error).message }),
+    );
 
   return (router: ConnectRouter) => {
     router.service(WebhookEndpointService, {

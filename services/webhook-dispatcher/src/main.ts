@@ -89,6 +89,7 @@ await runService({
       redis: endpointConnection,
       redisPrefix: config.redisPrefix,
       deliveries: () => (endpointDeliveries ??= openQueue<EndpointDeliveryJob>("endpoint-deliveries", endpointConnection(), config.redisPrefix)),
+      logger,
     });
     return (router) => {
       signing(router);

@@ -29,6 +29,8 @@ export async function recordQuotaCrossings(db: Db, period = currentPeriod()): Pr
     join accounts_billing.plans p on p.id = s.plan_id
     cross join (values ${thresholds}) as t(pct)
     where u.period = ${period} and p.monthly_words > 0 and (u.settled_words + u.reserved_words) * 100 >= p.monthly_words * t.pct
+      -- Crossings already recorded are skipped before the insert: most passes find nothing new.
+      and not exists (select 1 from accounts_billing.quota_alerts a where a.account_id = u.account_id and a.period = u.period and a.threshold_percent = t.pct)
     on conflict do nothing
     returning account_id`);
   return rows.length;
