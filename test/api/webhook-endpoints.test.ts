@@ -14,7 +14,7 @@ import { eventually } from "../harness/eventually.ts";
 import { apiClient } from "../harness/http.ts";
 import { quotaClient, stackClient } from "../harness/service-clients.ts";
 import { useStack, type TestStack } from "../harness/stack.ts";
-import { createTenant } from "../harness/tenants.ts";
+import { addMemberWithKey, createTenant } from "../harness/tenants.ts";
 import { startReceiver, type Receiver } from "../harness/webhook-receiver.ts";
 import { createQuickArticle, webhookTenant, type WebhookTenant } from "./webhooks-fixtures.ts";
 
@@ -98,7 +98,7 @@ describe("webhook endpoints", () => {
     expect(JSON.stringify(audit.events.map((e) => e.subject))).not.toContain(rolled.body.data.secret.slice(6));
   });
 
-  test("bad input is refused field by field; an endpoint of another project is not found", async () => {
+  test("bad input is refused field by field; a viewer reads but changes nothing; an endpoint of another project is not found", async () => {
     const bad = await tenant.api.post(endpointsPath(), { url: "ftp://example.com/x", events: ["article.completed", "article.exploded"] });
     expect(bad.status).toBe(422);
     expect(Object.keys(bad.body.errors).sort()).toEqual(["events", "url"]);
@@ -108,6 +108,12 @@ describe("webhook endpoints", () => {
 
     const other = await createTenant(stack);
     const created = await addEndpoint("https://example.com/hook", ["quota.low"]);
+    // View access reads the endpoints and their deliveries; every change needs update access.
+    const viewer = apiClient(stack.baseUrl, (await addMemberWithKey(stack, tenant, "viewer")).token);
+    expect((await viewer.get(`${endpointsPath()}/${created.id}/deliveries`)).status).toBe(200);
+    for (const refused of [viewer.post(endpointsPath(), { url: "https://example.com/v", events: ["quota.low"] }), viewer.patch(`${endpointsPath()}/${created.id}`, { enabled: false }), viewer.post(`${endpointsPath()}/${created.id}/test`)]) {
+      expect((await refused).status).toBe(403);
+    }
     const stranger = apiClient(stack.baseUrl, other.token);
     expect((await stranger.get(`${endpointsPath()}/${created.id}`)).status).toBe(404);
     expect((await stranger.delete(`${endpointsPath()}/${created.id}`)).status).toBe(404);
