@@ -6,6 +6,7 @@
 // queues are apart from `webhooks`, so endpoint traffic never waits in line with the spec's.
 import { UnrecoverableError, Worker, type Job, type Queue } from "bullmq";
 import type { Logger } from "../../kit/src/logger.ts";
+import { countWorkerJobs, watchQueueDepth } from "../../kit/src/metrics.ts";
 import { openQueue, QUEUES, type EndpointDeliveryJob, type EndpointEventJob } from "../../kit/src/queues.ts";
 import { connectRedis, isCluster, queuePrefix, type RedisConnection } from "../../kit/src/redis.ts";
 import { endpointProjectsKey } from "../../kit/src/endpoint-events.ts";
@@ -88,7 +89,10 @@ export function startEndpointWorkers(opts: EndpointWorkerOptions): () => Promise
   );
   for (const [what, worker] of [["endpoint event", fanOut], ["endpoint delivery", deliver]] as const) {
     worker.on("error", (error) => logger.error(`${what} worker error`, { error }));
+    countWorkerJobs(worker);
   }
+  // The deliveries waiting show beside the completion webhooks' (bullmq_queue_jobs{queue="endpoint-deliveries"}).
+  watchQueueDepth(deliveries);
   deliver.on("failed", (job, error) => {
     if (job && error instanceof UnrecoverableError) logger.info("endpoint delivery given up", { deliveryId: job.data.deliveryId, reason: error.message });
   });
