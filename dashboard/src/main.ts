@@ -11,11 +11,13 @@ import { manages, state, type SessionState } from "./session.ts";
 import { forgotPasswordPage, setPasswordPage, signInPage, signUpPage } from "./sign-in.ts";
 import { usagePage } from "./usage.ts";
 import { destinationsPage, workflowsPage } from "./workflows.ts";
+import { webhooksPage } from "./webhooks.ts";
 
 const PAGES: { path: string; label: string; managers?: boolean; render: (rest: string) => Promise<void> }[] = [
   { path: "articles", label: "Articles", render: (rest) => (rest.startsWith("/") ? articlePage(rest.slice(1)) : articlesPage(new URLSearchParams(rest.replace(/^\?/, "")))) },
   { path: "workflows", label: "Workflows", render: workflowsPage },
   { path: "destinations", label: "Destinations", render: destinationsPage },
+  { path: "webhooks", label: "Webhooks", render: webhooksPage },
   { path: "keys", label: "API keys", render: keysPage },
   { path: "usage", label: "Usage", render: usagePage },
   { path: "members", label: "Members", managers: true, render: membersPage },

@@ -17,7 +17,7 @@ interface Step {
 const FORMATS = ["markdown", "text", "json"];
 
 /** The project the page shows: chosen in its selector, the first one reached otherwise. */
-async function projectChoice(path: string, rest: string, render: (project: number) => Promise<void>) {
+export async function projectChoice(path: string, rest: string, render: (project: number) => Promise<void>) {
   const projects: { id: number; name: string }[] = (await api("GET", "/projects")).body?.data ?? [];
   const chosen = Number(new URLSearchParams(rest.replace(/^\?/, "")).get("project")) || projects[0]?.id;
   const picker = h("select", { name: "project", onchange: (e: Event) => (location.hash = `#/${path}?project=${(e.target as HTMLSelectElement).value}`) }, ...projects.map((p) => h("option", { value: p.id, selected: p.id === chosen }, `${p.name} (${p.id})`)));

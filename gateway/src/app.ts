@@ -24,6 +24,8 @@ import { articleRoutes } from "./routes/articles.ts";
 import { articleVersionRoutes } from "./routes/article-versions.ts";
 import { workflowRoutes } from "./routes/workflows.ts";
 import { publishingRoutes } from "./routes/publishing.ts";
+import { webhookEndpointRoutes } from "./routes/webhook-endpoints.ts";
+import { EndpointOperations } from "./webhook-endpoints/endpoint-operations.ts";
 import { imageRoutes } from "./routes/images.ts";
 import { docsRoutes } from "./openapi/docs-routes.ts";
 import type { ServiceClients } from "./services.ts";
@@ -70,6 +72,8 @@ export interface GatewayCore {
   publishing: PublishingOperations;
   /** The usage report of GET /v1/usage and the dashboard. */
   usage: UsageOperations;
+  /** A project's webhook endpoints. */
+  endpoints: EndpointOperations;
 }
 
 export function gatewayCore(deps: GatewayDeps): GatewayCore {
@@ -84,7 +88,7 @@ export function gatewayCore(deps: GatewayDeps): GatewayCore {
   const archive = new ArchivedArticleEvents(deps.clients.articles);
   const events = deps.events ?? new ArticleEventHub(deps.redis, deps.redisPrefix, deps.logger, archive, (externalId) => memory.forgetEnded(externalId));
   const articles = new ArticleOperations(gate, memory, events, new OpenStreams(deps.redis, deps.redisPrefix, deps.logger), deps.logger);
-  return { gate, articles, workflows: new WorkflowOperations(gate), publishing: new PublishingOperations(gate, articles), usage: new UsageOperations(gate) };
+  return { gate, articles, workflows: new WorkflowOperations(gate), publishing: new PublishingOperations(gate, articles), usage: new UsageOperations(gate), endpoints: new EndpointOperations(gate, deps.logger) };
 }
 
 /** /readyz: 503 until the process has started, and again once it drains. */
@@ -135,6 +139,7 @@ export function buildApp(deps: GatewayDeps, core: GatewayCore = gatewayCore(deps
     .use(articleVersionRoutes(gate, core.articles))
     .use(workflowRoutes(gate, core.workflows))
     .use(publishingRoutes(gate, core.publishing))
+    .use(webhookEndpointRoutes(gate, core.endpoints))
     .use(imageRoutes(deps.clients.images))
     // ---- usage and the dashboard: GET /v1/usage, the dashboard's page and its API ----
     .use(usageRoutes(gate, core.usage))
@@ -153,7 +158,8 @@ export function buildApp(deps: GatewayDeps, core: GatewayCore = gatewayCore(deps
     )
     // The workflow and publishing routes' own handlers, for a session on the dashboard's API.
     .use(workflowRoutes(gate, core.workflows, sessionMount(gate)))
-    .use(publishingRoutes(gate, core.publishing, sessionMount(gate)));
+    .use(publishingRoutes(gate, core.publishing, sessionMount(gate)))
+    .use(webhookEndpointRoutes(gate, core.endpoints, sessionMount(gate)));
 }
 
 export type GatewayApp = ReturnType<typeof buildApp>;

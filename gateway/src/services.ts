@@ -18,6 +18,7 @@ import { OriginalityCheckService } from "../../proto/gen/articles/generation_run
 import { CostBreakdownService } from "../../proto/gen/articles/generation_runner/v1/cost_breakdown_pb.ts";
 import { WorkflowCatalogService } from "../../proto/gen/articles/workflow_catalog/v1/workflows_pb.ts";
 import { PublishingService } from "../../proto/gen/articles/webhook_dispatcher/v1/publishing_pb.ts";
+import { WebhookEndpointService } from "../../proto/gen/articles/webhook_dispatcher/v1/endpoints_pb.ts";
 import { serviceClient } from "../../services/kit/src/clients.ts";
 import type { Credential } from "../../services/kit/src/workload-identity.ts";
 import type { GatewayConfig } from "./config.ts";
@@ -51,6 +52,8 @@ export interface ServiceClients {
   originality: Client<typeof OriginalityCheckService>;
   /** Publishing destinations and publish requests (webhook-dispatcher). */
   publishing: Client<typeof PublishingService>;
+  /** A project's webhook endpoints and their deliveries (webhook-dispatcher). */
+  endpoints: Client<typeof WebhookEndpointService>;
 }
 
 export function connectServices(config: Pick<GatewayConfig, "services">, credential: Credential): ServiceClients {
@@ -78,5 +81,6 @@ export function connectServices(config: Pick<GatewayConfig, "services">, credent
     reservationRetry: serviceClient(ReservationRetryService, via(config.services.accountsBilling)),
     // A connection check waits on the customer's site (up to 30 s a request).
     publishing: serviceClient(PublishingService, { ...via(config.services.webhookDispatcher), timeoutMs: 65_000 }),
+    endpoints: serviceClient(WebhookEndpointService, via(config.services.webhookDispatcher)),
   };
 }

@@ -22,6 +22,7 @@ import { ModelCatalogService } from "../../proto/gen/articles/generation_runner/
 import { GenerationRunService } from "../../proto/gen/articles/generation_runner/v1/runs_pb.ts";
 import { WebhookSigningService } from "../../proto/gen/articles/webhook_dispatcher/v1/signing_pb.ts";
 import { PublishingService } from "../../proto/gen/articles/webhook_dispatcher/v1/publishing_pb.ts";
+import { WebhookEndpointService } from "../../proto/gen/articles/webhook_dispatcher/v1/endpoints_pb.ts";
 import { WorkflowSnapshotService } from "../../proto/gen/articles/workflow_catalog/v1/snapshots_pb.ts";
 import { WorkflowCatalogService } from "../../proto/gen/articles/workflow_catalog/v1/workflows_pb.ts";
 import { serviceClient } from "../../services/kit/src/clients.ts";
@@ -108,6 +109,8 @@ const EXPECTED: Record<string, Record<string, string[]>> = {
   [ArticleImageService.typeName]: { GetImage: [GATEWAY, DISPATCHER] },
   [CostBreakdownService.typeName]: { GetCostBreakdown: [GATEWAY] },
   [WebhookSigningService.typeName]: { SetSigningSecret: [OPERATOR], RemoveSigningSecret: [OPERATOR], GetSigningStatus: [OPERATOR] },
+  // A project's webhook endpoints: the gateway (for /v1, the dashboard and articles.api.v1) and the operator.
+  [WebhookEndpointService.typeName]: Object.fromEntries(WebhookEndpointService.methods.map((m) => [m.name, [GATEWAY, OPERATOR]])),
   [PublishingService.typeName]: {
     CreateDestination: [GATEWAY, OPERATOR],
     ListDestinations: [GATEWAY, OPERATOR],
@@ -167,6 +170,7 @@ const SERVED: [DescService, string][] = [
   [CostBreakdownService, "GENERATION_RUNNER_URL"],
   [WebhookSigningService, "WEBHOOK_DISPATCHER_URL"],
   [PublishingService, "WEBHOOK_DISPATCHER_URL"],
+  [WebhookEndpointService, "WEBHOOK_DISPATCHER_URL"],
   [WorkflowSnapshotService, "WORKFLOW_CATALOG_URL"],
   [WorkflowCatalogService, "WORKFLOW_CATALOG_URL"],
 ];

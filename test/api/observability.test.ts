@@ -118,7 +118,7 @@ describe("queue dashboard", () => {
     const api = await fetch(`${base}/api/queues`, { headers: { authorization: basic } });
     expect(api.status).toBe(200);
     const names = ((await api.json()) as { queues: { name: string }[] }).queues.map((q) => q.name).sort();
-    expect(names).toEqual(["generation", "publishing", "webhooks"]);
+    expect(names).toEqual(["endpoint-deliveries", "endpoint-events", "generation", "publishing", "webhooks"]);
     // Not on the public port.
     expect((await fetch(`${stack.baseUrl}/queues`, { headers: { authorization: `Bearer ${operatorToken}` } })).status).toBe(404);
   });

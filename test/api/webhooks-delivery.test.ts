@@ -1,6 +1,8 @@
 // The completion webhook end to end (spec 6): an article finishes, the dispatcher POSTs it to a
 // real local receiver, retries what fails, logs every attempt on the article, and publishes it;
-// once, even when its job is enqueued again after the first one left the queue.
+// once, even when its job is enqueued again after the first one left the queue. The project also
+// has webhook endpoints, which change nothing of that; and a failed article, which its
+// webhook_url never hears of, reaches the endpoint subscribed to article.failed alone.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import IORedis from "ioredis";
 import { eventually } from "../harness/eventually.ts";
@@ -15,7 +17,7 @@ let tenant: WebhookTenant;
 let receiver: Receiver;
 // Generation retries a failing model for about 30 s before failing the article, so the
 // failed-article case starts first and is checked last, while the other cases run.
-let failing: { hook: Hook; article: any };
+let failing: { hook: Hook; article: any; endpoints: { failed: Hook; others: Hook } };
 
 beforeAll(async () => {
   stack = await useStack();
@@ -24,7 +26,13 @@ beforeAll(async () => {
   receiver = startReceiver();
   await addStep(tenant.api, tenant.projectId, "webhook_failing", "This step cannot succeed. [[sim:fail]]");
   const hook = receiver.hook();
-  failing = { hook, article: await createQuickArticle(tenant, { webhook_url: hook.url, article_type: "webhook_failing" }) };
+  // Two webhook endpoints of the project: one subscribed to article.failed, one to the other article events.
+  const endpoints = { failed: receiver.hook(), others: receiver.hook() };
+  for (const [endpoint, events] of [[endpoints.failed, ["article.failed"]], [endpoints.others, ["article.completed", "article.published"]]] as const) {
+    const res = await tenant.api.post(`/v1/projects/${tenant.projectId}/webhook-endpoints`, { url: endpoint.url, events });
+    if (res.status !== 201) throw new Error(`adding a webhook endpoint: ${res.status} ${JSON.stringify(res.body)}`);
+  }
+  failing = { hook, endpoints, article: await createQuickArticle(tenant, { webhook_url: hook.url, article_type: "webhook_failing" }) };
 });
 
 afterAll(() => {
@@ -185,12 +193,16 @@ describe("completion webhook", () => {
     expect((await publicArticle(tenant, created.id)).status).toBe("completed");
   });
 
-  test("a failed article sends nothing", async () => {
-    const { hook, article: created } = failing;
+  test("a failed article sends nothing to its webhook_url; only the endpoint subscribed to article.failed hears of it", async () => {
+    const { hook, article: created, endpoints } = failing;
     await eventually(() => publicArticle(tenant, created.id), (a) => a.status === "failed", 55_000, "status failed");
+    const [failed] = await endpoints.failed.waitForRequests(1, 10_000);
+    expect(failed!.json).toMatchObject({ type: "article.failed", data: { external_id: created.external_id, status: "failed" } });
 
     await Bun.sleep(1000);
     expect(hook.requests).toHaveLength(0);
+    expect(endpoints.failed.requests).toHaveLength(1);
+    expect(endpoints.others.requests.filter((r) => r.json?.data?.external_id === created.external_id)).toEqual([]);
     expect(await deliveryLog(stack, created.external_id)).toEqual([]);
     expect((await publicArticle(tenant, created.id)).status).toBe("failed");
   }, 60_000);

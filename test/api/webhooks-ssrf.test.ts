@@ -80,3 +80,25 @@ describe("webhook_url pointing inside is refused once, logged, and never retried
     expect(article.published_version_id).toBeNull();
   }, 40_000);
 });
+
+describe("a webhook endpoint pointing inside", () => {
+  test("gets its test event refused at the first attempt, logged for the tenant, and never retried", async () => {
+    const hook = receiver.hook();
+    const path = `/v1/projects/${tenant.projectId}/webhook-endpoints`;
+    // The address is checked when a delivery is attempted (a name can resolve elsewhere later), so it is accepted here.
+    const created = await tenant.api.post(path, { url: `http://127.0.0.1:${new URL(receiver.origin).port}${new URL(hook.url).pathname}`, events: ["article.completed"] });
+    expect(created.status).toBe(201);
+    const sent = await tenant.api.post(`${path}/${created.body.data.id}/test`);
+    expect(sent.status).toBe(202);
+    const [delivery] = await eventually(
+      async () => (await tenant.api.get(`${path}/${created.body.data.id}/deliveries`)).body.data,
+      (d: any[]) => d[0]?.state === "failed",
+      15_000,
+      "the endpoint delivery to be given up",
+    );
+    expect(delivery.attempts).toHaveLength(1);
+    expect(delivery.attempts[0]).toMatchObject({ succeeded: false, status_code: null });
+    expect(delivery.attempts[0].error).toContain("127.0.0.1 is a private address, which is not allowed");
+    expect(hook.requests).toHaveLength(0);
+  }, 30_000);
+});

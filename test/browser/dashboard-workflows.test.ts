@@ -1,18 +1,22 @@
-// Custom workflows and destinations in Chromium: steps added with icons, renamed, reordered,
-// duplicated and deleted from the page, as /v1 then reads them; a destination refused shows the
-// API's error; and the dashboard works keyboard-only and at phone width.
+// Custom workflows, destinations and webhook endpoints in Chromium: steps added with icons, renamed,
+// reordered, duplicated and deleted from the page, as /v1 then reads them; a destination refused
+// shows the API's error; a webhook endpoint added from the page receives a signed test event and
+// the page shows its delivery; and the dashboard works keyboard-only and at phone width.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Browser } from "playwright-core";
 import { useStack, type TestStack } from "../harness/stack.ts";
 import { createTenant, type Tenant } from "../harness/tenants.ts";
 import { apiClient } from "../harness/http.ts";
 import { linkAddress, linkTokenFor } from "../harness/dashboard.ts";
+import { Webhook } from "standardwebhooks";
+import { startReceiver, type Receiver } from "../harness/webhook-receiver.ts";
 import { launchBrowser, openTab, setPasswordFrom, step, TEST_PASSWORD, type DashboardTab } from "./browser-kit.ts";
 
 let stack: TestStack;
 let tenant: Tenant;
 let browser: Browser;
 let tab: DashboardTab;
+let receiver: Receiver;
 
 beforeAll(async () => {
   stack = await useStack();
@@ -23,6 +27,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  receiver?.stop();
   await browser?.close();
 });
 
@@ -78,6 +83,42 @@ test("a destination the API refuses shows its error, and nothing is added", asyn
   });
 }, 60_000);
 
+test("a webhook endpoint added on the page receives a signed test event, and the page shows the delivery", async () => {
+  const { page } = tab;
+  receiver = startReceiver();
+  const hook = receiver.hook(() => new Response("received by the test"));
+  // The refused destination before left its 422 in the console: only this test's errors count.
+  const errorsBefore = tab.pageErrors.length;
+  await step(page, "webhooks", async () => {
+    await page.getByRole("link", { name: "Webhooks" }).click();
+    await page.getByRole("heading", { name: "Webhook endpoints", level: 1 }).waitFor();
+    await page.getByLabel("Endpoint URL").fill(hook.url);
+    await page.getByRole("checkbox", { name: "article.failed" }).check();
+    await page.getByRole("button", { name: "Add endpoint" }).click();
+    const secret = (await page.getByTestId("new-secret").textContent())!;
+    expect(secret).toMatch(/^whsec_/);
+    await page.getByRole("button", { name: `Send a test event to ${hook.url}` }).click();
+    await page.getByRole("status").filter({ hasText: "Test event queued" }).waitFor();
+    const [received] = await hook.waitForRequests(1, 15_000);
+    expect(new Webhook(secret).verify(received!.body, received!.headers)).toMatchObject({ type: "webhook.test" });
+    await page.getByRole("link", { name: `Deliveries of ${hook.url}` }).click();
+    await page.getByRole("heading", { name: "Deliveries", level: 1 }).waitFor();
+    // The attempt is logged just after the receiver answered: the page is refreshed until it shows.
+    const answered = page.getByRole("cell", { name: "received by the test" });
+    for (let i = 0; i < 20 && !(await answered.isVisible()); i++) {
+      await page.getByRole("button", { name: "Refresh deliveries" }).click();
+      await answered.waitFor({ timeout: 500 }).catch(() => {});
+    }
+    await answered.waitFor({ timeout: 1_000 });
+    await page.getByRole("cell", { name: "200", exact: true }).waitFor();
+    await page.getByRole("button", { name: /^Redeliver webhook\.test delivery/ }).click();
+    await page.getByRole("status").filter({ hasText: "Redelivery queued." }).waitFor();
+    const [, again] = await hook.waitForRequests(2, 15_000);
+    expect(again!.headers["webhook-id"]).toBe(received!.headers["webhook-id"]);
+  });
+  expect(tab.pageErrors.slice(errorsBefore)).toEqual([]);
+}, 60_000);
+
 test("signing in and creating a key work keyboard-only, and the pages fit a phone's width", async () => {
   const phone = await browser.newContext({ viewport: { width: 375, height: 800 } });
   const page = await phone.newPage();
@@ -92,7 +133,7 @@ test("signing in and creating a key work keyboard-only, and the pages fit a phon
       await page.keyboard.type(TEST_PASSWORD);
       await page.keyboard.press("Enter");
       await page.getByRole("heading", { name: "Articles", level: 1 }).waitFor();
-      const headings: Record<string, string | RegExp> = { articles: "Articles", workflows: "Custom workflows", destinations: "Destinations", keys: "API keys", usage: /^Usage for /, members: "Members", settings: "Settings" };
+      const headings: Record<string, string | RegExp> = { articles: "Articles", workflows: "Custom workflows", destinations: "Destinations", webhooks: "Webhook endpoints", keys: "API keys", usage: /^Usage for /, members: "Members", settings: "Settings" };
       for (const [path, heading] of Object.entries(headings)) {
         await page.goto(`${stack.baseUrl}/dashboard/#/${path}`);
         await page.getByRole("heading", { name: heading, level: 1 }).waitFor();

@@ -1,5 +1,5 @@
 // The gateway's gRPC listener (HTTP/2): the public API for internal teams (articles.api.v1:
-// ArticleService, WorkflowService and PublishingService),
+// ArticleService, WorkflowService, PublishingService and WebhookEndpointService),
 // with the standard health protocol and server reflection, so grpcurl, grpcui and any gRPC
 // client can list, describe and call it without the .proto files. Each call names who acts: an
 // API key, or a granted workload's identity token with the account and user (public-calls.ts).
@@ -20,6 +20,7 @@ import { articleService } from "./article-service.ts";
 import { publicCalls, type PublicWorkloads } from "./public-calls.ts";
 import { publishingService } from "./publishing-service.ts";
 import { workflowService } from "./workflow-service.ts";
+import { webhookEndpointService } from "./webhook-endpoint-service.ts";
 
 export interface PublicGrpcServer {
   port: number;
@@ -58,6 +59,7 @@ export async function startPublicGrpcServer(opts: {
     articleService(router, calls, opts.core.articles);
     workflowService(router, calls, opts.core.workflows);
     publishingService(router, calls, opts.core.publishing);
+    webhookEndpointService(router, calls, opts.core.endpoints);
     health(router, () => served);
     addReflection(router);
     for (const h of router.handlers) served.add(h.service.typeName);

@@ -4,11 +4,13 @@
 // method is granted to nobody until it is placed here.
 //   reader     reads: articles, their steps, events and estimates, workflows, destinations
 //   writer     reader + creates, cancels, retries, edits, restores and deletes articles, changes and deletes workflows
-//   publisher  reader + destinations (create, check, delete) and publishing
+//   publisher  reader + destinations (create, check, delete) and publishing, webhook endpoints
+//              (create, change, delete, roll a secret, test, redeliver): where the content goes
 import type { DescService } from "@bufbuild/protobuf";
 import { ArticleService } from "../../../proto/gen/articles/api/v1/articles_pb.ts";
 import { PublishingService } from "../../../proto/gen/articles/api/v1/publishing_pb.ts";
 import { WorkflowService } from "../../../proto/gen/articles/api/v1/workflows_pb.ts";
+import { WebhookEndpointService } from "../../../proto/gen/articles/api/v1/webhook_endpoints_pb.ts";
 
 export const ROLES = ["reader", "writer", "publisher"] as const;
 export type Role = (typeof ROLES)[number];
@@ -54,6 +56,18 @@ const publishing: MethodRoles<typeof PublishingService> = {
   publishArticle: "publisher",
 };
 
+const webhookEndpoints: MethodRoles<typeof WebhookEndpointService> = {
+  listWebhookEndpoints: "reader",
+  getWebhookEndpoint: "reader",
+  listWebhookDeliveries: "reader",
+  createWebhookEndpoint: "publisher",
+  updateWebhookEndpoint: "publisher",
+  deleteWebhookEndpoint: "publisher",
+  rollWebhookEndpointSecret: "publisher",
+  sendWebhookTestEvent: "publisher",
+  redeliverWebhookDelivery: "publisher",
+};
+
 function entries<S extends DescService>(service: S, roles: MethodRoles<S>): [string, Role][] {
   return service.methods.map((m) => [`${service.typeName}/${m.name}`, (roles as Record<string, Role>)[m.localName]]);
 }
@@ -63,6 +77,7 @@ export const METHOD_ROLES: ReadonlyMap<string, Role> = new Map([
   ...entries(ArticleService, article),
   ...entries(WorkflowService, workflow),
   ...entries(PublishingService, publishing),
+  ...entries(WebhookEndpointService, webhookEndpoints),
 ]);
 
 /** The methods a role grants: its own, and the reader's for the writer and the publisher. */

@@ -12,6 +12,7 @@ import * as S from "./schemas.ts";
 import { ArticleVersion, VersionConflict } from "./version-schemas.ts";
 import { EDIT_FIELDS } from "../articles/article-versions.ts";
 import { UsageReport } from "./usage-schemas.ts";
+import { WebhookDelivery, WebhookEndpoint, WebhookEndpointCreate, WebhookEndpointUpdate, WebhookEndpointWithSecret } from "./webhook-endpoint-schemas.ts";
 
 type Json = Record<string, unknown>;
 
@@ -56,6 +57,12 @@ const SCHEMAS: Record<string, TSchema> = {
   ...Object.fromEntries(Object.entries(S.ArticleEvents).map(([event, schema]) => [`ArticleEvent_${event}`, schema])),
   // ---- usage ----
   UsageReport: UsageReport,
+  // ---- webhook endpoints ----
+  WebhookEndpoint,
+  WebhookEndpointWithSecret,
+  WebhookEndpointCreate,
+  WebhookEndpointUpdate,
+  WebhookDelivery,
 };
 
 /** One frame of the event stream: its fields as a client's EventSource hands them over. */
@@ -658,6 +665,109 @@ const VERSION_PATHS: Record<string, Record<string, Operation>> = {
   },
 };
 
+const endpointTags = ["Webhook endpoints"];
+const ENDPOINT_PARAM = { name: "endpoint", in: "path", required: true, description: "The endpoint id (we_…).", schema: { type: "string", pattern: "^we_" } };
+const DELIVERY_PARAM = numericPath("delivery", "The delivery id.");
+const ENDPOINT_ERRORS = { "403": resp("Forbidden"), "404": resp("NotFound"), ...GATE };
+
+const ENDPOINT_PATHS: Record<string, Record<string, Operation>> = {
+  "/v1/projects/{project}/webhook-endpoints": {
+    get: {
+      operationId: "listWebhookEndpoints",
+      summary: "List the project's webhook endpoints (never their secrets)",
+      tags: endpointTags,
+      parameters: [PROJECT_PARAM],
+      responses: { "200": ok("The endpoints, oldest first.", envelope({ type: "array", items: ref("WebhookEndpoint") })), ...ENDPOINT_ERRORS },
+    },
+    post: {
+      operationId: "createWebhookEndpoint",
+      summary: "Add a webhook endpoint; the answer carries its signing secret, shown this once",
+      description:
+        "Beyond the spec: the endpoint receives the events it subscribes to, as `{type, timestamp, data}` JSON signed with its own Standard Webhooks secret (webhook-id, webhook-timestamp, webhook-signature headers), with the completion webhook's retry schedule, each attempt in its delivery log. The per-article webhook_url is apart and keeps the spec's rules. At most 20 endpoints per project. Needs update access.",
+      tags: endpointTags,
+      parameters: [PROJECT_PARAM],
+      requestBody: body("WebhookEndpointCreate", "The endpoint."),
+      responses: { "201": ok("The endpoint and its secret.", envelope(ref("WebhookEndpointWithSecret"))), ...BODY_ERRORS, ...ENDPOINT_ERRORS },
+    },
+  },
+  "/v1/projects/{project}/webhook-endpoints/{endpoint}": {
+    get: {
+      operationId: "getWebhookEndpoint",
+      summary: "Retrieve one webhook endpoint",
+      tags: endpointTags,
+      parameters: [PROJECT_PARAM, ENDPOINT_PARAM],
+      responses: { "200": ok("The endpoint.", envelope(ref("WebhookEndpoint"))), ...ENDPOINT_ERRORS },
+    },
+    patch: {
+      operationId: "updateWebhookEndpoint",
+      summary: "Change an endpoint's url, description, events or enabled",
+      tags: endpointTags,
+      parameters: [PROJECT_PARAM, ENDPOINT_PARAM],
+      requestBody: body("WebhookEndpointUpdate", "The fields to change."),
+      responses: { "200": ok("The endpoint.", envelope(ref("WebhookEndpoint"))), ...BODY_ERRORS, ...ENDPOINT_ERRORS },
+    },
+    delete: {
+      operationId: "deleteWebhookEndpoint",
+      summary: "Delete a webhook endpoint and its delivery log",
+      tags: endpointTags,
+      parameters: [PROJECT_PARAM, ENDPOINT_PARAM],
+      responses: { "200": ok("Deleted (or there was nothing to delete).", envelope(null, { message: "required" })), ...ENDPOINT_ERRORS },
+    },
+  },
+  "/v1/projects/{project}/webhook-endpoints/{endpoint}/roll-secret": {
+    post: {
+      operationId: "rollWebhookEndpointSecret",
+      summary: "Replace the endpoint's signing secret; the new one is shown this once",
+      description: "The old secret stops signing at once. Needs update access.",
+      tags: endpointTags,
+      parameters: [PROJECT_PARAM, ENDPOINT_PARAM],
+      responses: { "200": ok("The endpoint and its new secret.", envelope(ref("WebhookEndpointWithSecret"))), ...ENDPOINT_ERRORS },
+    },
+  },
+  "/v1/projects/{project}/webhook-endpoints/{endpoint}/test": {
+    post: {
+      operationId: "sendWebhookTestEvent",
+      summary: "Queue a webhook.test event to the endpoint",
+      description: "Sent whatever the endpoint subscribes to, signed as any delivery. Needs update access.",
+      tags: endpointTags,
+      parameters: [PROJECT_PARAM, ENDPOINT_PARAM],
+      responses: { "202": ok("The test delivery, its attempt to come.", envelope(ref("WebhookDelivery"), { message: "required" })), ...ENDPOINT_ERRORS },
+    },
+  },
+  "/v1/projects/{project}/webhook-endpoints/{endpoint}/deliveries": {
+    get: {
+      operationId: "listWebhookDeliveries",
+      summary: "The endpoint's deliveries, newest first, each with its attempts (time, status, latency, response excerpt)",
+      tags: endpointTags,
+      parameters: [
+        PROJECT_PARAM,
+        ENDPOINT_PARAM,
+        { name: "limit", in: "query", required: false, description: "1 to 100 (20 when omitted).", schema: { type: "integer", minimum: 1, maximum: 100 } },
+        { name: "before", in: "query", required: false, description: "Deliveries older than this id: the previous page's next_before.", schema: { type: "integer", minimum: 1 } },
+      ],
+      responses: {
+        "200": ok("A page of deliveries.", {
+          type: "object",
+          properties: { success: { type: "boolean", const: true }, data: { type: "array", items: ref("WebhookDelivery") }, next_before: { type: ["integer", "null"], description: "Pass as before for the next page; null on the last." } },
+          required: ["success", "data", "next_before"],
+        }),
+        "422": resp("ValidationFailed"),
+        ...ENDPOINT_ERRORS,
+      },
+    },
+  },
+  "/v1/projects/{project}/webhook-endpoints/{endpoint}/deliveries/{delivery}/redeliver": {
+    post: {
+      operationId: "redeliverWebhookDelivery",
+      summary: "Queue one more attempt of a delivery (same body, same webhook-id)",
+      description: "One attempt, not retried, logged as a redelivery. Needs update access.",
+      tags: endpointTags,
+      parameters: [PROJECT_PARAM, ENDPOINT_PARAM, DELIVERY_PARAM],
+      responses: { "202": ok("The delivery as it stood, one more attempt queued.", envelope(ref("WebhookDelivery"), { message: "required" })), ...ENDPOINT_ERRORS },
+    },
+  },
+};
+
 /** The paths, with each later block's operations added to the paths they share. */
 function allPaths(...blocks: Record<string, Record<string, Operation>>[]): Record<string, Record<string, Operation>> {
   const paths: Record<string, Record<string, Operation>> = {};
@@ -682,12 +792,13 @@ export function openApiDocument(): Json {
       { name: "Articles", description: "Create, estimate, read, follow and cancel articles." },
       { name: "Workflows", description: "A project's custom workflows and their steps." },
       { name: "Publishing", description: "A project's WordPress and Ghost destinations, and publishing articles to them (beyond the spec)." },
+      { name: "Webhook endpoints", description: "A project's webhook endpoints: event filters, signing secrets, test events, the delivery log and redelivery (beyond the spec)." },
       { name: "User", description: "The user behind the API key." },
       { name: "Usage", description: "The account's words this month, from the ledger, and its rate-limit windows." },
       { name: "Images", description: "Article images at their public URLs." },
       { name: "Health", description: "Readiness and liveness probes." },
     ],
-    paths: allPaths(PATHS, VERSION_PATHS),
+    paths: allPaths(PATHS, VERSION_PATHS, ENDPOINT_PATHS),
     components: { ...COMPONENTS, schemas: { ...Object.fromEntries(Object.entries(SCHEMAS).map(([name, schema]) => [name, plain(schema)])), ArticleEvent: ARTICLE_EVENT } },
   };
 }

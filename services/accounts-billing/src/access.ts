@@ -54,6 +54,8 @@ export const accountsBillingAccess = [
     updateMember: [gateway],
     removeAccountMember: [gateway],
     listAuditEvents: [gateway],
+    // Webhook endpoint changes, which the gateway makes through webhook-dispatcher.
+    recordAuditEvent: [gateway],
   }),
   // Erasing an article: DELETE /v1/articles/{id} through the gateway, or the operator on request.
   allow(ReservationErasureService, {

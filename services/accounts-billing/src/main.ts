@@ -10,6 +10,10 @@ import { foldWordUsageChanges, WORD_USAGE_FOLD_BATCH } from "./domain/word-quota
 import { failOnConfigError, loadTenantCapDefaults } from "../../kit/src/config.ts";
 import { loadMailSettings } from "./mail-settings.ts";
 import { startMailSender, type MailSender } from "./mail-sender.ts";
+import { handOverQuotaAlerts, recordQuotaCrossings } from "./domain/quota-alerts.ts";
+import { openQueue, type EndpointEventJob } from "../../kit/src/queues.ts";
+import { connectRedis } from "../../kit/src/redis.ts";
+import { handOverEndpointEvent } from "../../kit/src/endpoint-events.ts";
 
 const capDefaults = failOnConfigError(() => loadTenantCapDefaults());
 const mailSettings = failOnConfigError(() => loadMailSettings());
@@ -31,11 +35,28 @@ await runService({
     };
   },
   access: accountsBillingAccess,
-  async background({ database, logger }) {
+  async background({ database, config, logger }) {
     const folding = startChangeFolding({ what: "word usage", fold: () => foldWordUsageChanges(database.db), batch: WORD_USAGE_FOLD_BATCH, logger });
     if (mailSettings) mailSender = startMailSender(database.db, mailSettings, logger);
+    // quota.low for the webhook endpoints: crossings recorded, then handed over (an outbox whose
+    // rows wait in Postgres while Redis is away; Redis is not a dependency of this service's calls).
+    const redis = connectRedis(config.redisUrl);
+    redis.on("error", (error) => logger.warn("redis error (quota alerts wait in Postgres)", { error: error.message }));
+    const endpointEvents = openQueue<EndpointEventJob>("endpoint-events", redis, config.redisPrefix);
+    const alerts = startChangeFolding({
+      what: "quota alert",
+      fold: async () => {
+        await recordQuotaCrossings(database.db);
+        return handOverQuotaAlerts(database.db, (event) => handOverEndpointEvent(endpointEvents, event));
+      },
+      batch: 500,
+      everyMs: 1000,
+      logger,
+    });
     return async () => {
-      await Promise.all([folding.stop(), mailSender?.stop()]);
+      await Promise.all([folding.stop(), alerts.stop(), mailSender?.stop()]);
+      await endpointEvents.close();
+      redis.disconnect();
     };
   },
 });

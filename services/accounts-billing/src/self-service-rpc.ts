@@ -119,6 +119,10 @@ export function selfServiceRoutes(db: Db, mailing?: Mailing) {
           createdAt: ts(event.createdAt),
         })),
       }),
+      async recordAuditEvent(req) {
+        await admin.recordAuditEvent(db, actingOf(req.acting), req.action, req.subject);
+        return {};
+      },
     });
   };
 }

@@ -7,7 +7,9 @@ import { fileURLToPath } from "node:url";
 import { AccountsService } from "../../../proto/gen/articles/accounts_billing/v1/accounts_pb.ts";
 import { QuotaService } from "../../../proto/gen/articles/accounts_billing/v1/quota_pb.ts";
 import { serviceClient } from "../../kit/src/clients.ts";
-import { openQueue, type GenerationJob, type WebhookJob } from "../../kit/src/queues.ts";
+import { openQueue, type EndpointEventJob, type GenerationJob, type WebhookJob } from "../../kit/src/queues.ts";
+import type { Queue } from "bullmq";
+import { handOverEndpointEvents, startEndpointEventBacklog, type EndpointEventHandover } from "./endpoint-event-handover.ts";
 import { FairDispatch } from "../../kit/src/fair-dispatch.ts";
 import { connectRedis, type RedisConnection } from "../../kit/src/redis.ts";
 import { runService } from "../../kit/src/service-process.ts";
@@ -53,6 +55,14 @@ const queues = lazyRedis();
 // the commands of one turn of the event loop in one write: a batch call (RecordDeliveries) ends
 // dozens of articles at once, a publish and a script each.
 const announcements = lazyRedis({ enableAutoPipelining: true });
+// Article events for the projects' webhook endpoints, their queue opened on first use.
+let endpointEvents: Queue<EndpointEventJob> | undefined;
+const endpointHandover = (db: EndpointEventHandover["db"], config: PlatformConfig, logger: Logger): EndpointEventHandover => ({
+  db,
+  redis: announcements.of(config, logger),
+  redisPrefix: config.redisPrefix,
+  queue: () => (endpointEvents ??= openQueue<EndpointEventJob>("endpoint-events", queues.of(config, logger), config.redisPrefix)),
+});
 
 await runService({
   name: "article-store",
@@ -74,6 +84,7 @@ await runService({
     logNewVersions({ db: database.db, redis: announcements.of(config, logger), redisPrefix: config.redisPrefix }, logger),
     forgetErasedInRedis(announcements.of(config, logger), config.redisPrefix, logger),
     logRetries({ db: database.db, redis: announcements.of(config, logger), redisPrefix: config.redisPrefix }, logger),
+    handOverEndpointEvents(endpointHandover(database.db, config, logger), logger),
   ],
   async background({ database, config, credential, logger }) {
     const generationQueue = openQueue<GenerationJob>("generation", queues.of(config, logger), config.redisPrefix);
@@ -84,13 +95,16 @@ await runService({
     const quota = serviceClient(QuotaService, { baseUrl: config.services.accountsBilling, credential });
     const reconciler = startReconciler({ db: database.db, redis: queues.of(config, logger), redisPrefix: config.redisPrefix, generationQueue, dispatch, webhookQueue, quota, logger, settings: reconcile });
     const logUpkeep = startLogArchiveUpkeep({ db: database.db, redis: queues.of(config, logger), redisPrefix: config.redisPrefix, logger });
+    const endpointBacklog = startEndpointEventBacklog(endpointHandover(database.db, config, logger), logger);
     return async () => {
+      await endpointBacklog.stop();
       await logUpkeep.stop();
       await reconciler.stop();
       await folding.stop();
       await relay?.stop();
       await generationQueue.close();
       await webhookQueue.close();
+      await endpointEvents?.close();
       queues.disconnect();
       announcements.disconnect();
     };

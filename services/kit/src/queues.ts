@@ -80,6 +80,37 @@ export interface PublishingJob {
 /** The id of one publish request's job (BullMQ ids may not contain ":"). */
 export const publishingJobId = (job: Pick<PublishingJob, "externalId" | "destinationId" | "requestedAt">) => `${job.externalId}.${job.destinationId}.${Date.parse(job.requestedAt)}`;
 
+/**
+ * An event for the project webhook endpoints that subscribe to it (beyond the spec's completion
+ * webhook, which never goes through this): produced by article-store after an article's end or
+ * new version committed and by accounts-billing's quota alerts, consumed by webhook-dispatcher,
+ * which makes one delivery per subscribed endpoint. Its job id is the event's id, so an event
+ * handed over twice is fanned out once while queued, and its deliveries are unique per endpoint.
+ */
+export interface EndpointEventJob {
+  /** Unique per event, e.g. evt_article.completed_<external_id>_<version_id>. */
+  eventId: string;
+  type: string;
+  /** ISO 8601: when it happened. */
+  occurredAt: string;
+  /** The project whose endpoints receive it; for an account's event, every project of the account. */
+  projectId?: number;
+  accountId?: number;
+  data: Record<string, unknown>;
+}
+
+/** One attempt (or the retries) of one delivery to a project webhook endpoint. */
+export interface EndpointDeliveryJob {
+  deliveryId: number;
+  /** A redelivery asked for by a user: one attempt, whatever became of the delivery before. */
+  redelivery?: boolean;
+  /** Activations cut short by the dispatcher's own database: not attempts at the receiver. */
+  interruptions?: number;
+}
+
+/** BullMQ ids may not contain ":". */
+export const endpointEventJobId = (eventId: string) => eventId.replaceAll(":", "_");
+
 const FINISHED_JOBS_LEAVE = { removeOnComplete: true, removeOnFail: true } as const satisfies JobsOptions;
 
 export const QUEUES = {
@@ -100,6 +131,16 @@ export const QUEUES = {
     name: "publishing",
     // Attempts and backoff come from PUBLISH_ATTEMPTS / PUBLISH_BACKOFF_MS (webhook-dispatcher);
     // each attempt's outcome is recorded on the article.
+    defaults: FINISHED_JOBS_LEAVE,
+  },
+  "endpoint-events": {
+    name: "endpoint-events",
+    // Fanning out is a few statements: retried quickly while the database or Redis is away.
+    defaults: { attempts: 10, backoff: { type: "exponential", delay: 1000 }, ...FINISHED_JOBS_LEAVE } satisfies JobsOptions,
+  },
+  "endpoint-deliveries": {
+    name: "endpoint-deliveries",
+    // Attempts and backoff come from WEBHOOK_ATTEMPTS / WEBHOOK_BACKOFF_MS (webhook-dispatcher).
     defaults: FINISHED_JOBS_LEAVE,
   },
 } as const;

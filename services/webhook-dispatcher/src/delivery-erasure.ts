@@ -1,6 +1,7 @@
 // DeliveryErasureService: what the dispatcher keeps of an erased article. Its webhook and
 // publishing jobs still queued go (a running one answers ABORTED: the gateway asks again once it
-// ended), the queues' event streams forget them, then its frozen completion messages are deleted.
+// ended), the queues' event streams forget them, then its frozen completion messages and its
+// events' deliveries to the project's webhook endpoints are deleted.
 import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import type { Queue } from "bullmq";
 import { eq } from "drizzle-orm";
@@ -12,6 +13,7 @@ import type { RedisConnection } from "../../kit/src/redis.ts";
 import { isUuid } from "../../kit/src/rules/identifiers.ts";
 import type { Db } from "./db/client.ts";
 import { messages } from "./db/schema.ts";
+import { eraseArticleDeliveries } from "./domain/endpoint-deliveries.ts";
 
 export interface ErasureQueues {
   redis: RedisConnection;
@@ -28,6 +30,7 @@ export const deliveryErasureHandlers = (db: Db, queues: () => ErasureQueues): Se
     const forgotten = [await forgetJobs(webhooks, redis, ours, [externalId]), await forgetJobs(publishing, redis, ours, [externalId])];
     if (forgotten.some((f) => f.running > 0)) throw new ConnectError("A delivery or publication of the article is running; erase it again shortly.", Code.Aborted);
     await db.delete(messages).where(eq(messages.externalId, externalId));
+    await eraseArticleDeliveries(db, externalId);
     return { jobsRemoved: forgotten.reduce((n, f) => n + f.removed, 0) };
   },
 });

@@ -24,6 +24,9 @@ import { publishingRoutes } from "./publishing-rpc.ts";
 import { startPublishingWorker } from "./publishing-worker.ts";
 import { guardedFetch } from "./publishing/guarded-fetch.ts";
 import { webhookDispatcherAccess } from "./access.ts";
+import { endpointRoutes } from "./endpoints-rpc.ts";
+import { startEndpointWorkers } from "./endpoint-worker.ts";
+import type { EndpointDeliveryJob } from "../../kit/src/queues.ts";
 
 // Read when the service starts (routes come first), not when the module loads: the release's
 // migration Job runs this file with `--migrate` and nothing but DATABASE_URL.
@@ -47,6 +50,9 @@ let publishingQueue: Queue<PublishingJob> | undefined;
 let erasureRedis: RedisConnection | undefined;
 let erasureWebhooks: Queue<WebhookJob> | undefined;
 let erasurePublishing: Queue<PublishingJob> | undefined;
+// Test events and redeliveries are queued from the RPC handlers, on a connection opened on first use.
+let endpointRedis: RedisConnection | undefined;
+let endpointDeliveries: Queue<EndpointDeliveryJob> | undefined;
 
 await runService({
   name: "webhook-dispatcher",
@@ -76,8 +82,18 @@ await runService({
       webhooks: (erasureWebhooks ??= openQueue<WebhookJob>("webhooks", redis(), config.redisPrefix)),
       publishing: (erasurePublishing ??= openQueue<PublishingJob>("publishing", redis(), config.redisPrefix)),
     }));
+    const endpointConnection = () => (endpointRedis ??= connectRedis(config.redisUrl));
+    const endpoints = endpointRoutes({
+      db: database.db,
+      secretKey: settings.secretKey,
+      redis: endpointConnection,
+      redisPrefix: config.redisPrefix,
+      deliveries: () => (endpointDeliveries ??= openQueue<EndpointDeliveryJob>("endpoint-deliveries", endpointConnection(), config.redisPrefix)),
+      logger,
+    });
     return (router) => {
       signing(router);
+      endpoints(router);
       publishing(router);
       router.service(DeliveryErasureService, erasure);
     };
@@ -119,9 +135,18 @@ await runService({
       lockDurationMs: settings.lockDurationMs,
       logger,
     });
+    const stopEndpoints = startEndpointWorkers({
+      db: database.db,
+      policy: { attempts: settings.attempts, backoffMs: settings.backoffMs, allowPrivate: settings.allowPrivateUrls, timeoutMs: DELIVERY_TIMEOUT_MS, logger, secretKey: settings.secretKey },
+      redisUrl: config.redisUrl,
+      redisPrefix: config.redisPrefix,
+      concurrency: settings.concurrency,
+      logger,
+    });
     return async () => {
-      await Promise.all([stopPublishing(), stopDeliveries()]);
+      await Promise.all([stopPublishing(), stopDeliveries(), stopEndpoints()]);
       await publishingQueue?.close();
+      await endpointDeliveries?.close();
     };
   },
 });

@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, ClientMeta, Options as Options2, RequestResult, ServerSentEventsResult, TDataShape } from './client/index.js';
-import type { CancelArticleData, CancelArticleErrors, CancelArticleResponses, CheckDestinationData, CheckDestinationErrors, CheckDestinationResponses, CreateArticleData, CreateArticleErrors, CreateArticleResponses, CreateDestinationData, CreateDestinationErrors, CreateDestinationResponses, CreateWorkflowStepData, CreateWorkflowStepErrors, CreateWorkflowStepResponses, DeleteArticleData, DeleteArticleErrors, DeleteArticleResponses, DeleteDestinationData, DeleteDestinationErrors, DeleteDestinationResponses, DeleteWorkflowStepData, DeleteWorkflowStepErrors, DeleteWorkflowStepResponses, DuplicateWorkflowData, DuplicateWorkflowErrors, DuplicateWorkflowResponses, EstimateArticleData, EstimateArticleErrors, EstimateArticleResponses, ExportArticleContentData, ExportArticleContentErrors, ExportArticleContentResponses, GetArticleData, GetArticleErrors, GetArticleResponses, GetArticleStepsData, GetArticleStepsErrors, GetArticleStepsResponses, GetArticleVersionData, GetArticleVersionErrors, GetArticleVersionResponses, GetDestinationData, GetDestinationErrors, GetDestinationResponses, GetImageData, GetImageErrors, GetImageResponses, GetUsageData, GetUsageErrors, GetUsageResponses, GetUserData, GetUserErrors, GetUserResponses, GetWorkflowStepData, GetWorkflowStepErrors, GetWorkflowStepResponses, HeadImageData, HeadImageErrors, HeadImageResponses, ListArticlesData, ListArticlesErrors, ListArticlesResponses, ListArticleVersionsData, ListArticleVersionsErrors, ListArticleVersionsResponses, ListDestinationsData, ListDestinationsErrors, ListDestinationsResponses, ListWorkflowsData, ListWorkflowsErrors, ListWorkflowsResponses, LivenessData, LivenessResponses, PublishArticleData, PublishArticleErrors, PublishArticleResponses, ReadinessData, ReadinessErrors, ReadinessResponses, ReorderWorkflowStepsData, ReorderWorkflowStepsErrors, ReorderWorkflowStepsResponses, ReplaceWorkflowStepData, ReplaceWorkflowStepErrors, ReplaceWorkflowStepResponses, RestoreArticleVersionData, RestoreArticleVersionErrors, RestoreArticleVersionResponses, RetryArticleData, RetryArticleErrors, RetryArticleResponses, ServingData, ServingErrors, ServingResponses, StreamArticleEventsData, StreamArticleEventsErrors, StreamArticleEventsResponse, StreamArticleEventsResponses, UpdateArticleData, UpdateArticleErrors, UpdateArticleResponses, UpdateWorkflowStepData, UpdateWorkflowStepErrors, UpdateWorkflowStepResponses } from './types.gen.js';
+import type { CancelArticleData, CancelArticleErrors, CancelArticleResponses, CheckDestinationData, CheckDestinationErrors, CheckDestinationResponses, CreateArticleData, CreateArticleErrors, CreateArticleResponses, CreateDestinationData, CreateDestinationErrors, CreateDestinationResponses, CreateWebhookEndpointData, CreateWebhookEndpointErrors, CreateWebhookEndpointResponses, CreateWorkflowStepData, CreateWorkflowStepErrors, CreateWorkflowStepResponses, DeleteArticleData, DeleteArticleErrors, DeleteArticleResponses, DeleteDestinationData, DeleteDestinationErrors, DeleteDestinationResponses, DeleteWebhookEndpointData, DeleteWebhookEndpointErrors, DeleteWebhookEndpointResponses, DeleteWorkflowStepData, DeleteWorkflowStepErrors, DeleteWorkflowStepResponses, DuplicateWorkflowData, DuplicateWorkflowErrors, DuplicateWorkflowResponses, EstimateArticleData, EstimateArticleErrors, EstimateArticleResponses, ExportArticleContentData, ExportArticleContentErrors, ExportArticleContentResponses, GetArticleData, GetArticleErrors, GetArticleResponses, GetArticleStepsData, GetArticleStepsErrors, GetArticleStepsResponses, GetArticleVersionData, GetArticleVersionErrors, GetArticleVersionResponses, GetDestinationData, GetDestinationErrors, GetDestinationResponses, GetImageData, GetImageErrors, GetImageResponses, GetUsageData, GetUsageErrors, GetUsageResponses, GetUserData, GetUserErrors, GetUserResponses, GetWebhookEndpointData, GetWebhookEndpointErrors, GetWebhookEndpointResponses, GetWorkflowStepData, GetWorkflowStepErrors, GetWorkflowStepResponses, HeadImageData, HeadImageErrors, HeadImageResponses, ListArticlesData, ListArticlesErrors, ListArticlesResponses, ListArticleVersionsData, ListArticleVersionsErrors, ListArticleVersionsResponses, ListDestinationsData, ListDestinationsErrors, ListDestinationsResponses, ListWebhookDeliveriesData, ListWebhookDeliveriesErrors, ListWebhookDeliveriesResponses, ListWebhookEndpointsData, ListWebhookEndpointsErrors, ListWebhookEndpointsResponses, ListWorkflowsData, ListWorkflowsErrors, ListWorkflowsResponses, LivenessData, LivenessResponses, PublishArticleData, PublishArticleErrors, PublishArticleResponses, ReadinessData, ReadinessErrors, ReadinessResponses, RedeliverWebhookDeliveryData, RedeliverWebhookDeliveryErrors, RedeliverWebhookDeliveryResponses, ReorderWorkflowStepsData, ReorderWorkflowStepsErrors, ReorderWorkflowStepsResponses, ReplaceWorkflowStepData, ReplaceWorkflowStepErrors, ReplaceWorkflowStepResponses, RestoreArticleVersionData, RestoreArticleVersionErrors, RestoreArticleVersionResponses, RetryArticleData, RetryArticleErrors, RetryArticleResponses, RollWebhookEndpointSecretData, RollWebhookEndpointSecretErrors, RollWebhookEndpointSecretResponses, SendWebhookTestEventData, SendWebhookTestEventErrors, SendWebhookTestEventResponses, ServingData, ServingErrors, ServingResponses, StreamArticleEventsData, StreamArticleEventsErrors, StreamArticleEventsResponse, StreamArticleEventsResponses, UpdateArticleData, UpdateArticleErrors, UpdateArticleResponses, UpdateWebhookEndpointData, UpdateWebhookEndpointErrors, UpdateWebhookEndpointResponses, UpdateWorkflowStepData, UpdateWorkflowStepErrors, UpdateWorkflowStepResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -380,5 +380,102 @@ export const exportArticleContent = <ThrowOnError extends boolean = false>(optio
 export const restoreArticleVersion = <ThrowOnError extends boolean = false>(options: Options<RestoreArticleVersionData, ThrowOnError>): RequestResult<RestoreArticleVersionResponses, RestoreArticleVersionErrors, ThrowOnError> => (options.client ?? client).post<RestoreArticleVersionResponses, RestoreArticleVersionErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/articles/{id}/versions/{version}/restore',
+    ...options
+});
+
+/**
+ * List the project's webhook endpoints (never their secrets)
+ */
+export const listWebhookEndpoints = <ThrowOnError extends boolean = false>(options: Options<ListWebhookEndpointsData, ThrowOnError>): RequestResult<ListWebhookEndpointsResponses, ListWebhookEndpointsErrors, ThrowOnError> => (options.client ?? client).get<ListWebhookEndpointsResponses, ListWebhookEndpointsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/projects/{project}/webhook-endpoints',
+    ...options
+});
+
+/**
+ * Add a webhook endpoint; the answer carries its signing secret, shown this once
+ *
+ * Beyond the spec: the endpoint receives the events it subscribes to, as `{type, timestamp, data}` JSON signed with its own Standard Webhooks secret (webhook-id, webhook-timestamp, webhook-signature headers), with the completion webhook's retry schedule, each attempt in its delivery log. The per-article webhook_url is apart and keeps the spec's rules. At most 20 endpoints per project. Needs update access.
+ */
+export const createWebhookEndpoint = <ThrowOnError extends boolean = false>(options: Options<CreateWebhookEndpointData, ThrowOnError>): RequestResult<CreateWebhookEndpointResponses, CreateWebhookEndpointErrors, ThrowOnError> => (options.client ?? client).post<CreateWebhookEndpointResponses, CreateWebhookEndpointErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/projects/{project}/webhook-endpoints',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Delete a webhook endpoint and its delivery log
+ */
+export const deleteWebhookEndpoint = <ThrowOnError extends boolean = false>(options: Options<DeleteWebhookEndpointData, ThrowOnError>): RequestResult<DeleteWebhookEndpointResponses, DeleteWebhookEndpointErrors, ThrowOnError> => (options.client ?? client).delete<DeleteWebhookEndpointResponses, DeleteWebhookEndpointErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/projects/{project}/webhook-endpoints/{endpoint}',
+    ...options
+});
+
+/**
+ * Retrieve one webhook endpoint
+ */
+export const getWebhookEndpoint = <ThrowOnError extends boolean = false>(options: Options<GetWebhookEndpointData, ThrowOnError>): RequestResult<GetWebhookEndpointResponses, GetWebhookEndpointErrors, ThrowOnError> => (options.client ?? client).get<GetWebhookEndpointResponses, GetWebhookEndpointErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/projects/{project}/webhook-endpoints/{endpoint}',
+    ...options
+});
+
+/**
+ * Change an endpoint's url, description, events or enabled
+ */
+export const updateWebhookEndpoint = <ThrowOnError extends boolean = false>(options: Options<UpdateWebhookEndpointData, ThrowOnError>): RequestResult<UpdateWebhookEndpointResponses, UpdateWebhookEndpointErrors, ThrowOnError> => (options.client ?? client).patch<UpdateWebhookEndpointResponses, UpdateWebhookEndpointErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/projects/{project}/webhook-endpoints/{endpoint}',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
+});
+
+/**
+ * Replace the endpoint's signing secret; the new one is shown this once
+ *
+ * The old secret stops signing at once. Needs update access.
+ */
+export const rollWebhookEndpointSecret = <ThrowOnError extends boolean = false>(options: Options<RollWebhookEndpointSecretData, ThrowOnError>): RequestResult<RollWebhookEndpointSecretResponses, RollWebhookEndpointSecretErrors, ThrowOnError> => (options.client ?? client).post<RollWebhookEndpointSecretResponses, RollWebhookEndpointSecretErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/projects/{project}/webhook-endpoints/{endpoint}/roll-secret',
+    ...options
+});
+
+/**
+ * Queue a webhook.test event to the endpoint
+ *
+ * Sent whatever the endpoint subscribes to, signed as any delivery. Needs update access.
+ */
+export const sendWebhookTestEvent = <ThrowOnError extends boolean = false>(options: Options<SendWebhookTestEventData, ThrowOnError>): RequestResult<SendWebhookTestEventResponses, SendWebhookTestEventErrors, ThrowOnError> => (options.client ?? client).post<SendWebhookTestEventResponses, SendWebhookTestEventErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/projects/{project}/webhook-endpoints/{endpoint}/test',
+    ...options
+});
+
+/**
+ * The endpoint's deliveries, newest first, each with its attempts (time, status, latency, response excerpt)
+ */
+export const listWebhookDeliveries = <ThrowOnError extends boolean = false>(options: Options<ListWebhookDeliveriesData, ThrowOnError>): RequestResult<ListWebhookDeliveriesResponses, ListWebhookDeliveriesErrors, ThrowOnError> => (options.client ?? client).get<ListWebhookDeliveriesResponses, ListWebhookDeliveriesErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/projects/{project}/webhook-endpoints/{endpoint}/deliveries',
+    ...options
+});
+
+/**
+ * Queue one more attempt of a delivery (same body, same webhook-id)
+ *
+ * One attempt, not retried, logged as a redelivery. Needs update access.
+ */
+export const redeliverWebhookDelivery = <ThrowOnError extends boolean = false>(options: Options<RedeliverWebhookDeliveryData, ThrowOnError>): RequestResult<RedeliverWebhookDeliveryResponses, RedeliverWebhookDeliveryErrors, ThrowOnError> => (options.client ?? client).post<RedeliverWebhookDeliveryResponses, RedeliverWebhookDeliveryErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/projects/{project}/webhook-endpoints/{endpoint}/deliveries/{delivery}/redeliver',
     ...options
 });

@@ -1781,6 +1781,151 @@ export type UsageReport = {
 };
 
 /**
+ * A project's webhook endpoint; its signing secret is shown only when made (creation, roll).
+ */
+export type WebhookEndpoint = {
+    /**
+     * The endpoint's id.
+     */
+    id: string;
+    /**
+     * Its project.
+     */
+    project_id: number;
+    /**
+     * Where deliveries are posted.
+     */
+    url: string;
+    /**
+     * A note for people.
+     */
+    description: string;
+    /**
+     * The events it subscribes to.
+     */
+    events: Array<string>;
+    /**
+     * Whether it receives deliveries.
+     */
+    enabled: boolean;
+    secret_created_at: string | null;
+    created_at: string | null;
+    updated_at: string | null;
+};
+
+/**
+ * A webhook endpoint with its new signing secret.
+ */
+export type WebhookEndpointWithSecret = {
+    /**
+     * The endpoint's id.
+     */
+    id: string;
+    /**
+     * Its project.
+     */
+    project_id: number;
+    /**
+     * Where deliveries are posted.
+     */
+    url: string;
+    /**
+     * A note for people.
+     */
+    description: string;
+    /**
+     * The events it subscribes to.
+     */
+    events: Array<string>;
+    /**
+     * Whether it receives deliveries.
+     */
+    enabled: boolean;
+    secret_created_at: string | null;
+    created_at: string | null;
+    updated_at: string | null;
+    /**
+     * The Standard Webhooks signing secret: shown in this answer only, never again.
+     */
+    secret: string;
+};
+
+/**
+ * Body of POST /v1/projects/{project}/webhook-endpoints.
+ */
+export type WebhookEndpointCreate = {
+    /**
+     * An http or https address (private and loopback addresses are refused at delivery unless ALLOW_PRIVATE_URLS).
+     */
+    url: string;
+    /**
+     * article.completed, article.failed, article.published, article.version_created or quota.low.
+     */
+    events: Array<'article.completed' | 'article.failed' | 'article.published' | 'article.version_created' | 'quota.low'>;
+    description?: string;
+    /**
+     * true when omitted.
+     */
+    enabled?: boolean;
+};
+
+/**
+ * Body of PATCH /v1/projects/{project}/webhook-endpoints/{endpoint}: omitted fields are unchanged.
+ */
+export type WebhookEndpointUpdate = {
+    url?: string;
+    /**
+     * article.completed, article.failed, article.published, article.version_created or quota.low.
+     */
+    events?: Array<'article.completed' | 'article.failed' | 'article.published' | 'article.version_created' | 'quota.low'>;
+    description?: string;
+    enabled?: boolean;
+};
+
+/**
+ * One event sent to one endpoint, with its attempts.
+ */
+export type WebhookDelivery = {
+    id: number;
+    endpoint_id: string;
+    /**
+     * The webhook-id header of every attempt (the same on a redelivery).
+     */
+    event_id: string;
+    /**
+     * One of the events, or webhook.test.
+     */
+    event_type: string;
+    state: 'pending' | 'succeeded' | 'failed';
+    created_at: string | null;
+    /**
+     * The JSON body every attempt sends: {type, timestamp, data}.
+     */
+    payload: string;
+    /**
+     * Oldest first.
+     */
+    attempts: Array<{
+        attempted_at: string | null;
+        /**
+         * null: no answer (refused address, timeout, connection error).
+         */
+        status_code: number | null;
+        error: string | null;
+        duration_ms: number;
+        /**
+         * The start of the receiver's answer, at most 500 characters.
+         */
+        response_excerpt: string | null;
+        succeeded: boolean;
+        /**
+         * Asked for by a user.
+         */
+        redelivery: boolean;
+    }>;
+};
+
+/**
  * One Server-Sent Event (`id:`, `event:` and `data:` lines); data is JSON.
  */
 export type ArticleEvent = {
@@ -3669,3 +3814,526 @@ export type RestoreArticleVersionResponses = {
 };
 
 export type RestoreArticleVersionResponse = RestoreArticleVersionResponses[keyof RestoreArticleVersionResponses];
+
+export type ListWebhookEndpointsData = {
+    body?: never;
+    path: {
+        /**
+         * The project id. A positive integer; anything else is 404.
+         */
+        project: number;
+    };
+    query?: never;
+    url: '/v1/projects/{project}/webhook-endpoints';
+};
+
+export type ListWebhookEndpointsErrors = {
+    /**
+     * Missing, malformed, expired or revoked key.
+     */
+    401: GateError;
+    /**
+     * The account has no active subscription.
+     */
+    402: GateError;
+    /**
+     * Not authorised for the project, or the user is disabled.
+     */
+    403: PlainError;
+    /**
+     * No such resource, or not visible to the account.
+     */
+    404: PlainError;
+    /**
+     * A minute, hour or day window is full; retry after retry_after seconds.
+     */
+    429: GateError;
+};
+
+export type ListWebhookEndpointsError = ListWebhookEndpointsErrors[keyof ListWebhookEndpointsErrors];
+
+export type ListWebhookEndpointsResponses = {
+    /**
+     * The endpoints, oldest first.
+     */
+    200: {
+        success: true;
+        data: Array<WebhookEndpoint>;
+    };
+};
+
+export type ListWebhookEndpointsResponse = ListWebhookEndpointsResponses[keyof ListWebhookEndpointsResponses];
+
+export type CreateWebhookEndpointData = {
+    /**
+     * The endpoint.
+     */
+    body: WebhookEndpointCreate;
+    path: {
+        /**
+         * The project id. A positive integer; anything else is 404.
+         */
+        project: number;
+    };
+    query?: never;
+    url: '/v1/projects/{project}/webhook-endpoints';
+};
+
+export type CreateWebhookEndpointErrors = {
+    /**
+     * Missing, malformed, expired or revoked key.
+     */
+    401: GateError;
+    /**
+     * The account has no active subscription.
+     */
+    402: GateError;
+    /**
+     * Not authorised for the project, or the user is disabled.
+     */
+    403: PlainError;
+    /**
+     * No such resource, or not visible to the account.
+     */
+    404: PlainError;
+    /**
+     * The request body is larger than 1024 KiB.
+     */
+    413: PlainError;
+    /**
+     * Validation failed: messages per field.
+     */
+    422: ValidationError;
+    /**
+     * A minute, hour or day window is full; retry after retry_after seconds.
+     */
+    429: GateError;
+};
+
+export type CreateWebhookEndpointError = CreateWebhookEndpointErrors[keyof CreateWebhookEndpointErrors];
+
+export type CreateWebhookEndpointResponses = {
+    /**
+     * The endpoint and its secret.
+     */
+    201: {
+        success: true;
+        data: WebhookEndpointWithSecret;
+    };
+};
+
+export type CreateWebhookEndpointResponse = CreateWebhookEndpointResponses[keyof CreateWebhookEndpointResponses];
+
+export type DeleteWebhookEndpointData = {
+    body?: never;
+    path: {
+        /**
+         * The project id. A positive integer; anything else is 404.
+         */
+        project: number;
+        /**
+         * The endpoint id (we_…).
+         */
+        endpoint: string;
+    };
+    query?: never;
+    url: '/v1/projects/{project}/webhook-endpoints/{endpoint}';
+};
+
+export type DeleteWebhookEndpointErrors = {
+    /**
+     * Missing, malformed, expired or revoked key.
+     */
+    401: GateError;
+    /**
+     * The account has no active subscription.
+     */
+    402: GateError;
+    /**
+     * Not authorised for the project, or the user is disabled.
+     */
+    403: PlainError;
+    /**
+     * No such resource, or not visible to the account.
+     */
+    404: PlainError;
+    /**
+     * A minute, hour or day window is full; retry after retry_after seconds.
+     */
+    429: GateError;
+};
+
+export type DeleteWebhookEndpointError = DeleteWebhookEndpointErrors[keyof DeleteWebhookEndpointErrors];
+
+export type DeleteWebhookEndpointResponses = {
+    /**
+     * Deleted (or there was nothing to delete).
+     */
+    200: {
+        success: true;
+        /**
+         * What happened.
+         */
+        message: string;
+    };
+};
+
+export type DeleteWebhookEndpointResponse = DeleteWebhookEndpointResponses[keyof DeleteWebhookEndpointResponses];
+
+export type GetWebhookEndpointData = {
+    body?: never;
+    path: {
+        /**
+         * The project id. A positive integer; anything else is 404.
+         */
+        project: number;
+        /**
+         * The endpoint id (we_…).
+         */
+        endpoint: string;
+    };
+    query?: never;
+    url: '/v1/projects/{project}/webhook-endpoints/{endpoint}';
+};
+
+export type GetWebhookEndpointErrors = {
+    /**
+     * Missing, malformed, expired or revoked key.
+     */
+    401: GateError;
+    /**
+     * The account has no active subscription.
+     */
+    402: GateError;
+    /**
+     * Not authorised for the project, or the user is disabled.
+     */
+    403: PlainError;
+    /**
+     * No such resource, or not visible to the account.
+     */
+    404: PlainError;
+    /**
+     * A minute, hour or day window is full; retry after retry_after seconds.
+     */
+    429: GateError;
+};
+
+export type GetWebhookEndpointError = GetWebhookEndpointErrors[keyof GetWebhookEndpointErrors];
+
+export type GetWebhookEndpointResponses = {
+    /**
+     * The endpoint.
+     */
+    200: {
+        success: true;
+        data: WebhookEndpoint;
+    };
+};
+
+export type GetWebhookEndpointResponse = GetWebhookEndpointResponses[keyof GetWebhookEndpointResponses];
+
+export type UpdateWebhookEndpointData = {
+    /**
+     * The fields to change.
+     */
+    body: WebhookEndpointUpdate;
+    path: {
+        /**
+         * The project id. A positive integer; anything else is 404.
+         */
+        project: number;
+        /**
+         * The endpoint id (we_…).
+         */
+        endpoint: string;
+    };
+    query?: never;
+    url: '/v1/projects/{project}/webhook-endpoints/{endpoint}';
+};
+
+export type UpdateWebhookEndpointErrors = {
+    /**
+     * Missing, malformed, expired or revoked key.
+     */
+    401: GateError;
+    /**
+     * The account has no active subscription.
+     */
+    402: GateError;
+    /**
+     * Not authorised for the project, or the user is disabled.
+     */
+    403: PlainError;
+    /**
+     * No such resource, or not visible to the account.
+     */
+    404: PlainError;
+    /**
+     * The request body is larger than 1024 KiB.
+     */
+    413: PlainError;
+    /**
+     * Validation failed: messages per field.
+     */
+    422: ValidationError;
+    /**
+     * A minute, hour or day window is full; retry after retry_after seconds.
+     */
+    429: GateError;
+};
+
+export type UpdateWebhookEndpointError = UpdateWebhookEndpointErrors[keyof UpdateWebhookEndpointErrors];
+
+export type UpdateWebhookEndpointResponses = {
+    /**
+     * The endpoint.
+     */
+    200: {
+        success: true;
+        data: WebhookEndpoint;
+    };
+};
+
+export type UpdateWebhookEndpointResponse = UpdateWebhookEndpointResponses[keyof UpdateWebhookEndpointResponses];
+
+export type RollWebhookEndpointSecretData = {
+    body?: never;
+    path: {
+        /**
+         * The project id. A positive integer; anything else is 404.
+         */
+        project: number;
+        /**
+         * The endpoint id (we_…).
+         */
+        endpoint: string;
+    };
+    query?: never;
+    url: '/v1/projects/{project}/webhook-endpoints/{endpoint}/roll-secret';
+};
+
+export type RollWebhookEndpointSecretErrors = {
+    /**
+     * Missing, malformed, expired or revoked key.
+     */
+    401: GateError;
+    /**
+     * The account has no active subscription.
+     */
+    402: GateError;
+    /**
+     * Not authorised for the project, or the user is disabled.
+     */
+    403: PlainError;
+    /**
+     * No such resource, or not visible to the account.
+     */
+    404: PlainError;
+    /**
+     * A minute, hour or day window is full; retry after retry_after seconds.
+     */
+    429: GateError;
+};
+
+export type RollWebhookEndpointSecretError = RollWebhookEndpointSecretErrors[keyof RollWebhookEndpointSecretErrors];
+
+export type RollWebhookEndpointSecretResponses = {
+    /**
+     * The endpoint and its new secret.
+     */
+    200: {
+        success: true;
+        data: WebhookEndpointWithSecret;
+    };
+};
+
+export type RollWebhookEndpointSecretResponse = RollWebhookEndpointSecretResponses[keyof RollWebhookEndpointSecretResponses];
+
+export type SendWebhookTestEventData = {
+    body?: never;
+    path: {
+        /**
+         * The project id. A positive integer; anything else is 404.
+         */
+        project: number;
+        /**
+         * The endpoint id (we_…).
+         */
+        endpoint: string;
+    };
+    query?: never;
+    url: '/v1/projects/{project}/webhook-endpoints/{endpoint}/test';
+};
+
+export type SendWebhookTestEventErrors = {
+    /**
+     * Missing, malformed, expired or revoked key.
+     */
+    401: GateError;
+    /**
+     * The account has no active subscription.
+     */
+    402: GateError;
+    /**
+     * Not authorised for the project, or the user is disabled.
+     */
+    403: PlainError;
+    /**
+     * No such resource, or not visible to the account.
+     */
+    404: PlainError;
+    /**
+     * A minute, hour or day window is full; retry after retry_after seconds.
+     */
+    429: GateError;
+};
+
+export type SendWebhookTestEventError = SendWebhookTestEventErrors[keyof SendWebhookTestEventErrors];
+
+export type SendWebhookTestEventResponses = {
+    /**
+     * The test delivery, its attempt to come.
+     */
+    202: {
+        success: true;
+        data: WebhookDelivery;
+        /**
+         * What happened.
+         */
+        message: string;
+    };
+};
+
+export type SendWebhookTestEventResponse = SendWebhookTestEventResponses[keyof SendWebhookTestEventResponses];
+
+export type ListWebhookDeliveriesData = {
+    body?: never;
+    path: {
+        /**
+         * The project id. A positive integer; anything else is 404.
+         */
+        project: number;
+        /**
+         * The endpoint id (we_…).
+         */
+        endpoint: string;
+    };
+    query?: {
+        /**
+         * 1 to 100 (20 when omitted).
+         */
+        limit?: number;
+        /**
+         * Deliveries older than this id: the previous page's next_before.
+         */
+        before?: number;
+    };
+    url: '/v1/projects/{project}/webhook-endpoints/{endpoint}/deliveries';
+};
+
+export type ListWebhookDeliveriesErrors = {
+    /**
+     * Missing, malformed, expired or revoked key.
+     */
+    401: GateError;
+    /**
+     * The account has no active subscription.
+     */
+    402: GateError;
+    /**
+     * Not authorised for the project, or the user is disabled.
+     */
+    403: PlainError;
+    /**
+     * No such resource, or not visible to the account.
+     */
+    404: PlainError;
+    /**
+     * Validation failed: messages per field.
+     */
+    422: ValidationError;
+    /**
+     * A minute, hour or day window is full; retry after retry_after seconds.
+     */
+    429: GateError;
+};
+
+export type ListWebhookDeliveriesError = ListWebhookDeliveriesErrors[keyof ListWebhookDeliveriesErrors];
+
+export type ListWebhookDeliveriesResponses = {
+    /**
+     * A page of deliveries.
+     */
+    200: {
+        success: true;
+        data: Array<WebhookDelivery>;
+        /**
+         * Pass as before for the next page; null on the last.
+         */
+        next_before: number | null;
+    };
+};
+
+export type ListWebhookDeliveriesResponse = ListWebhookDeliveriesResponses[keyof ListWebhookDeliveriesResponses];
+
+export type RedeliverWebhookDeliveryData = {
+    body?: never;
+    path: {
+        /**
+         * The project id. A positive integer; anything else is 404.
+         */
+        project: number;
+        /**
+         * The endpoint id (we_…).
+         */
+        endpoint: string;
+        /**
+         * The delivery id. A positive integer; anything else is 404.
+         */
+        delivery: number;
+    };
+    query?: never;
+    url: '/v1/projects/{project}/webhook-endpoints/{endpoint}/deliveries/{delivery}/redeliver';
+};
+
+export type RedeliverWebhookDeliveryErrors = {
+    /**
+     * Missing, malformed, expired or revoked key.
+     */
+    401: GateError;
+    /**
+     * The account has no active subscription.
+     */
+    402: GateError;
+    /**
+     * Not authorised for the project, or the user is disabled.
+     */
+    403: PlainError;
+    /**
+     * No such resource, or not visible to the account.
+     */
+    404: PlainError;
+    /**
+     * A minute, hour or day window is full; retry after retry_after seconds.
+     */
+    429: GateError;
+};
+
+export type RedeliverWebhookDeliveryError = RedeliverWebhookDeliveryErrors[keyof RedeliverWebhookDeliveryErrors];
+
+export type RedeliverWebhookDeliveryResponses = {
+    /**
+     * The delivery as it stood, one more attempt queued.
+     */
+    202: {
+        success: true;
+        data: WebhookDelivery;
+        /**
+         * What happened.
+         */
+        message: string;
+    };
+};
+
+export type RedeliverWebhookDeliveryResponse = RedeliverWebhookDeliveryResponses[keyof RedeliverWebhookDeliveryResponses];

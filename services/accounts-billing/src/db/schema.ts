@@ -258,3 +258,23 @@ export const wordUsageChanges = accountsBilling.table(
   },
   (t) => [index("word_usage_changes_account_period").on(t.accountId, t.period)],
 );
+
+/**
+ * The quota.low alerts: one row per account, period and threshold (80, 95 percent of the month's
+ * words), so each fires once a period whichever replica sees the crossing first; the row is the
+ * outbox of its event until handed over to webhook-dispatcher's endpoint-events queue.
+ */
+export const quotaAlerts = accountsBilling.table(
+  "quota_alerts",
+  {
+    accountId: ref("account_id").notNull(),
+    period: text("period").notNull(),
+    thresholdPercent: integer("threshold_percent").notNull(),
+    monthlyWords: ref("monthly_words").notNull(),
+    /** Settled and reserved words when the crossing was seen. */
+    takenWords: ref("taken_words").notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    handedOverAt: timestamp("handed_over_at", { withTimezone: true }),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.period, t.thresholdPercent] }), index("quota_alerts_waiting").on(t.createdAt).where(sql`${t.handedOverAt} is null`)],
+);

@@ -261,6 +261,17 @@ export async function removeMember(db: Db, acting: Acting, userId: number): Prom
 
 // ---- audit ----
 
+/** Actions other services record; the rest are this service's own. */
+const RECORDED_ELSEWHERE = /^endpoint\.[a-z_]{1,40}$/;
+
+/** A change another service made (a webhook endpoint's), by a member of the account. */
+export async function recordAuditEvent(db: Db, acting: Acting, action: string, subject: string): Promise<void> {
+  if (!RECORDED_ELSEWHERE.test(action)) throw invalidFields({ action: ["action must be endpoint.<verb>."] });
+  if (subject.length === 0 || subject.length > 500) throw invalidFields({ subject: ["subject must be 1 to 500 characters."] });
+  await membershipOf(db, acting);
+  await audit(db, acting, action, subject);
+}
+
 export async function listAuditEvents(db: Db, acting: Acting, limit: number) {
   await requireManager(db, acting);
   const n = limit === 0 ? 100 : limit;

@@ -1,7 +1,7 @@
 // Tables of the article-store context, in its own Postgres schema.
 import type { JsonObject } from "@bufbuild/protobuf";
 import { sql, type AnyColumn } from "drizzle-orm";
-import type { PublishOptionsRecord } from "../../../kit/src/queues.ts";
+import type { EndpointEventJob, PublishOptionsRecord } from "../../../kit/src/queues.ts";
 import { bigint, bigserial, boolean, date, index, integer, jsonb, numeric, pgSchema, primaryKey, text, timestamp, uniqueIndex, uuid } from "drizzle-orm/pg-core";
 import { ARTICLE_STATUSES, RUNNING_STATUSES, type ArticleStatus } from "../../../kit/src/rules/article-statuses.ts";
 
@@ -423,3 +423,14 @@ export const articleFailures = articleStoreSchema.table(
   },
   (t) => [primaryKey({ columns: [t.articleId, t.attempt] })],
 );
+
+/**
+ * Article events for the projects' webhook endpoints whose hand-over to Redis failed right after
+ * their change committed (Redis away): kept here and handed over again by a background pass, so
+ * an outage of Redis alone loses none. Empty while Redis answers.
+ */
+export const endpointEventBacklog = articleStoreSchema.table("endpoint_event_backlog", {
+  eventId: text("event_id").primaryKey(),
+  event: jsonb("event").$type<EndpointEventJob>().notNull(),
+  createdAt: createdAt(),
+});

@@ -12,6 +12,8 @@ export interface DeliveryOptions {
   resolveHost?: HostResolver;
   /** Where a failure's detail (the address the receiver's name resolved to) goes; the delivery log never has it. */
   logger?: SafeRequestOptions["logger"];
+  /** Keep the start of the receiver's answer, this many characters, for a delivery log that shows it. */
+  keepExcerpt?: number;
 }
 
 export interface AttemptResult {
@@ -22,6 +24,8 @@ export interface AttemptResult {
   error?: string;
   durationMs: number;
   attemptedAt: Date;
+  /** The start of the answer's body, when asked for (keepExcerpt). */
+  excerpt?: string;
 }
 
 const MAX_RESPONSE_BYTES = 1024 * 1024;
@@ -47,13 +51,14 @@ export async function deliverWebhook(url: string, body: string, headers: Record<
     });
     const status = response.status;
     const durationMs = elapsed();
-    if (status >= 200 && status < 300) return { succeeded: true, refused: false, statusCode: status, durationMs, attemptedAt };
+    const excerpt = opts.keepExcerpt ? response.body.subarray(0, opts.keepExcerpt * 4).toString("utf8").slice(0, opts.keepExcerpt) : undefined;
+    if (status >= 200 && status < 300) return { succeeded: true, refused: false, statusCode: status, durationMs, attemptedAt, ...(excerpt !== undefined ? { excerpt } : {}) };
     const location = response.headers.location;
     const error =
       status >= 300 && status < 400
         ? `receiver answered ${status}; redirects are not followed${location ? ` (location: ${location})` : ""}`
         : `receiver answered ${status}`;
-    return { succeeded: false, refused: false, statusCode: status, error, durationMs, attemptedAt };
+    return { succeeded: false, refused: false, statusCode: status, error, durationMs, attemptedAt, ...(excerpt !== undefined ? { excerpt } : {}) };
   } catch (err) {
     const durationMs = elapsed();
     if (err instanceof SafeHttpError) {
