@@ -30,6 +30,7 @@ import { currentTraceparent, inJobSpan } from "../../kit/src/tracing.ts";
 import { databaseOutageOf } from "../../kit/src/db.ts";
 import { AccountShares, PARK_MS } from "./domain/account-shares.ts";
 import { FairDispatch } from "../../kit/src/fair-dispatch.ts";
+import { followPlanWeights } from "../../kit/src/plan-weights.ts";
 import { SlotFeeder } from "./domain/slot-feeder.ts";
 import { CircuitBreakers } from "./domain/circuit-breaker.ts";
 import { Pacer, ProviderOutage } from "./domain/paced-call.ts";
@@ -135,13 +136,16 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
     async shareOf(account) {
       const share = await deps.quota.getGenerationShare({ accountId: BigInt(account) });
       const weight = share.shareWeight || 1;
-      // The turns between accounts' lines follow the plan's weight from now on.
+      // accounts-billing writes each plan change's weight (kit/src/plan-weights.ts); this restores a Redis that lost it.
       await dispatch.setWeight(account, weight).catch(() => {});
       return { cap: share.articlesInFlight, weight };
     },
     // False for an article whose job has ended meanwhile (cancelled, failed): its place goes on to the next.
     wake: (externalId) => wakeJob(generationQueue, externalId),
   });
+  followPlanWeights(subscriber, config.redisPrefix, (weights) => {
+    for (const { account, weight } of weights) shares.planChanged(account, weight);
+  }).catch((error) => logger.error("could not listen for plans' weights", { error: (error as Error).message }));
 
   /** Terminal failure: status failed with the reason (no webhook), reserved words released; "finished" when it had already completed (or is unknown). */
   async function failArticle(externalId: string, reason: string): Promise<"failed" | "finished"> {
