@@ -13,6 +13,8 @@ import { apiClient } from "../harness/http.ts";
 import { articleBody, createWorkflow, marker } from "./generation-support.ts";
 import { createArticles } from "./provider-support.ts";
 import { fieldErrorsOf } from "../../services/kit/src/errors.ts";
+import IORedis from "ioredis";
+import { lineWeightsKey } from "../../services/kit/src/plan-weights.ts";
 
 let stack: TestStack;
 
@@ -179,6 +181,26 @@ describe("plan create and update --share-weight", () => {
     const unchanged = await admin("plan", "update", "--plan", String(plan.id));
     expect(unchanged.code).toBe(0);
     expect(unchanged.json).toMatchObject({ id: plan.id, share_weight: 5 });
+  }, 30_000);
+
+  test("accounts-billing writes an account's weight for the runners' turns as its plan changes: on creation, update, subscribe and unsubscribe", async () => {
+    const redis = new IORedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
+    try {
+      const weightOf = (account: bigint) => redis.hget(lineWeightsKey(stack.redisPrefix, false), String(account));
+      const plan = await createPlan("--share-weight", "7");
+      // Before its first article: its first turns already go at its plan's weight.
+      const account = await createAccount(plan.id);
+      expect(await weightOf(account)).toBe("7");
+      expect((await admin("plan", "update", "--plan", String(plan.id), "--share-weight", "2")).code).toBe(0);
+      expect(await weightOf(account)).toBe("2");
+      const other = await createPlan("--share-weight", "9");
+      expect((await admin("account", "subscribe", "--account", String(account), "--plan", String(other.id))).code).toBe(0);
+      expect(await weightOf(account)).toBe("9");
+      expect((await admin("account", "unsubscribe", "--account", String(account))).code).toBe(0);
+      expect(await weightOf(account)).toBe("1");
+    } finally {
+      redis.disconnect();
+    }
   }, 30_000);
 
   test("none is no weight: a usage error on update too, exit 2", async () => {

@@ -1,51 +1,32 @@
 // The accounts' lines for worker slots (kit/src/fair-dispatch.ts) on a real Redis and a real
 // BullMQ queue, under a prefix of this file's own: the order turns are given in, the weights, the
 // bound of the waiting list, and what a repeated, removed or half-promoted job does.
-import { afterAll, afterEach, beforeEach, expect, test } from "bun:test";
-import { randomBytes } from "node:crypto";
+import { beforeEach, expect, test } from "bun:test";
 import IORedis from "ioredis";
-import type { Queue } from "bullmq";
-import { FairDispatch, LINE_WAIT_LIMIT_MS, type LineEntry } from "../../services/kit/src/fair-dispatch.ts";
-import { openQueue, type GenerationJob } from "../../services/kit/src/queues.ts";
+import { FairDispatch, LINE_WAIT_LIMIT_MS } from "../../services/kit/src/fair-dispatch.ts";
+import { useGenerationLines } from "../harness/generation-lines.ts";
 
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 const redis = new IORedis(REDIS_URL);
-let prefix: string;
-let queue: Queue<GenerationJob>;
+const lines = useGenerationLines(redis, "fair");
+const { entries, entry } = lines;
 let dispatch: FairDispatch;
-let order = 0;
 
 beforeEach(() => {
-  prefix = `test-fair-${randomBytes(4).toString("hex")}`;
-  queue = openQueue<GenerationJob>("generation", redis, prefix);
-  dispatch = new FairDispatch(redis, queue);
+  dispatch = new FairDispatch(redis, lines.queue);
 });
-
-afterEach(async () => {
-  await queue.close();
-  const keys = await redis.keys(`${prefix}:*`);
-  if (keys.length) await redis.del(...keys);
-});
-
-afterAll(() => redis.disconnect());
-
-const entries = (account: string, n: number): LineEntry[] =>
-  Array.from({ length: n }, (_, i) => {
-    const externalId = `${account}-${i + 1}`;
-    return { externalId, account, order: ++order, data: { externalId } };
-  });
 
 /** The ids in BullMQ's waiting list, first to be taken first. */
-const waitingIds = async () => (await queue.getWaiting()).map((job) => job.id!);
+const waitingIds = async () => (await lines.queue.getWaiting()).map((job) => job.id!);
 
 test("a new article's job waits delayed in its account's line until a turn promotes it", async () => {
   await dispatch.enqueue(entries("1", 3));
-  expect(await Promise.all(["1-1", "1-2", "1-3"].map((id) => queue.getJobState(id)))).toEqual(["delayed", "delayed", "delayed"]);
-  expect((await queue.getJob("1-1"))!.opts.delay).toBe(LINE_WAIT_LIMIT_MS);
+  expect(await Promise.all(["1-1", "1-2", "1-3"].map((id) => lines.queue.getJobState(id)))).toEqual(["delayed", "delayed", "delayed"]);
+  expect((await lines.queue.getJob("1-1"))!.opts.delay).toBe(LINE_WAIT_LIMIT_MS);
   expect(await dispatch.waiting()).toBe(3);
   expect(await dispatch.feed(2)).toBe(2);
   expect(await waitingIds()).toEqual(["1-1", "1-2"]);
-  expect(await queue.getJobState("1-3")).toBe("delayed");
+  expect(await lines.queue.getJobState("1-3")).toBe("delayed");
   expect(await dispatch.waiting()).toBe(1);
 });
 
@@ -80,12 +61,12 @@ test("an account idle for a while earns no credit: it rejoins at the fleet's cur
   await dispatch.enqueue(entries("2", 1));
   await dispatch.feed(1);
   await dispatch.enqueue(entries("1", 10));
-  await queue.drain();
+  await lines.queue.drain();
   await dispatch.feed(4);
-  await queue.drain();
+  await lines.queue.drain();
   // Account 2 was served long before account 1's four turns: it does not get four in a row now,
   // but one turn (the next: it joins at the current turn), then account 1 goes on.
-  await dispatch.enqueue([{ externalId: "2-late", account: "2", order: ++order, data: { externalId: "2-late" } }]);
+  await dispatch.enqueue([entry("2", "2-late")]);
   await dispatch.feed(3);
   expect(await waitingIds()).toEqual(["2-late", "1-5", "1-6"]);
 });
@@ -97,10 +78,10 @@ test("a newcomer joins at the later of the fleet's turn and its own finish tag: 
   // Both due at the fleet's turn (0); "a" first on the tie. Its line empties: its next would be due at 1.
   await dispatch.feed(1);
   expect(await waitingIds()).toEqual(["a-1"]);
-  await queue.drain();
+  await lines.queue.drain();
   // Refilled at once, "a" waits for its own finish tag (1): "b", three times its weight, has
   // three turns before it (0, 1/3, 2/3). Joining at the fleet's turn instead, it would go next.
-  await dispatch.enqueue([{ externalId: "a-2", account: "a", order: ++order, data: { externalId: "a-2" } }]);
+  await dispatch.enqueue([entry("a", "a-2")]);
   await dispatch.feed(4);
   expect(await waitingIds()).toEqual(["b-1", "b-2", "b-3", "a-2"]);
 });
@@ -110,7 +91,7 @@ test("an article put in line twice waits once; a job gone before its turn is pas
   await dispatch.enqueue(three);
   await dispatch.enqueue(three);
   expect(await dispatch.waiting()).toBe(3);
-  await (await queue.getJob("1-1"))!.remove();
+  await (await lines.queue.getJob("1-1"))!.remove();
   expect(await dispatch.feed(3)).toBe(2);
   expect(await waitingIds()).toEqual(["1-2", "1-3"]);
   expect(await dispatch.waiting()).toBe(0);
@@ -119,11 +100,11 @@ test("an article put in line twice waits once; a job gone before its turn is pas
 test("a job a feeder took from its line but did not promote (it died) is promoted by the next look for overdue promotions", async () => {
   await dispatch.enqueue(entries("1", 1));
   // As a feeder that died after its turn was given: the id noted as being promoted, long ago.
-  await redis.zpopmin(queue.toKey("fair:line:1"));
-  await redis.zadd(queue.toKey("fair:promoting"), Date.now() - 60_000, "1-1");
-  expect(await queue.getJobState("1-1")).toBe("delayed");
+  await redis.zpopmin(lines.queue.toKey("fair:line:1"));
+  await redis.zadd(lines.queue.toKey("fair:promoting"), Date.now() - 60_000, "1-1");
+  expect(await lines.queue.getJobState("1-1")).toBe("delayed");
   expect(await dispatch.feed(0)).toBe(0);
   expect(await dispatch.promoteOverdue()).toBe(1);
-  expect(await queue.getJobState("1-1")).toBe("waiting");
-  expect(await redis.zcard(queue.toKey("fair:promoting"))).toBe(0);
+  expect(await lines.queue.getJobState("1-1")).toBe("waiting");
+  expect(await redis.zcard(lines.queue.toKey("fair:promoting"))).toBe(0);
 });

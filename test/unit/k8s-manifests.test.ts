@@ -368,7 +368,8 @@ describe.each(SETUPS)("deploy/k8s/%s", (setup) => {
 
     test("DNS for all; Postgres, Redis and the internet only for those that use them", () => {
       const postgresUsers = SERVICES;
-      const redisUsers = ["gateway", "article-store", "generation-runner", "webhook-dispatcher"];
+      // accounts-billing writes plans' weights for the runners' turns (kit/src/plan-weights.ts).
+      const redisUsers = ["gateway", "accounts-billing", "article-store", "generation-runner", "webhook-dispatcher"];
       const internetUsers = ["generation-runner", "webhook-dispatcher"];
       const dns = pod("coredns", "kube-system");
       for (const p of PROCESSES) {

@@ -134,6 +134,43 @@ function pacingSuites(where: string, connect: () => Promise<{ redis: RedisConnec
       });
     });
 
+    describe("the turns between accounts (kit/src/lua/fair-queuing.lua, as the worker slots' lines take them)", () => {
+      /** The accounts of the next `n` calls admitted when "a" (weight 1) and "b" (weight 3) both ask, "a" first on a tie. */
+      async function turns(capacity: ProviderCapacity, budget: string, n: number, accounts = ["a", "b"]): Promise<string[]> {
+        const claims = accounts.map((account) => ({ account, weight: account === "b" ? 3 : 1, tokens: 0 }));
+        const taken: string[] = [];
+        for (let i = 0; i < n; i++) {
+          const admission = await capacity.admit(budget, NO_LIMITS, claims, "");
+          if (!admission.admitted) throw new Error(`not admitted: ${JSON.stringify(admission)}`);
+          taken.push(claims[admission.index]!.account);
+        }
+        return taken;
+      }
+
+      test("an account that stops waiting and comes back at once joins at its own finish tag: it gains no turn", async () => {
+        const capacity = new ProviderCapacity(redis, prefix);
+        const budget = `newcomer-${crypto.randomUUID()}`;
+        // Both join at the virtual time (0); "a" takes the tie, its next is due at 1.
+        expect(await turns(capacity, budget, 1)).toEqual(["a"]);
+        await capacity.leave(budget, "a");
+        // Back at once, "a" waits for its own finish tag (1): "b", three times its weight, has
+        // three turns first (0, 1/3, 2/3). Joining at the virtual time instead, it would go next.
+        expect(await turns(capacity, budget, 4)).toEqual(["b", "b", "b", "a"]);
+      });
+
+      test("an account idle while another took turns joins at the virtual time: idle time earns no credit", async () => {
+        const capacity = new ProviderCapacity(redis, prefix);
+        const budget = `idle-${crypto.randomUUID()}`;
+        expect(await turns(capacity, budget, 1)).toEqual(["a"]);
+        await capacity.leave(budget, "a");
+        // "b" alone for six turns (0 to 5/3): the virtual time reaches 5/3, past "a"'s finish tag (1).
+        expect(await turns(capacity, budget, 6, ["b"])).toEqual(["b", "b", "b", "b", "b", "b"]);
+        // "a" joins at 5/3, not at 1: one turn, then "b" (2, 7/3) before its next (8/3). At its own
+        // tag, it would take two in a row (1 and 2, the tie).
+        expect(await turns(capacity, budget, 4)).toEqual(["a", "b", "b", "a"]);
+      });
+    });
+
     describe("the fair gate", () => {
       test("takes waiting calls round-robin by account, oldest article first within one", async () => {
         const capacity = new ProviderCapacity(redis, prefix);

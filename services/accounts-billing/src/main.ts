@@ -12,13 +12,19 @@ import { loadMailSettings } from "./mail-settings.ts";
 import { startMailSender, type MailSender } from "./mail-sender.ts";
 import { handOverQuotaAlerts, recordQuotaCrossings } from "./domain/quota-alerts.ts";
 import { openQueue, type EndpointEventJob } from "../../kit/src/queues.ts";
-import { connectRedis } from "../../kit/src/redis.ts";
+import { connectRedis, type RedisConnection } from "../../kit/src/redis.ts";
 import { handOverEndpointEvent } from "../../kit/src/endpoint-events.ts";
+import { planWeightAnnouncer, type PlanWeightAnnouncer } from "./plan-weight-announcer.ts";
 
 const capDefaults = failOnConfigError(() => loadTenantCapDefaults());
 const mailSettings = failOnConfigError(() => loadMailSettings());
 // Started with the background work; the handlers queue mail from the start and wake it once it runs.
 let mailSender: MailSender | undefined;
+// Redis carries plans' weights to the runners (plan-weight-announcer.ts) and quota.low to the
+// webhook endpoints; neither is a dependency of this service's calls, so its health does not
+// follow Redis.
+let redis: RedisConnection | undefined;
+let weights: PlanWeightAnnouncer | undefined;
 
 await runService({
   name: "accounts-billing",
@@ -26,8 +32,11 @@ await runService({
   schemaName: "accounts_billing",
   schema,
   migrationsFolder: fileURLToPath(new URL("./db/migrations", import.meta.url)),
-  routes: ({ database }) => {
-    const core = accountsBillingRoutes(database.db, capDefaults);
+  routes: ({ database, config, logger }) => {
+    redis = connectRedis(config.redisUrl);
+    redis.on("error", (error) => logger.warn("redis error (plan weights are announced again at start; quota alerts wait in Postgres)", { error: error.message }));
+    weights = planWeightAnnouncer(database.db, redis, config.redisPrefix, logger);
+    const core = accountsBillingRoutes(database.db, capDefaults, weights);
     const selfService = selfServiceRoutes(database.db, mailSettings && { wake: () => mailSender?.wake() });
     return (router) => {
       core(router);
@@ -38,11 +47,11 @@ await runService({
   async background({ database, config, logger }) {
     const folding = startChangeFolding({ what: "word usage", fold: () => foldWordUsageChanges(database.db), batch: WORD_USAGE_FOLD_BATCH, logger });
     if (mailSettings) mailSender = startMailSender(database.db, mailSettings, logger);
+    // Changes made while Redis was away (or lost with it) reach the runners now.
+    void weights?.everyAccount();
     // quota.low for the webhook endpoints: crossings recorded, then handed over (an outbox whose
-    // rows wait in Postgres while Redis is away; Redis is not a dependency of this service's calls).
-    const redis = connectRedis(config.redisUrl);
-    redis.on("error", (error) => logger.warn("redis error (quota alerts wait in Postgres)", { error: error.message }));
-    const endpointEvents = openQueue<EndpointEventJob>("endpoint-events", redis, config.redisPrefix);
+    // rows wait in Postgres while Redis is away).
+    const endpointEvents = openQueue<EndpointEventJob>("endpoint-events", redis ?? connectRedis(config.redisUrl), config.redisPrefix);
     const alerts = startChangeFolding({
       what: "quota alert",
       fold: async () => {
@@ -56,7 +65,7 @@ await runService({
     return async () => {
       await Promise.all([folding.stop(), alerts.stop(), mailSender?.stop()]);
       await endpointEvents.close();
-      redis.disconnect();
+      redis?.disconnect();
     };
   },
 });

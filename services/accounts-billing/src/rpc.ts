@@ -28,6 +28,7 @@ import type { Db } from "./db/client.ts";
 import * as identity from "./domain/identity.ts";
 import * as quota from "./domain/word-quota.ts";
 import { getGenerationShare } from "./domain/generation-share.ts";
+import type { PlanWeightAnnouncer } from "./plan-weight-announcer.ts";
 import type { Role } from "./domain/access.ts";
 import { capsInForce, ownCapsOf, type OwnCaps } from "./domain/plan-caps.ts";
 import { keyUseIsStale, noteKeyUse } from "./domain/tenant-admin.ts";
@@ -168,7 +169,7 @@ function demoMessage(t: Awaited<ReturnType<typeof identity.createDemoTenant>>, c
 }
 
 /** `capDefaults`: the CAP_* settings, what a plan that sets no cap of its own allows. */
-export function accountsBillingRoutes(db: Db, capDefaults: TenantCapValues) {
+export function accountsBillingRoutes(db: Db, capDefaults: TenantCapValues, weights: PlanWeightAnnouncer) {
   return (router: ConnectRouter) => {
     router.service(AccountsService, {
       async authenticateKey(req) {
@@ -260,26 +261,35 @@ export function accountsBillingRoutes(db: Db, capDefaults: TenantCapValues) {
           capDefaults,
         ),
       }),
-      updatePlan: async (req) => ({
-        plan: planMessage(
-          await identity.updatePlan(db, Number(req.planId), {
-            name: req.name,
-            monthlyWords: req.monthlyWords === undefined ? undefined : Number(req.monthlyWords),
-            requestsPerMinute: req.requestsPerMinute,
-            requestsPerHour: req.requestsPerHour,
-            requestsPerDay: req.requestsPerDay,
-            articlesInFlight: articlesInFlightChange(req),
-            shareWeight: req.shareWeight,
-            caps: ownCapsOfRequest(req.caps, req.defaultCaps),
-          }),
-          capDefaults,
-        ),
-      }),
-      createAccount: async (req) => ({
-        account: accountMessage(await identity.createAccount(db, req.name, req.planId === undefined ? undefined : Number(req.planId))),
-      }),
-      subscribe: async (req) => ({ account: accountMessage(await identity.subscribe(db, Number(req.accountId), Number(req.planId))) }),
-      unsubscribe: async (req) => ({ account: accountMessage(await identity.unsubscribe(db, Number(req.accountId))) }),
+      async updatePlan(req) {
+        const plan = await identity.updatePlan(db, Number(req.planId), {
+          name: req.name,
+          monthlyWords: req.monthlyWords === undefined ? undefined : Number(req.monthlyWords),
+          requestsPerMinute: req.requestsPerMinute,
+          requestsPerHour: req.requestsPerHour,
+          requestsPerDay: req.requestsPerDay,
+          articlesInFlight: articlesInFlightChange(req),
+          shareWeight: req.shareWeight,
+          caps: ownCapsOfRequest(req.caps, req.defaultCaps),
+        });
+        if (req.shareWeight !== undefined) await weights.plan(plan.id);
+        return { plan: planMessage(plan, capDefaults) };
+      },
+      async createAccount(req) {
+        const account = await identity.createAccount(db, req.name, req.planId === undefined ? undefined : Number(req.planId));
+        if (account.planId !== null) await weights.accounts([account.id]);
+        return { account: accountMessage(account) };
+      },
+      async subscribe(req) {
+        const account = await identity.subscribe(db, Number(req.accountId), Number(req.planId));
+        await weights.accounts([account.id]);
+        return { account: accountMessage(account) };
+      },
+      async unsubscribe(req) {
+        const account = await identity.unsubscribe(db, Number(req.accountId));
+        await weights.accounts([account.id]);
+        return { account: accountMessage(account) };
+      },
       createUser: async (req) => ({ user: userMessage(await identity.createUser(db, req.name, req.email)) }),
       disableUser: async (req) => ({ user: userMessage(await identity.disableUser(db, Number(req.userId))) }),
       async addMember(req) {

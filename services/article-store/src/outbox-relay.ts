@@ -35,9 +35,10 @@ const ENQUEUE_TIMEOUT_MS = 10_000;
  */
 const MIN_PASS_INTERVAL_MS = 20;
 
-export function startOutboxRelay(opts: { db: Db; dispatch: FairDispatch; logger: Logger; pollMs?: number }): OutboxRelay {
+export function startOutboxRelay(opts: { db: Db; dispatch: FairDispatch; logger: Logger; pollMs?: number; minPassIntervalMs?: number }): OutboxRelay {
   const { db, dispatch, logger } = opts;
   const pollMs = opts.pollMs ?? 1000;
+  const minPassIntervalMs = opts.minPassIntervalMs ?? MIN_PASS_INTERVAL_MS;
   let stopped = false;
   let wakeUp: (() => void) | undefined;
   // Set by a wake that arrives during a pass, so the row it announces is not left to the poll.
@@ -67,7 +68,7 @@ export function startOutboxRelay(opts: { db: Db; dispatch: FairDispatch; logger:
     new Promise<void>((resolve) => {
       // A wake starts the next pass once the interval since the last one has passed.
       const paced = () => {
-        const wait = passStartedAt + MIN_PASS_INTERVAL_MS - performance.now();
+        const wait = passStartedAt + minPassIntervalMs - performance.now();
         if (stopped || wait <= 0) resolve();
         else setTimeout(resolve, wait);
       };

@@ -16,7 +16,7 @@ import type { RunnerConfig } from "./config.ts";
 import type { schema } from "./db/client.ts";
 import { runCost, updateRun } from "./domain/checkpoints.ts";
 import { ImageStores } from "./domain/image-store.ts";
-import { ArticleCannotRun, generateArticle, type JobControl, type PipelineDeps } from "./domain/pipeline.ts";
+import { generateArticle, type JobControl, type PipelineDeps } from "./domain/pipeline.ts";
 import { PinnedSnapshotMemory } from "./domain/pinned-snapshots.ts";
 import { articleReader } from "./domain/article-reads.ts";
 import { formatUsd } from "../../kit/src/rules/usd.ts";
@@ -27,12 +27,13 @@ import { CancelWatch, endedByCancel, settleCancelledRun } from "./domain/cancell
 import { CANCELLED_REASON } from "../../kit/src/article-events.ts";
 import { articleDuration, countWorkerJobs, watchArticlesInLines, watchQueueDepth, watchWaitingCalls } from "../../kit/src/metrics.ts";
 import { currentTraceparent, inJobSpan } from "../../kit/src/tracing.ts";
-import { databaseOutageOf } from "../../kit/src/db.ts";
 import { AccountShares, PARK_MS } from "./domain/account-shares.ts";
 import { FairDispatch } from "../../kit/src/fair-dispatch.ts";
+import { followPlanWeights } from "../../kit/src/plan-weights.ts";
 import { SlotFeeder } from "./domain/slot-feeder.ts";
 import { CircuitBreakers } from "./domain/circuit-breaker.ts";
-import { Pacer, ProviderOutage } from "./domain/paced-call.ts";
+import { Pacer } from "./domain/paced-call.ts";
+import { dependencyWaitMs, runFailureOf, runFailureStep, stepAfterFailing, type ArticleFailing } from "./run-failures.ts";
 import { ProviderCapacity } from "./domain/provider-capacity.ts";
 import { timestampMs } from "./domain/pipeline.ts";
 import { pacedSearch } from "./research/paced-search.ts";
@@ -48,17 +49,10 @@ const DRAIN_MS = 20_000;
 // How long a job that spent its attempts without ending its article waits before it runs again,
 // and for how long after its creation it keeps doing so.
 const UNFAILABLE_RETRY_MS = Math.min(60_000, 5 * QUEUES.generation.defaults.backoff.delay);
-const PARK_LIMIT_MS = 86_400_000;
 
 /** The job's data without the outage a parked article carried. */
 function withoutOutage({ outage: _, ...data }: GenerationJob): GenerationJob {
   return data;
-}
-
-/** What says our own services or Postgres could not be reached (not that a request was wrong). */
-function dependencyOutageOf(error: unknown): string | undefined {
-  if (error instanceof ConnectError && (error.code === Code.Unavailable || error.code === Code.DeadlineExceeded)) return error.message;
-  return databaseOutageOf(error);
 }
 
 export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, runner: RunnerConfig): Promise<() => Promise<void>> {
@@ -135,13 +129,16 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
     async shareOf(account) {
       const share = await deps.quota.getGenerationShare({ accountId: BigInt(account) });
       const weight = share.shareWeight || 1;
-      // The turns between accounts' lines follow the plan's weight from now on.
+      // accounts-billing writes each plan change's weight (kit/src/plan-weights.ts); this restores a Redis that lost it.
       await dispatch.setWeight(account, weight).catch(() => {});
       return { cap: share.articlesInFlight, weight };
     },
     // False for an article whose job has ended meanwhile (cancelled, failed): its place goes on to the next.
     wake: (externalId) => wakeJob(generationQueue, externalId),
   });
+  followPlanWeights(subscriber, config.redisPrefix, (weights) => {
+    for (const { account, weight } of weights) shares.planChanged(account, weight);
+  }).catch((error) => logger.error("could not listen for plans' weights", { error: (error as Error).message }));
 
   /** Terminal failure: status failed with the reason (no webhook), reserved words released; "finished" when it had already completed (or is unknown). */
   async function failArticle(externalId: string, reason: string): Promise<"failed" | "finished"> {
@@ -251,25 +248,24 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
       const reason = error instanceof Error ? error.message : String(error);
       // Best effort (no run row yet is a no-op): the reason must not stand in the way of failing the article.
       await updateRun(deps.db, externalId, { lastError: reason }).catch(() => {});
-      // Our own services or Postgres away: the article waits for them without spending an attempt.
-      const outage = dependencyOutageOf(error);
-      if (outage && Date.now() - job.timestamp < runner.outageLimitMs) {
-        const waitMs = Math.min(30_000, 1000 * 2 ** Math.min(Math.max(job.attemptsStarted - job.attemptsMade - 1, 0), 5));
-        logger.warn("a dependency is unavailable: the article waits for it", { externalId, waitMs, error: outage });
+      // The policy of run-failures.ts decides what comes next.
+      const failure = runFailureOf(error, { ageMs: Date.now() - job.timestamp, finalAttempt: control.finalAttempt });
+      const step = runFailureStep(failure, runner.outageLimitMs);
+      if (step === "wait-for-dependency") {
+        const waitMs = dependencyWaitMs(job.attemptsStarted, job.attemptsMade);
+        logger.warn("a dependency is unavailable: the article waits for it", { externalId, waitMs, error: failure.dependencyOutage });
         // Awaited here, so the job's DelayedError is handled while `finally` gives the account's slot back.
         return await control.resumeLater(waitMs);
       }
-      if (error instanceof ArticleCannotRun || error instanceof ProviderOutage || control.finalAttempt) {
-        let ended: "failed" | "finished" | "unreachable";
+      if (step === "fail-article") {
+        let ended: ArticleFailing;
         try {
           ended = await failArticle(externalId, reason);
         } catch (unreachable) {
           logger.error("could not fail the article", { externalId, error: (unreachable as Error).message });
           ended = "unreachable";
         }
-        // Ending the job now would leave the article running forever, or a completed one without
-        // its settlement and webhook: the job runs again later (for a day at most).
-        if (ended !== "failed" && Date.now() - job.timestamp < PARK_LIMIT_MS) {
+        if (stepAfterFailing(ended, Date.now() - job.timestamp) === "run-again-later") {
           logger.warn("the job runs again later", { externalId, article: ended === "finished" ? "completed, hand-offs pending" : "unreachable" });
           return await control.resumeLater(UNFAILABLE_RETRY_MS);
         }

@@ -29,6 +29,9 @@ import { Job, type Queue } from "bullmq";
 import type { GenerationJob } from "./queues.ts";
 import type { RedisConnection } from "./redis.ts";
 import { redisScript } from "./redis-scripts.ts";
+import FAIR_QUEUING from "./lua/fair-queuing.lua" with { type: "text" };
+import ENQUEUE from "./lua/line-enqueue.lua" with { type: "text" };
+import FEED from "./lua/line-feed.lua" with { type: "text" };
 
 /** A job never fed wakes by itself after this long. */
 export const LINE_WAIT_LIMIT_MS = 86_400_000;
@@ -47,58 +50,10 @@ export interface LineEntry {
 }
 
 // The keys the scripts build from the queue's own prefix share its hash tag on a cluster, so they
-// sit in the slot of the queue's waiting list that the feed reads.
-// KEYS: ready (account → due time), virtual time, finish tags, waiting. ARGV: the key base, then
-// triples of account, order, id. Puts each id in its account's line (once), counted in the waiting
-// list (one byte an article: its length is the number of articles in lines, which a list-length
-// autoscaler such as KEDA's redis trigger reads); an account that had no line is due at the later
-// of the fleet's virtual time and its own finish tag.
-const enqueueScript = redisScript(`
-local base = ARGV[1]
-local now = tonumber(redis.call('GET', KEYS[2]) or '0')
-for i = 2, #ARGV, 3 do
-  local account, order, id = ARGV[i], ARGV[i + 1], ARGV[i + 2]
-  if redis.call('ZADD', base .. 'line:' .. account, 'NX', order, id) == 1 then
-    redis.call('RPUSH', KEYS[4], '1')
-    if not redis.call('ZSCORE', KEYS[1], account) then
-      local own = tonumber(redis.call('HGET', KEYS[3], account) or '0')
-      redis.call('ZADD', KEYS[1], math.max(now, own), account)
-    end
-  end
-end
-return 0
-`);
-
-// KEYS: ready, virtual time, weights, promoting, the queue's waiting list, waiting, finish tags.
-// ARGV: the key base, free slots, now (ms). Gives up to (free slots - jobs already waiting) turns,
-// earliest due first, and returns the ids chosen (noted as being promoted). An account whose line
-// empties leaves its finish tag (when its next would have been due).
-const feedScript = redisScript(`
-local base = ARGV[1]
-local wanted = math.min(tonumber(ARGV[2]) - redis.call('LLEN', KEYS[5]), ${MAX_FEED})
-local chosen = {}
-while #chosen < wanted do
-  local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-  if #head == 0 then break end
-  local account, due = head[1], tonumber(head[2])
-  local line = base .. 'line:' .. account
-  local next = redis.call('ZPOPMIN', line)
-  redis.call('SET', KEYS[2], tostring(due))
-  if #next > 0 then
-    redis.call('LPOP', KEYS[6])
-    chosen[#chosen + 1] = next[1]
-    redis.call('ZADD', KEYS[4], ARGV[3], next[1])
-  end
-  local weight = tonumber(redis.call('HGET', KEYS[3], account) or '1')
-  if redis.call('ZCARD', line) > 0 then
-    redis.call('ZADD', KEYS[1], due + 1 / weight, account)
-  else
-    redis.call('ZREM', KEYS[1], account)
-    redis.call('HSET', KEYS[7], account, tostring(due + 1 / weight))
-  end
-end
-return chosen
-`);
+// sit in the slot of the queue's waiting list that the feed reads. The turns are the rule of
+// lua/fair-queuing.lua, which the provider budgets share.
+const enqueueScript = redisScript(`${FAIR_QUEUING}\n${ENQUEUE}`);
+const feedScript = redisScript(`${FAIR_QUEUING}\n${FEED}`);
 
 export class FairDispatch {
   private readonly base: string;
@@ -119,8 +74,8 @@ export class FairDispatch {
   async enqueue(entries: LineEntry[]): Promise<void> {
     if (entries.length === 0) return;
     await this.queue.addBulk(entries.map(({ externalId, data }) => ({ name: "generate", data, opts: { jobId: externalId, delay: LINE_WAIT_LIMIT_MS } })));
-    const args = entries.flatMap(({ account, order, externalId }) => [account, order, externalId]);
-    await enqueueScript.run(this.redis, [this.keys.ready, this.keys.now, this.keys.finish, this.keys.waiting], [this.base, ...args]);
+    const lined = entries.map(({ account, order, externalId }) => ({ account, order: String(order), id: externalId }));
+    await enqueueScript.run(this.redis, [this.keys.ready, this.keys.now, this.keys.finish, this.keys.waiting], [JSON.stringify({ base: this.base, entries: lined })]);
     // Runners with free slots feed at once rather than at their next tick.
     await this.redis.publish(this.channel, "");
   }
@@ -129,7 +84,8 @@ export class FairDispatch {
   async feed(freeSlots: number): Promise<number> {
     if (freeSlots <= 0) return 0;
     const keys = [this.keys.ready, this.keys.now, this.keys.weights, this.keys.promoting, this.keys.queueWaiting, this.keys.waiting, this.keys.finish];
-    return this.promote((await feedScript.run(this.redis, keys, [this.base, freeSlots, Date.now()])) as string[]);
+    const args = { base: this.base, freeSlots, now: Date.now(), maxFeed: MAX_FEED };
+    return this.promote((await feedScript.run(this.redis, keys, [JSON.stringify(args)])) as string[]);
   }
 
   /** Promotes again what a feeder took from the lines and left half-way (it died); returns how many were promoted. */

@@ -1,7 +1,7 @@
 // An account's share of the generation runner's capacity, from the plan of its active
 // subscription: its weight in the fair shares between accounts, and the plan's explicit cap on
 // its articles in flight, if any.
-import { and, eq, isNull, sql } from "drizzle-orm";
+import { and, eq, gt, isNull, sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { accounts, plans, subscriptions } from "../db/schema.ts";
 import { notFound } from "../../../kit/src/errors.ts";
@@ -34,4 +34,18 @@ export async function getGenerationShare(db: Db, accountId: number): Promise<{ a
   const [row] = await statements(db).share.execute({ accountId });
   if (!row) throw notFound("No such account.");
   return { articlesInFlight: row.articlesInFlight ?? null, shareWeight: row.shareWeight ?? UNSUBSCRIBED_SHARE_WEIGHT };
+}
+
+/**
+ * The weights of the accounts with an active subscription, on the plan `planId` (every plan when
+ * undefined), a page of `limit` after the subscription `afterSubscription`, in its order.
+ */
+export async function subscribedShareWeights(db: Db, page: { planId?: number; afterSubscription: number; limit: number }) {
+  return db
+    .select({ subscription: subscriptions.id, accountId: subscriptions.accountId, shareWeight: plans.shareWeight })
+    .from(subscriptions)
+    .innerJoin(plans, eq(plans.id, subscriptions.planId))
+    .where(and(isNull(subscriptions.endedAt), gt(subscriptions.id, page.afterSubscription), page.planId === undefined ? undefined : eq(subscriptions.planId, page.planId)))
+    .orderBy(subscriptions.id)
+    .limit(page.limit);
 }

@@ -9,6 +9,9 @@
 // account's cap is parked (its job delayed, holding no worker slot) in the account's line, oldest
 // first; when one of the account's articles ends, the next in line takes its place at once.
 //
+// An account's share is remembered for SHARE_MEMORY_MS; a change of its plan's weight is applied
+// as accounts-billing announces it (kit/src/plan-weights.ts), not at the memory's expiry.
+//
 // A slot is a lease renewed while the article runs: a runner that dies gives its slots back
 // within LEASE_MS. A parked job also wakes by itself after PARK_MS, in case the place it was
 // given was lost with a runner.
@@ -101,6 +104,11 @@ export class AccountShares {
     const kept = { cap: share.cap ?? this.options.defaultCap, weight: share.weight, until: Date.now() + SHARE_MEMORY_MS };
     this.shares.set(account, kept);
     return kept;
+  }
+
+  /** Its plan's weight changed: the account's next claims carry it, and its cap is asked again at the next look. */
+  planChanged(account: string, weight: number): void {
+    this.shares.set(account, { cap: this.shares.get(account)?.cap, weight, until: 0 });
   }
 
   /** Takes a slot of the account for the article; false: it was put in the account's line. Always true without a cap. */

@@ -9,19 +9,19 @@
 // outage longer than the runner's bound (PROVIDER_OUTAGE_LIMIT_MS, hours).
 import OpenAI from "openai";
 import type { Logger } from "../../../kit/src/logger.ts";
-import { budgetLimit, budgetRemaining, capacityWaits, providerAnswers, recordBreakerState } from "../../../kit/src/metrics.ts";
+import { budgetLimit, budgetRemaining, providerAnswers, recordBreakerState } from "../../../kit/src/metrics.ts";
 import { CircuitBreakers } from "./circuit-breaker.ts";
 import { FairGate, type Admitted } from "./fair-gate.ts";
 import { OutageWaits, type ParkedOnOutage } from "./outage-waits.ts";
 import { CallParked, PARK_SAFETY_MS, type OutageSoFar } from "./parking.ts";
-import type { PacedTarget, PacingTicket, WaitReason } from "./pacing-ticket.ts";
+
+export { CallFailed, CallTimeout, ProviderOutage, failureKind, type FailureKind } from "./call-failures.ts";
+import type { PacedTarget, PacingTicket } from "./pacing-ticket.ts";
+import { CallFailed, CallTimeout, ProviderOutage, describe, failureKind } from "./call-failures.ts";
+import { CallTries, FAILURE_STEPS, providerWaitMs, stepAfterBreaker } from "./call-tries.ts";
 import { ProviderCapacity, type BudgetState, type ConfiguredLimits } from "./provider-capacity.ts";
-import { ProviderNotConfigured } from "./providers.ts";
 import { readLimitReport, retryDelayOf } from "./rate-limit-headers.ts";
 
-
-/** What a failed call was: how the pacing meets it. */
-export type FailureKind = "rate_limited" | "outage" | "timeout" | "elsewhere" | "final";
 
 export interface ProviderAnswer<T> {
   value: T;
@@ -38,29 +38,6 @@ export interface PacedResult<T> {
   waitedMs: number;
 }
 
-/** The provider stayed unavailable longer than the runner's outage bound: the article fails. */
-export class ProviderOutage extends Error {
-  override readonly name = "ProviderOutage";
-}
-
-/** A call that timed out: the step's budget for it is spent. */
-export class CallTimeout extends Error {
-  override readonly name = "CallTimeout";
-}
-
-/** A call that failed for good: the last failure of each target tried. */
-export class CallFailed extends Error {
-  override readonly name = "CallFailed";
-  constructor(readonly failures: Map<string, unknown>) {
-    super(describeFailures(failures));
-  }
-
-  /** The last failure (of the last target tried). */
-  get last(): unknown {
-    return [...this.failures.values()].at(-1);
-  }
-}
-
 /** What a paced call runs: the call itself, the probe that tests an open breaker, and (optionally) the call that reads the provider's limits. */
 export interface ProviderCalls<T> {
   call: (target: PacedTarget, signal: AbortSignal) => Promise<ProviderAnswer<T>>;
@@ -73,8 +50,6 @@ export interface ProviderCalls<T> {
 /** How long the call that reads a provider's limits may take. */
 const LIMITS_READ_MS = 10_000;
 
-/** Outage errors a call rides out (with backoff, trying its other targets first) before failing, while the breaker stays closed. */
-const OUTAGE_TRIES = 3;
 /** How long a 429 without a delay pauses the budget. */
 const DEFAULT_RATE_LIMIT_PAUSE_MS = 1000;
 
@@ -82,21 +57,6 @@ const DEFAULT_RATE_LIMIT_PAUSE_MS = 1000;
 function headersOf(error: unknown): Headers | undefined {
   if (error instanceof OpenAI.APIError) return error.headers ?? undefined;
   return (error as { headers?: Headers }).headers;
-}
-
-export function failureKind(error: unknown): FailureKind {
-  if (error instanceof CallTimeout || error instanceof OpenAI.APIConnectionTimeoutError) return "timeout";
-  if (error instanceof ProviderNotConfigured) return "elsewhere";
-  if (error instanceof OpenAI.APIUserAbortError) return "final";
-  if (error instanceof OpenAI.APIConnectionError) return "outage";
-  const status = error instanceof OpenAI.APIError ? error.status : (error as { status?: number }).status;
-  const code = error instanceof OpenAI.APIError ? error.code : undefined;
-  if (status === undefined) return error instanceof OpenAI.APIError || (error as { provider?: string }).provider ? "outage" : "final";
-  // An account out of credit answers 429 too, but it heals only when someone pays: an outage, not a pace.
-  if (status === 429) return code === "insufficient_quota" ? "outage" : "rate_limited";
-  if (status === 408 || status >= 500) return "outage";
-  if (status === 404) return "elsewhere";
-  return "final";
 }
 
 export class Pacer {
@@ -151,121 +111,126 @@ export class Pacer {
    * `timeoutMs` bounds each try of the call, not the waits between them.
    */
   async run<T>(targets: PacedTarget[], ticket: PacingTicket, timeoutMs: number, calls: ProviderCalls<T>): Promise<PacedResult<T>> {
-    const { call, probe } = calls;
-    const started = Date.now();
-    let waitedMs = 0;
-    // An outage ridden out over the article's earlier parks goes on counting here.
-    let outageSince = ticket.parking?.outage?.since;
-    let outageTries = ticket.parking?.outage?.tries ?? 0;
-    const outageSoFar = (): OutageSoFar | undefined => (outageSince !== undefined || outageTries > 0 ? { since: outageSince, tries: outageTries } : undefined);
-    const failures = new Map<string, unknown>();
-    const told = new Set<WaitReason>();
-    const waiting = (reason: WaitReason, target: string) => {
-      if (told.has(reason)) return;
-      told.add(reason);
-      capacityWaits.labels(target, reason).inc();
-      ticket.onWait?.(reason, target);
-    };
-    const nap = async (ms: number) => {
-      await sleep(ms, ticket.signal);
-      waitedMs += ms;
-    };
-    // Targets that answered "not here" (404, unconfigured) are not tried again by this call; one
-    // that failed as an outage is tried after the others.
-    const skipped = new Set<string>();
-    const demoted = new Set<string>();
+    const tries = new CallTries(targets, ticket);
     for (;;) {
       ticket.signal?.throwIfAborted();
-      const usable = targets.filter((t) => !skipped.has(t.id));
-      if (usable.length === 0) throw new CallFailed(failures);
-      const candidates = [...usable.filter((t) => !demoted.has(t.id)), ...usable.filter((t) => demoted.has(t.id))];
-      let chosen: PacedTarget | undefined;
-      let streak = false;
-      let retryInMs = Infinity;
-      for (const target of candidates) {
-        const passage = await this.breakers.pass(target.id);
-        streak = passage.streak;
-        if (passage.probe) {
-          // This caller tests the provider for everyone; its own call follows when the test passes.
-          const healthy = await this.probe(target, probe, timeoutMs, ticket.signal);
-          recordBreakerState(target.id, healthy ? "closed" : "open");
-          if (healthy) chosen = target;
-          else continue;
-          break;
-        }
-        recordBreakerState(target.id, passage.go ? "closed" : "open");
-        if (passage.go) {
-          chosen = target;
-          break;
-        }
-        retryInMs = Math.min(retryInMs, passage.retryInMs);
-      }
-      if (!chosen) {
-        outageSince ??= Date.now();
-        if (Date.now() - outageSince > this.outageLimitMs) {
-          const names = candidates.map((t) => t.id).join(", ");
-          throw new ProviderOutage(`${names} unavailable for more than ${Math.round(this.outageLimitMs / 60_000)} min: ${describeFailures(failures)}`);
-        }
-        waiting("provider_unavailable", candidates[0]!.id);
-        if (ticket.parking) {
-          // The breaker's watcher wakes the article when a probe finds one of its models back.
-          this.outages.park({ targets: candidates, ticket: { ...ticket, signal: undefined, onWait: undefined, parking: ticket.parking }, probe, timeoutMs });
-          return await ticket.parking.park(PARK_SAFETY_MS, outageSoFar());
-        }
-        await nap(Math.min(Math.max(retryInMs === Infinity ? 0 : retryInMs, 250), 5000) + Math.random() * 500);
+      const candidates = tries.candidates();
+      const passage = await this.chooseTarget(candidates, calls.probe, timeoutMs, ticket.signal);
+      if (!passage.chosen) {
+        await this.waitForProvider(tries, candidates, passage.retryInMs, ticket, calls.probe, timeoutMs);
         continue;
       }
-
-      if (calls.readLimits) await this.readLimitsOnce(chosen, calls.readLimits);
-      // An unbounded budget (nothing configured, learned or paused) costs no Redis call, before or after.
-      const bounded = !(await this.capacity.isUnbounded(chosen.id, chosen.limits));
-      const admitted = bounded ? await this.admission(chosen, ticket, outageSoFar(), () => waiting("capacity", chosen.id)) : (this.capacity.countCall(chosen.id), { leaseId: undefined, waitedMs: 0 });
-      waitedMs += admitted.waitedMs;
-      let answer: ProviderAnswer<T>;
-      try {
-        answer = await withTimeout(timeoutMs, ticket.signal, (signal) => call(chosen, signal));
-      } catch (failure) {
-        if (bounded) await this.settle(chosen, ticket.tokens, 0, admitted.leaseId);
-        if (ticket.signal?.aborted) throw ticket.signal.reason;
-        failures.set(chosen.id, failure);
-        const kind = failureKind(failure);
-        providerAnswers.labels(chosen.id, kind).inc();
-        if (kind === "rate_limited") {
-          // A quota that renews only after the outage bound (a monthly one) ends the wait like an outage would.
-          if (Date.now() - started > this.outageLimitMs) throw new ProviderOutage(`${chosen.id} still refuses calls (429) after ${Math.round(this.outageLimitMs / 60_000)} min: ${describe(failure)}`);
-          await this.rateLimited(chosen, failure);
-          waiting("rate_limited", chosen.id);
-          continue;
-        }
-        if (kind === "elsewhere") {
-          skipped.add(chosen.id);
-          continue;
-        }
-        if (kind !== "outage" && kind !== "timeout") throw new CallFailed(failures);
-        const state = await this.breakers.failed(chosen.id, false);
-        if (state.open) this.logger.warn("provider unavailable: circuit open", { model: chosen.id, retryInMs: state.retryInMs, error: describe(failure) });
-        if (kind === "timeout") throw new CallFailed(failures);
-        // An open breaker sends the call elsewhere or makes it wait; a closed one lets it ride out a
-        // short blip, trying the other targets first.
-        if (state.open) continue;
-        if (++outageTries >= OUTAGE_TRIES) throw new CallFailed(failures);
-        if (candidates.length > 1 && !demoted.has(chosen.id)) {
-          demoted.add(chosen.id);
-          continue;
-        }
-        await nap(this.retryDelayMs * 2 ** (outageTries - 1));
-        continue;
-      }
-      providerAnswers.labels(chosen.id, "ok").inc();
-      await Promise.all([
-        bounded ? this.settle(chosen, ticket.tokens, answer.tokens ?? ticket.tokens, admitted.leaseId) : undefined,
-        this.learn(chosen, answer.headers),
-        this.breakers.succeeded(chosen.id, { streak }),
-        // An outage the article carried through its parks is over.
-        ticket.parking?.outage ? ticket.parking.outageEnded() : undefined,
-      ]);
-      return { value: answer.value, target: chosen, waitedMs };
+      const answered = await this.tryTarget(passage.chosen, passage.streak, candidates, tries, ticket, timeoutMs, calls);
+      if (answered) return answered;
     }
+  }
+
+  /**
+   * The first candidate whose breaker lets the call through, or whose probe (this caller tests the
+   * provider for everyone) finds it back; none: when the next breaker may let it through.
+   */
+  private async chooseTarget(
+    candidates: PacedTarget[],
+    probe: ProviderCalls<unknown>["probe"],
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+  ): Promise<{ chosen?: PacedTarget; streak: boolean; retryInMs: number }> {
+    let streak = false;
+    let retryInMs = Infinity;
+    for (const target of candidates) {
+      const passage = await this.breakers.pass(target.id);
+      streak = passage.streak;
+      if (passage.probe) {
+        const healthy = await this.probe(target, probe, timeoutMs, signal);
+        recordBreakerState(target.id, healthy ? "closed" : "open");
+        if (healthy) return { chosen: target, streak, retryInMs };
+        continue;
+      }
+      recordBreakerState(target.id, passage.go ? "closed" : "open");
+      if (passage.go) return { chosen: target, streak, retryInMs };
+      retryInMs = Math.min(retryInMs, passage.retryInMs);
+    }
+    return { streak, retryInMs };
+  }
+
+  /** No target lets the call through: the article parks until a probe finds one back (never returns), or the call waits here. */
+  private async waitForProvider(tries: CallTries, candidates: PacedTarget[], retryInMs: number, ticket: PacingTicket, probe: ProviderCalls<unknown>["probe"], timeoutMs: number): Promise<void> {
+    tries.noTarget(candidates, this.outageLimitMs);
+    tries.waiting("provider_unavailable", candidates[0]!.id);
+    if (ticket.parking) {
+      // The breaker's watcher wakes the article when a probe finds one of its models back.
+      this.outages.park({ targets: candidates, ticket: { ...ticket, signal: undefined, onWait: undefined, parking: ticket.parking }, probe, timeoutMs });
+      return await ticket.parking.park(PARK_SAFETY_MS, tries.outageSoFar());
+    }
+    await this.nap(tries, providerWaitMs(retryInMs), ticket.signal);
+  }
+
+  /** One try of the call on `chosen`, in its turn of the budget: its result, or undefined to go round again. */
+  private async tryTarget<T>(chosen: PacedTarget, streak: boolean, candidates: PacedTarget[], tries: CallTries, ticket: PacingTicket, timeoutMs: number, calls: ProviderCalls<T>): Promise<PacedResult<T> | undefined> {
+    if (calls.readLimits) await this.readLimitsOnce(chosen, calls.readLimits);
+    // An unbounded budget (nothing configured, learned or paused) costs no Redis call, before or after.
+    const bounded = !(await this.capacity.isUnbounded(chosen.id, chosen.limits));
+    const admitted = bounded ? await this.admission(chosen, ticket, tries.outageSoFar(), () => tries.waiting("capacity", chosen.id)) : (this.capacity.countCall(chosen.id), { leaseId: undefined, waitedMs: 0 });
+    tries.waitedMs += admitted.waitedMs;
+    let answer: ProviderAnswer<T>;
+    try {
+      answer = await withTimeout(timeoutMs, ticket.signal, (signal) => calls.call(chosen, signal));
+    } catch (failure) {
+      if (bounded) await this.settle(chosen, ticket.tokens, 0, admitted.leaseId);
+      if (ticket.signal?.aborted) throw ticket.signal.reason;
+      await this.afterFailure(chosen, failure, candidates, tries, ticket.signal);
+      return undefined;
+    }
+    providerAnswers.labels(chosen.id, "ok").inc();
+    await Promise.all([
+      bounded ? this.settle(chosen, ticket.tokens, answer.tokens ?? ticket.tokens, admitted.leaseId) : undefined,
+      this.learn(chosen, answer.headers),
+      this.breakers.succeeded(chosen.id, { streak }),
+      // An outage the article carried through its parks is over.
+      ticket.parking?.outage ? ticket.parking.outageEnded() : undefined,
+    ]);
+    return { value: answer.value, target: chosen, waitedMs: tries.waitedMs };
+  }
+
+  /** A failed try: the step FAILURE_STEPS (then stepAfterBreaker) names; returns to go round again, throws to end the call. */
+  private async afterFailure(chosen: PacedTarget, failure: unknown, candidates: PacedTarget[], tries: CallTries, signal: AbortSignal | undefined): Promise<void> {
+    tries.failures.set(chosen.id, failure);
+    const kind = failureKind(failure);
+    providerAnswers.labels(chosen.id, kind).inc();
+    switch (FAILURE_STEPS[kind]) {
+      case "pause-budget":
+        // A quota that renews only after the outage bound (a monthly one) ends the wait like an outage would.
+        if (Date.now() - tries.started > this.outageLimitMs) throw new ProviderOutage(`${chosen.id} still refuses calls (429) after ${Math.round(this.outageLimitMs / 60_000)} min: ${describe(failure)}`);
+        await this.rateLimited(chosen, failure);
+        tries.waiting("rate_limited", chosen.id);
+        return;
+      case "skip-target":
+        tries.skip(chosen);
+        return;
+      case "fail":
+        throw new CallFailed(tries.failures);
+      case "count-on-breaker":
+        break;
+    }
+    const state = await this.breakers.failed(chosen.id, false);
+    if (state.open) this.logger.warn("provider unavailable: circuit open", { model: chosen.id, retryInMs: state.retryInMs, error: describe(failure) });
+    switch (stepAfterBreaker(kind as "outage" | "timeout", state.open, tries.outageErrors, tries.canDemote(chosen, candidates))) {
+      case "fail":
+        throw new CallFailed(tries.failures);
+      case "try-again":
+        return;
+      case "demote-target":
+        tries.outageTried();
+        tries.demote(chosen);
+        return;
+      case "back-off":
+        await this.nap(tries, this.retryDelayMs * 2 ** (tries.outageTried() - 1), signal);
+    }
+  }
+
+  private async nap(tries: CallTries, ms: number, signal: AbortSignal | undefined): Promise<void> {
+    await sleep(ms, signal);
+    tries.waitedMs += ms;
   }
 
   /**
@@ -355,16 +320,6 @@ function showLimits(target: PacedTarget, state: BudgetState): void {
   const tighter = (configured: number | null, learned: number) => (configured && learned ? Math.min(configured, learned) : configured || learned);
   budgetLimit.labels(target.id, "requests").set(tighter(target.limits.requestsPerMinute, state.learnedRequestsPerMinute));
   budgetLimit.labels(target.id, "tokens").set(tighter(target.limits.tokensPerMinute, state.learnedTokensPerMinute));
-}
-
-function describe(error: unknown): string {
-  if (error instanceof OpenAI.APIError && error.status !== undefined) return `answered ${error.status}: ${error.message}`;
-  return error instanceof Error ? error.message : String(error);
-}
-
-/** "a answered 503: …; b answered 500: …", the targets in the order they were tried. */
-function describeFailures(failures: Map<string, unknown>): string {
-  return [...failures].map(([target, error]) => `${target} ${error instanceof CallTimeout ? error.message : describe(error).replace(/^(?!answered)/, ": ")}`).join("; ");
 }
 
 /** Runs `work` with its own timer (a CallTimeout when it runs out), also ended by `outer`. */

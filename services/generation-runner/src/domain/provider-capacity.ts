@@ -12,6 +12,9 @@
 // enforce theirs, and paced at HEADROOM of the limit so clocks and network jitter do not cross it.
 import { slotKey, type RedisConnection } from "../../../kit/src/redis.ts";
 import { LUA_CLOCK, redisScript } from "../../../kit/src/redis-scripts.ts";
+import FAIR_QUEUING from "../../../kit/src/lua/fair-queuing.lua" with { type: "text" };
+import BUDGET_LIMITS from "./lua/budget-limits.lua" with { type: "text" };
+import ADMIT from "./lua/budget-admit.lua" with { type: "text" };
 
 export interface ConfiguredLimits {
   requestsPerMinute: number | null;
@@ -60,159 +63,17 @@ const WAKE_AHEAD_MS = 1000;
 /** How long an account stays among those waiting after its runner last asked for it (a runner that died). */
 const PRESENCE_MS = 3000;
 
-// Shared by the scripts: the server's clock in ms, and the effective limit (the tighter of the
-// operator's and the provider's; 0 is none).
+// Shared by the scripts: the server's clock in ms, and the effective limit (lua/budget-limits.lua).
 const PRELUDE = `
 ${LUA_CLOCK}
 local now = clock_ms()
-local function tighter(a, b)
-  if a > 0 and b > 0 then return math.min(a, b) end
-  return math.max(a, b)
-end
+${BUDGET_LIMITS}
 `;
 
 // KEYS: budget hash, leases zset, then the fair shares' heads, tags, presence, weights, grants,
-// live accounts and woken articles. ARGV: rpm, tpm, max concurrent, lease id, lease ms, burst ms,
-// headroom, ttl ms, presence ms, woken ms, then four per claim: account, weight, tokens, kind ('c':
-// a call waiting in its job; 'w:<article>': a parked article; 't:<article>': the call of an article
-// woken for its turn). Returns {1, index}: that call goes; {2, index}: wake that parked article;
-// {0, wait ms}.
-//
-// Fair shares (start-time fair queueing over the whole fleet): each account with a call waiting
-// anywhere is in the heads with its tag, and a call goes only for the account with the lowest
-// tag; each turn taken moves its account's tag on by 1/weight. An account that starts waiting
-// takes the tag of the last turn taken (vtime) unless its own is later, so idle time earns no
-// credit. Alone, an account is always the lowest: it gets the whole budget.
-//
-// A parked article's turn wakes it without spending the budget: it is owed a request until its job
-// comes back for it (or WOKEN_MS passes), and articles are woken only while what is owed fits in
-// the budget's room over the next WAKE_AHEAD_MS, so wakes keep the budget's pace and each call is
-// spent when it is made: a job slow to come back delays its call, it never bunches calls past the
-// limit. When the budget has room but the turn belongs to an
-// account with calls waiting in another runner's jobs, the request is granted to it (its runner
-// takes it at its next ask), so the budget never idles while a runner naps.
-const admitScript = redisScript(`${PRELUDE}
-local b = KEYS[1]
-local heads, tags, present, weights, grants, live, woken = KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
-local f = redis.call('HMGET', b, 'pause_until', 'rtat', 'ttat', 'learned_rpm', 'learned_tpm', 'learned_from', 'last_refusal', 'vtime')
-local pause = tonumber(f[1] or '0')
-if pause > now then return {0, pause - now} end
-local ttl = tonumber(ARGV[8])
-local gone = redis.call('ZRANGEBYSCORE', present, '-inf', now)
-for _, account in ipairs(gone) do
-  redis.call('ZREM', heads, account)
-  redis.call('HDEL', grants, account)
-end
-if #gone > 0 then redis.call('ZREMRANGEBYSCORE', present, '-inf', now) end
-redis.call('ZREMRANGEBYSCORE', woken, '-inf', now)
-local vtime = tonumber(f[8] or '0')
-local claims = (#ARGV - 10) / 4
-local kinds = {}
-local chosen, chosenTag, turnTaken
-for i = 0, claims - 1 do
-  local account = ARGV[11 + i * 4]
-  local kind = string.sub(ARGV[14 + i * 4], 1, 1)
-  kinds[i] = kind
-  redis.call('ZADD', present, 'GT', now + tonumber(ARGV[9]), account)
-  if kind == 'c' then redis.call('ZADD', live, 'GT', now + tonumber(ARGV[9]), account) end
-  local tag = tonumber(redis.call('ZSCORE', heads, account))
-  if not tag then
-    tag = math.max(tonumber(redis.call('ZSCORE', tags, account) or '0'), vtime)
-    redis.call('ZADD', heads, tag, account)
-    redis.call('HSET', weights, account, ARGV[12 + i * 4])
-  end
-  if kind == 't' then
-    -- Its turn was taken when it was woken: it goes first, and is owed nothing more.
-    redis.call('ZREM', woken, string.sub(ARGV[14 + i * 4], 3))
-    if not turnTaken then chosen, chosenTag, turnTaken = i, tag, true end
-  elseif not turnTaken and (not chosenTag or tag < chosenTag) then
-    chosen, chosenTag = i, tag
-  end
-end
-local learnedRpm = tonumber(f[4] or '0')
-if f[6] == '429' and now - tonumber(f[7] or '0') > 60000 then
-  learnedRpm = math.ceil(learnedRpm * 1.1)
-  redis.call('HSET', b, 'learned_rpm', learnedRpm, 'last_refusal', now)
-end
-local rpm = tighter(tonumber(ARGV[1]), learnedRpm)
-local tpm = tighter(tonumber(ARGV[2]), tonumber(f[5] or '0'))
-local cap = tonumber(ARGV[3])
-local burst = tonumber(ARGV[6])
-local headroom = tonumber(ARGV[7])
-local perToken = 0
-if tpm > 0 then perToken = 60000 / (tpm * headroom) end
-local ttat = math.max(tonumber(f[3] or '0'), now)
--- A request granted to one of these accounts by another runner goes now (its tokens are reserved
--- as it goes), for a call that waited in its job: a woken article's call had its turn already.
-for i = 0, claims - 1 do
-  local account = ARGV[11 + i * 4]
-  if kinds[i] == 'c' and tonumber(redis.call('HGET', grants, account) or '0') > 0 then
-    redis.call('HINCRBY', grants, account, -1)
-    if tpm > 0 then redis.call('HSET', b, 'ttat', ttat + tonumber(ARGV[13 + i * 4]) * perToken) end
-    return {1, i}
-  end
-end
-local lowest = redis.call('ZRANGE', heads, 0, 0, 'WITHSCORES')
-local ours = turnTaken or chosenTag <= tonumber(lowest[2]) + 1e-9
-local tokens = tonumber(ARGV[13 + chosen * 4])
-local rtat = math.max(tonumber(f[2] or '0'), now)
-local wait = 0
-local interval = 0
-if rpm > 0 then
-  interval = 60000 / (rpm * headroom)
-  local w = rtat - now - math.max(burst - interval, 0)
-  -- An article is woken ahead of its call, so its job is back by the time the budget has room:
-  -- as long as the requests owed to those already woken fit in the budget's next WAKE_AHEAD_MS.
-  if kinds[chosen] == 'w' then w = rtat + redis.call('ZCARD', woken) * interval - now - ${WAKE_AHEAD_MS} end
-  if w > wait then wait = w end
-end
-if tpm > 0 and ttat > now then
-  local w = math.min(ttat + tokens * perToken - now - burst, ttat - now)
-  if w > wait then wait = w end
-end
-if cap > 0 then
-  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-  if redis.call('ZCARD', KEYS[2]) >= cap then wait = math.max(wait, 50) end
-  -- Calls at once are held by whoever makes them: the turn is waited for, not granted.
-  if not ours then wait = math.max(wait, 20) end
-end
--- Another account's turn, and its calls are all parked: nothing to grant it, it is woken by its own runner.
-if not ours and tonumber(redis.call('ZSCORE', live, lowest[1]) or '0') <= now then wait = math.max(wait, 20) end
-if wait > 0 then
-  if not ours then wait = math.max(wait, 20) end
-  return {0, math.ceil(wait)}
-end
-local account, tag = ARGV[11 + chosen * 4], chosenTag
-local weight = tonumber(ARGV[12 + chosen * 4])
-local reply = {1, chosen}
-if ours and kinds[chosen] == 'w' then
-  -- Its turn: the parked article is woken, owed the request until its job comes back.
-  redis.call('ZADD', woken, now + tonumber(ARGV[10]), string.sub(ARGV[14 + chosen * 4], 3))
-  reply = {2, chosen}
-elseif ours then
-  if rpm > 0 then redis.call('HSET', b, 'rtat', rtat + interval) end
-  if tpm > 0 then redis.call('HSET', b, 'ttat', ttat + tokens * perToken) end
-  if cap > 0 then
-    redis.call('ZADD', KEYS[2], now + tonumber(ARGV[5]), ARGV[4])
-    redis.call('PEXPIRE', KEYS[2], tonumber(ARGV[5]))
-  end
-else
-  if rpm > 0 then redis.call('HSET', b, 'rtat', rtat + interval) end
-  account, tag = lowest[1], tonumber(lowest[2])
-  weight = tonumber(redis.call('HGET', weights, account) or '1')
-  redis.call('HINCRBY', grants, account, 1)
-  reply = {0, 0}
-end
--- A woken article's call took its turn when it was woken.
-if not turnTaken then
-  redis.call('ZADD', heads, tag + 1 / weight, account)
-  redis.call('ZADD', tags, tag + 1 / weight, account)
-  if tag > vtime then redis.call('HSET', b, 'vtime', tag) end
-end
--- Renewed with each turn taken: a budget nobody uses is forgotten with its shares.
-for _, key in ipairs({b, heads, tags, present, weights, grants, live, woken}) do redis.call('PEXPIRE', key, ttl) end
-return reply
-`);
+// live accounts and woken articles; its arguments and rule in lua/budget-admit.lua, its turns
+// those of the worker slots' lines (kit/src/lua/fair-queuing.lua).
+const admitScript = redisScript(`${PRELUDE}\n${FAIR_QUEUING}\n${ADMIT}`);
 
 // KEYS: fair heads zset, fair presence zset, grants hash. ARGV: account. The account has no call
 // waiting in this runner any more: it leaves the heads, with any request granted to it (a replica
@@ -311,19 +172,26 @@ export class ProviderCapacity {
    * let through holds concurrency slot `leaseId` when the budget caps calls at once.
    */
   async admit(budget: string, limits: ConfiguredLimits, claims: Claim[], leaseId: string): Promise<Admission> {
-    const [code, value] = (await admitScript.run(this.redis, [...this.keys(budget), ...this.fairKeys(budget)], [
-      limitOf(limits.requestsPerMinute),
-      limitOf(limits.tokensPerMinute),
-      limitOf(limits.maxConcurrentCalls),
+    const args = {
+      rpm: limitOf(limits.requestsPerMinute),
+      tpm: limitOf(limits.tokensPerMinute),
+      maxConcurrent: limitOf(limits.maxConcurrentCalls),
       leaseId,
-      LEASE_MS,
-      BURST_MS,
-      HEADROOM,
-      BUDGET_TTL_MS,
-      PRESENCE_MS,
-      WOKEN_MS,
-      ...claims.flatMap((claim) => [claim.account, Math.max(claim.weight, 1), Math.max(0, Math.round(claim.tokens)), claim.wake ? `w:${claim.wake}` : claim.woken ? `t:${claim.woken}` : "c"]),
-    ])) as [number, number];
+      leaseMs: LEASE_MS,
+      burstMs: BURST_MS,
+      headroom: HEADROOM,
+      ttlMs: BUDGET_TTL_MS,
+      presenceMs: PRESENCE_MS,
+      wokenMs: WOKEN_MS,
+      wakeAheadMs: WAKE_AHEAD_MS,
+      claims: claims.map((claim) => ({
+        account: claim.account,
+        weight: Math.max(claim.weight, 1),
+        tokens: Math.max(0, Math.round(claim.tokens)),
+        kind: claim.wake ? `w:${claim.wake}` : claim.woken ? `t:${claim.woken}` : "c",
+      })),
+    };
+    const [code, value] = (await admitScript.run(this.redis, [...this.keys(budget), ...this.fairKeys(budget)], [JSON.stringify(args)])) as [number, number];
     if (code === 2) return { admitted: false, wake: true, index: value };
     if (code !== 1) return { admitted: false, waitMs: value };
     this.countCall(budget);
