@@ -23,6 +23,7 @@ import { stepBreakdown } from "./step-breakdown.ts";
 import { ArticleVersions } from "./article-versions.ts";
 import { ArticleErasure } from "./article-erasure.ts";
 import { ArticleRetry } from "./article-retry.ts";
+import { SectionRevisions } from "./section-revisions.ts";
 import { exportArticle, exportFormatOf, type ExportedContent } from "./article-export.ts";
 import type { ArticleWithProject } from "./article-with-project.ts";
 
@@ -42,6 +43,8 @@ export class ArticleOperations {
   readonly erasure: ArticleErasure;
   /** Retrying a failed article (article-retry.ts). */
   readonly retries: ArticleRetry;
+  /** Section operations (section-revisions.ts). */
+  readonly revisions: SectionRevisions;
 
   constructor(
     private readonly gate: V1Gate,
@@ -53,6 +56,7 @@ export class ArticleOperations {
     this.creation = new ArticleCreation(gate, logger);
     this.erasure = new ArticleErasure(gate, (caller, identifier, access) => this.get(caller, identifier, access));
     this.retries = new ArticleRetry(gate, (caller, identifier, access) => this.get(caller, identifier, access));
+    this.revisions = new SectionRevisions(gate, (caller, identifier, access) => this.get(caller, identifier, access));
     this.versions = new ArticleVersions(gate, (caller, identifier, access) => this.get(caller, identifier, access), logger);
   }
 

@@ -6,6 +6,7 @@ import { currentRequestId, withRequestId } from "../../kit/src/request-context.t
 import { Code, ConnectError } from "@connectrpc/connect";
 import { DelayedError, UnrecoverableError, Worker, type Job } from "bullmq";
 import { ArticleLifecycleService, ArticleStoreService } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
+import { ArticleRevisionService } from "../../../proto/gen/articles/article_store/v1/revisions_pb.ts";
 import { QuotaService } from "../../../proto/gen/articles/accounts_billing/v1/quota_pb.ts";
 import { WorkflowSnapshotService } from "../../../proto/gen/articles/workflow_catalog/v1/snapshots_pb.ts";
 import { serviceClient } from "../../kit/src/clients.ts";
@@ -118,6 +119,7 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
     repairCalls: runner.repairCalls,
     eventLog: { redis: eventLogConnection, redisPrefix: config.redisPrefix },
     shareWeight: async (account) => (await shares.share(account)).weight,
+    revisions: serviceClient(ArticleRevisionService, via(config.services.articleStore)),
   };
   // The runner's notices: cancels, and new articles in the accounts' lines.
   const subscriber = connectRedis(config.redisUrl);

@@ -2,7 +2,7 @@
 
 import { client } from './client.gen.js';
 import type { Client, ClientMeta, Options as Options2, RequestResult, ServerSentEventsResult, TDataShape } from './client/index.js';
-import type { CancelArticleData, CancelArticleErrors, CancelArticleResponses, CheckDestinationData, CheckDestinationErrors, CheckDestinationResponses, CreateArticleData, CreateArticleErrors, CreateArticleResponses, CreateDestinationData, CreateDestinationErrors, CreateDestinationResponses, CreateWorkflowStepData, CreateWorkflowStepErrors, CreateWorkflowStepResponses, DeleteArticleData, DeleteArticleErrors, DeleteArticleResponses, DeleteDestinationData, DeleteDestinationErrors, DeleteDestinationResponses, DeleteWorkflowStepData, DeleteWorkflowStepErrors, DeleteWorkflowStepResponses, DuplicateWorkflowData, DuplicateWorkflowErrors, DuplicateWorkflowResponses, EstimateArticleData, EstimateArticleErrors, EstimateArticleResponses, ExportArticleContentData, ExportArticleContentErrors, ExportArticleContentResponses, GetArticleData, GetArticleErrors, GetArticleResponses, GetArticleStepsData, GetArticleStepsErrors, GetArticleStepsResponses, GetArticleVersionData, GetArticleVersionErrors, GetArticleVersionResponses, GetDestinationData, GetDestinationErrors, GetDestinationResponses, GetImageData, GetImageErrors, GetImageResponses, GetUsageData, GetUsageErrors, GetUsageResponses, GetUserData, GetUserErrors, GetUserResponses, GetWorkflowStepData, GetWorkflowStepErrors, GetWorkflowStepResponses, HeadImageData, HeadImageErrors, HeadImageResponses, ListArticlesData, ListArticlesErrors, ListArticlesResponses, ListArticleVersionsData, ListArticleVersionsErrors, ListArticleVersionsResponses, ListDestinationsData, ListDestinationsErrors, ListDestinationsResponses, ListWorkflowsData, ListWorkflowsErrors, ListWorkflowsResponses, LivenessData, LivenessResponses, PublishArticleData, PublishArticleErrors, PublishArticleResponses, ReadinessData, ReadinessErrors, ReadinessResponses, ReorderWorkflowStepsData, ReorderWorkflowStepsErrors, ReorderWorkflowStepsResponses, ReplaceWorkflowStepData, ReplaceWorkflowStepErrors, ReplaceWorkflowStepResponses, RestoreArticleVersionData, RestoreArticleVersionErrors, RestoreArticleVersionResponses, RetryArticleData, RetryArticleErrors, RetryArticleResponses, ServingData, ServingErrors, ServingResponses, StreamArticleEventsData, StreamArticleEventsErrors, StreamArticleEventsResponse, StreamArticleEventsResponses, UpdateArticleData, UpdateArticleErrors, UpdateArticleResponses, UpdateWorkflowStepData, UpdateWorkflowStepErrors, UpdateWorkflowStepResponses } from './types.gen.js';
+import type { CancelArticleData, CancelArticleErrors, CancelArticleResponses, CheckDestinationData, CheckDestinationErrors, CheckDestinationResponses, CreateArticleData, CreateArticleErrors, CreateArticleResponses, CreateDestinationData, CreateDestinationErrors, CreateDestinationResponses, CreateWorkflowStepData, CreateWorkflowStepErrors, CreateWorkflowStepResponses, DeleteArticleData, DeleteArticleErrors, DeleteArticleResponses, DeleteDestinationData, DeleteDestinationErrors, DeleteDestinationResponses, DeleteWorkflowStepData, DeleteWorkflowStepErrors, DeleteWorkflowStepResponses, DuplicateWorkflowData, DuplicateWorkflowErrors, DuplicateWorkflowResponses, EstimateArticleData, EstimateArticleErrors, EstimateArticleResponses, ExportArticleContentData, ExportArticleContentErrors, ExportArticleContentResponses, GetArticleData, GetArticleErrors, GetArticleResponses, GetArticleStepsData, GetArticleStepsErrors, GetArticleStepsResponses, GetArticleVersionData, GetArticleVersionErrors, GetArticleVersionResponses, GetDestinationData, GetDestinationErrors, GetDestinationResponses, GetImageData, GetImageErrors, GetImageResponses, GetUsageData, GetUsageErrors, GetUsageResponses, GetUserData, GetUserErrors, GetUserResponses, GetWorkflowStepData, GetWorkflowStepErrors, GetWorkflowStepResponses, HeadImageData, HeadImageErrors, HeadImageResponses, ListArticleRevisionsData, ListArticleRevisionsErrors, ListArticleRevisionsResponses, ListArticlesData, ListArticlesErrors, ListArticlesResponses, ListArticleVersionsData, ListArticleVersionsErrors, ListArticleVersionsResponses, ListDestinationsData, ListDestinationsErrors, ListDestinationsResponses, ListWorkflowsData, ListWorkflowsErrors, ListWorkflowsResponses, LivenessData, LivenessResponses, PublishArticleData, PublishArticleErrors, PublishArticleResponses, ReadinessData, ReadinessErrors, ReadinessResponses, ReorderWorkflowStepsData, ReorderWorkflowStepsErrors, ReorderWorkflowStepsResponses, ReplaceWorkflowStepData, ReplaceWorkflowStepErrors, ReplaceWorkflowStepResponses, RestoreArticleVersionData, RestoreArticleVersionErrors, RestoreArticleVersionResponses, RetryArticleData, RetryArticleErrors, RetryArticleResponses, ReviseArticleSectionData, ReviseArticleSectionErrors, ReviseArticleSectionResponses, ServingData, ServingErrors, ServingResponses, StreamArticleEventsData, StreamArticleEventsErrors, StreamArticleEventsResponse, StreamArticleEventsResponses, UpdateArticleData, UpdateArticleErrors, UpdateArticleResponses, UpdateWorkflowStepData, UpdateWorkflowStepErrors, UpdateWorkflowStepResponses } from './types.gen.js';
 
 export type Options<TData extends TDataShape = TDataShape, ThrowOnError extends boolean = boolean, TResponse = unknown> = Options2<TData, ThrowOnError, TResponse> & {
     /**
@@ -341,6 +341,30 @@ export const retryArticle = <ThrowOnError extends boolean = false>(options: Opti
     security: [{ scheme: 'bearer', type: 'http' }],
     url: '/v1/articles/{id}/retry',
     ...options
+});
+
+/**
+ * The article's H2 sections (what a revision names) and its section revisions, newest first
+ */
+export const listArticleRevisions = <ThrowOnError extends boolean = false>(options: Options<ListArticleRevisionsData, ThrowOnError>): RequestResult<ListArticleRevisionsResponses, ListArticleRevisionsErrors, ThrowOnError> => (options.client ?? client).get<ListArticleRevisionsResponses, ListArticleRevisionsErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/articles/{id}/revisions',
+    ...options
+});
+
+/**
+ * Rewrite, expand, shorten, regenerate, translate or humanize one H2 section of a completed or published article, as a new version where only that section changed
+ *
+ * Queues a section revision on the generation-runner (fair share, provider pacing, checkpoints, as an article's run), which reuses the article's research and sources without searching again. `section` names an H2 section by its index from 1 or its heading text, as GET /v1/articles/{id}/revisions lists them. 120% of target_words (else of the section's current word count) is held against the monthly allowance (422 on target_words when it cannot be covered) and the words written are settled. It ends in a new version (kind section_rewrite, recording the section, action, instruction and key) where only the text between that H2 and the next one changed: every other byte is identical. Its model call is listed in GET /v1/articles/{id}/steps under finishing as `revision N: …`. Status and current_step never change, no webhook is sent; the new version is a `version_created` event on the article's stream. 409 when the article is not completed or published, or another revision of it is queued or running. Needs update access.
+ */
+export const reviseArticleSection = <ThrowOnError extends boolean = false>(options: Options<ReviseArticleSectionData, ThrowOnError>): RequestResult<ReviseArticleSectionResponses, ReviseArticleSectionErrors, ThrowOnError> => (options.client ?? client).post<ReviseArticleSectionResponses, ReviseArticleSectionErrors, ThrowOnError>({
+    security: [{ scheme: 'bearer', type: 'http' }],
+    url: '/v1/articles/{id}/revisions',
+    ...options,
+    headers: {
+        'Content-Type': 'application/json',
+        ...options.headers
+    }
 });
 
 /**
