@@ -64,9 +64,9 @@ export function articleVersionMethods(answer: PublicCalls["answer"], callerOf: (
         const listed = await articles.revisions.list(await callerOf(ctx), req.id);
         return { sections: listed.sections.map((s) => ({ index: s.index, heading: s.heading, wordCount: s.word_count })), revisions: listed.revisions.map(apiRevision) };
       }),
-    deleteArticle: (req: { id: string }, ctx: HandlerContext) =>
+    deleteArticle: (req: { id: string; unpublish: boolean }, ctx: HandlerContext) =>
       answer("DeleteArticle", async () => {
-        await articles.erasure.erase(await callerOf(ctx), req.id);
+        await articles.erasure.erase(await callerOf(ctx), req.id, req.unpublish);
         return { success: true, message: ERASED_MESSAGE };
       }),
     updateArticle: (req: { id: string; baseVersionId: bigint; content?: string; description?: string; clearDescription: boolean }, ctx: HandlerContext) =>

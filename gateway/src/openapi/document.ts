@@ -561,15 +561,16 @@ const VERSION_PATHS: Record<string, Record<string, Operation>> = {
       operationId: "deleteArticle",
       summary: "Delete an article and erase its data everywhere; an erasure record without content stays for billing",
       description:
-        "Cancels a running article, gives back the words still reserved, and erases its content, versions, events, sources, images (the stored files too), delivery records and queued deliveries in every service. The article then answers 404 by id and external_id and is absent from lists; an erasure record without content stays (ids, account, project, words billed, when, by which key). Posts already on WordPress or Ghost stay (unpublish=true is not offered yet: 422). A repeat answers the same. Needs update access.",
+        "Cancels a running article, gives back the words still reserved, and erases its content, versions, events, sources, images (the stored files too), delivery records and queued deliveries in every service. The article then answers 404 by id and external_id and is absent from lists; an erasure record without content stays (ids, account, project, words billed, when, by which key). Posts already on WordPress or Ghost stay, unless unpublish=true: then the posts the article's publications made are deleted first (WordPress: deleted for good, not trashed; Ghost: deleted through the Admin API), and a site that fails answers 502 with nothing erased (send the delete again). A repeat answers the same. Needs update access.",
       tags: articleTags,
-      parameters: [ID_PARAM, { name: "unpublish", in: "query", required: false, description: "Reserved: true (removing published posts too) is not available yet and answers 422.", schema: { type: "string", enum: ["false", "true"] } }],
+      parameters: [ID_PARAM, { name: "unpublish", in: "query", required: false, description: "true: delete the article's posts on WordPress and Ghost too (default false: they stay).", schema: { type: "string", enum: ["false", "true"] } }],
       responses: {
         "200": ok("Deleted (or deleted before).", envelope(null, { message: "required" })),
         "403": resp("Forbidden"),
         "404": resp("NotFound"),
         "409": CONFLICT,
         "422": resp("ValidationFailed"),
+        "502": errorResponse("A site the article was published to could not delete its post (unpublish=true): nothing was erased.", "PlainError", { message: "The post on https://blog.example.com could not be removed (…); delete the article again, or without unpublish." }),
         ...GATE,
       },
     },

@@ -91,8 +91,7 @@ export const articleVersionRoutes = (gate: V1Gate, articles: ArticleOperations) 
     .delete(
       "/v1/articles/:id",
       async ({ caller, params, request }) => {
-        unpublishOf(queryValues(request.url).unpublish);
-        await articles.erasure.erase(caller, params.id);
+        await articles.erasure.erase(caller, params.id, unpublishOf(queryValues(request.url).unpublish));
         return { success: true, message: ERASED_MESSAGE };
       },
       { detail: { summary: "Delete an article and erase its data everywhere; an erasure record without content stays for billing", tags: TAGS } },

@@ -75,7 +75,7 @@ await runService({
       redis: redis(),
       webhooks: (erasureWebhooks ??= openQueue<WebhookJob>("webhooks", redis(), config.redisPrefix)),
       publishing: (erasurePublishing ??= openQueue<PublishingJob>("publishing", redis(), config.redisPrefix)),
-    }));
+    }), { secretKey: settings.secretKey, fetch: guardedFetch({ allowPrivate: settings.allowPrivateUrls, logger }) });
     return (router) => {
       signing(router);
       publishing(router);

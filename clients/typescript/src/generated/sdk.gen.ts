@@ -60,7 +60,7 @@ export const estimateArticle = <ThrowOnError extends boolean = false>(options: O
 /**
  * Delete an article and erase its data everywhere; an erasure record without content stays for billing
  *
- * Cancels a running article, gives back the words still reserved, and erases its content, versions, events, sources, images (the stored files too), delivery records and queued deliveries in every service. The article then answers 404 by id and external_id and is absent from lists; an erasure record without content stays (ids, account, project, words billed, when, by which key). Posts already on WordPress or Ghost stay (unpublish=true is not offered yet: 422). A repeat answers the same. Needs update access.
+ * Cancels a running article, gives back the words still reserved, and erases its content, versions, events, sources, images (the stored files too), delivery records and queued deliveries in every service. The article then answers 404 by id and external_id and is absent from lists; an erasure record without content stays (ids, account, project, words billed, when, by which key). Posts already on WordPress or Ghost stay, unless unpublish=true: then the posts the article's publications made are deleted first (WordPress: deleted for good, not trashed; Ghost: deleted through the Admin API), and a site that fails answers 502 with nothing erased (send the delete again). A repeat answers the same. Needs update access.
  */
 export const deleteArticle = <ThrowOnError extends boolean = false>(options: Options<DeleteArticleData, ThrowOnError>): RequestResult<DeleteArticleResponses, DeleteArticleErrors, ThrowOnError> => (options.client ?? client).delete<DeleteArticleResponses, DeleteArticleErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],

@@ -2102,7 +2102,7 @@ export type DeleteArticleData = {
     };
     query?: {
         /**
-         * Reserved: true (removing published posts too) is not available yet and answers 422.
+         * true: delete the article's posts on WordPress and Ghost too (default false: they stay).
          */
         unpublish?: 'false' | 'true';
     };
@@ -2138,6 +2138,10 @@ export type DeleteArticleErrors = {
      * A minute, hour or day window is full; retry after retry_after seconds.
      */
     429: GateError;
+    /**
+     * A site the article was published to could not delete its post (unpublish=true): nothing was erased.
+     */
+    502: PlainError;
 };
 
 export type DeleteArticleError = DeleteArticleErrors[keyof DeleteArticleErrors];
