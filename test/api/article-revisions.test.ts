@@ -3,7 +3,7 @@
 // before its text and from the next H2 on is identical), settles only the words it wrote, and is
 // announced as a version_created event; status and current_step stay. A second operation while
 // one runs is 409, as is one on an unfinished article; bad input is 422 in the spec's shape; an
-// Idempotency-Key replays the first answer.
+// Idempotency-Key replays the first answer; a cancel stops a revision and gives its words back.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import * as grpc from "@grpc/grpc-js";
 import { apiClient, type ApiClient } from "../harness/http.ts";
@@ -119,13 +119,36 @@ describe("section revisions", () => {
     const later = await openEvents(stack.baseUrl, tenant.token, article.external_id, { lastEventId: completed.id, deadlineMs: 10_000 });
     await later.done;
     expect(later.events.filter((e) => e.event === "version_created").map((e) => [e.data.kind, e.data.version_id])).toEqual([["section_rewrite", revision.version_id]]);
+    expect(later.events.filter((e) => e.event === "revision").map((e) => [e.data.number, e.data.status])).toEqual([
+      [1, "running"],
+      [1, "completed"],
+    ]);
     article = after;
   }, 60_000);
+
+  test("a cancel stops the revision under way: no version, its hold given back, the article unchanged", async () => {
+    const before = await wordUsage(stack, tenant.accountId);
+    const queued = await api.post(`/v1/articles/${article.external_id}/revisions`, { section: "1", action: "expand", instruction: "[[sim:sleep=5000]]", target_words: 200 });
+    expect(queued.status).toBe(202);
+    expect(queued.body.data).toMatchObject({ number: 2, reserved_words: 240 });
+    await eventually(() => revisionsOf(article.external_id), (d) => d.revisions[0]?.status === "running", 10_000, "the revision running");
+    const cancelled = await api.post(`/v1/articles/${article.external_id}/cancel`);
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.body.message).toContain("Section revision cancelled");
+    expect(cancelled.body.data).toMatchObject({ status: "completed", current_version_id: article.current_version_id });
+    const [revision] = (await revisionsOf(article.external_id)).revisions;
+    expect(revision).toMatchObject({ number: 2, status: "failed", failure_reason: "Cancelled by the client.", version_id: null });
+    await eventually(() => wordUsage(stack, tenant.accountId), (u) => Number(u.reservedWords) === Number(before.reservedWords) && Number(u.usedWords) === Number(before.usedWords), 15_000, "the hold given back");
+    const after = (await api.get(`/v1/articles/${article.external_id}`)).body.data;
+    expect([after.content, after.current_version_id]).toEqual([article.content, article.current_version_id]);
+    // Nothing left running: a cancel now is refused as for any finished article.
+    expect((await api.post(`/v1/articles/${article.external_id}/cancel`)).status).toBe(422);
+  }, 30_000);
 
   test("over gRPC: sections listed; an unfinished article's section is not revised (409 over HTTP)", async () => {
     const listed = await grpcOutcome(clients, "ArticleService", "ListArticleRevisions", { id: article.external_id }, metadataOf(tenant.token));
     expect(listed.code).toBe("OK");
-    expect(listed.reply.revisions.map((r: any) => r.status)).toEqual(["completed"]);
+    expect(listed.reply.revisions.map((r: any) => r.status)).toEqual(["failed", "completed"]);
     expect(listed.reply.sections.length).toBeGreaterThanOrEqual(3);
 
     const running = await createArticle(api, articleBody(tenant.projectId, { title: "Still being written", additional_instruction: "[[sim:sleep=3000]]" }));

@@ -111,6 +111,11 @@ export class ArticleOperations {
 
   async cancel(caller: Caller, identifier: string): Promise<ArticleWithProject> {
     const { article, project } = await this.get(caller, identifier, "update");
+    // A finished article's cancel stops its section revision under way; without one it is refused as before.
+    if (article.status === "completed" || article.status === "published") {
+      const { revision } = await this.gate.clients.revisions.cancelRevision({ externalId: article.externalId });
+      if (revision) return { article, project };
+    }
     return { article: await cancelArticle(this.gate.clients.lifecycle, article), project };
   }
 

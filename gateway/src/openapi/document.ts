@@ -246,7 +246,7 @@ const PATHS: Record<string, Record<string, Operation>> = {
   "/v1/articles/{id}/cancel": {
     post: {
       operationId: "cancelArticle",
-      summary: "Cancel a queued, batching, writing or polishing article: it fails, unfinished words are given back, no webhook (422 once ended otherwise)",
+      summary: "Cancel a queued, batching, writing or polishing article: it fails, unfinished words are given back, no webhook; on a finished article, its section revision under way (422 once ended otherwise)",
       tags: articleTags,
       parameters: [ID_PARAM],
       responses: { "200": ok("The cancelled article.", envelope(ref("Article"), { message: "required" })), "403": resp("Forbidden"), "404": resp("NotFound"), "422": resp("ValidationFailed"), ...GATE },

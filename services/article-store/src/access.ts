@@ -67,5 +67,6 @@ export const articleStoreAccess = [
     pendingRevision: [generationRunner],
     completeRevision: [generationRunner],
     failRevision: [generationRunner],
+    cancelRevision: [gateway],
   }),
 ];

@@ -1,9 +1,17 @@
 // gRPC handlers of section revisions (articles/article_store/v1/revisions.proto). A revision
-// recorded wakes the outbox relay, so its job goes at once rather than at the next poll.
-import type { ConnectRouter } from "@connectrpc/connect";
+// recorded wakes the outbox relay, so its job goes at once rather than at the next poll. Its run's
+// start (each pickup by the runner), completion, failure and cancel are `revision` events on the
+// article's log, written after the call as version-events.ts writes versions: bounded, a failure
+// logged; a cancel is also announced to the runners, as an article's cancel is.
+import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { ArticleRevisionService, type SectionRevisionSchema } from "../../../proto/gen/articles/article_store/v1/revisions_pb.ts";
+import { ArticleRevisionService, type SectionRevision, type SectionRevisionSchema } from "../../../proto/gen/articles/article_store/v1/revisions_pb.ts";
+import { articleCancelsChannel, type ArticleEvent } from "../../kit/src/article-events.ts";
+import type { Logger } from "../../kit/src/logger.ts";
+import { within } from "../../kit/src/deadline.ts";
+import { getArticleByExternalId } from "./domain/articles.ts";
+import { appendToEndedLog, type LogArchive } from "./log-archiver.ts";
 import type { Db } from "./db/client.ts";
 import * as revisions from "./domain/section-revisions.ts";
 import { versionMessage, type RecordMessages } from "./version-rpc.ts";
@@ -66,5 +74,47 @@ export function sectionRevisionRoutes(router: ConnectRouter, db: Db, messages: R
     async failRevision(req) {
       return { revision: revisionMessage(await revisions.failRevision(db, req.externalId, req.number, req.reason)) };
     },
+    async cancelRevision(req) {
+      const cancelled = await revisions.cancelRevision(db, req.externalId);
+      return { revision: cancelled ? revisionMessage(cancelled) : undefined };
+    },
   });
+}
+
+const WRITE_TIMEOUT_MS = 2_000;
+const LOGGED = new Set<string>(
+  [ArticleRevisionService.method.pendingRevision, ArticleRevisionService.method.completeRevision, ArticleRevisionService.method.failRevision, ArticleRevisionService.method.cancelRevision].map((m) => m.name),
+);
+
+function revisionEvent(r: SectionRevision): ArticleEvent {
+  return {
+    event: "revision",
+    data: {
+      number: r.number,
+      status: r.status,
+      action: r.action,
+      section_index: r.sectionIndex,
+      section_heading: r.sectionHeading,
+      version_id: r.versionId === undefined ? null : Number(r.versionId),
+      failure_reason: r.failureReason ?? null,
+    },
+  };
+}
+
+export function logRevisions(archive: LogArchive, logger: Logger): Interceptor {
+  return (next) => async (req) => {
+    const res = await next(req);
+    if (req.service.typeName !== ArticleRevisionService.typeName || res.stream || !LOGGED.has(req.method.name)) return res;
+    const { revision } = res.message as unknown as { revision?: SectionRevision };
+    const { externalId } = req.message as unknown as { externalId: string };
+    if (!revision) return res;
+    const write = async () => {
+      const article = await getArticleByExternalId(archive.db, externalId);
+      // A cancel reaches the runner as an article's cancel does: it aborts the revision's call.
+      if (req.method.name === ArticleRevisionService.method.cancelRevision.name) await archive.redis.publish(articleCancelsChannel(archive.redisPrefix), article.externalId);
+      await appendToEndedLog(archive, { id: article.id, externalId: article.externalId }, [revisionEvent(revision)]);
+    };
+    await within(write(), WRITE_TIMEOUT_MS).catch((error) => logger.warn("could not log a section revision", { externalId, error: (error as Error).message }));
+    return res;
+  };
 }

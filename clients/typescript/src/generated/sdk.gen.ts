@@ -104,7 +104,7 @@ export const getArticleSteps = <ThrowOnError extends boolean = false>(options: O
 /**
  * Live progress as Server-Sent Events: state changes, steps, sources, images, then completed, published or failed (Last-Event-ID resumes)
  *
- * Each event is `id`, `event` (its name) and `data` (JSON). Names and data: `state` (ArticleEvent_state), `step_started` (ArticleEvent_step_started), `step_finished` (ArticleEvent_step_finished), `waiting` (ArticleEvent_waiting), `source` (ArticleEvent_source), `image` (ArticleEvent_image), `completed` (ArticleEvent_completed), `publication` (ArticleEvent_publication), `published` (ArticleEvent_published), `failed` (ArticleEvent_failed), `version_created` (ArticleEvent_version_created), `retried` (ArticleEvent_retried). The stream ends after the final event; a comment line is sent as a heartbeat.
+ * Each event is `id`, `event` (its name) and `data` (JSON). Names and data: `state` (ArticleEvent_state), `step_started` (ArticleEvent_step_started), `step_finished` (ArticleEvent_step_finished), `waiting` (ArticleEvent_waiting), `source` (ArticleEvent_source), `image` (ArticleEvent_image), `completed` (ArticleEvent_completed), `publication` (ArticleEvent_publication), `published` (ArticleEvent_published), `failed` (ArticleEvent_failed), `version_created` (ArticleEvent_version_created), `retried` (ArticleEvent_retried), `revision` (ArticleEvent_revision). The stream ends after the final event; a comment line is sent as a heartbeat.
  */
 export const streamArticleEvents = <ThrowOnError extends boolean = false>(options: Options<StreamArticleEventsData, ThrowOnError, StreamArticleEventsResponse>): Promise<ServerSentEventsResult<StreamArticleEventsResponses>> => (options.client ?? client).sse.get<StreamArticleEventsResponses, StreamArticleEventsErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -113,7 +113,7 @@ export const streamArticleEvents = <ThrowOnError extends boolean = false>(option
 });
 
 /**
- * Cancel a queued, batching, writing or polishing article: it fails, unfinished words are given back, no webhook (422 once ended otherwise)
+ * Cancel a queued, batching, writing or polishing article: it fails, unfinished words are given back, no webhook; on a finished article, its section revision under way (422 once ended otherwise)
  */
 export const cancelArticle = <ThrowOnError extends boolean = false>(options: Options<CancelArticleData, ThrowOnError>): RequestResult<CancelArticleResponses, CancelArticleErrors, ThrowOnError> => (options.client ?? client).post<CancelArticleResponses, CancelArticleErrors, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],

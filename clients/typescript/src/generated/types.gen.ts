@@ -1713,12 +1713,12 @@ export type ArticleEventFailed = {
 };
 
 /**
- * event: version_created (an edit or a restore made a new version current; after the run's final event, so a client resumes the stream with the id of the last event it read; never a webhook delivery)
+ * event: version_created (an edit, a restore or a section revision made a new version current; after the run's final event, so a client resumes the stream with the id of the last event it read; never a webhook delivery)
  */
 export type ArticleEventVersionCreated = {
     version_id: number;
     number: number;
-    kind: 'edited' | 'restored';
+    kind: 'edited' | 'restored' | 'section_rewrite';
     word_count: number;
     made_by_key_id: number | null;
     restored_from: number | null;
@@ -1737,6 +1737,19 @@ export type ArticleEventRetried = {
     attempt: number;
     previous_reason: string | null;
     previous_step: string | null;
+};
+
+/**
+ * event: revision (a section revision started on the runner, completed or failed; after the run's final event, as version_created)
+ */
+export type ArticleEventRevision = {
+    number: number;
+    status: 'running' | 'completed' | 'failed';
+    action: string;
+    section_index: number;
+    section_heading: string;
+    version_id: number | null;
+    failure_reason: string | null;
 };
 
 /**
@@ -1901,8 +1914,8 @@ export type ArticleEvent = {
      * Pass as Last-Event-ID to resume after this event.
      */
     id: string;
-    event: 'state' | 'step_started' | 'step_finished' | 'waiting' | 'source' | 'image' | 'completed' | 'publication' | 'published' | 'failed' | 'version_created' | 'retried';
-    data: ArticleEventState | ArticleEventStepStarted | ArticleEventStepFinished | ArticleEventWaiting | ArticleEventSource | ArticleEventImage | ArticleEventCompleted | ArticleEventPublication | ArticleEventPublished | ArticleEventFailed | ArticleEventVersionCreated | ArticleEventRetried;
+    event: 'state' | 'step_started' | 'step_finished' | 'waiting' | 'source' | 'image' | 'completed' | 'publication' | 'published' | 'failed' | 'version_created' | 'retried' | 'revision';
+    data: ArticleEventState | ArticleEventStepStarted | ArticleEventStepFinished | ArticleEventWaiting | ArticleEventSource | ArticleEventImage | ArticleEventCompleted | ArticleEventPublication | ArticleEventPublished | ArticleEventFailed | ArticleEventVersionCreated | ArticleEventRetried | ArticleEventRevision;
 };
 
 /**

@@ -154,3 +154,19 @@ export async function revisionUnderWay(tx: Db, articleId: number): Promise<numbe
   const [running] = await tx.select({ number: sectionRevisions.number }).from(sectionRevisions).where(and(eq(sectionRevisions.articleId, articleId), inArray(sectionRevisions.status, UNDER_WAY)));
   return running?.number;
 }
+
+export const REVISION_CANCELLED = "Cancelled by the client.";
+
+/** A client's cancel of a finished article stops its revision under way (the runner, told, aborts its call); undefined when none is. */
+export async function cancelRevision(db: Db, externalId: string): Promise<RevisionRecord | undefined> {
+  return onArticle(db, externalId, async (tx, article) => {
+    const number = await revisionUnderWay(tx, article.id);
+    if (number === undefined) return undefined;
+    const [cancelled] = await tx
+      .update(sectionRevisions)
+      .set({ status: "failed", failureReason: REVISION_CANCELLED, finishedAt: new Date() })
+      .where(and(eq(sectionRevisions.articleId, article.id), eq(sectionRevisions.number, number)))
+      .returning();
+    return cancelled;
+  });
+}

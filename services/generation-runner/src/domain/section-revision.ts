@@ -3,8 +3,9 @@
 // shared like any, checkpointed as "revision N: …" so a retried job replays the reply instead of
 // paying again, and listed in the article's cost breakdown). It reuses the article's stored
 // research, never searching again. article-store splices the text into the current content; the
-// words written are settled against the revision's own reservation. The article's status and
-// current_step are never touched, and nothing is sent to its webhook_url.
+// words written are settled against the revision's own reservation; a client's cancel aborts the
+// call and gives the reservation back. The article's status and current_step are never touched,
+// and nothing is sent to its webhook_url.
 import { Code, ConnectError, type Client } from "@connectrpc/connect";
 import type { Article } from "../../../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import type { ArticleRevisionService, SectionRevision } from "../../../../proto/gen/articles/article_store/v1/revisions_pb.ts";
@@ -17,6 +18,7 @@ import { citationStyleOf, promptWithCitations } from "./cited-writing.ts";
 import { finishingCall } from "./finishing-calls.ts";
 import { findModelAndFallback } from "./model-catalog.ts";
 import { ProviderOutage } from "./paced-call.ts";
+import { ArticleCancelled } from "./cancellation.ts";
 import type { JobControl, PipelineDeps } from "./pipeline.ts";
 
 // A section's call is short: a few hundred words.
@@ -59,7 +61,7 @@ export async function runSectionRevision(deps: PipelineDeps & { revisions: Clien
     if (!ask) throw new RevisionImpossible(`unknown action "${revision.action}"`);
     const user = `Article title: ${article.title}
 Language: ${article.language}; tone: ${article.tone}.
-${ask(words, revision)}
+${ask(words, revision)}${revision.instruction && revision.action !== "rewrite" ? `\nAlso: ${revision.instruction}` : ""}
 Return only the section's paragraphs in markdown${revision.action === "translate" ? " after its heading" : ", without its heading"}; keep its citation markers such as [2].
 
 The section to work on:
@@ -89,6 +91,9 @@ ${body.slice(0, CONTEXT_CHARS)}`;
   } catch (error) {
     const failedForGood =
       error instanceof RevisionImpossible ||
+      // A client's cancel: article-store has failed the revision already, and the call stopped.
+      error instanceof ArticleCancelled ||
+      job.signal?.aborted === true ||
       error instanceof ProviderOutage ||
       (error instanceof ConnectError && (error.code === Code.FailedPrecondition || error.code === Code.NotFound)) ||
       (job.finalAttempt && !(error instanceof Error && error.name === "DelayedError"));
