@@ -66,7 +66,8 @@ describe("section revisions", () => {
     expect(listed.sections.length).toBeGreaterThanOrEqual(3);
     expect(listed.sections[1]).toMatchObject({ index: 2 });
     const before = await wordUsage(stack, tenant.accountId);
-    const body = { section: 2, action: "rewrite", instruction: "[[sim:sleep=1500]] Open with a concrete example." };
+    // It runs past the reconciler's stale age (3 s in the test stack): its hold is the revision's, never an orphan to release.
+    const body = { section: 2, action: "rewrite", instruction: "[[sim:sleep=4500]] Open with a concrete example." };
     const key = `revise-${article.external_id}`;
     const queued = await api.post(`/v1/articles/${article.external_id}/revisions`, body, { headers: { "idempotency-key": key } });
     expect(queued.status).toBe(202);
@@ -83,7 +84,19 @@ describe("section revisions", () => {
     expect(reused.status).toBe(422);
     expect(reused.body.errors.idempotency_key).toBeDefined();
 
-    const done = await eventually(() => revisionsOf(article.external_id), (d) => ["completed", "failed"].includes(d.revisions[0]?.status), 30_000, "the revision ended");
+    const held: number[] = [];
+    const done = await eventually(
+      async () => {
+        const [d, usage] = await Promise.all([revisionsOf(article.external_id), wordUsage(stack, tenant.accountId)]);
+        if (!["completed", "failed"].includes(d.revisions[0]?.status)) held.push(Number(usage.reservedWords) - Number(before.reservedWords));
+        return d;
+      },
+      (d) => ["completed", "failed"].includes(d.revisions[0]?.status),
+      30_000,
+      "the revision ended",
+    );
+    expect(held.length).toBeGreaterThan(0);
+    expect(Math.min(...held)).toBe(queued.body.data.reserved_words);
     const revision = done.revisions[0];
     expect(revision).toMatchObject({ number: 1, status: "completed", failure_reason: null });
     const after = (await api.get(`/v1/articles/${article.external_id}`)).body.data;

@@ -85,7 +85,8 @@ ${body.slice(0, CONTEXT_CHARS)}`;
       sectionHeading: revision.action === "translate" ? revised.heading : undefined,
       writtenWords: written,
     });
-    await deps.quota.settleWords({ reference: revision.reference, actualWords: BigInt(written) });
+    // Once the version is made the revision is no longer pending, so a later pickup would not settle: tried here until it holds.
+    await settleRevision(deps, revision.reference, written);
     deps.logger.info("section revised", { externalId, revision: revision.number, action: revision.action, words: written });
     return "revised";
   } catch (error) {
@@ -103,6 +104,20 @@ ${body.slice(0, CONTEXT_CHARS)}`;
     await deps.quota.releaseWords({ reference: revision.reference }).catch(() => {});
     deps.logger.warn("section revision failed", { externalId, revision: revision.number, reason });
     return "revision failed";
+  }
+}
+
+const SETTLE_TRIES = 5;
+
+async function settleRevision(deps: PipelineDeps, reference: string, words: number): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await deps.quota.settleWords({ reference, actualWords: BigInt(words) });
+      return;
+    } catch (error) {
+      if (attempt >= SETTLE_TRIES) throw error;
+      await Bun.sleep(500 * attempt);
+    }
   }
 }
 
