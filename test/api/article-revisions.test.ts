@@ -124,6 +124,9 @@ describe("section revisions", () => {
     // Its model call is a line of the article's cost breakdown.
     const steps = (await api.get(`/v1/articles/${article.external_id}/steps`)).body.data;
     expect(steps.finishing.map((f: any) => f.task)).toContain(`revision 1: rewrite "${revision.section.heading}"`);
+    // The article's cost is still the breakdown's total, the revision's call included.
+    expect(steps.total_cost).toBe(after.cost);
+    expect(Number(after.cost)).toBeGreaterThan(Number(article.cost));
 
     // The new version is an event on the article's stream, after the run's end.
     const run = await openEvents(stack.baseUrl, tenant.token, article.external_id, { lastEventId: "0-0", deadlineMs: 10_000 });

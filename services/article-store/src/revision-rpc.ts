@@ -68,7 +68,7 @@ export function sectionRevisionRoutes(router: ConnectRouter, db: Db, messages: R
       return { revision: pending ? revisionMessage(pending) : undefined };
     },
     async completeRevision(req) {
-      const made = await revisions.completeRevision(db, req.externalId, req.number, { text: req.sectionText, heading: req.sectionHeading, writtenWords: req.writtenWords });
+      const made = await revisions.completeRevision(db, req.externalId, req.number, { text: req.sectionText, heading: req.sectionHeading, writtenWords: req.writtenWords, cost: req.cost });
       return { article: messages.articleMessage(made.article), version: versionMessage(messages.sourceMessage, made.version), revision: revisionMessage(made.revision) };
     },
     async failRevision(req) {

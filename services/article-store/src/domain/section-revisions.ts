@@ -6,11 +6,11 @@
 import { and, desc, eq, inArray, max } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { articleVersions, outbox, sectionRevisions } from "../db/schema.ts";
-import { invalidFields, notFound, precondition, stale } from "../../../kit/src/errors.ts";
+import { invalidFields, notFound, precondition, stale, throwIfAny, type FieldErrors } from "../../../kit/src/errors.ts";
 import { bodyOf } from "../../../kit/src/article-envelope.ts";
 import { articleSections, spliceSection } from "../../../kit/src/rules/article-sections.ts";
-import { getArticleByExternalId, type ArticleRecord } from "./articles.ts";
-import { isDone, onArticle, type VersionRecord } from "./lifecycle.ts";
+import { getArticleByExternalId, updateArticle, type ArticleRecord } from "./articles.ts";
+import { checkCost, isDone, onArticle, type VersionRecord } from "./lifecycle.ts";
 import { appendVersion, citationsIn, readersWords, withBody } from "./article-versions.ts";
 
 export type RevisionRecord = typeof sectionRevisions.$inferSelect;
@@ -83,6 +83,8 @@ export interface RevisedSection {
   text: string;
   heading?: string;
   writtenWords: number;
+  /** The article's cost with the revision's call. */
+  cost?: string;
 }
 
 /**
@@ -90,6 +92,9 @@ export interface RevisedSection {
  * that records the section, action and instruction; a repeat answers the version made.
  */
 export async function completeRevision(db: Db, externalId: string, number: number, revised: RevisedSection): Promise<{ article: ArticleRecord; version: VersionRecord; revision: RevisionRecord }> {
+  const errors: FieldErrors = {};
+  checkCost(revised.cost, errors);
+  throwIfAny(errors);
   return onArticle(db, externalId, async (tx, article) => {
     const revision = await lockedRevision(tx, article, number);
     if (revision.status === "completed" && revision.versionId !== null) {
@@ -131,7 +136,9 @@ export async function completeRevision(db: Db, externalId: string, number: numbe
       .set({ status: "completed", versionId: made.version.id, writtenWords: revised.writtenWords, finishedAt: new Date() })
       .where(and(eq(sectionRevisions.articleId, article.id), eq(sectionRevisions.number, number)))
       .returning();
-    return { ...made, revision: completed! };
+    // The article's cost stays the total of its cost breakdown, which lists the revision's call.
+    const costed = revised.cost === undefined ? made.article : await updateArticle(tx, article.id, { cost: revised.cost });
+    return { ...made, article: costed, revision: completed! };
   });
 }
 

@@ -13,7 +13,8 @@ import { bodyOf } from "../../../kit/src/article-envelope.ts";
 import { articleSections, revisedSectionText, sectionText, sectionWords } from "../../../kit/src/rules/article-sections.ts";
 import { countWords } from "../../../kit/src/words.ts";
 import { temperatureForTone } from "../../../kit/src/rules/prompt-template.ts";
-import { researchOf } from "./checkpoints.ts";
+import { researchOf, runCost } from "./checkpoints.ts";
+import { formatUsd } from "../../../kit/src/rules/usd.ts";
 import { citationStyleOf, promptWithCitations } from "./cited-writing.ts";
 import { finishingCall } from "./finishing-calls.ts";
 import { findModelAndFallback } from "./model-catalog.ts";
@@ -84,6 +85,7 @@ ${body.slice(0, CONTEXT_CHARS)}`;
       sectionText: revised.text,
       sectionHeading: revision.action === "translate" ? revised.heading : undefined,
       writtenWords: written,
+      cost: formatUsd(await runCost(deps.db, externalId)),
     });
     // Once the version is made the revision is no longer pending, so a later pickup would not settle: tried here until it holds.
     await settleRevision(deps, revision.reference, written);
