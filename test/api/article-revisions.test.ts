@@ -3,7 +3,8 @@
 // before its text and from the next H2 on is identical), settles only the words it wrote, and is
 // announced as a version_created event; status and current_step stay. A second operation while
 // one runs is 409, as is one on an unfinished article; bad input is 422 in the spec's shape; an
-// Idempotency-Key replays the first answer; a cancel stops a revision and gives its words back.
+// Idempotency-Key replays the first answer; a cancel stops a revision and gives its words back; a
+// delete erases revisions and bills their words in the erasure record.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import * as grpc from "@grpc/grpc-js";
 import { apiClient, type ApiClient } from "../harness/http.ts";
@@ -16,12 +17,15 @@ import { articleBody, finished, waitForArticle, wordUsage } from "./generation-s
 import { openEvents } from "./article-events-support.ts";
 import { eventually } from "../harness/eventually.ts";
 import { articleSections } from "../../services/kit/src/rules/article-sections.ts";
+import postgres from "postgres";
 
 let stack: TestStack;
 let tenant: Tenant;
 let api: ApiClient;
 let clients: PublicClients;
 let article: any;
+/** The tenant's billed words once the article was generated (its only words then). */
+let generationWords: number;
 
 beforeAll(async () => {
   stack = await useStack();
@@ -31,6 +35,7 @@ beforeAll(async () => {
   const created = await createArticle(api, articleBody(tenant.projectId, { target_word_count: 400, include_faq: true }));
   article = await waitForArticle(api, created.external_id, finished);
   expect(article.status).toBe("completed");
+  generationWords = Number((await eventually(() => wordUsage(stack, tenant.accountId), (u) => Number(u.reservedWords) === 0, 15_000, "the generation settled")).usedWords);
 }, 90_000);
 
 afterAll(() => closeClients(clients));
@@ -99,8 +104,8 @@ describe("section revisions", () => {
     expect(Math.min(...held)).toBe(queued.body.data.reserved_words);
     const revision = done.revisions[0];
     expect(revision).toMatchObject({ number: 1, status: "completed", failure_reason: null });
-    const after = (await api.get(`/v1/articles/${article.external_id}`)).body.data;
-    expect(after.current_version_id).toBe(revision.version_id);
+    // The new version is scored as an edit's is, moments after it is made.
+    const after = await waitForArticle(api, article.external_id, (a) => a.current_version_id === revision.version_id && a.ai_detection_score !== null, 15_000);
     expect(after.status).toBe(article.status);
     expect(after.current_step).toBe(article.current_step);
 
@@ -174,4 +179,17 @@ describe("section revisions", () => {
     expect(rpc.code).toBe("ABORTED");
     await api.post(`/v1/articles/${running.external_id}/cancel`);
   }, 30_000);
+
+  test("deleting the article erases its revisions; the erasure record bills the generation's words and the revision's", async () => {
+    const [completed] = (await revisionsOf(article.external_id)).revisions.filter((r: any) => r.status === "completed");
+    expect((await api.delete(`/v1/articles/${article.external_id}`)).status).toBe(200);
+    const sql = postgres(stack.databaseUrl, { max: 1, onnotice: () => {} });
+    try {
+      expect(await sql`select 1 from article_store.section_revisions where article_id = ${article.id}`).toHaveLength(0);
+      const [erasure] = await sql`select words_billed from article_store.article_erasures where article_id = ${article.id}`;
+      expect(Number(erasure!.words_billed)).toBe(generationWords + completed.written_words);
+    } finally {
+      await sql.end();
+    }
+  });
 });

@@ -1,5 +1,5 @@
 // OriginalityCheckService: the detector's score of a version a client made after generation (an
-// edit, a restore), recorded on that version (and on the article while it is current), with the
+// edit, a restore, a section revision), recorded on that version (and on the article while it is current), with the
 // version's brief checks (quality-report.ts) measured against the article's brief as generation
 // measures its own versions: checks and report only, never a repair. The text scored is what a
 // generated version's score is taken on: the body of the content without its images.
@@ -21,14 +21,19 @@ export interface OriginalityCheckDeps {
   readArticle(externalId: string): Promise<Article | undefined>;
 }
 
-export const originalityCheckHandlers = ({ detector, versions, lifecycle, readArticle }: OriginalityCheckDeps): ServiceImpl<typeof OriginalityCheckService> => ({
+/** Scores version `number` of the article and measures its brief checks, recording both; the score. */
+export async function checkVersionOriginality({ detector, versions, lifecycle, readArticle }: OriginalityCheckDeps, externalId: string, number: number): Promise<number> {
+  const [{ version }, article] = await Promise.all([versions.getVersion({ externalId, number }), readArticle(externalId)]);
+  const content = version!.content ?? "";
+  const score = await detector.score(bodyOf(content).replace(IMAGE, " "));
+  const text = { content, words: version!.wordCount, sources: version!.sources, removed: version!.citationsRemoved };
+  const quality = article?.settings ? qualityOf(article, article.settings, text, version!.description ?? null) : undefined;
+  await lifecycle.recordOriginality({ externalId, versionId: version!.id, aiDetectionScore: score, quality });
+  return score;
+}
+
+export const originalityCheckHandlers = (deps: OriginalityCheckDeps): ServiceImpl<typeof OriginalityCheckService> => ({
   async checkVersion(req) {
-    const [{ version }, article] = await Promise.all([versions.getVersion({ externalId: req.externalId, number: req.number }), readArticle(req.externalId)]);
-    const content = version!.content ?? "";
-    const score = await detector.score(bodyOf(content).replace(IMAGE, " "));
-    const text = { content, words: version!.wordCount, sources: version!.sources, removed: version!.citationsRemoved };
-    const quality = article?.settings ? qualityOf(article, article.settings, text, version!.description ?? null) : undefined;
-    await lifecycle.recordOriginality({ externalId: req.externalId, versionId: version!.id, aiDetectionScore: score, quality });
-    return { aiDetectionScore: score };
+    return { aiDetectionScore: await checkVersionOriginality(deps, req.externalId, req.number) };
   },
 });

@@ -3,7 +3,7 @@
 // locked row, and an erasure record without content stays. The record keeps a SHA-256 of the
 // external_id, never the id itself, so a repeated delete is recognised and answered the same.
 import { createHash } from "node:crypto";
-import { eq, or } from "drizzle-orm";
+import { and, eq, or, sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { articleErasures, articleEvents, articleFailures, articleVersions, articles, deliveryAttempts, idempotencyKeys, outbox, researchSources, sectionRevisions } from "../db/schema.ts";
 import { notFound, precondition, stale } from "../../../kit/src/errors.ts";
@@ -37,13 +37,15 @@ export async function eraseArticle(db: Db, externalId: string, wordsBilled: numb
     await tx.delete(researchSources).where(eq(researchSources.articleId, article.id));
     await tx.delete(idempotencyKeys).where(or(eq(idempotencyKeys.articleId, article.id), eq(idempotencyKeys.externalId, article.externalId)));
     await tx.delete(outbox).where(eq(outbox.articleId, article.id));
+    // Its section revisions' words were settled under references of their own: the record bills them too.
+    const [{ revised }] = await tx.select({ revised: sql<number>`coalesce(sum(${sectionRevisions.writtenWords}), 0)::int` }).from(sectionRevisions).where(and(eq(sectionRevisions.articleId, article.id), eq(sectionRevisions.status, "completed")));
     await tx.delete(sectionRevisions).where(eq(sectionRevisions.articleId, article.id));
     await tx.delete(articleVersions).where(eq(articleVersions.articleId, article.id));
     await tx.delete(articleFailures).where(eq(articleFailures.articleId, article.id));
     await tx.delete(articles).where(eq(articles.id, article.id));
     const [record] = await tx
       .insert(articleErasures)
-      .values({ articleId: article.id, externalIdSha256: sha256(article.externalId), accountId: article.accountId, projectId: article.projectId, wordsBilled, erasedByKeyId: keyId > 0 ? keyId : null })
+      .values({ articleId: article.id, externalIdSha256: sha256(article.externalId), accountId: article.accountId, projectId: article.projectId, wordsBilled: wordsBilled + revised, erasedByKeyId: keyId > 0 ? keyId : null })
       .returning();
     return record;
   });

@@ -79,6 +79,8 @@ export interface PipelineDeps {
   shareWeight?: (account: string) => Promise<number>;
   /** Section revisions of finished articles (section-revision.ts); undefined: none are run. */
   revisions?: Client<typeof ArticleRevisionService>;
+  /** Scores a version made after generation and measures its brief checks (rpc-originality.ts); undefined: left unchecked. */
+  checkVersion?: (externalId: string, number: number) => Promise<number>;
 }
 
 export interface JobControl {

@@ -79,7 +79,7 @@ ${body.slice(0, CONTEXT_CHARS)}`;
     const revised = revisedSectionText(reply);
     if (revised.text === "") throw new Error("the model returned an empty section");
     const written = countWords(revised.text);
-    await deps.revisions.completeRevision({
+    const completed = await deps.revisions.completeRevision({
       externalId,
       number: revision.number,
       sectionText: revised.text,
@@ -89,6 +89,10 @@ ${body.slice(0, CONTEXT_CHARS)}`;
     });
     // Once the version is made the revision is no longer pending, so a later pickup would not settle: tried here until it holds.
     await settleRevision(deps, revision.reference, written);
+    // The new version is scored and measured as an edit's is; a failure leaves it unchecked, the revision made.
+    if (deps.checkVersion && completed.version) {
+      await deps.checkVersion(externalId, completed.version.number).catch((error) => deps.logger.warn("could not check a revised version's originality", { externalId, error: (error as Error).message }));
+    }
     deps.logger.info("section revised", { externalId, revision: revision.number, action: revision.action, words: written });
     return "revised";
   } catch (error) {
