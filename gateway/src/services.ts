@@ -9,6 +9,7 @@ import { WorkflowSnapshotService } from "../../proto/gen/articles/workflow_catal
 import { ModelCatalogService } from "../../proto/gen/articles/generation_runner/v1/models_pb.ts";
 import { ArticleImageService } from "../../proto/gen/articles/generation_runner/v1/images_pb.ts";
 import { ArticleRetryService } from "../../proto/gen/articles/article_store/v1/retry_pb.ts";
+import { ArticleRevisionService } from "../../proto/gen/articles/article_store/v1/revisions_pb.ts";
 import { ReservationRetryService } from "../../proto/gen/articles/accounts_billing/v1/retries_pb.ts";
 import { ArticleErasureService } from "../../proto/gen/articles/article_store/v1/erasure_pb.ts";
 import { RunErasureService } from "../../proto/gen/articles/generation_runner/v1/erasure_pb.ts";
@@ -47,6 +48,7 @@ export interface ServiceClients {
   reservationErasure: Client<typeof ReservationErasureService>;
   /** A failed article's retry (POST /v1/articles/{id}/retry). */
   retries: Client<typeof ArticleRetryService>;
+  revisions: Client<typeof ArticleRevisionService>;
   reservationRetry: Client<typeof ReservationRetryService>;
   /** The originality check of an edited version (generation-runner's detector). */
   originality: Client<typeof OriginalityCheckService>;
@@ -78,6 +80,7 @@ export function connectServices(config: Pick<GatewayConfig, "services">, credent
     deliveryErasure: serviceClient(DeliveryErasureService, via(config.services.webhookDispatcher)),
     reservationErasure: serviceClient(ReservationErasureService, via(config.services.accountsBilling)),
     retries: serviceClient(ArticleRetryService, via(config.services.articleStore)),
+    revisions: serviceClient(ArticleRevisionService, via(config.services.articleStore)),
     reservationRetry: serviceClient(ReservationRetryService, via(config.services.accountsBilling)),
     // A connection check waits on the customer's site (up to 30 s a request).
     publishing: serviceClient(PublishingService, { ...via(config.services.webhookDispatcher), timeoutMs: 65_000 }),

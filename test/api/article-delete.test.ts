@@ -112,7 +112,7 @@ describe("deleting an article", () => {
 
     const reader = await operatorClient(stack).createApiKey({ accountId: BigInt(tenant.accountId), userId: BigInt(tenant.userId), scope: { accountOnly: false, projectIds: [], readOnly: true } });
     expect((await api.withToken(reader.token).delete(`/v1/articles/${article.external_id}`)).status).toBe(403);
-    expect((await api.delete(`/v1/articles/${article.external_id}?unpublish=true`)).status).toBe(422);
+    expect((await api.delete(`/v1/articles/${article.external_id}?unpublish=yes`)).status).toBe(422);
 
     const res = await api.delete(`/v1/articles/${article.external_id}`);
     expect(res.status).toBe(200);

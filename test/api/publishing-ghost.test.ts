@@ -1,9 +1,10 @@
 // Publishing to a real Ghost 5 (npm's `ghost`, on Node and a MariaDB database of its own; see
 // test/harness/ghost.ts) through the public API: the key checked, a post with its HTML,
 // feature image, tags and excerpt, a re-publish, a scheduled post, an answer lost after Ghost made
-// the post, and markup in model output. What landed is read back through Ghost's Admin API, as an
-// editor's tool would, and from the post's public page. The faults a real Ghost cannot be made to
-// produce on demand (503, 429 with Retry-After) are in publishing-ghost-faults.test.ts.
+// the post, deleting an article with its post (unpublish=true), and markup in model output. What
+// landed is read back through Ghost's Admin API, as an editor's tool would, and from the post's
+// public page. The faults a real Ghost cannot be made to produce on demand (503, 429 with
+// Retry-After) are in publishing-ghost-faults.test.ts.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -167,6 +168,16 @@ describe("a real Ghost", () => {
       await proxy.stop();
     }
   }, 90_000);
+
+  test("deleting the article with unpublish=true deletes its Ghost post through the Admin API", async () => {
+    const article = await finishedArticle("Descaling a machine");
+    const since = new Date().toISOString();
+    expect((await api.post(`/v1/articles/${article.id}/publish`, { destination_id: destinationId, status: "draft" })).status).toBe(202);
+    await publicationAfter(article.id, since, "published");
+    expect(await postsOf(article.external_id)).toHaveLength(1);
+    expect((await api.delete(`/v1/articles/${article.external_id}?unpublish=true`)).status).toBe(200);
+    expect(await postsOf(article.external_id)).toHaveLength(0);
+  });
 });
 
 describe("markup in model output", () => {

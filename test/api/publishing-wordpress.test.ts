@@ -1,9 +1,10 @@
 // Publishing to a real WordPress (Debian's, served by php -S on a MariaDB database of its own)
 // through the public API: destinations under a project, checked against the site when added (a
 // refused credential, a site that cannot be reached, a REST root on another origin), an article
-// created with `publish`, a re-publish, racing publish requests, revoked credentials, and model
-// output full of markup reaching the post inert. What landed is checked through WordPress's own
-// REST API, as the site's administrator would look at it.
+// created with `publish`, a re-publish, racing publish requests, revoked credentials, deleting an
+// article with and without its post (unpublish=true), and model output full of markup reaching the
+// post inert. What landed is checked through WordPress's own REST API, as the site's
+// administrator would look at it.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Queue } from "bullmq";
 import { parseHTML } from "linkedom";
@@ -351,6 +352,25 @@ describe("publishing an article", () => {
     ]);
     expect(refusals.map((r) => r.status)).toEqual([422, 422, 422, 422, 422]);
     expect(refusals.map((r) => Object.keys(r.body.errors))).toEqual([["destination_id"], ["publish_at"], ["slug"], ["destination_id"], ["publish.destination_id"]]);
+  });
+
+  test("deleting the article with unpublish=true deletes its post on WordPress for good; without it the post stays", async () => {
+    expect(article).toBeDefined();
+    const [post] = await postsOf(article.external_id);
+    expect(post).toBeDefined();
+    expect((await api.delete(`/v1/articles/${article.external_id}?unpublish=maybe`)).status).toBe(422);
+    const res = await api.delete(`/v1/articles/${article.external_id}?unpublish=true`);
+    expect(res.status).toBe(200);
+    expect((await api.get(`/v1/articles/${article.external_id}`)).status).toBe(404);
+    // Not in the trash either: WordPress answers 404 for the post's id.
+    expect(await postsOf(article.external_id)).toHaveLength(0);
+    expect((await fetch(restUrl(`wp/v2/posts/${post.id}`), { headers: asAdmin() })).status).toBe(404);
+
+    // An article deleted without it leaves its post where it is.
+    const kept = await createArticle(api, articleBody(tenant.projectId, { title: "Cold brew basics", publish: { destination_id: destinationId, status: "draft" } }));
+    const published = await waitForArticle(api, kept.external_id, publicationIs("published"), 60_000);
+    expect((await api.delete(`/v1/articles/${published.external_id}`)).status).toBe(200);
+    expect(await postsOf(published.external_id)).toHaveLength(1);
   });
 });
 

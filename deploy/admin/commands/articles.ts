@@ -11,7 +11,7 @@ import {
 import { Code, ConnectError } from "@connectrpc/connect";
 import { ArticleErasureSchema } from "../../../proto/gen/articles/article_store/v1/erasure_pb.ts";
 import { eraseArticleEverywhere } from "../../../services/kit/src/article-erasure-steps.ts";
-import { flag, id, required } from "../args.ts";
+import { flag, id, required, switchFlag } from "../args.ts";
 import { command, type AdminCommand } from "../command.ts";
 import { asJson } from "../json-output.ts";
 
@@ -50,8 +50,8 @@ export const articleCommands: AdminCommand[] = [
   }),
   command({
     name: "article erase",
-    flags: [flag("id", "ID|UUID")],
-    summary: "erase an article on request, as DELETE /v1/articles/{id} does (a running one is cancelled); prints the erasure record that stays",
+    flags: [flag("id", "ID|UUID"), switchFlag("unpublish")],
+    summary: "erase an article on request, as DELETE /v1/articles/{id} does (a running one is cancelled; --unpublish deletes its WordPress and Ghost posts first); prints the erasure record that stays",
     async run(f, c) {
       const identifier = required(f, "id");
       const found = await c.articles.getArticle({ identifier }).catch((error) => {
@@ -59,7 +59,8 @@ export const articleCommands: AdminCommand[] = [
         throw error;
       });
       // Erased before: the record made then.
-      const erasure = found?.article ? await eraseArticleEverywhere(c.erasureClients, found.article, 0) : (await c.erasureClients.erasure.findErasure({ identifier })).erasure!;
+      const unpublish = f.unpublish === "true";
+      const erasure = found?.article ? await eraseArticleEverywhere(c.erasureClients, found.article, 0, { unpublish }) : (await c.erasureClients.erasure.findErasure({ identifier })).erasure!;
       return asJson(ArticleErasureSchema, erasure);
     },
   }),

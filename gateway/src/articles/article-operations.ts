@@ -23,6 +23,7 @@ import { stepBreakdown } from "./step-breakdown.ts";
 import { ArticleVersions } from "./article-versions.ts";
 import { ArticleErasure } from "./article-erasure.ts";
 import { ArticleRetry } from "./article-retry.ts";
+import { SectionRevisions } from "./section-revisions.ts";
 import { exportArticle, exportFormatOf, type ExportedContent } from "./article-export.ts";
 import type { ArticleWithProject } from "./article-with-project.ts";
 
@@ -42,6 +43,8 @@ export class ArticleOperations {
   readonly erasure: ArticleErasure;
   /** Retrying a failed article (article-retry.ts). */
   readonly retries: ArticleRetry;
+  /** Section operations (section-revisions.ts). */
+  readonly revisions: SectionRevisions;
 
   constructor(
     private readonly gate: V1Gate,
@@ -53,6 +56,7 @@ export class ArticleOperations {
     this.creation = new ArticleCreation(gate, logger);
     this.erasure = new ArticleErasure(gate, (caller, identifier, access) => this.get(caller, identifier, access));
     this.retries = new ArticleRetry(gate, (caller, identifier, access) => this.get(caller, identifier, access));
+    this.revisions = new SectionRevisions(gate, (caller, identifier, access) => this.get(caller, identifier, access));
     this.versions = new ArticleVersions(gate, (caller, identifier, access) => this.get(caller, identifier, access), logger);
   }
 
@@ -107,6 +111,11 @@ export class ArticleOperations {
 
   async cancel(caller: Caller, identifier: string): Promise<ArticleWithProject> {
     const { article, project } = await this.get(caller, identifier, "update");
+    // A finished article's cancel stops its section revision under way; without one it is refused as before.
+    if (article.status === "completed" || article.status === "published") {
+      const { revision } = await this.gate.clients.revisions.cancelRevision({ externalId: article.externalId });
+      if (revision) return { article, project };
+    }
     return { article: await cancelArticle(this.gate.clients.lifecycle, article), project };
   }
 

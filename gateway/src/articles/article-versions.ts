@@ -85,6 +85,10 @@ export function presentVersion(v: ArticleVersion, article: Pick<Article, "curren
     sources: v.sources.map(presentSource),
     citations_removed: v.citationsRemoved,
     quality: (v.quality as QualityReport | undefined) ?? null,
+    // A section revision's section, action and instruction; null for other kinds.
+    revision: v.revision
+      ? { number: v.revision.number, action: v.revision.action, section_index: v.revision.sectionIndex, section_heading: v.revision.sectionHeading, instruction: v.revision.instruction ?? null, language: v.revision.language ?? null }
+      : null,
   };
 }
 

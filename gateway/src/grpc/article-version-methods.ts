@@ -1,13 +1,15 @@
-// articles.api.v1.ArticleService's methods of an article after generation: its versions, a restore
-// and an edit, running the operations /v1 runs (articles/article-versions.ts) and translating the
+// articles.api.v1.ArticleService's methods of an article after generation: its versions, a restore,
+// an edit and a section revision, running the operations /v1 runs (articles/article-versions.ts) and translating the
 // public JSON to the messages by proto3's JSON mapping, as the other methods do.
 import { fromJson, type JsonValue } from "@bufbuild/protobuf";
-import { ArticleVersionSchema } from "../../../proto/gen/articles/api/v1/articles_pb.ts";
+import { ArticleRevisionSchema, ArticleVersionSchema } from "../../../proto/gen/articles/api/v1/articles_pb.ts";
 import type { HandlerContext } from "@connectrpc/connect";
 import type { ArticleOperations } from "../articles/article-operations.ts";
 import { presentVersion } from "../articles/article-versions.ts";
 import { ERASED_MESSAGE } from "../articles/article-erasure.ts";
 import { retriedMessage } from "../articles/article-retry.ts";
+import { presentRevision } from "../articles/section-revisions.ts";
+import type { SectionRevision } from "../../../proto/gen/articles/article_store/v1/revisions_pb.ts";
 import type { Article } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import type { ArticleVersion } from "../../../proto/gen/articles/article_store/v1/versions_pb.ts";
 import type { Caller } from "../plugins/caller.ts";
@@ -16,6 +18,11 @@ import { apiArticle } from "./api-article.ts";
 
 const apiVersion = (version: ArticleVersion, article: Article) =>
   fromJson(ArticleVersionSchema, presentVersion(version, article) as unknown as JsonValue, { ignoreUnknownFields: true });
+
+const apiRevision = (revision: SectionRevision) => {
+  const { section, ...rest } = presentRevision(revision);
+  return fromJson(ArticleRevisionSchema, { ...rest, section_index: section.index, section_heading: section.heading } as unknown as JsonValue, { ignoreUnknownFields: true });
+};
 
 export function articleVersionMethods(answer: PublicCalls["answer"], callerOf: (ctx: HandlerContext) => Promise<Caller>, articles: ArticleOperations) {
   const { versions } = articles;
@@ -45,9 +52,21 @@ export function articleVersionMethods(answer: PublicCalls["answer"], callerOf: (
         const retried = await articles.retries.retry(await callerOf(ctx), req.id);
         return { article: apiArticle(retried.article, retried.project), message: retriedMessage(retried) };
       }),
-    deleteArticle: (req: { id: string }, ctx: HandlerContext) =>
+    reviseArticleSection: (req: { id: string; section: string; action: string; instruction?: string; targetWords?: number; language?: string; idempotencyKey?: string }, ctx: HandlerContext) =>
+      answer("ReviseArticleSection", async () => {
+        // The body POST /v1/articles/{id}/revisions would get.
+        const body = { section: req.section, action: req.action, instruction: req.instruction, target_words: req.targetWords, language: req.language };
+        const queued = await articles.revisions.revise(await callerOf(ctx), req.id, body, req.idempotencyKey);
+        return { revision: apiRevision(queued.revision), message: `Revision ${queued.revision.number} queued${queued.replayed ? " (replayed)" : ""}.` };
+      }),
+    listArticleRevisions: (req: { id: string }, ctx: HandlerContext) =>
+      answer("ListArticleRevisions", async () => {
+        const listed = await articles.revisions.list(await callerOf(ctx), req.id);
+        return { sections: listed.sections.map((s) => ({ index: s.index, heading: s.heading, wordCount: s.word_count })), revisions: listed.revisions.map(apiRevision) };
+      }),
+    deleteArticle: (req: { id: string; unpublish: boolean }, ctx: HandlerContext) =>
       answer("DeleteArticle", async () => {
-        await articles.erasure.erase(await callerOf(ctx), req.id);
+        await articles.erasure.erase(await callerOf(ctx), req.id, req.unpublish);
         return { success: true, message: ERASED_MESSAGE };
       }),
     updateArticle: (req: { id: string; baseVersionId: bigint; content?: string; description?: string; clearDescription: boolean }, ctx: HandlerContext) =>

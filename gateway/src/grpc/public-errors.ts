@@ -19,6 +19,8 @@ const CODE_OF_STATUS: Record<number, Code> = {
   413: Code.InvalidArgument,
   422: Code.InvalidArgument,
   429: Code.ResourceExhausted,
+  // A customer's site refused or failed (deleting its post on unpublish).
+  502: Code.Unavailable,
   503: Code.Unavailable,
   504: Code.DeadlineExceeded,
 };

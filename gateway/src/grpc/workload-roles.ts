@@ -3,7 +3,7 @@
 // that first grants it, and the type makes a method without an entry a compile error, so a new
 // method is granted to nobody until it is placed here.
 //   reader     reads: articles, their steps, events and estimates, workflows, destinations
-//   writer     reader + creates, cancels, retries, edits, restores and deletes articles, changes and deletes workflows
+//   writer     reader + creates, cancels, retries, edits, restores, revises sections of and deletes articles, changes and deletes workflows
 //   publisher  reader + destinations (create, check, delete) and publishing, webhook endpoints
 //              (create, change, delete, roll a secret, test, redeliver): where the content goes
 import type { DescService } from "@bufbuild/protobuf";
@@ -34,6 +34,8 @@ const article: MethodRoles<typeof ArticleService> = {
   updateArticle: "writer",
   deleteArticle: "writer",
   retryArticle: "writer",
+  reviseArticleSection: "writer",
+  listArticleRevisions: "reader",
 };
 
 const workflow: MethodRoles<typeof WorkflowService> = {

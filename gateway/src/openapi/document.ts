@@ -9,7 +9,8 @@ import { DUPLICATE_FIELDS, REORDER_FIELDS, STEP_FIELDS, STEP_UPDATE_FIELDS, WORK
 import { objectSchema, queryParameters } from "./fields.ts";
 import { DESTINATION_FIELDS, PUBLISH_FIELDS } from "../publishing/publish-input.ts";
 import * as S from "./schemas.ts";
-import { ArticleVersion, VersionConflict } from "./version-schemas.ts";
+import { ArticleRevision, ArticleSection, ArticleVersion, VersionConflict } from "./version-schemas.ts";
+import { REVISION_FIELDS } from "../articles/section-revisions.ts";
 import { EDIT_FIELDS } from "../articles/article-versions.ts";
 import { UsageReport } from "./usage-schemas.ts";
 import { WebhookDelivery, WebhookEndpoint, WebhookEndpointCreate, WebhookEndpointUpdate, WebhookEndpointWithSecret } from "./webhook-endpoint-schemas.ts";
@@ -53,6 +54,9 @@ const SCHEMAS: Record<string, TSchema> = {
   StepReorder: objectSchema(REORDER_FIELDS, { description: "Body of POST /v1/projects/{project}/workflows/reorder." }),
   WorkflowDuplicate: objectSchema(DUPLICATE_FIELDS, { description: "Body of POST /v1/projects/{project}/workflows/duplicate." }),
   ArticleVersion,
+  ArticleRevision,
+  ArticleSection,
+  RevisionRequest: objectSchema(REVISION_FIELDS, { description: "Body of POST /v1/articles/{id}/revisions: the section (index or heading) and the action." }),
   ArticleEdit: objectSchema(EDIT_FIELDS, { description: "Body of PATCH /v1/articles/{id}: content, description or both; the base version by If-Match or base_version_id." }),
   ...Object.fromEntries(Object.entries(S.ArticleEvents).map(([event, schema]) => [`ArticleEvent_${event}`, schema])),
   // ---- usage ----
@@ -249,7 +253,7 @@ const PATHS: Record<string, Record<string, Operation>> = {
   "/v1/articles/{id}/cancel": {
     post: {
       operationId: "cancelArticle",
-      summary: "Cancel a queued, batching, writing or polishing article: it fails, unfinished words are given back, no webhook (422 once ended otherwise)",
+      summary: "Cancel a queued, batching, writing or polishing article: it fails, unfinished words are given back, no webhook; on a finished article, its section revision under way (422 once ended otherwise)",
       tags: articleTags,
       parameters: [ID_PARAM],
       responses: { "200": ok("The cancelled article.", envelope(ref("Article"), { message: "required" })), "403": resp("Forbidden"), "404": resp("NotFound"), "422": resp("ValidationFailed"), ...GATE },
@@ -564,15 +568,16 @@ const VERSION_PATHS: Record<string, Record<string, Operation>> = {
       operationId: "deleteArticle",
       summary: "Delete an article and erase its data everywhere; an erasure record without content stays for billing",
       description:
-        "Cancels a running article, gives back the words still reserved, and erases its content, versions, events, sources, images (the stored files too), delivery records and queued deliveries in every service. The article then answers 404 by id and external_id and is absent from lists; an erasure record without content stays (ids, account, project, words billed, when, by which key). Posts already on WordPress or Ghost stay (unpublish=true is not offered yet: 422). A repeat answers the same. Needs update access.",
+        "Cancels a running article, gives back the words still reserved, and erases its content, versions, events, sources, images (the stored files too), delivery records and queued deliveries in every service. The article then answers 404 by id and external_id and is absent from lists; an erasure record without content stays (ids, account, project, words billed, when, by which key). Posts already on WordPress or Ghost stay, unless unpublish=true: then the posts the article's publications made are deleted first (WordPress: deleted for good, not trashed; Ghost: deleted through the Admin API), and a site that fails answers 502 with nothing erased (send the delete again). A repeat answers the same. Needs update access.",
       tags: articleTags,
-      parameters: [ID_PARAM, { name: "unpublish", in: "query", required: false, description: "Reserved: true (removing published posts too) is not available yet and answers 422.", schema: { type: "string", enum: ["false", "true"] } }],
+      parameters: [ID_PARAM, { name: "unpublish", in: "query", required: false, description: "true: delete the article's posts on WordPress and Ghost too (default false: they stay).", schema: { type: "string", enum: ["false", "true"] } }],
       responses: {
         "200": ok("Deleted (or deleted before).", envelope(null, { message: "required" })),
         "403": resp("Forbidden"),
         "404": resp("NotFound"),
         "409": CONFLICT,
         "422": resp("ValidationFailed"),
+        "502": errorResponse("A site the article was published to could not delete its post (unpublish=true): nothing was erased.", "PlainError", { message: "The post on https://blog.example.com could not be removed (…); delete the article again, or without unpublish." }),
         ...GATE,
       },
     },
@@ -603,6 +608,42 @@ const VERSION_PATHS: Record<string, Record<string, Operation>> = {
       tags: articleTags,
       parameters: [ID_PARAM],
       responses: { "200": ok("The article, queued.", envelope(ref("Article"), { message: "required" })), "403": resp("Forbidden"), "404": resp("NotFound"), "409": CONFLICT, "422": resp("ValidationFailed"), ...GATE },
+    },
+  },
+  "/v1/articles/{id}/revisions": {
+    post: {
+      operationId: "reviseArticleSection",
+      summary: "Rewrite, expand, shorten, regenerate, translate or humanize one H2 section of a completed or published article, as a new version where only that section changed",
+      description:
+        "Queues a section revision on the generation-runner (fair share, provider pacing, checkpoints, as an article's run), which reuses the article's research and sources without searching again. `section` names an H2 section by its index from 1 or its heading text, as GET /v1/articles/{id}/revisions lists them. 120% of target_words (else of the section's current word count) is held against the monthly allowance (422 on target_words when it cannot be covered) and the words written are settled. It ends in a new version (kind section_rewrite, recording the section, action, instruction and key) where only the text between that H2 and the next one changed: every other byte is identical. Its model call is listed in GET /v1/articles/{id}/steps under finishing as `revision N: …`. Status and current_step never change, no webhook is sent; the new version is a `version_created` event on the article's stream. 409 when the article is not completed or published, or another revision of it is queued or running. Needs update access.",
+      tags: articleTags,
+      parameters: [ID_PARAM, { $ref: "#/components/parameters/IdempotencyKey" }],
+      requestBody: body("RevisionRequest", "The section and what to do with it."),
+      responses: {
+        "202": ok("Queued (or, with a reused Idempotency-Key and the same body, the first answer again).", envelope(ref("ArticleRevision"), { message: "required" }), {
+          [REPLAYED_HEADER]: { description: "true when this repeats an earlier answer for the same Idempotency-Key.", schema: { type: "string", enum: ["true"] } },
+        }),
+        "403": resp("Forbidden"),
+        "404": resp("NotFound"),
+        "409": CONFLICT,
+        ...BODY_ERRORS,
+        ...GATE,
+      },
+    },
+    get: {
+      operationId: "listArticleRevisions",
+      summary: "The article's H2 sections (what a revision names) and its section revisions, newest first",
+      tags: articleTags,
+      parameters: [ID_PARAM],
+      responses: {
+        "200": ok(
+          "The current content's sections and the revisions.",
+          envelope({ type: "object", required: ["sections", "revisions"], properties: { sections: { type: "array", items: ref("ArticleSection") }, revisions: { type: "array", items: ref("ArticleRevision") } } }),
+        ),
+        "403": resp("Forbidden"),
+        "404": resp("NotFound"),
+        ...GATE,
+      },
     },
   },
   "/v1/articles/{id}/versions": {

@@ -341,18 +341,30 @@ export const ArticleEvents = {
     {
       version_id: Type.Integer(),
       number: Type.Integer(),
-      kind: Type.String({ enum: ["edited", "restored"] }),
+      kind: Type.String({ enum: ["edited", "restored", "section_rewrite"] }),
       word_count: Type.Integer(),
       made_by_key_id: Nullable(Type.Integer()),
       restored_from: Nullable(Type.Integer()),
       current_version_id: Type.Integer(),
       published_version_id: Nullable(Type.Integer()),
     },
-    { description: "event: version_created (an edit or a restore made a new version current; after the run's final event, so a client resumes the stream with the id of the last event it read; never a webhook delivery)" },
+    { description: "event: version_created (an edit, a restore or a section revision made a new version current; after the run's final event, so a client resumes the stream with the id of the last event it read; never a webhook delivery)" },
   ),
   retried: Type.Object(
     { status: ArticleStatus, attempt: Type.Integer({ minimum: 1 }), previous_reason: Nullable(Type.String()), previous_step: Nullable(Type.String()) },
     { description: "event: retried (a failed article queued again; names the failure it leaves behind; after that failure's final event)" },
+  ),
+  revision: Type.Object(
+    {
+      number: Type.Integer({ minimum: 1 }),
+      status: Type.String({ enum: ["running", "completed", "failed"] }),
+      action: Type.String(),
+      section_index: Type.Integer({ minimum: 1 }),
+      section_heading: Type.String(),
+      version_id: Nullable(Type.Integer()),
+      failure_reason: Nullable(Type.String()),
+    },
+    { description: "event: revision (a section revision started on the runner, completed or failed; after the run's final event, as version_created)" },
   ),
 };
 

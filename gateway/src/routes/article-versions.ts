@@ -1,6 +1,7 @@
-// An article after generation (beyond the spec, additive): its versions, restoring one, and
-// editing the article (PATCH with If-Match). Each route translates HTTP to the operations gRPC's
-// ArticleService runs too (articles/article-versions.ts); they share the "articles" rate limit.
+// An article after generation (beyond the spec, additive): its versions, restoring one, editing
+// the article (PATCH with If-Match) and revising one section. Each route translates HTTP to the
+// operations gRPC's ArticleService runs too (articles/article-versions.ts, section-revisions.ts);
+// they share the "articles" rate limit.
 import { Elysia } from "elysia";
 import type { ArticleOperations } from "../articles/article-operations.ts";
 import { ERASED_MESSAGE, unpublishOf } from "../articles/article-erasure.ts";
@@ -9,6 +10,8 @@ import { articleEtag, ifMatchVersion, presentVersion, type ChangedArticle } from
 import type { V1Gate } from "../plugins/caller.ts";
 import { v1Gate } from "../plugins/v1-gate.ts";
 import { queryValues } from "../validation.ts";
+import { idempotencyKeyOf, REPLAYED_HEADER } from "../articles/idempotency.ts";
+import { presentRevision } from "../articles/section-revisions.ts";
 import { presentArticle } from "../../../services/kit/src/public-article.ts";
 
 const TAGS = ["Articles"];
@@ -67,11 +70,28 @@ export const articleVersionRoutes = (gate: V1Gate, articles: ArticleOperations) 
       },
       { detail: { summary: "Retry a failed (or cancelled) article: queued again, resuming from the step that failed without re-running or re-billing finished steps", tags: TAGS } },
     )
+    .post(
+      "/v1/articles/:id/revisions",
+      async ({ caller, params, body, request, set }) => {
+        const queued = await articles.revisions.revise(caller, params.id, body, idempotencyKeyOf(request.headers));
+        set.status = 202;
+        if (queued.replayed) set.headers[REPLAYED_HEADER] = "true";
+        return { success: true, message: `Revision ${queued.revision.number} queued: section ${queued.revision.sectionIndex} ("${queued.revision.sectionHeading}") will be revised as a new version.`, data: presentRevision(queued.revision) };
+      },
+      { detail: { summary: "Rewrite, expand, shorten, regenerate, translate or humanize one H2 section of a completed or published article, as a new version where only that section changed", tags: TAGS } },
+    )
+    .get(
+      "/v1/articles/:id/revisions",
+      async ({ caller, params }) => {
+        const { sections, revisions } = await articles.revisions.list(caller, params.id);
+        return { success: true, data: { sections, revisions: revisions.map(presentRevision) } };
+      },
+      { detail: { summary: "The article's H2 sections (what a revision names) and its section revisions, newest first", tags: TAGS } },
+    )
     .delete(
       "/v1/articles/:id",
       async ({ caller, params, request }) => {
-        unpublishOf(queryValues(request.url).unpublish);
-        await articles.erasure.erase(caller, params.id);
+        await articles.erasure.erase(caller, params.id, unpublishOf(queryValues(request.url).unpublish));
         return { success: true, message: ERASED_MESSAGE };
       },
       { detail: { summary: "Delete an article and erase its data everywhere; an erasure record without content stays for billing", tags: TAGS } },

@@ -6,7 +6,7 @@ import type { Article } from "../../../proto/gen/articles/article_store/v1/artic
 import type { ArticleOperations } from "../articles/article-operations.ts";
 import { articlePageResponse, articleResponse } from "../articles/presented-json.ts";
 import { lastEventIdOf } from "../articles/event-stream.ts";
-import { CANCELLED_MESSAGE } from "../articles/cancellation.ts";
+import { CANCELLED_MESSAGE, REVISION_CANCELLED_MESSAGE } from "../articles/cancellation.ts";
 import { idempotencyKeyOf, REPLAYED_HEADER } from "../articles/idempotency.ts";
 import { listQueryOf } from "../articles/reading.ts";
 import { articleEtag } from "../articles/article-versions.ts";
@@ -75,7 +75,9 @@ export const articleRoutes = (gate: V1Gate, articles: ArticleOperations) =>
       "/v1/articles/:id/cancel",
       async ({ caller, params }) => {
         const { article, project } = await articles.cancel(caller, params.id);
-        return { success: true, message: CANCELLED_MESSAGE, data: presentArticle(article, project) };
+        // A finished article's cancel stopped its section revision under way; the article is as it was.
+        const message = article.status === "completed" || article.status === "published" ? REVISION_CANCELLED_MESSAGE : CANCELLED_MESSAGE;
+        return { success: true, message, data: presentArticle(article, project) };
       },
-      { detail: { summary: "Cancel a queued, batching, writing or polishing article: it fails, unfinished words are given back, no webhook (422 once ended otherwise)", tags: TAGS } },
+      { detail: { summary: "Cancel a queued, batching, writing or polishing article: it fails, unfinished words are given back, no webhook; on a finished article, its section revision under way (422 once ended otherwise)", tags: TAGS } },
     );

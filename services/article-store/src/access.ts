@@ -5,6 +5,7 @@
 import { ArticleLifecycleService, ArticleStoreService } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
 import { ArticleRetryService } from "../../../proto/gen/articles/article_store/v1/retry_pb.ts";
 import { ArticleErasureService } from "../../../proto/gen/articles/article_store/v1/erasure_pb.ts";
+import { ArticleRevisionService } from "../../../proto/gen/articles/article_store/v1/revisions_pb.ts";
 import { ArticleVersionService } from "../../../proto/gen/articles/article_store/v1/versions_pb.ts";
 import { allow, CALLERS } from "../../kit/src/access-policy.ts";
 
@@ -58,5 +59,14 @@ export const articleStoreAccess = [
     getVersion: [gateway, generationRunner, operator],
     restoreVersion: [gateway],
     editArticle: [gateway],
+  }),
+  // Section revisions: asked for through the gateway, run by the generation runner.
+  allow(ArticleRevisionService, {
+    createRevision: [gateway],
+    listRevisions: [gateway, operator],
+    pendingRevision: [generationRunner],
+    completeRevision: [generationRunner],
+    failRevision: [generationRunner],
+    cancelRevision: [gateway],
   }),
 ];

@@ -5,7 +5,6 @@
 import type { RedisConnection } from "../../kit/src/redis.ts";
 import type { Interceptor } from "@connectrpc/connect";
 import { ArticleLifecycleService } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
-import { ArticleVersionService } from "../../../proto/gen/articles/article_store/v1/versions_pb.ts";
 import { VERSION_CHANGES } from "./version-events.ts";
 import { ArticleRetryService } from "../../../proto/gen/articles/article_store/v1/retry_pb.ts";
 import { announceArticleChange } from "../../kit/src/article-changes.ts";
@@ -15,9 +14,9 @@ import { within } from "../../kit/src/deadline.ts";
 
 const ANNOUNCE_TIMEOUT_MS = 250;
 
-/** Every lifecycle call, a retry, and the version history's changes (its reads change nothing). */
+/** Every lifecycle call, a retry, and the calls that add a version after generation (reads change nothing). */
 const announces = (service: string, method: string) =>
-  service === ArticleLifecycleService.typeName || service === ArticleRetryService.typeName || (service === ArticleVersionService.typeName && VERSION_CHANGES.has(method));
+  service === ArticleLifecycleService.typeName || service === ArticleRetryService.typeName || VERSION_CHANGES.has(`${service}/${method}`);
 
 export function announceArticleChanges(redis: RedisConnection, redisPrefix: string, logger: Logger): Interceptor {
   return (next) => async (req) => {

@@ -25,6 +25,7 @@ import { logArticleEnds } from "./article-event-log.ts";
 import { logNewVersions } from "./version-events.ts";
 import { forgetErasedInRedis } from "./erasure-rpc.ts";
 import { logRetries } from "./retry-rpc.ts";
+import { logRevisions } from "./revision-rpc.ts";
 import { startLogArchiveUpkeep } from "./log-archiver.ts";
 import { failOnConfigError, loadReconcileSettings, type PlatformConfig } from "../../kit/src/config.ts";
 import type { Logger } from "../../kit/src/logger.ts";
@@ -85,6 +86,7 @@ await runService({
     forgetErasedInRedis(announcements.of(config, logger), config.redisPrefix, logger),
     logRetries({ db: database.db, redis: announcements.of(config, logger), redisPrefix: config.redisPrefix }, logger),
     handOverEndpointEvents(endpointHandover(database.db, config, logger), logger),
+    logRevisions({ db: database.db, redis: announcements.of(config, logger), redisPrefix: config.redisPrefix }, logger),
   ],
   async background({ database, config, credential, logger }) {
     const generationQueue = openQueue<GenerationJob>("generation", queues.of(config, logger), config.redisPrefix);

@@ -37,6 +37,7 @@ import { archivedEventsAfter } from "./domain/event-archive.ts";
 import { articleVersionRoutes } from "./version-rpc.ts";
 import { articleErasureRoutes } from "./erasure-rpc.ts";
 import { articleRetryRoutes } from "./retry-rpc.ts";
+import { sectionRevisionRoutes } from "./revision-rpc.ts";
 import { attemptOf as publicationAttemptOf, autoPublishMessage, autoPublishOf, publicationMessage, publicationOf } from "./publication-messages.ts";
 
 const ts = (d: Date) => timestampFromDate(d);
@@ -394,5 +395,6 @@ export function articleStoreRoutes({ db, accounts, relay }: ArticleStoreDeps) {
     articleVersionRoutes(router, db, { articleMessage, sourceMessage });
     articleErasureRoutes(router, db);
     articleRetryRoutes(router, db, articleMessage, () => relay()?.wake());
+    sectionRevisionRoutes(router, db, { articleMessage, sourceMessage }, () => relay()?.wake());
   };
 }

@@ -1,20 +1,21 @@
-// Each version a client's change adds (an edit, a restore) is a `version_created` event on the
+// Each version a client's change adds (an edit, a restore, a section revision) is a `version_created` event on the
 // article's log, written after the change committed, as article-event-log.ts writes the ends of a
 // run: the article has ended, so the event goes to its ended log and the log to the archive. Never
 // a delivery to the article's webhook_url. A failure here is logged and never fails the change.
 import type { Interceptor } from "@connectrpc/connect";
 import { ArticleVersionService, type EditArticleResponse } from "../../../proto/gen/articles/article_store/v1/versions_pb.ts";
+import { ArticleRevisionService } from "../../../proto/gen/articles/article_store/v1/revisions_pb.ts";
 import type { ArticleEvent } from "../../kit/src/article-events.ts";
 import type { Logger } from "../../kit/src/logger.ts";
 import { within } from "../../kit/src/deadline.ts";
 import { appendToEndedLog, archiveArticleLogs, type LogArchive } from "./log-archiver.ts";
 
-/** The version history's calls that add a version. */
-export const VERSION_CHANGES = new Set([ArticleVersionService.method.restoreVersion.name, ArticleVersionService.method.editArticle.name]);
+/** The calls that add a version after generation: an edit, a restore, a section revision's completion. */
+export const VERSION_CHANGES = new Set([ArticleVersionService.method.restoreVersion, ArticleVersionService.method.editArticle, ArticleRevisionService.method.completeRevision].map((m) => `${m.parent.typeName}/${m.name}`));
 
 const WRITE_TIMEOUT_MS = 2_000;
 
-/** The event of a new version (RestoreVersion and EditArticle answer the same shape). */
+/** The event of a new version (RestoreVersion, EditArticle and CompleteRevision answer the same shape). */
 export function versionCreatedEvent({ article, version }: Pick<EditArticleResponse, "article" | "version">): ArticleEvent {
   return {
     event: "version_created",
@@ -34,7 +35,7 @@ export function versionCreatedEvent({ article, version }: Pick<EditArticleRespon
 export function logNewVersions(archive: LogArchive, logger: Logger): Interceptor {
   return (next) => async (req) => {
     const res = await next(req);
-    if (req.service.typeName !== ArticleVersionService.typeName || res.stream || !VERSION_CHANGES.has(req.method.name)) return res;
+    if (res.stream || !VERSION_CHANGES.has(`${req.service.typeName}/${req.method.name}`)) return res;
     const made = res.message as unknown as EditArticleResponse;
     if (!made.article || !made.version) return res;
     const logged = { id: Number(made.article.id), externalId: made.article.externalId };

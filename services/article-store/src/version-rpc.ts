@@ -18,7 +18,7 @@ export interface RecordMessages {
 const opt = <T>(v: T | null) => (v === null ? undefined : v);
 
 /** A version as the messages carry it; its content only when asked for. */
-function versionMessage(sourceMessage: RecordMessages["sourceMessage"], v: versions.VersionSummary & { content?: string }, withContent = false): MessageInitShape<typeof ArticleVersionSchema> {
+export function versionMessage(sourceMessage: RecordMessages["sourceMessage"], v: versions.VersionSummary & { content?: string }, withContent = false): MessageInitShape<typeof ArticleVersionSchema> {
   return {
     id: BigInt(v.id),
     number: v.number,
@@ -35,6 +35,9 @@ function versionMessage(sourceMessage: RecordMessages["sourceMessage"], v: versi
     aiDetectionScore: opt(v.aiDetectionScore),
     originalityCheckedAt: v.originalityCheckedAt ? timestampFromDate(v.originalityCheckedAt) : undefined,
     quality: opt(v.quality),
+    revision: v.revision
+      ? { number: v.revision.number, action: v.revision.action, sectionIndex: v.revision.sectionIndex, sectionHeading: v.revision.sectionHeading, instruction: opt(v.revision.instruction), language: opt(v.revision.language) }
+      : undefined,
   };
 }
 

@@ -6,6 +6,9 @@ import { currentRequestId, withRequestId } from "../../kit/src/request-context.t
 import { Code, ConnectError } from "@connectrpc/connect";
 import { DelayedError, UnrecoverableError, Worker, type Job } from "bullmq";
 import { ArticleLifecycleService, ArticleStoreService } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
+import { ArticleRevisionService } from "../../../proto/gen/articles/article_store/v1/revisions_pb.ts";
+import { ArticleVersionService } from "../../../proto/gen/articles/article_store/v1/versions_pb.ts";
+import { checkStoredVersion } from "./rpc-originality.ts";
 import { QuotaService } from "../../../proto/gen/articles/accounts_billing/v1/quota_pb.ts";
 import { WorkflowSnapshotService } from "../../../proto/gen/articles/workflow_catalog/v1/snapshots_pb.ts";
 import { serviceClient } from "../../kit/src/clients.ts";
@@ -68,6 +71,7 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
   const snapshots = serviceClient(WorkflowSnapshotService, via(config.services.workflowCatalog));
 
   const articles = serviceClient(ArticleStoreService, via(config.services.articleStore));
+  const versions = serviceClient(ArticleVersionService, via(config.services.articleStore));
   const generationQueue = openQueue<GenerationJob>("generation", connection, config.redisPrefix);
   // Provider budgets, breakers and account shares: small scripts on a connection of their own.
   const pacingConnection = connectRedis(config.redisUrl, { enableAutoPipelining: true });
@@ -112,6 +116,8 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
     repairCalls: runner.repairCalls,
     eventLog: { redis: eventLogConnection, redisPrefix: config.redisPrefix },
     shareWeight: async (account) => (await shares.share(account)).weight,
+    revisions: serviceClient(ArticleRevisionService, via(config.services.articleStore)),
+    checkVersion: (externalId, number) => checkStoredVersion({ detector: runner.detector, versions, lifecycle: deps.lifecycle, readArticle: deps.readArticle }, externalId, number),
   };
   // The runner's notices: cancels, and new articles in the accounts' lines.
   const subscriber = connectRedis(config.redisUrl);

@@ -3,7 +3,7 @@
 // Each step is safe to repeat, and article-store's rows go last, so an erasure that failed half-way
 // leaves the article readable and is simply run again: a running article is cancelled and its run
 // left to stop; the dispatcher's queued deliveries and messages go; the runner's run, checkpoints,
-// research and images (their files too); the ledger gives back what is still reserved and keeps
+// research and images (their files too), and when asked the posts on WordPress or Ghost; the ledger gives back what is still reserved and keeps
 // the billed words under a reference that no longer names the article; then article-store erases
 // its rows in one transaction, and Redis' copies.
 import { createHash } from "node:crypto";
@@ -26,6 +26,14 @@ export interface ErasedArticle {
   id: bigint;
   externalId: string;
   status: string;
+  projectId: bigint;
+  /** Where it was published: the posts `unpublish` removes. */
+  publications: { destinationId: bigint; remoteId?: string }[];
+}
+
+/** A site the article was published to could not delete its post: nothing was erased. */
+export class PostsNotRemoved extends Error {
+  override readonly name = "PostsNotRemoved";
 }
 
 const RUNNING = ["queued", "batching", "writing", "polishing"];
@@ -50,8 +58,12 @@ async function untilStopped<T>(step: () => Promise<T>): Promise<T> {
   }
 }
 
-/** Erases the article everywhere; `keyId` is the API key asking (0: the operator, or a workload). */
-export async function eraseArticleEverywhere(clients: ErasureClients, article: ErasedArticle, keyId: number): Promise<ArticleErasure> {
+/**
+ * Erases the article everywhere; `keyId` is the API key asking (0: the operator, or a workload).
+ * With `unpublish`, its posts on WordPress and Ghost are deleted first of all (after its queued
+ * publications are gone, so none makes a post again), and a site that fails stops the erasure.
+ */
+export async function eraseArticleEverywhere(clients: ErasureClients, article: ErasedArticle, keyId: number, opts: { unpublish?: boolean } = {}): Promise<ArticleErasure> {
   const { externalId } = article;
   if (RUNNING.includes(article.status)) {
     // Ended meanwhile (completed, failed): nothing to cancel, the erasure goes on.
@@ -60,6 +72,13 @@ export async function eraseArticleEverywhere(clients: ErasureClients, article: E
     });
   }
   await untilStopped(() => clients.deliveryErasure.eraseDeliveries({ externalId }));
+  if (opts.unpublish && article.publications.length > 0) {
+    const posts = article.publications.map((p) => ({ destinationId: p.destinationId, remoteId: p.remoteId }));
+    await clients.deliveryErasure.removePosts({ externalId, projectId: article.projectId, posts }).catch((error) => {
+      if (error instanceof ConnectError && error.code === Code.Unavailable && error.rawMessage.startsWith("The post on ")) throw new PostsNotRemoved(error.rawMessage);
+      throw error;
+    });
+  }
   await untilStopped(() => clients.runErasure.eraseRun({ externalId }));
   const ledger = await clients.reservationErasure.eraseReservation({ reference: externalId, erasedReference: erasedReference(article) });
   return (await clients.erasure.eraseArticle({ externalId, wordsBilled: ledger.wordsBilled, keyId: BigInt(keyId) })).erasure!;

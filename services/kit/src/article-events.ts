@@ -12,7 +12,7 @@ import { logWritesOf } from "./ordered-log-writes.ts";
 
 /** Events after which an article's stream ends. */
 export const FINAL_EVENTS = ["completed", "published", "failed"] as const;
-export type ArticleEventName = "state" | "step_started" | "step_finished" | "waiting" | "source" | "image" | "publication" | "version_created" | "retried" | (typeof FINAL_EVENTS)[number];
+export type ArticleEventName = "state" | "step_started" | "step_finished" | "waiting" | "source" | "image" | "publication" | "version_created" | "retried" | "revision" | (typeof FINAL_EVENTS)[number];
 
 export interface ArticleEvent {
   event: ArticleEventName;

@@ -39,5 +39,6 @@ export const webhookDispatcherAccess = [
   // An article's erasure: DELETE /v1/articles/{id} through the gateway, or the operator on request.
   allow(DeliveryErasureService, {
     eraseDeliveries: [gateway, operator],
+    removePosts: [gateway, operator],
   }),
 ];

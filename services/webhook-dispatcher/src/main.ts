@@ -81,7 +81,7 @@ await runService({
       redis: redis(),
       webhooks: (erasureWebhooks ??= openQueue<WebhookJob>("webhooks", redis(), config.redisPrefix)),
       publishing: (erasurePublishing ??= openQueue<PublishingJob>("publishing", redis(), config.redisPrefix)),
-    }));
+    }), { secretKey: settings.secretKey, fetch: guardedFetch({ allowPrivate: settings.allowPrivateUrls, logger }) });
     const endpointConnection = () => (endpointRedis ??= connectRedis(config.redisUrl));
     const endpoints = endpointRoutes({
       db: database.db,

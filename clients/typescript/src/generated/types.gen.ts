@@ -1275,9 +1275,9 @@ export type ArticleVersion = {
      */
     number: number;
     /**
-     * generated (version 1, original_content), humanized (the humanization pass), edited (PATCH), restored (a restore).
+     * generated (version 1, original_content), humanized (the humanization pass), edited (PATCH), restored (a restore), section_rewrite (a section revision).
      */
-    kind: 'generated' | 'humanized' | 'edited' | 'restored';
+    kind: 'generated' | 'humanized' | 'edited' | 'restored' | 'section_rewrite';
     /**
      * Whether content shows it (current_version_id).
      */
@@ -1380,6 +1380,119 @@ export type ArticleVersion = {
             action: string;
         }>;
     } | null;
+    /**
+     * What a section revision changed (kind section_rewrite); null for other kinds.
+     */
+    revision: {
+        /**
+         * The revision's number within the article.
+         */
+        number: number;
+        action: 'rewrite' | 'expand' | 'shorten' | 'regenerate' | 'translate' | 'humanize';
+        /**
+         * The section's index among the H2 sections (from 1).
+         */
+        section_index: number;
+        /**
+         * The section's heading before the revision.
+         */
+        section_heading: string;
+        /**
+         * A rewrite's instruction.
+         */
+        instruction: string | null;
+        /**
+         * A translation's language.
+         */
+        language: string | null;
+    } | null;
+};
+
+/**
+ * One section revision of an article.
+ */
+export type ArticleRevision = {
+    /**
+     * Its number within the article, from 1.
+     */
+    number: number;
+    /**
+     * queued, running, completed (version_id names the version it made) or failed (failure_reason says why; its held words were given back).
+     */
+    status: 'queued' | 'running' | 'completed' | 'failed';
+    action: 'rewrite' | 'expand' | 'shorten' | 'regenerate' | 'translate' | 'humanize';
+    /**
+     * The section as it was when asked for.
+     */
+    section: {
+        index: number;
+        heading: string;
+    };
+    instruction: string | null;
+    /**
+     * The words asked for; null: the section's length.
+     */
+    target_words: number | null;
+    language: string | null;
+    /**
+     * Words held against the monthly allowance: 120% of target_words (else of the section's length).
+     */
+    reserved_words: number;
+    /**
+     * Words of the section it wrote: what was settled.
+     */
+    written_words: number | null;
+    /**
+     * The version it made, once completed.
+     */
+    version_id: number | null;
+    failure_reason: string | null;
+    created_at: string;
+    finished_at: string | null;
+};
+
+/**
+ * One H2 section of the current content.
+ */
+export type ArticleSection = {
+    /**
+     * Its place among the body's H2 sections, from 1: what `section` may name.
+     */
+    index: number;
+    /**
+     * Its heading text: what `section` may name instead.
+     */
+    heading: string;
+    /**
+     * Words of its text.
+     */
+    word_count: number;
+};
+
+/**
+ * Body of POST /v1/articles/{id}/revisions: the section (index or heading) and the action.
+ */
+export type RevisionRequest = {
+    /**
+     * The H2 section: its index from 1 (a number or digits) or its heading text, as GET /v1/articles/{id}/revisions lists them.
+     */
+    section: string;
+    /**
+     * rewrite (needs instruction), expand, shorten, regenerate, translate (needs language) or humanize.
+     */
+    action: 'rewrite' | 'expand' | 'shorten' | 'regenerate' | 'translate' | 'humanize';
+    /**
+     * What to change; required for rewrite.
+     */
+    instruction?: string;
+    /**
+     * Words the section should have; default its current length. 120% of it is held against the monthly allowance.
+     */
+    target_words?: number;
+    /**
+     * The language a translate action writes in.
+     */
+    language?: 'en' | 'es' | 'fr' | 'de' | 'it' | 'pt' | 'ru' | 'ja' | 'ko' | 'zh';
 };
 
 /**
@@ -1600,12 +1713,12 @@ export type ArticleEventFailed = {
 };
 
 /**
- * event: version_created (an edit or a restore made a new version current; after the run's final event, so a client resumes the stream with the id of the last event it read; never a webhook delivery)
+ * event: version_created (an edit, a restore or a section revision made a new version current; after the run's final event, so a client resumes the stream with the id of the last event it read; never a webhook delivery)
  */
 export type ArticleEventVersionCreated = {
     version_id: number;
     number: number;
-    kind: 'edited' | 'restored';
+    kind: 'edited' | 'restored' | 'section_rewrite';
     word_count: number;
     made_by_key_id: number | null;
     restored_from: number | null;
@@ -1624,6 +1737,19 @@ export type ArticleEventRetried = {
     attempt: number;
     previous_reason: string | null;
     previous_step: string | null;
+};
+
+/**
+ * event: revision (a section revision started on the runner, completed or failed; after the run's final event, as version_created)
+ */
+export type ArticleEventRevision = {
+    number: number;
+    status: 'running' | 'completed' | 'failed';
+    action: string;
+    section_index: number;
+    section_heading: string;
+    version_id: number | null;
+    failure_reason: string | null;
 };
 
 /**
@@ -1933,8 +2059,8 @@ export type ArticleEvent = {
      * Pass as Last-Event-ID to resume after this event.
      */
     id: string;
-    event: 'state' | 'step_started' | 'step_finished' | 'waiting' | 'source' | 'image' | 'completed' | 'publication' | 'published' | 'failed' | 'version_created' | 'retried';
-    data: ArticleEventState | ArticleEventStepStarted | ArticleEventStepFinished | ArticleEventWaiting | ArticleEventSource | ArticleEventImage | ArticleEventCompleted | ArticleEventPublication | ArticleEventPublished | ArticleEventFailed | ArticleEventVersionCreated | ArticleEventRetried;
+    event: 'state' | 'step_started' | 'step_finished' | 'waiting' | 'source' | 'image' | 'completed' | 'publication' | 'published' | 'failed' | 'version_created' | 'retried' | 'revision';
+    data: ArticleEventState | ArticleEventStepStarted | ArticleEventStepFinished | ArticleEventWaiting | ArticleEventSource | ArticleEventImage | ArticleEventCompleted | ArticleEventPublication | ArticleEventPublished | ArticleEventFailed | ArticleEventVersionCreated | ArticleEventRetried | ArticleEventRevision;
 };
 
 /**
@@ -2134,7 +2260,7 @@ export type DeleteArticleData = {
     };
     query?: {
         /**
-         * Reserved: true (removing published posts too) is not available yet and answers 422.
+         * true: delete the article's posts on WordPress and Ghost too (default false: they stay).
          */
         unpublish?: 'false' | 'true';
     };
@@ -2170,6 +2296,10 @@ export type DeleteArticleErrors = {
      * A minute, hour or day window is full; retry after retry_after seconds.
      */
     429: GateError;
+    /**
+     * A site the article was published to could not delete its post (unpublish=true): nothing was erased.
+     */
+    502: PlainError;
 };
 
 export type DeleteArticleError = DeleteArticleErrors[keyof DeleteArticleErrors];
@@ -3581,6 +3711,132 @@ export type RetryArticleResponses = {
 };
 
 export type RetryArticleResponse = RetryArticleResponses[keyof RetryArticleResponses];
+
+export type ListArticleRevisionsData = {
+    body?: never;
+    path: {
+        /**
+         * The article's numeric id or its external_id (UUID); anything else is 404.
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/v1/articles/{id}/revisions';
+};
+
+export type ListArticleRevisionsErrors = {
+    /**
+     * Missing, malformed, expired or revoked key.
+     */
+    401: GateError;
+    /**
+     * The account has no active subscription.
+     */
+    402: GateError;
+    /**
+     * Not authorised for the project, or the user is disabled.
+     */
+    403: PlainError;
+    /**
+     * No such resource, or not visible to the account.
+     */
+    404: PlainError;
+    /**
+     * A minute, hour or day window is full; retry after retry_after seconds.
+     */
+    429: GateError;
+};
+
+export type ListArticleRevisionsError = ListArticleRevisionsErrors[keyof ListArticleRevisionsErrors];
+
+export type ListArticleRevisionsResponses = {
+    /**
+     * The current content's sections and the revisions.
+     */
+    200: {
+        success: true;
+        data: {
+            sections: Array<ArticleSection>;
+            revisions: Array<ArticleRevision>;
+        };
+    };
+};
+
+export type ListArticleRevisionsResponse = ListArticleRevisionsResponses[keyof ListArticleRevisionsResponses];
+
+export type ReviseArticleSectionData = {
+    /**
+     * The section and what to do with it.
+     */
+    body: RevisionRequest;
+    headers?: {
+        /**
+         * Makes a retried creation safe: the same key with the same body answers the first response again (Idempotent-Replayed: true); with a different body, 422. 1 to 255 visible ASCII characters; a UUID is a good choice.
+         */
+        'Idempotency-Key'?: string;
+    };
+    path: {
+        /**
+         * The article's numeric id or its external_id (UUID); anything else is 404.
+         */
+        id: string;
+    };
+    query?: never;
+    url: '/v1/articles/{id}/revisions';
+};
+
+export type ReviseArticleSectionErrors = {
+    /**
+     * Missing, malformed, expired or revoked key.
+     */
+    401: GateError;
+    /**
+     * The account has no active subscription.
+     */
+    402: GateError;
+    /**
+     * Not authorised for the project, or the user is disabled.
+     */
+    403: PlainError;
+    /**
+     * No such resource, or not visible to the account.
+     */
+    404: PlainError;
+    /**
+     * The base version is no longer current (another change came first), or the article is not completed or published: nothing changed.
+     */
+    409: VersionConflict;
+    /**
+     * The request body is larger than 1024 KiB.
+     */
+    413: PlainError;
+    /**
+     * Validation failed: messages per field.
+     */
+    422: ValidationError;
+    /**
+     * A minute, hour or day window is full; retry after retry_after seconds.
+     */
+    429: GateError;
+};
+
+export type ReviseArticleSectionError = ReviseArticleSectionErrors[keyof ReviseArticleSectionErrors];
+
+export type ReviseArticleSectionResponses = {
+    /**
+     * Queued (or, with a reused Idempotency-Key and the same body, the first answer again).
+     */
+    202: {
+        success: true;
+        data: ArticleRevision;
+        /**
+         * What happened.
+         */
+        message: string;
+    };
+};
+
+export type ReviseArticleSectionResponse = ReviseArticleSectionResponses[keyof ReviseArticleSectionResponses];
 
 export type ListArticleVersionsData = {
     body?: never;

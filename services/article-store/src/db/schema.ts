@@ -261,6 +261,8 @@ export const articleVersions = articleStoreSchema.table(
     madeByWorkload: text("made_by_workload"),
     // A restore's source version (its number).
     restoredFrom: integer("restored_from"),
+    // A section revision's section, action and instruction.
+    revision: jsonb("revision").$type<VersionRevisionNote>(),
     createdAt: createdAt(),
   },
   (t) => [
@@ -434,3 +436,51 @@ export const endpointEventBacklog = articleStoreSchema.table("endpoint_event_bac
   event: jsonb("event").$type<EndpointEventJob>().notNull(),
   createdAt: createdAt(),
 });
+
+/** What a section revision changed, as its version records it. */
+export interface VersionRevisionNote {
+  number: number;
+  action: string;
+  sectionIndex: number;
+  sectionHeading: string;
+  instruction: string | null;
+  language: string | null;
+}
+
+/**
+ * Section operations on a finished article (POST /v1/articles/{id}/revisions): at most one queued
+ * or running per article; its words are reserved under `reference`, its run is the article's
+ * generation job, and a completed one names the version it made.
+ */
+export const sectionRevisions = articleStoreSchema.table(
+  "section_revisions",
+  {
+    articleId: ref("article_id")
+      .notNull()
+      .references(() => articles.id),
+    number: integer("number").notNull(),
+    reference: text("reference").notNull().unique(),
+    status: text("status", { enum: ["queued", "running", "completed", "failed"] }).notNull().default("queued"),
+    action: text("action").notNull(),
+    sectionIndex: integer("section_index").notNull(),
+    sectionHeading: text("section_heading").notNull(),
+    instruction: text("instruction"),
+    targetWords: integer("target_words"),
+    language: text("language"),
+    reservedWords: integer("reserved_words").notNull(),
+    keyId: ref("key_id"),
+    idempotencyKey: text("idempotency_key"),
+    requestHash: text("request_hash"),
+    versionId: ref("version_id"),
+    writtenWords: integer("written_words"),
+    failureReason: text("failure_reason"),
+    createdAt: createdAt(),
+    finishedAt: at("finished_at"),
+  },
+  (t) => [
+    primaryKey({ columns: [t.articleId, t.number] }),
+    // One operation at a time: a second while one is under way is refused.
+    uniqueIndex("section_revisions_one_pending").on(t.articleId).where(sql`${t.status} in ('queued', 'running')`),
+    uniqueIndex("section_revisions_idempotency_key").on(t.articleId, t.idempotencyKey),
+  ],
+);

@@ -1,14 +1,15 @@
 // Erasing an article: every row that holds it (its events, delivery attempts, research sources,
-// idempotency claims, outbox rows, versions and the article itself) goes in one transaction on the
+// idempotency claims, outbox rows, section revisions, versions and the article itself) goes in one transaction on the
 // locked row, and an erasure record without content stays. The record keeps a SHA-256 of the
 // external_id, never the id itself, so a repeated delete is recognised and answered the same.
 import { createHash } from "node:crypto";
-import { eq, or } from "drizzle-orm";
+import { and, eq, or, sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
-import { articleErasures, articleEvents, articleFailures, articleVersions, articles, deliveryAttempts, idempotencyKeys, outbox, researchSources } from "../db/schema.ts";
-import { notFound, precondition } from "../../../kit/src/errors.ts";
+import { articleErasures, articleEvents, articleFailures, articleVersions, articles, deliveryAttempts, idempotencyKeys, outbox, researchSources, sectionRevisions } from "../db/schema.ts";
+import { notFound, precondition, stale } from "../../../kit/src/errors.ts";
 import { articleIdentifier } from "../../../kit/src/rules/identifiers.ts";
 import { isDone } from "./lifecycle.ts";
+import { revisionUnderWay } from "./section-revisions.ts";
 
 export type ErasureRecord = typeof articleErasures.$inferSelect;
 
@@ -29,17 +30,22 @@ export async function eraseArticle(db: Db, externalId: string, wordsBilled: numb
     const [article] = await tx.select().from(articles).where(eq(articles.externalId, externalId.toLowerCase())).for("update");
     if (!article) return undefined;
     if (!isDone(article.status) && article.status !== "failed") throw precondition(`The article is ${article.status}; cancel it before erasing it.`);
+    // A section revision's run holds words under its own reference: it ends first (ABORTED: ask again).
+    if ((await revisionUnderWay(tx, article.id)) !== undefined) throw stale("A section revision of the article is still under way; delete it again once it has ended.");
     await tx.delete(articleEvents).where(eq(articleEvents.articleId, article.id));
     await tx.delete(deliveryAttempts).where(eq(deliveryAttempts.articleId, article.id));
     await tx.delete(researchSources).where(eq(researchSources.articleId, article.id));
     await tx.delete(idempotencyKeys).where(or(eq(idempotencyKeys.articleId, article.id), eq(idempotencyKeys.externalId, article.externalId)));
     await tx.delete(outbox).where(eq(outbox.articleId, article.id));
+    // Its section revisions' words were settled under references of their own: the record bills them too.
+    const [{ revised }] = await tx.select({ revised: sql<number>`coalesce(sum(${sectionRevisions.writtenWords}), 0)::int` }).from(sectionRevisions).where(and(eq(sectionRevisions.articleId, article.id), eq(sectionRevisions.status, "completed")));
+    await tx.delete(sectionRevisions).where(eq(sectionRevisions.articleId, article.id));
     await tx.delete(articleVersions).where(eq(articleVersions.articleId, article.id));
     await tx.delete(articleFailures).where(eq(articleFailures.articleId, article.id));
     await tx.delete(articles).where(eq(articles.id, article.id));
     const [record] = await tx
       .insert(articleErasures)
-      .values({ articleId: article.id, externalIdSha256: sha256(article.externalId), accountId: article.accountId, projectId: article.projectId, wordsBilled, erasedByKeyId: keyId > 0 ? keyId : null })
+      .values({ articleId: article.id, externalIdSha256: sha256(article.externalId), accountId: article.accountId, projectId: article.projectId, wordsBilled: wordsBilled + revised, erasedByKeyId: keyId > 0 ? keyId : null })
       .returning();
     return record;
   });

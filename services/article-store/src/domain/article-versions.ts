@@ -62,10 +62,10 @@ function requireCurrentBase(article: ArticleRecord, baseVersionId: number | unde
   }
 }
 
-type VersionBody = Pick<VersionRecord, "kind" | "content" | "wordCount" | "description" | "sources" | "citationsRemoved" | "quality" | "aiDetectionScore" | "originalityCheckedAt" | "restoredFrom">;
+export type VersionBody = Pick<VersionRecord, "kind" | "content" | "wordCount" | "description" | "sources" | "citationsRemoved" | "quality" | "aiDetectionScore" | "originalityCheckedAt" | "restoredFrom"> & Partial<Pick<VersionRecord, "revision">>;
 
 /** Adds the next version of the locked article and makes it what the article shows. */
-async function appendVersion(tx: Db, article: ArticleRecord, body: VersionBody, author: VersionAuthor): Promise<{ article: ArticleRecord; version: VersionRecord }> {
+export async function appendVersion(tx: Db, article: ArticleRecord, body: VersionBody, author: VersionAuthor): Promise<{ article: ArticleRecord; version: VersionRecord }> {
   const [{ last }] = await tx.select({ last: max(articleVersions.number) }).from(articleVersions).where(eq(articleVersions.articleId, article.id));
   const [version] = await tx
     .insert(articleVersions)
@@ -123,10 +123,10 @@ function checkEdit(edit: ArticleEdit): void {
 
 // An image's markdown: its alt text is not part of the text a reader reads (generation counts before placing images).
 const IMAGE = /!\[[^\]]*\]\([^)]*\)/g;
-const readersWords = (body: string) => countWords(body.replace(IMAGE, " "));
+export const readersWords = (body: string) => countWords(body.replace(IMAGE, " "));
 
 /** Stored content with its body replaced: inside a JSON envelope's article.content when the article has one. */
-function withBody(stored: string, body: string): string {
+export function withBody(stored: string, body: string): string {
   const envelope = envelopeOf(stored);
   return envelope ? JSON.stringify({ ...envelope.document, article: { ...envelope.article, content: body } }) : body;
 }

@@ -27,7 +27,7 @@ export const isDone = (status: ArticleStatus) => DONE.includes(status);
 
 const DECIMAL = /^\d{1,8}(\.\d{1,12})?$/;
 
-function checkCost(cost: string | undefined, errors: Record<string, string[]>): void {
+export function checkCost(cost: string | undefined, errors: Record<string, string[]>): void {
   if (cost !== undefined && !DECIMAL.test(cost)) errors.cost = ["cost must be a non-negative decimal string, e.g. \"0.0123\"."];
 }
 

@@ -43,6 +43,8 @@ import type { FinishingCall } from "./length-control.ts";
 import { qualityOf, reportOf } from "./quality-report.ts";
 import { finishToBrief, type BriefFinishing } from "./brief-finishing.ts";
 import { finishingCall, isBuiltinArticle, namedAfter } from "./finishing-calls.ts";
+import type { ArticleRevisionService } from "../../../../proto/gen/articles/article_store/v1/revisions_pb.ts";
+import { runSectionRevision, type RevisionOutcome } from "./section-revision.ts";
 
 export interface PipelineDeps {
   db: Db;
@@ -76,6 +78,10 @@ export interface PipelineDeps {
   eventLog?: ArticleEventLog;
   /** The account's weight in the fair shares of the provider budgets (its plan's); 1 when undefined. */
   shareWeight?: (account: string) => Promise<number>;
+  /** Section revisions of finished articles (section-revision.ts); undefined: none are run. */
+  revisions?: Client<typeof ArticleRevisionService>;
+  /** Scores a version made after generation and measures its brief checks (rpc-originality.ts); undefined: left unchecked. */
+  checkVersion?: (externalId: string, number: number) => Promise<number>;
 }
 
 export interface JobControl {
@@ -96,7 +102,7 @@ export class ArticleCannotRun extends Error {
   override readonly name = "ArticleCannotRun";
 }
 
-export type RunOutcome = "completed" | "skipped";
+export type RunOutcome = "completed" | "skipped" | RevisionOutcome;
 
 const DEFAULT_STEP_TIMEOUT_SECONDS = 300;
 const liveSteps = stepDuration.labels("live");
@@ -180,6 +186,9 @@ async function runArticle(deps: PipelineDeps, externalId: string, job: JobContro
   // Terminal articles are skipped, unless this runner completed one and died before finishing
   // its hand-offs (settlement, webhook), which the idempotent tail below then completes.
   if (TERMINAL.has(article.status)) {
+    // A finished article's job is queued again for a section revision (its own run, below the generation's).
+    const revision = deps.revisions && (await deps.revisions.pendingRevision({ externalId })).revision;
+    if (revision) return runSectionRevision({ ...deps, revisions: deps.revisions! }, article, revision, job);
     const earlier = await findRun(db, externalId);
     if (!earlier || earlier.finishedAt) return checkOwedOriginality(deps, article);
   }

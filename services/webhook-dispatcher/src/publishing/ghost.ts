@@ -160,6 +160,8 @@ export function ghostClient(access: GhostAccess) {
         retryAfterMs: retryAfterMs(response.headers.get("retry-after")),
       });
     }
+    // A deletion answers 204 without a body.
+    if (data === undefined && method === "DELETE") return undefined as T;
     if (data === undefined) throw new GhostError({ retryable: false, status: response.status, code: "not_json", message: `${request}: the site did not answer with JSON: is ${access.siteUrl} a Ghost site?` });
     return data as T;
   }
@@ -230,6 +232,19 @@ export function ghostClient(access: GhostAccess) {
         : await call<{ posts: PostRecord[] }>("posts/?source=html", { method: "POST", json: { posts: [fields] } });
       const saved = posts[0]!;
       return { id: saved.id, url: saved.url, status: saved.status, slug: saved.slug, created: !existing };
+    },
+
+    /** Deletes the article's post (found by its tag, as publishing finds it); false when there is none. */
+    async removeArticlePost(articleKey: string, postId?: string): Promise<boolean> {
+      const existing = await findPost(articleKey, postId);
+      if (!existing) return false;
+      try {
+        await call(`posts/${encodeURIComponent(existing.id)}/`, { method: "DELETE" });
+      } catch (error) {
+        // Deleted meanwhile: what was asked for holds.
+        if (!(error instanceof GhostError && error.status === 404)) throw error;
+      }
+      return true;
     },
   };
 }

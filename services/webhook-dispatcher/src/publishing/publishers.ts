@@ -1,4 +1,5 @@
-// One face for every kind of destination: check the connection, publish an article as a post.
+// One face for every kind of destination: check the connection, publish an article as a post,
+// remove that post.
 // Each kind's client does the site's own work (wordpress.ts, ghost.ts); errors they throw carry
 // `retryable`, so the job knows whether to try again.
 import type { Destination } from "../domain/destinations.ts";
@@ -43,6 +44,8 @@ export interface DestinationCheck {
 export interface Publisher {
   check(): Promise<DestinationCheck>;
   publish(post: ArticleToPost): Promise<PostedArticle>;
+  /** Deletes the article's post (by the id recorded, else its marker); false when the site has none. */
+  unpublish(post: Pick<ArticleToPost, "articleKey" | "remoteId">): Promise<boolean>;
 }
 
 /** What a publishing client throws: whether to try again, and what the site said. */
@@ -96,8 +99,12 @@ function ghostPublisher(destination: DestinationSite, credential: string, fetchF
       });
       return { remoteId: published.id, url: published.url, status: published.status, created: published.created };
     },
+    unpublish: (post) => client.removeArticlePost(post.articleKey, post.remoteId),
   };
 }
+
+/** A recorded post id as WordPress numbers posts; anything else is no hint. */
+const wordPressPostId = (remoteId: string | undefined) => (remoteId && /^\d+$/.test(remoteId) ? Number(remoteId) : undefined);
 
 function wordPressPublisher(destination: DestinationSite, credential: string, fetchFn: typeof fetch): Publisher {
   const client = wordPressClient({ siteUrl: destination.siteUrl, username: destination.username ?? "", applicationPassword: credential, fetch: fetchFn });
@@ -108,7 +115,7 @@ function wordPressPublisher(destination: DestinationSite, credential: string, fe
     },
     async publish(post) {
       const { settings } = post;
-      const postId = post.remoteId && /^\d+$/.test(post.remoteId) ? Number(post.remoteId) : undefined;
+      const postId = wordPressPostId(post.remoteId);
       const published = await client.publishPost({
         articleKey: post.articleKey,
         title: post.title,
@@ -125,5 +132,6 @@ function wordPressPublisher(destination: DestinationSite, credential: string, fe
       });
       return { remoteId: String(published.id), url: published.link, status: published.status, created: published.created };
     },
+    unpublish: (post) => client.removeArticlePost(post.articleKey, wordPressPostId(post.remoteId)),
   };
 }

@@ -84,6 +84,8 @@ export interface WordPressClient {
   termIds(taxonomy: Taxonomy, names: readonly string[]): Promise<number[]>;
   findArticlePost(articleKey: string, hints?: { postId?: number; slug?: string }): Promise<FoundPost | undefined>;
   publishPost(post: ArticlePost): Promise<PublishedPost>;
+  /** Deletes the article's post for good (not to the trash); false when there is none. */
+  removeArticlePost(articleKey: string, postId?: number): Promise<boolean>;
 }
 
 /** The text of the hidden comment that names an article in its post's content. */
@@ -124,7 +126,21 @@ export function wordPressClient(options: WordPressRestOptions): WordPressClient 
     termIds: (taxonomy, names) => termIdsByName(rest, taxonomy, names),
     findArticlePost: (key, hints) => findArticlePost(rest, key, hints),
     publishPost: (post) => publishPost(rest, post),
+    removeArticlePost: (key, postId) => removeArticlePost(rest, key, postId),
   };
+}
+
+/** The post carrying the article's marker deleted (force: not kept in the trash, where the site would still hold the text). */
+async function removeArticlePost(rest: WordPressRest, articleKey: string, postId?: number): Promise<boolean> {
+  const existing = await findArticlePost(rest, articleKey, { postId });
+  if (!existing) return false;
+  try {
+    await rest.call(`wp/v2/posts/${existing.id}`, { method: "DELETE", query: { force: true } });
+  } catch (error) {
+    // Deleted meanwhile: what was asked for holds.
+    if (!(error instanceof WordPressError && (error.status === 404 || error.status === 410))) throw error;
+  }
+  return true;
 }
 
 async function checkConnection(rest: WordPressRest): Promise<ConnectionCheck> {

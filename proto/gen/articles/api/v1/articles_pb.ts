@@ -32,7 +32,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file articles/api/v1/articles.proto.
  */
 export const file_articles_api_v1_articles: GenFile = /*@__PURE__*/
-  fileDesc("Ch5hcnRpY2xlcy9hcGkvdjEvYXJ0aWNsZXMucHJvdG8SD2FydGljbGVzLmFwaS52MSLkCwoMQXJ0aWNsZUlucHV0EhIKCnByb2plY3RfaWQYASABKAMSDQoFdGl0bGUYAiABKAkSFAoMYXJ0aWNsZV90eXBlGAMgASgJEhkKEXRhcmdldF93b3JkX2NvdW50GAQgASgFEgwKBHRvbmUYBSABKAkSFQoNcG9pbnRfb2ZfdmlldxgGIAEoCRIQCghsYW5ndWFnZRgHIAEoCRIbCg50YXJnZXRfa2V5d29yZBgIIAEoCUgBiAEBEhAKCGtleXdvcmRzGAkgAygJEh4KEWNvdW50cnlfdGFyZ2V0aW5nGAogASgJSAKIAQESHQoQcmVzZWFyY2hfZW5hYmxlZBgLIAEoCEgDiAEBEiEKFHJlc2VhcmNoX21heF9zb3VyY2VzGAwgASgFSASIAQESJwoacmVzZWFyY2hfbWluX2NvbnRlbnRfd29yZHMYDSABKAVIBYgBARIqCh1yZXNlYXJjaF9tYXhfd29yZHNfcGVyX3NvdXJjZRgOIAEoBUgGiAEBEiAKGHJlc2VhcmNoX2luY2x1ZGVfZG9tYWlucxgPIAMoCRJCChhyZXNlYXJjaF9leGNsdWRlX2RvbWFpbnMYECABKAsyGy5hcnRpY2xlcy5hcGkudjEuRG9tYWluTGlzdEgHiAEBEhgKC3dlYmhvb2tfdXJsGBEgASgJSAiIAQESGgoNdXNlX2JhdGNoX2FwaRgSIAEoCEgJiAEBEhUKCGh1bWFuaXplGBMgASgISAqIAQESHwoSYWRkaXRpb25hbF9jb250ZXh0GBQgASgJSAuIAQESIwoWYWRkaXRpb25hbF9pbnN0cnVjdGlvbhgVIAEoCUgMiAEBEhkKD3RhcmdldF9hdWRpZW5jZRgWIAEoCUgAEhwKEm5vX3RhcmdldF9hdWRpZW5jZRgXIAEoCEgAEhIKBW1vZGVsGBggASgJSA2IAQESGwoOYnJhbmRfdm9pY2VfaWQYGSABKANIDogBARIiChVpbmNsdWRlX2tleV90YWtlYXdheXMYGiABKAhID4gBARIYCgtpbmNsdWRlX2ZhcRgbIAEoCEgQiAEBEiMKFmhlYWRpbmdfY2FwaXRhbGl6YXRpb24YHCABKAlIEYgBARITCgZzdGF0dXMYHSABKAlIEogBARIYCgtpbWFnZV9jb3VudBgeIAEoBUgTiAEBEh8KEmltYWdlX2FzcGVjdF9yYXRpbxgfIAEoCUgUiAEBEhwKD2ltYWdlX3ByZXNldF9pZBggIAEoA0gViAEBEjMKB3B1Ymxpc2gYISABKAsyHS5hcnRpY2xlcy5hcGkudjEuUHVibGlzaElucHV0SBaIAQESFgoJY2l0YXRpb25zGCIgASgJSBeIAQFCCgoIYXVkaWVuY2VCEQoPX3RhcmdldF9rZXl3b3JkQhQKEl9jb3VudHJ5X3RhcmdldGluZ0ITChFfcmVzZWFyY2hfZW5hYmxlZEIXChVfcmVzZWFyY2hfbWF4X3NvdXJjZXNCHQobX3Jlc2VhcmNoX21pbl9jb250ZW50X3dvcmRzQiAKHl9yZXNlYXJjaF9tYXhfd29yZHNfcGVyX3NvdXJjZUIbChlfcmVzZWFyY2hfZXhjbHVkZV9kb21haW5zQg4KDF93ZWJob29rX3VybEIQCg5fdXNlX2JhdGNoX2FwaUILCglfaHVtYW5pemVCFQoTX2FkZGl0aW9uYWxfY29udGV4dEIZChdfYWRkaXRpb25hbF9pbnN0cnVjdGlvbkIICgZfbW9kZWxCEQoPX2JyYW5kX3ZvaWNlX2lkQhgKFl9pbmNsdWRlX2tleV90YWtlYXdheXNCDgoMX2luY2x1ZGVfZmFxQhkKF19oZWFkaW5nX2NhcGl0YWxpemF0aW9uQgkKB19zdGF0dXNCDgoMX2ltYWdlX2NvdW50QhUKE19pbWFnZV9hc3BlY3RfcmF0aW9CEgoQX2ltYWdlX3ByZXNldF9pZEIKCghfcHVibGlzaEIMCgpfY2l0YXRpb25zIh0KCkRvbWFpbkxpc3QSDwoHZG9tYWlucxgBIAMoCSLLCgoHQXJ0aWNsZRIKCgJpZBgBIAEoAxITCgtleHRlcm5hbF9pZBgCIAEoCRINCgV0aXRsZRgDIAEoCRIYCgtkZXNjcmlwdGlvbhgEIAEoCUgAiAEBEhQKB2NvbnRlbnQYBSABKAlIAYgBARIdChBvcmlnaW5hbF9jb250ZW50GAYgASgJSAKIAQESLQoGaW1hZ2VzGAcgAygLMh0uYXJ0aWNsZXMuYXBpLnYxLkFydGljbGVJbWFnZRIfChJjdXJyZW50X3ZlcnNpb25faWQYCCABKANIA4gBARIhChRwdWJsaXNoZWRfdmVyc2lvbl9pZBgJIAEoA0gEiAEBEg4KBnN0YXR1cxgKIAEoCRIbCg5mYWlsdXJlX3JlYXNvbhgLIAEoCUgFiAEBEhQKDGFydGljbGVfdHlwZRgMIAEoCRIbCg50YXJnZXRfa2V5d29yZBgNIAEoCUgGiAEBEhAKCGtleXdvcmRzGA4gAygJEhkKEXRhcmdldF93b3JkX2NvdW50GA8gASgFEhkKEWFjdHVhbF93b3JkX2NvdW50GBAgASgFEgwKBHRvbmUYESABKAkSFQoNcG9pbnRfb2ZfdmlldxgSIAEoCRIQCghsYW5ndWFnZRgTIAEoCRIeChFjb3VudHJ5X3RhcmdldGluZxgUIAEoCUgHiAEBEhoKDWFpX21vZGVsX3VzZWQYFSABKAlICIgBARIMCgRjb3N0GBYgASgJEhkKDGN1cnJlbnRfc3RlcBgXIAEoCUgJiAEBEhAKCGh1bWFuaXplGBggASgIEh8KEmFpX2RldGVjdGlvbl9zY29yZRgZIAEoAUgKiAEBEj8KFm9yaWdpbmFsaXR5X2NoZWNrZWRfYXQYGiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAuIAQESHwoSYWRkaXRpb25hbF9jb250ZXh0GBsgASgJSAyIAQESGAoLd2ViaG9va191cmwYHCABKAlIDYgBARIsCgdwcm9qZWN0GB0gASgLMhsuYXJ0aWNsZXMuYXBpLnYxLlByb2plY3RSZWYSLgoKY3JlYXRlZF9hdBgeIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgfIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoMcHVibGljYXRpb25zGCAgAygLMhwuYXJ0aWNsZXMuYXBpLnYxLlB1YmxpY2F0aW9uEigKB3NvdXJjZXMYISADKAsyFy5hcnRpY2xlcy5hcGkudjEuU291cmNlEhEKCWNpdGF0aW9ucxgiIAEoCRIZChFjaXRhdGlvbnNfcmVtb3ZlZBgjIAEoBRIoCgdxdWFsaXR5GCQgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEIOCgxfZGVzY3JpcHRpb25CCgoIX2NvbnRlbnRCEwoRX29yaWdpbmFsX2NvbnRlbnRCFQoTX2N1cnJlbnRfdmVyc2lvbl9pZEIXChVfcHVibGlzaGVkX3ZlcnNpb25faWRCEQoPX2ZhaWx1cmVfcmVhc29uQhEKD190YXJnZXRfa2V5d29yZEIUChJfY291bnRyeV90YXJnZXRpbmdCEAoOX2FpX21vZGVsX3VzZWRCDwoNX2N1cnJlbnRfc3RlcEIVChNfYWlfZGV0ZWN0aW9uX3Njb3JlQhkKF19vcmlnaW5hbGl0eV9jaGVja2VkX2F0QhUKE19hZGRpdGlvbmFsX2NvbnRleHRCDgoMX3dlYmhvb2tfdXJsIoYBCgZTb3VyY2USDgoGbnVtYmVyGAEgASgFEgsKA3VybBgCIAEoCRINCgV0aXRsZRgDIAEoCRIRCglzaXRlX25hbWUYBCABKAkSLgoKZmV0Y2hlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFY2l0ZWQYBiABKAgiqQMKC1B1YmxpY2F0aW9uEhYKDmRlc3RpbmF0aW9uX2lkGAEgASgDEhgKEGRlc3RpbmF0aW9uX2tpbmQYAiABKAkSDQoFc3RhdGUYAyABKAkSFgoJcmVtb3RlX2lkGAQgASgJSACIAQESFwoKcmVtb3RlX3VybBgFIAEoCUgBiAEBEhoKDXJlbW90ZV9zdGF0dXMYBiABKAlIAogBARIXCgp2ZXJzaW9uX2lkGAcgASgDSAOIAQESEgoFZXJyb3IYCCABKAlIBIgBARIwCgxyZXF1ZXN0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjUKCGF0dGVtcHRzGAsgAygLMiMuYXJ0aWNsZXMuYXBpLnYxLlB1YmxpY2F0aW9uQXR0ZW1wdEIMCgpfcmVtb3RlX2lkQg0KC19yZW1vdGVfdXJsQhAKDl9yZW1vdGVfc3RhdHVzQg0KC192ZXJzaW9uX2lkQggKBl9lcnJvciLZAQoSUHVibGljYXRpb25BdHRlbXB0Eg8KB2F0dGVtcHQYASABKAUSMAoMYXR0ZW1wdGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdvdXRjb21lGAMgASgJEhgKC3N0YXR1c19jb2RlGAQgASgFSACIAQESEgoFZXJyb3IYBSABKAlIAYgBARITCgtkdXJhdGlvbl9tcxgGIAEoBRISCgp2ZXJzaW9uX2lkGAcgASgDQg4KDF9zdGF0dXNfY29kZUIICgZfZXJyb3IiGQoIVGVybUxpc3QSDQoFbmFtZXMYASADKAkioAIKDFB1Ymxpc2hJbnB1dBIWCg5kZXN0aW5hdGlvbl9pZBgBIAEoAxITCgZzdGF0dXMYAiABKAlIAIgBARIzCgpwdWJsaXNoX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgBiAEBEjIKCmNhdGVnb3JpZXMYBCABKAsyGS5hcnRpY2xlcy5hcGkudjEuVGVybUxpc3RIAogBARIsCgR0YWdzGAUgASgLMhkuYXJ0aWNsZXMuYXBpLnYxLlRlcm1MaXN0SAOIAQESEQoEc2x1ZxgGIAEoCUgEiAEBQgkKB19zdGF0dXNCDQoLX3B1Ymxpc2hfYXRCDQoLX2NhdGVnb3JpZXNCBwoFX3RhZ3NCBwoFX3NsdWcibwoMQXJ0aWNsZUltYWdlEgsKA3VybBgBIAEoCRILCgNhbHQYAiABKAkSDQoFd2lkdGgYAyABKAUSDgoGaGVpZ2h0GAQgASgFEhQKDGFzcGVjdF9yYXRpbxgFIAEoCRIQCghwb3NpdGlvbhgGIAEoBSImCgpQcm9qZWN0UmVmEgoKAmlkGAEgASgDEgwKBG5hbWUYAiABKAkieAoUQ3JlYXRlQXJ0aWNsZVJlcXVlc3QSLgoHYXJ0aWNsZRgBIAEoCzIdLmFydGljbGVzLmFwaS52MS5BcnRpY2xlSW5wdXQSHAoPaWRlbXBvdGVuY3lfa2V5GAIgASgJSACIAQFCEgoQX2lkZW1wb3RlbmN5X2tleSJUChVDcmVhdGVBcnRpY2xlUmVzcG9uc2USKQoHYXJ0aWNsZRgBIAEoCzIYLmFydGljbGVzLmFwaS52MS5BcnRpY2xlEhAKCHJlcGxheWVkGAIgASgIIh8KEUdldEFydGljbGVSZXF1ZXN0EgoKAmlkGAEgASgJIj8KEkdldEFydGljbGVSZXNwb25zZRIpCgdhcnRpY2xlGAEgASgLMhguYXJ0aWNsZXMuYXBpLnYxLkFydGljbGUivQEKE0xpc3RBcnRpY2xlc1JlcXVlc3QSEwoGc3RhdHVzGAEgASgJSACIAQESFwoKcHJvamVjdF9pZBgCIAEoA0gBiAEBEhEKBHBhZ2UYAyABKAVIAogBARIVCghwZXJfcGFnZRgEIAEoBUgDiAEBEhMKBmN1cnNvchgFIAEoCUgEiAEBQgkKB19zdGF0dXNCDQoLX3Byb2plY3RfaWRCBwoFX3BhZ2VCCwoJX3Blcl9wYWdlQgkKB19jdXJzb3IiawoUTGlzdEFydGljbGVzUmVzcG9uc2USKgoIYXJ0aWNsZXMYASADKAsyGC5hcnRpY2xlcy5hcGkudjEuQXJ0aWNsZRInCgRtZXRhGAIgASgLMhkuYXJ0aWNsZXMuYXBpLnYxLlBhZ2VNZXRhIn4KCFBhZ2VNZXRhEhQKDGN1cnJlbnRfcGFnZRgBIAEoBRIRCglsYXN0X3BhZ2UYAiABKAUSEAoIcGVyX3BhZ2UYAyABKAUSDQoFdG90YWwYBCABKAMSGAoLbmV4dF9jdXJzb3IYBSABKAlIAIgBAUIOCgxfbmV4dF9jdXJzb3IiIgoUQ2FuY2VsQXJ0aWNsZVJlcXVlc3QSCgoCaWQYASABKAkiQgoVQ2FuY2VsQXJ0aWNsZVJlc3BvbnNlEikKB2FydGljbGUYASABKAsyGC5hcnRpY2xlcy5hcGkudjEuQXJ0aWNsZSJIChZFc3RpbWF0ZUFydGljbGVSZXF1ZXN0Ei4KB2FydGljbGUYASABKAsyHS5hcnRpY2xlcy5hcGkudjEuQXJ0aWNsZUlucHV0IkQKF0VzdGltYXRlQXJ0aWNsZVJlc3BvbnNlEikKCGVzdGltYXRlGAEgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCIkChZHZXRBcnRpY2xlU3RlcHNSZXF1ZXN0EgoKAmlkGAEgASgJIkUKF0dldEFydGljbGVTdGVwc1Jlc3BvbnNlEioKCWJyZWFrZG93bhgBIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QiTwoTV2F0Y2hBcnRpY2xlUmVxdWVzdBIKCgJpZBgBIAEoCRIaCg1sYXN0X2V2ZW50X2lkGAIgASgJSACIAQFCEAoOX2xhc3RfZXZlbnRfaWQiawoUV2F0Y2hBcnRpY2xlUmVzcG9uc2USCgoCaWQYASABKAkSDQoFZXZlbnQYAiABKAkSJQoEZGF0YRgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEQoJZGF0YV9qc29uGAQgASgJIlMKDVZlcnNpb25BdXRob3ISEwoGa2V5X2lkGAEgASgDSACIAQESFQoId29ya2xvYWQYAiABKAlIAYgBAUIJCgdfa2V5X2lkQgsKCV93b3JrbG9hZCL0AwoOQXJ0aWNsZVZlcnNpb24SCgoCaWQYASABKAMSDgoGbnVtYmVyGAIgASgFEgwKBGtpbmQYAyABKAkSDwoHY3VycmVudBgEIAEoCBIRCglwdWJsaXNoZWQYBSABKAgSLgoKY3JlYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKd29yZF9jb3VudBgHIAEoBRIvCgdtYWRlX2J5GAggASgLMh4uYXJ0aWNsZXMuYXBpLnYxLlZlcnNpb25BdXRob3ISGgoNcmVzdG9yZWRfZnJvbRgJIAEoBUgAiAEBEh8KEmFpX2RldGVjdGlvbl9zY29yZRgKIAEoAUgBiAEBEhQKB2NvbnRlbnQYCyABKAlIAogBARIYCgtkZXNjcmlwdGlvbhgMIAEoCUgDiAEBEigKB3NvdXJjZXMYDSADKAsyFy5hcnRpY2xlcy5hcGkudjEuU291cmNlEhkKEWNpdGF0aW9uc19yZW1vdmVkGA4gASgFEigKB3F1YWxpdHkYDyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0QhAKDl9yZXN0b3JlZF9mcm9tQhUKE19haV9kZXRlY3Rpb25fc2NvcmVCCgoIX2NvbnRlbnRCDgoMX2Rlc2NyaXB0aW9uIigKGkxpc3RBcnRpY2xlVmVyc2lvbnNSZXF1ZXN0EgoKAmlkGAEgASgJIlAKG0xpc3RBcnRpY2xlVmVyc2lvbnNSZXNwb25zZRIxCgh2ZXJzaW9ucxgBIAMoCzIfLmFydGljbGVzLmFwaS52MS5BcnRpY2xlVmVyc2lvbiI3ChhHZXRBcnRpY2xlVmVyc2lvblJlcXVlc3QSCgoCaWQYASABKAkSDwoHdmVyc2lvbhgCIAEoBSJNChlHZXRBcnRpY2xlVmVyc2lvblJlc3BvbnNlEjAKB3ZlcnNpb24YASABKAsyHy5hcnRpY2xlcy5hcGkudjEuQXJ0aWNsZVZlcnNpb24ibQocUmVzdG9yZUFydGljbGVWZXJzaW9uUmVxdWVzdBIKCgJpZBgBIAEoCRIPCgd2ZXJzaW9uGAIgASgFEhwKD2Jhc2VfdmVyc2lvbl9pZBgDIAEoA0gAiAEBQhIKEF9iYXNlX3ZlcnNpb25faWQiYgodUmVzdG9yZUFydGljbGVWZXJzaW9uUmVzcG9uc2USKQoHYXJ0aWNsZRgBIAEoCzIYLmFydGljbGVzLmFwaS52MS5BcnRpY2xlEhYKDnZlcnNpb25fbnVtYmVyGAIgASgFIqIBChRVcGRhdGVBcnRpY2xlUmVxdWVzdBIKCgJpZBgBIAEoCRIXCg9iYXNlX3ZlcnNpb25faWQYAiABKAMSFAoHY29udGVudBgDIAEoCUgAiAEBEhgKC2Rlc2NyaXB0aW9uGAQgASgJSAGIAQESGQoRY2xlYXJfZGVzY3JpcHRpb24YBSABKAhCCgoIX2NvbnRlbnRCDgoMX2Rlc2NyaXB0aW9uIloKFVVwZGF0ZUFydGljbGVSZXNwb25zZRIpCgdhcnRpY2xlGAEgASgLMhguYXJ0aWNsZXMuYXBpLnYxLkFydGljbGUSFgoOdmVyc2lvbl9udW1iZXIYAiABKAUiSQobRXhwb3J0QXJ0aWNsZUNvbnRlbnRSZXF1ZXN0EgoKAmlkGAEgASgJEhMKBmZvcm1hdBgCIAEoCUgAiAEBQgkKB19mb3JtYXQiaQocRXhwb3J0QXJ0aWNsZUNvbnRlbnRSZXNwb25zZRIOCgZmb3JtYXQYASABKAkSFAoMY29udGVudF90eXBlGAIgASgJEg8KB2NvbnRlbnQYAyABKAkSEgoKdmVyc2lvbl9pZBgEIAEoAyIiChREZWxldGVBcnRpY2xlUmVxdWVzdBIKCgJpZBgBIAEoCSI5ChVEZWxldGVBcnRpY2xlUmVzcG9uc2USDwoHc3VjY2VzcxgBIAEoCBIPCgdtZXNzYWdlGAIgASgJIiEKE1JldHJ5QXJ0aWNsZVJlcXVlc3QSCgoCaWQYASABKAkiUgoUUmV0cnlBcnRpY2xlUmVzcG9uc2USKQoHYXJ0aWNsZRgBIAEoCzIYLmFydGljbGVzLmFwaS52MS5BcnRpY2xlEg8KB21lc3NhZ2UYAiABKAkylwsKDkFydGljbGVTZXJ2aWNlEl4KDUNyZWF0ZUFydGljbGUSJS5hcnRpY2xlcy5hcGkudjEuQ3JlYXRlQXJ0aWNsZVJlcXVlc3QaJi5hcnRpY2xlcy5hcGkudjEuQ3JlYXRlQXJ0aWNsZVJlc3BvbnNlElUKCkdldEFydGljbGUSIi5hcnRpY2xlcy5hcGkudjEuR2V0QXJ0aWNsZVJlcXVlc3QaIy5hcnRpY2xlcy5hcGkudjEuR2V0QXJ0aWNsZVJlc3BvbnNlElsKDExpc3RBcnRpY2xlcxIkLmFydGljbGVzLmFwaS52MS5MaXN0QXJ0aWNsZXNSZXF1ZXN0GiUuYXJ0aWNsZXMuYXBpLnYxLkxpc3RBcnRpY2xlc1Jlc3BvbnNlEl4KDUNhbmNlbEFydGljbGUSJS5hcnRpY2xlcy5hcGkudjEuQ2FuY2VsQXJ0aWNsZVJlcXVlc3QaJi5hcnRpY2xlcy5hcGkudjEuQ2FuY2VsQXJ0aWNsZVJlc3BvbnNlEmQKD0VzdGltYXRlQXJ0aWNsZRInLmFydGljbGVzLmFwaS52MS5Fc3RpbWF0ZUFydGljbGVSZXF1ZXN0GiguYXJ0aWNsZXMuYXBpLnYxLkVzdGltYXRlQXJ0aWNsZVJlc3BvbnNlEmQKD0dldEFydGljbGVTdGVwcxInLmFydGljbGVzLmFwaS52MS5HZXRBcnRpY2xlU3RlcHNSZXF1ZXN0GiguYXJ0aWNsZXMuYXBpLnYxLkdldEFydGljbGVTdGVwc1Jlc3BvbnNlEl0KDFdhdGNoQXJ0aWNsZRIkLmFydGljbGVzLmFwaS52MS5XYXRjaEFydGljbGVSZXF1ZXN0GiUuYXJ0aWNsZXMuYXBpLnYxLldhdGNoQXJ0aWNsZVJlc3BvbnNlMAEScAoTTGlzdEFydGljbGVWZXJzaW9ucxIrLmFydGljbGVzLmFwaS52MS5MaXN0QXJ0aWNsZVZlcnNpb25zUmVxdWVzdBosLmFydGljbGVzLmFwaS52MS5MaXN0QXJ0aWNsZVZlcnNpb25zUmVzcG9uc2USagoRR2V0QXJ0aWNsZVZlcnNpb24SKS5hcnRpY2xlcy5hcGkudjEuR2V0QXJ0aWNsZVZlcnNpb25SZXF1ZXN0GiouYXJ0aWNsZXMuYXBpLnYxLkdldEFydGljbGVWZXJzaW9uUmVzcG9uc2USdgoVUmVzdG9yZUFydGljbGVWZXJzaW9uEi0uYXJ0aWNsZXMuYXBpLnYxLlJlc3RvcmVBcnRpY2xlVmVyc2lvblJlcXVlc3QaLi5hcnRpY2xlcy5hcGkudjEuUmVzdG9yZUFydGljbGVWZXJzaW9uUmVzcG9uc2USXgoNVXBkYXRlQXJ0aWNsZRIlLmFydGljbGVzLmFwaS52MS5VcGRhdGVBcnRpY2xlUmVxdWVzdBomLmFydGljbGVzLmFwaS52MS5VcGRhdGVBcnRpY2xlUmVzcG9uc2UScwoURXhwb3J0QXJ0aWNsZUNvbnRlbnQSLC5hcnRpY2xlcy5hcGkudjEuRXhwb3J0QXJ0aWNsZUNvbnRlbnRSZXF1ZXN0Gi0uYXJ0aWNsZXMuYXBpLnYxLkV4cG9ydEFydGljbGVDb250ZW50UmVzcG9uc2USXgoNRGVsZXRlQXJ0aWNsZRIlLmFydGljbGVzLmFwaS52MS5EZWxldGVBcnRpY2xlUmVxdWVzdBomLmFydGljbGVzLmFwaS52MS5EZWxldGVBcnRpY2xlUmVzcG9uc2USWwoMUmV0cnlBcnRpY2xlEiQuYXJ0aWNsZXMuYXBpLnYxLlJldHJ5QXJ0aWNsZVJlcXVlc3QaJS5hcnRpY2xlcy5hcGkudjEuUmV0cnlBcnRpY2xlUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("Ch5hcnRpY2xlcy9hcGkvdjEvYXJ0aWNsZXMucHJvdG8SD2FydGljbGVzLmFwaS52MSLkCwoMQXJ0aWNsZUlucHV0EhIKCnByb2plY3RfaWQYASABKAMSDQoFdGl0bGUYAiABKAkSFAoMYXJ0aWNsZV90eXBlGAMgASgJEhkKEXRhcmdldF93b3JkX2NvdW50GAQgASgFEgwKBHRvbmUYBSABKAkSFQoNcG9pbnRfb2ZfdmlldxgGIAEoCRIQCghsYW5ndWFnZRgHIAEoCRIbCg50YXJnZXRfa2V5d29yZBgIIAEoCUgBiAEBEhAKCGtleXdvcmRzGAkgAygJEh4KEWNvdW50cnlfdGFyZ2V0aW5nGAogASgJSAKIAQESHQoQcmVzZWFyY2hfZW5hYmxlZBgLIAEoCEgDiAEBEiEKFHJlc2VhcmNoX21heF9zb3VyY2VzGAwgASgFSASIAQESJwoacmVzZWFyY2hfbWluX2NvbnRlbnRfd29yZHMYDSABKAVIBYgBARIqCh1yZXNlYXJjaF9tYXhfd29yZHNfcGVyX3NvdXJjZRgOIAEoBUgGiAEBEiAKGHJlc2VhcmNoX2luY2x1ZGVfZG9tYWlucxgPIAMoCRJCChhyZXNlYXJjaF9leGNsdWRlX2RvbWFpbnMYECABKAsyGy5hcnRpY2xlcy5hcGkudjEuRG9tYWluTGlzdEgHiAEBEhgKC3dlYmhvb2tfdXJsGBEgASgJSAiIAQESGgoNdXNlX2JhdGNoX2FwaRgSIAEoCEgJiAEBEhUKCGh1bWFuaXplGBMgASgISAqIAQESHwoSYWRkaXRpb25hbF9jb250ZXh0GBQgASgJSAuIAQESIwoWYWRkaXRpb25hbF9pbnN0cnVjdGlvbhgVIAEoCUgMiAEBEhkKD3RhcmdldF9hdWRpZW5jZRgWIAEoCUgAEhwKEm5vX3RhcmdldF9hdWRpZW5jZRgXIAEoCEgAEhIKBW1vZGVsGBggASgJSA2IAQESGwoOYnJhbmRfdm9pY2VfaWQYGSABKANIDogBARIiChVpbmNsdWRlX2tleV90YWtlYXdheXMYGiABKAhID4gBARIYCgtpbmNsdWRlX2ZhcRgbIAEoCEgQiAEBEiMKFmhlYWRpbmdfY2FwaXRhbGl6YXRpb24YHCABKAlIEYgBARITCgZzdGF0dXMYHSABKAlIEogBARIYCgtpbWFnZV9jb3VudBgeIAEoBUgTiAEBEh8KEmltYWdlX2FzcGVjdF9yYXRpbxgfIAEoCUgUiAEBEhwKD2ltYWdlX3ByZXNldF9pZBggIAEoA0gViAEBEjMKB3B1Ymxpc2gYISABKAsyHS5hcnRpY2xlcy5hcGkudjEuUHVibGlzaElucHV0SBaIAQESFgoJY2l0YXRpb25zGCIgASgJSBeIAQFCCgoIYXVkaWVuY2VCEQoPX3RhcmdldF9rZXl3b3JkQhQKEl9jb3VudHJ5X3RhcmdldGluZ0ITChFfcmVzZWFyY2hfZW5hYmxlZEIXChVfcmVzZWFyY2hfbWF4X3NvdXJjZXNCHQobX3Jlc2VhcmNoX21pbl9jb250ZW50X3dvcmRzQiAKHl9yZXNlYXJjaF9tYXhfd29yZHNfcGVyX3NvdXJjZUIbChlfcmVzZWFyY2hfZXhjbHVkZV9kb21haW5zQg4KDF93ZWJob29rX3VybEIQCg5fdXNlX2JhdGNoX2FwaUILCglfaHVtYW5pemVCFQoTX2FkZGl0aW9uYWxfY29udGV4dEIZChdfYWRkaXRpb25hbF9pbnN0cnVjdGlvbkIICgZfbW9kZWxCEQoPX2JyYW5kX3ZvaWNlX2lkQhgKFl9pbmNsdWRlX2tleV90YWtlYXdheXNCDgoMX2luY2x1ZGVfZmFxQhkKF19oZWFkaW5nX2NhcGl0YWxpemF0aW9uQgkKB19zdGF0dXNCDgoMX2ltYWdlX2NvdW50QhUKE19pbWFnZV9hc3BlY3RfcmF0aW9CEgoQX2ltYWdlX3ByZXNldF9pZEIKCghfcHVibGlzaEIMCgpfY2l0YXRpb25zIh0KCkRvbWFpbkxpc3QSDwoHZG9tYWlucxgBIAMoCSLLCgoHQXJ0aWNsZRIKCgJpZBgBIAEoAxITCgtleHRlcm5hbF9pZBgCIAEoCRINCgV0aXRsZRgDIAEoCRIYCgtkZXNjcmlwdGlvbhgEIAEoCUgAiAEBEhQKB2NvbnRlbnQYBSABKAlIAYgBARIdChBvcmlnaW5hbF9jb250ZW50GAYgASgJSAKIAQESLQoGaW1hZ2VzGAcgAygLMh0uYXJ0aWNsZXMuYXBpLnYxLkFydGljbGVJbWFnZRIfChJjdXJyZW50X3ZlcnNpb25faWQYCCABKANIA4gBARIhChRwdWJsaXNoZWRfdmVyc2lvbl9pZBgJIAEoA0gEiAEBEg4KBnN0YXR1cxgKIAEoCRIbCg5mYWlsdXJlX3JlYXNvbhgLIAEoCUgFiAEBEhQKDGFydGljbGVfdHlwZRgMIAEoCRIbCg50YXJnZXRfa2V5d29yZBgNIAEoCUgGiAEBEhAKCGtleXdvcmRzGA4gAygJEhkKEXRhcmdldF93b3JkX2NvdW50GA8gASgFEhkKEWFjdHVhbF93b3JkX2NvdW50GBAgASgFEgwKBHRvbmUYESABKAkSFQoNcG9pbnRfb2ZfdmlldxgSIAEoCRIQCghsYW5ndWFnZRgTIAEoCRIeChFjb3VudHJ5X3RhcmdldGluZxgUIAEoCUgHiAEBEhoKDWFpX21vZGVsX3VzZWQYFSABKAlICIgBARIMCgRjb3N0GBYgASgJEhkKDGN1cnJlbnRfc3RlcBgXIAEoCUgJiAEBEhAKCGh1bWFuaXplGBggASgIEh8KEmFpX2RldGVjdGlvbl9zY29yZRgZIAEoAUgKiAEBEj8KFm9yaWdpbmFsaXR5X2NoZWNrZWRfYXQYGiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAuIAQESHwoSYWRkaXRpb25hbF9jb250ZXh0GBsgASgJSAyIAQESGAoLd2ViaG9va191cmwYHCABKAlIDYgBARIsCgdwcm9qZWN0GB0gASgLMhsuYXJ0aWNsZXMuYXBpLnYxLlByb2plY3RSZWYSLgoKY3JlYXRlZF9hdBgeIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgfIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoMcHVibGljYXRpb25zGCAgAygLMhwuYXJ0aWNsZXMuYXBpLnYxLlB1YmxpY2F0aW9uEigKB3NvdXJjZXMYISADKAsyFy5hcnRpY2xlcy5hcGkudjEuU291cmNlEhEKCWNpdGF0aW9ucxgiIAEoCRIZChFjaXRhdGlvbnNfcmVtb3ZlZBgjIAEoBRIoCgdxdWFsaXR5GCQgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEIOCgxfZGVzY3JpcHRpb25CCgoIX2NvbnRlbnRCEwoRX29yaWdpbmFsX2NvbnRlbnRCFQoTX2N1cnJlbnRfdmVyc2lvbl9pZEIXChVfcHVibGlzaGVkX3ZlcnNpb25faWRCEQoPX2ZhaWx1cmVfcmVhc29uQhEKD190YXJnZXRfa2V5d29yZEIUChJfY291bnRyeV90YXJnZXRpbmdCEAoOX2FpX21vZGVsX3VzZWRCDwoNX2N1cnJlbnRfc3RlcEIVChNfYWlfZGV0ZWN0aW9uX3Njb3JlQhkKF19vcmlnaW5hbGl0eV9jaGVja2VkX2F0QhUKE19hZGRpdGlvbmFsX2NvbnRleHRCDgoMX3dlYmhvb2tfdXJsIoYBCgZTb3VyY2USDgoGbnVtYmVyGAEgASgFEgsKA3VybBgCIAEoCRINCgV0aXRsZRgDIAEoCRIRCglzaXRlX25hbWUYBCABKAkSLgoKZmV0Y2hlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDQoFY2l0ZWQYBiABKAgiqQMKC1B1YmxpY2F0aW9uEhYKDmRlc3RpbmF0aW9uX2lkGAEgASgDEhgKEGRlc3RpbmF0aW9uX2tpbmQYAiABKAkSDQoFc3RhdGUYAyABKAkSFgoJcmVtb3RlX2lkGAQgASgJSACIAQESFwoKcmVtb3RlX3VybBgFIAEoCUgBiAEBEhoKDXJlbW90ZV9zdGF0dXMYBiABKAlIAogBARIXCgp2ZXJzaW9uX2lkGAcgASgDSAOIAQESEgoFZXJyb3IYCCABKAlIBIgBARIwCgxyZXF1ZXN0ZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjUKCGF0dGVtcHRzGAsgAygLMiMuYXJ0aWNsZXMuYXBpLnYxLlB1YmxpY2F0aW9uQXR0ZW1wdEIMCgpfcmVtb3RlX2lkQg0KC19yZW1vdGVfdXJsQhAKDl9yZW1vdGVfc3RhdHVzQg0KC192ZXJzaW9uX2lkQggKBl9lcnJvciLZAQoSUHVibGljYXRpb25BdHRlbXB0Eg8KB2F0dGVtcHQYASABKAUSMAoMYXR0ZW1wdGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdvdXRjb21lGAMgASgJEhgKC3N0YXR1c19jb2RlGAQgASgFSACIAQESEgoFZXJyb3IYBSABKAlIAYgBARITCgtkdXJhdGlvbl9tcxgGIAEoBRISCgp2ZXJzaW9uX2lkGAcgASgDQg4KDF9zdGF0dXNfY29kZUIICgZfZXJyb3IiGQoIVGVybUxpc3QSDQoFbmFtZXMYASADKAkioAIKDFB1Ymxpc2hJbnB1dBIWCg5kZXN0aW5hdGlvbl9pZBgBIAEoAxITCgZzdGF0dXMYAiABKAlIAIgBARIzCgpwdWJsaXNoX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgBiAEBEjIKCmNhdGVnb3JpZXMYBCABKAsyGS5hcnRpY2xlcy5hcGkudjEuVGVybUxpc3RIAogBARIsCgR0YWdzGAUgASgLMhkuYXJ0aWNsZXMuYXBpLnYxLlRlcm1MaXN0SAOIAQESEQoEc2x1ZxgGIAEoCUgEiAEBQgkKB19zdGF0dXNCDQoLX3B1Ymxpc2hfYXRCDQoLX2NhdGVnb3JpZXNCBwoFX3RhZ3NCBwoFX3NsdWcibwoMQXJ0aWNsZUltYWdlEgsKA3VybBgBIAEoCRILCgNhbHQYAiABKAkSDQoFd2lkdGgYAyABKAUSDgoGaGVpZ2h0GAQgASgFEhQKDGFzcGVjdF9yYXRpbxgFIAEoCRIQCghwb3NpdGlvbhgGIAEoBSImCgpQcm9qZWN0UmVmEgoKAmlkGAEgASgDEgwKBG5hbWUYAiABKAkieAoUQ3JlYXRlQXJ0aWNsZVJlcXVlc3QSLgoHYXJ0aWNsZRgBIAEoCzIdLmFydGljbGVzLmFwaS52MS5BcnRpY2xlSW5wdXQSHAoPaWRlbXBvdGVuY3lfa2V5GAIgASgJSACIAQFCEgoQX2lkZW1wb3RlbmN5X2tleSJUChVDcmVhdGVBcnRpY2xlUmVzcG9uc2USKQoHYXJ0aWNsZRgBIAEoCzIYLmFydGljbGVzLmFwaS52MS5BcnRpY2xlEhAKCHJlcGxheWVkGAIgASgIIh8KEUdldEFydGljbGVSZXF1ZXN0EgoKAmlkGAEgASgJIj8KEkdldEFydGljbGVSZXNwb25zZRIpCgdhcnRpY2xlGAEgASgLMhguYXJ0aWNsZXMuYXBpLnYxLkFydGljbGUivQEKE0xpc3RBcnRpY2xlc1JlcXVlc3QSEwoGc3RhdHVzGAEgASgJSACIAQESFwoKcHJvamVjdF9pZBgCIAEoA0gBiAEBEhEKBHBhZ2UYAyABKAVIAogBARIVCghwZXJfcGFnZRgEIAEoBUgDiAEBEhMKBmN1cnNvchgFIAEoCUgEiAEBQgkKB19zdGF0dXNCDQoLX3Byb2plY3RfaWRCBwoFX3BhZ2VCCwoJX3Blcl9wYWdlQgkKB19jdXJzb3IiawoUTGlzdEFydGljbGVzUmVzcG9uc2USKgoIYXJ0aWNsZXMYASADKAsyGC5hcnRpY2xlcy5hcGkudjEuQXJ0aWNsZRInCgRtZXRhGAIgASgLMhkuYXJ0aWNsZXMuYXBpLnYxLlBhZ2VNZXRhIn4KCFBhZ2VNZXRhEhQKDGN1cnJlbnRfcGFnZRgBIAEoBRIRCglsYXN0X3BhZ2UYAiABKAUSEAoIcGVyX3BhZ2UYAyABKAUSDQoFdG90YWwYBCABKAMSGAoLbmV4dF9jdXJzb3IYBSABKAlIAIgBAUIOCgxfbmV4dF9jdXJzb3IiIgoUQ2FuY2VsQXJ0aWNsZVJlcXVlc3QSCgoCaWQYASABKAkiQgoVQ2FuY2VsQXJ0aWNsZVJlc3BvbnNlEikKB2FydGljbGUYASABKAsyGC5hcnRpY2xlcy5hcGkudjEuQXJ0aWNsZSJIChZFc3RpbWF0ZUFydGljbGVSZXF1ZXN0Ei4KB2FydGljbGUYASABKAsyHS5hcnRpY2xlcy5hcGkudjEuQXJ0aWNsZUlucHV0IkQKF0VzdGltYXRlQXJ0aWNsZVJlc3BvbnNlEikKCGVzdGltYXRlGAEgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCIkChZHZXRBcnRpY2xlU3RlcHNSZXF1ZXN0EgoKAmlkGAEgASgJIkUKF0dldEFydGljbGVTdGVwc1Jlc3BvbnNlEioKCWJyZWFrZG93bhgBIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QiTwoTV2F0Y2hBcnRpY2xlUmVxdWVzdBIKCgJpZBgBIAEoCRIaCg1sYXN0X2V2ZW50X2lkGAIgASgJSACIAQFCEAoOX2xhc3RfZXZlbnRfaWQiawoUV2F0Y2hBcnRpY2xlUmVzcG9uc2USCgoCaWQYASABKAkSDQoFZXZlbnQYAiABKAkSJQoEZGF0YRgDIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSEQoJZGF0YV9qc29uGAQgASgJIlMKDVZlcnNpb25BdXRob3ISEwoGa2V5X2lkGAEgASgDSACIAQESFQoId29ya2xvYWQYAiABKAlIAYgBAUIJCgdfa2V5X2lkQgsKCV93b3JrbG9hZCKlBAoOQXJ0aWNsZVZlcnNpb24SCgoCaWQYASABKAMSDgoGbnVtYmVyGAIgASgFEgwKBGtpbmQYAyABKAkSDwoHY3VycmVudBgEIAEoCBIRCglwdWJsaXNoZWQYBSABKAgSLgoKY3JlYXRlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKd29yZF9jb3VudBgHIAEoBRIvCgdtYWRlX2J5GAggASgLMh4uYXJ0aWNsZXMuYXBpLnYxLlZlcnNpb25BdXRob3ISGgoNcmVzdG9yZWRfZnJvbRgJIAEoBUgAiAEBEh8KEmFpX2RldGVjdGlvbl9zY29yZRgKIAEoAUgBiAEBEhQKB2NvbnRlbnQYCyABKAlIAogBARIYCgtkZXNjcmlwdGlvbhgMIAEoCUgDiAEBEigKB3NvdXJjZXMYDSADKAsyFy5hcnRpY2xlcy5hcGkudjEuU291cmNlEhkKEWNpdGF0aW9uc19yZW1vdmVkGA4gASgFEigKB3F1YWxpdHkYDyABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0Ei8KCHJldmlzaW9uGBAgASgLMh0uYXJ0aWNsZXMuYXBpLnYxLlJldmlzaW9uTm90ZUIQCg5fcmVzdG9yZWRfZnJvbUIVChNfYWlfZGV0ZWN0aW9uX3Njb3JlQgoKCF9jb250ZW50Qg4KDF9kZXNjcmlwdGlvbiKsAQoMUmV2aXNpb25Ob3RlEg4KBm51bWJlchgBIAEoBRIOCgZhY3Rpb24YAiABKAkSFQoNc2VjdGlvbl9pbmRleBgDIAEoBRIXCg9zZWN0aW9uX2hlYWRpbmcYBCABKAkSGAoLaW5zdHJ1Y3Rpb24YBSABKAlIAIgBARIVCghsYW5ndWFnZRgGIAEoCUgBiAEBQg4KDF9pbnN0cnVjdGlvbkILCglfbGFuZ3VhZ2UiKAoaTGlzdEFydGljbGVWZXJzaW9uc1JlcXVlc3QSCgoCaWQYASABKAkiUAobTGlzdEFydGljbGVWZXJzaW9uc1Jlc3BvbnNlEjEKCHZlcnNpb25zGAEgAygLMh8uYXJ0aWNsZXMuYXBpLnYxLkFydGljbGVWZXJzaW9uIjcKGEdldEFydGljbGVWZXJzaW9uUmVxdWVzdBIKCgJpZBgBIAEoCRIPCgd2ZXJzaW9uGAIgASgFIk0KGUdldEFydGljbGVWZXJzaW9uUmVzcG9uc2USMAoHdmVyc2lvbhgBIAEoCzIfLmFydGljbGVzLmFwaS52MS5BcnRpY2xlVmVyc2lvbiJtChxSZXN0b3JlQXJ0aWNsZVZlcnNpb25SZXF1ZXN0EgoKAmlkGAEgASgJEg8KB3ZlcnNpb24YAiABKAUSHAoPYmFzZV92ZXJzaW9uX2lkGAMgASgDSACIAQFCEgoQX2Jhc2VfdmVyc2lvbl9pZCJiCh1SZXN0b3JlQXJ0aWNsZVZlcnNpb25SZXNwb25zZRIpCgdhcnRpY2xlGAEgASgLMhguYXJ0aWNsZXMuYXBpLnYxLkFydGljbGUSFgoOdmVyc2lvbl9udW1iZXIYAiABKAUiogEKFFVwZGF0ZUFydGljbGVSZXF1ZXN0EgoKAmlkGAEgASgJEhcKD2Jhc2VfdmVyc2lvbl9pZBgCIAEoAxIUCgdjb250ZW50GAMgASgJSACIAQESGAoLZGVzY3JpcHRpb24YBCABKAlIAYgBARIZChFjbGVhcl9kZXNjcmlwdGlvbhgFIAEoCEIKCghfY29udGVudEIOCgxfZGVzY3JpcHRpb24iWgoVVXBkYXRlQXJ0aWNsZVJlc3BvbnNlEikKB2FydGljbGUYASABKAsyGC5hcnRpY2xlcy5hcGkudjEuQXJ0aWNsZRIWCg52ZXJzaW9uX251bWJlchgCIAEoBSJJChtFeHBvcnRBcnRpY2xlQ29udGVudFJlcXVlc3QSCgoCaWQYASABKAkSEwoGZm9ybWF0GAIgASgJSACIAQFCCQoHX2Zvcm1hdCJpChxFeHBvcnRBcnRpY2xlQ29udGVudFJlc3BvbnNlEg4KBmZvcm1hdBgBIAEoCRIUCgxjb250ZW50X3R5cGUYAiABKAkSDwoHY29udGVudBgDIAEoCRISCgp2ZXJzaW9uX2lkGAQgASgDIjUKFERlbGV0ZUFydGljbGVSZXF1ZXN0EgoKAmlkGAEgASgJEhEKCXVucHVibGlzaBgCIAEoCCI5ChVEZWxldGVBcnRpY2xlUmVzcG9uc2USDwoHc3VjY2VzcxgBIAEoCBIPCgdtZXNzYWdlGAIgASgJIiEKE1JldHJ5QXJ0aWNsZVJlcXVlc3QSCgoCaWQYASABKAkiUgoUUmV0cnlBcnRpY2xlUmVzcG9uc2USKQoHYXJ0aWNsZRgBIAEoCzIYLmFydGljbGVzLmFwaS52MS5BcnRpY2xlEg8KB21lc3NhZ2UYAiABKAki9gEKG1JldmlzZUFydGljbGVTZWN0aW9uUmVxdWVzdBIKCgJpZBgBIAEoCRIPCgdzZWN0aW9uGAIgASgJEg4KBmFjdGlvbhgDIAEoCRIYCgtpbnN0cnVjdGlvbhgEIAEoCUgAiAEBEhkKDHRhcmdldF93b3JkcxgFIAEoBUgBiAEBEhUKCGxhbmd1YWdlGAYgASgJSAKIAQESHAoPaWRlbXBvdGVuY3lfa2V5GAcgASgJSAOIAQFCDgoMX2luc3RydWN0aW9uQg8KDV90YXJnZXRfd29yZHNCCwoJX2xhbmd1YWdlQhIKEF9pZGVtcG90ZW5jeV9rZXkiYwocUmV2aXNlQXJ0aWNsZVNlY3Rpb25SZXNwb25zZRIyCghyZXZpc2lvbhgBIAEoCzIgLmFydGljbGVzLmFwaS52MS5BcnRpY2xlUmV2aXNpb24SDwoHbWVzc2FnZRgCIAEoCSJECg5BcnRpY2xlU2VjdGlvbhINCgVpbmRleBgBIAEoBRIPCgdoZWFkaW5nGAIgASgJEhIKCndvcmRfY291bnQYAyABKAUi/wMKD0FydGljbGVSZXZpc2lvbhIOCgZudW1iZXIYASABKAUSDgoGc3RhdHVzGAIgASgJEg4KBmFjdGlvbhgDIAEoCRIVCg1zZWN0aW9uX2luZGV4GAQgASgFEhcKD3NlY3Rpb25faGVhZGluZxgFIAEoCRIYCgtpbnN0cnVjdGlvbhgGIAEoCUgAiAEBEhkKDHRhcmdldF93b3JkcxgHIAEoBUgBiAEBEhUKCGxhbmd1YWdlGAggASgJSAKIAQESFgoOcmVzZXJ2ZWRfd29yZHMYCSABKAUSGgoNd3JpdHRlbl93b3JkcxgKIAEoBUgDiAEBEhcKCnZlcnNpb25faWQYCyABKANIBIgBARIbCg5mYWlsdXJlX3JlYXNvbhgMIAEoCUgFiAEBEi4KCmNyZWF0ZWRfYXQYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjQKC2ZpbmlzaGVkX2F0GA4gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEgGiAEBQg4KDF9pbnN0cnVjdGlvbkIPCg1fdGFyZ2V0X3dvcmRzQgsKCV9sYW5ndWFnZUIQCg5fd3JpdHRlbl93b3Jkc0INCgtfdmVyc2lvbl9pZEIRCg9fZmFpbHVyZV9yZWFzb25CDgoMX2ZpbmlzaGVkX2F0IikKG0xpc3RBcnRpY2xlUmV2aXNpb25zUmVxdWVzdBIKCgJpZBgBIAEoCSKGAQocTGlzdEFydGljbGVSZXZpc2lvbnNSZXNwb25zZRIxCghzZWN0aW9ucxgBIAMoCzIfLmFydGljbGVzLmFwaS52MS5BcnRpY2xlU2VjdGlvbhIzCglyZXZpc2lvbnMYAiADKAsyIC5hcnRpY2xlcy5hcGkudjEuQXJ0aWNsZVJldmlzaW9uMoENCg5BcnRpY2xlU2VydmljZRJeCg1DcmVhdGVBcnRpY2xlEiUuYXJ0aWNsZXMuYXBpLnYxLkNyZWF0ZUFydGljbGVSZXF1ZXN0GiYuYXJ0aWNsZXMuYXBpLnYxLkNyZWF0ZUFydGljbGVSZXNwb25zZRJVCgpHZXRBcnRpY2xlEiIuYXJ0aWNsZXMuYXBpLnYxLkdldEFydGljbGVSZXF1ZXN0GiMuYXJ0aWNsZXMuYXBpLnYxLkdldEFydGljbGVSZXNwb25zZRJbCgxMaXN0QXJ0aWNsZXMSJC5hcnRpY2xlcy5hcGkudjEuTGlzdEFydGljbGVzUmVxdWVzdBolLmFydGljbGVzLmFwaS52MS5MaXN0QXJ0aWNsZXNSZXNwb25zZRJeCg1DYW5jZWxBcnRpY2xlEiUuYXJ0aWNsZXMuYXBpLnYxLkNhbmNlbEFydGljbGVSZXF1ZXN0GiYuYXJ0aWNsZXMuYXBpLnYxLkNhbmNlbEFydGljbGVSZXNwb25zZRJkCg9Fc3RpbWF0ZUFydGljbGUSJy5hcnRpY2xlcy5hcGkudjEuRXN0aW1hdGVBcnRpY2xlUmVxdWVzdBooLmFydGljbGVzLmFwaS52MS5Fc3RpbWF0ZUFydGljbGVSZXNwb25zZRJkCg9HZXRBcnRpY2xlU3RlcHMSJy5hcnRpY2xlcy5hcGkudjEuR2V0QXJ0aWNsZVN0ZXBzUmVxdWVzdBooLmFydGljbGVzLmFwaS52MS5HZXRBcnRpY2xlU3RlcHNSZXNwb25zZRJdCgxXYXRjaEFydGljbGUSJC5hcnRpY2xlcy5hcGkudjEuV2F0Y2hBcnRpY2xlUmVxdWVzdBolLmFydGljbGVzLmFwaS52MS5XYXRjaEFydGljbGVSZXNwb25zZTABEnAKE0xpc3RBcnRpY2xlVmVyc2lvbnMSKy5hcnRpY2xlcy5hcGkudjEuTGlzdEFydGljbGVWZXJzaW9uc1JlcXVlc3QaLC5hcnRpY2xlcy5hcGkudjEuTGlzdEFydGljbGVWZXJzaW9uc1Jlc3BvbnNlEmoKEUdldEFydGljbGVWZXJzaW9uEikuYXJ0aWNsZXMuYXBpLnYxLkdldEFydGljbGVWZXJzaW9uUmVxdWVzdBoqLmFydGljbGVzLmFwaS52MS5HZXRBcnRpY2xlVmVyc2lvblJlc3BvbnNlEnYKFVJlc3RvcmVBcnRpY2xlVmVyc2lvbhItLmFydGljbGVzLmFwaS52MS5SZXN0b3JlQXJ0aWNsZVZlcnNpb25SZXF1ZXN0Gi4uYXJ0aWNsZXMuYXBpLnYxLlJlc3RvcmVBcnRpY2xlVmVyc2lvblJlc3BvbnNlEl4KDVVwZGF0ZUFydGljbGUSJS5hcnRpY2xlcy5hcGkudjEuVXBkYXRlQXJ0aWNsZVJlcXVlc3QaJi5hcnRpY2xlcy5hcGkudjEuVXBkYXRlQXJ0aWNsZVJlc3BvbnNlEnMKFEV4cG9ydEFydGljbGVDb250ZW50EiwuYXJ0aWNsZXMuYXBpLnYxLkV4cG9ydEFydGljbGVDb250ZW50UmVxdWVzdBotLmFydGljbGVzLmFwaS52MS5FeHBvcnRBcnRpY2xlQ29udGVudFJlc3BvbnNlEl4KDURlbGV0ZUFydGljbGUSJS5hcnRpY2xlcy5hcGkudjEuRGVsZXRlQXJ0aWNsZVJlcXVlc3QaJi5hcnRpY2xlcy5hcGkudjEuRGVsZXRlQXJ0aWNsZVJlc3BvbnNlElsKDFJldHJ5QXJ0aWNsZRIkLmFydGljbGVzLmFwaS52MS5SZXRyeUFydGljbGVSZXF1ZXN0GiUuYXJ0aWNsZXMuYXBpLnYxLlJldHJ5QXJ0aWNsZVJlc3BvbnNlEnMKFFJldmlzZUFydGljbGVTZWN0aW9uEiwuYXJ0aWNsZXMuYXBpLnYxLlJldmlzZUFydGljbGVTZWN0aW9uUmVxdWVzdBotLmFydGljbGVzLmFwaS52MS5SZXZpc2VBcnRpY2xlU2VjdGlvblJlc3BvbnNlEnMKFExpc3RBcnRpY2xlUmV2aXNpb25zEiwuYXJ0aWNsZXMuYXBpLnYxLkxpc3RBcnRpY2xlUmV2aXNpb25zUmVxdWVzdBotLmFydGljbGVzLmFwaS52MS5MaXN0QXJ0aWNsZVJldmlzaW9uc1Jlc3BvbnNlYgZwcm90bzM", [file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * The article to create: the fields of POST /v1/articles' body.
@@ -1435,7 +1435,7 @@ export type ArticleVersion = Message<"articles.api.v1.ArticleVersion"> & {
   number: number;
 
   /**
-   * generated, humanized, edited or restored.
+   * generated, humanized, edited, restored or section_rewrite.
    *
    * @generated from field: string kind = 3;
    */
@@ -1524,6 +1524,13 @@ export type ArticleVersion = Message<"articles.api.v1.ArticleVersion"> & {
    * @generated from field: google.protobuf.Struct quality = 15;
    */
   quality?: JsonObject | undefined;
+
+  /**
+   * A section revision's section, action and instruction (kind section_rewrite).
+   *
+   * @generated from field: articles.api.v1.RevisionNote revision = 16;
+   */
+  revision?: RevisionNote | undefined;
 };
 
 /**
@@ -1532,6 +1539,62 @@ export type ArticleVersion = Message<"articles.api.v1.ArticleVersion"> & {
  */
 export const ArticleVersionSchema: GenMessage<ArticleVersion> = /*@__PURE__*/
   messageDesc(file_articles_api_v1_articles, 26);
+
+/**
+ * What a section revision changed.
+ *
+ * @generated from message articles.api.v1.RevisionNote
+ */
+export type RevisionNote = Message<"articles.api.v1.RevisionNote"> & {
+  /**
+   * The revision's number within the article.
+   *
+   * @generated from field: int32 number = 1;
+   */
+  number: number;
+
+  /**
+   * rewrite, expand, shorten, regenerate, translate or humanize.
+   *
+   * @generated from field: string action = 2;
+   */
+  action: string;
+
+  /**
+   * The section's index among the H2 sections (from 1).
+   *
+   * @generated from field: int32 section_index = 3;
+   */
+  sectionIndex: number;
+
+  /**
+   * The section's heading before the revision.
+   *
+   * @generated from field: string section_heading = 4;
+   */
+  sectionHeading: string;
+
+  /**
+   * A rewrite's instruction.
+   *
+   * @generated from field: optional string instruction = 5;
+   */
+  instruction?: string | undefined;
+
+  /**
+   * A translation's language.
+   *
+   * @generated from field: optional string language = 6;
+   */
+  language?: string | undefined;
+};
+
+/**
+ * Describes the message articles.api.v1.RevisionNote.
+ * Use `create(RevisionNoteSchema)` to create a new message.
+ */
+export const RevisionNoteSchema: GenMessage<RevisionNote> = /*@__PURE__*/
+  messageDesc(file_articles_api_v1_articles, 27);
 
 /**
  * Which article's versions.
@@ -1552,7 +1615,7 @@ export type ListArticleVersionsRequest = Message<"articles.api.v1.ListArticleVer
  * Use `create(ListArticleVersionsRequestSchema)` to create a new message.
  */
 export const ListArticleVersionsRequestSchema: GenMessage<ListArticleVersionsRequest> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 27);
+  messageDesc(file_articles_api_v1_articles, 28);
 
 /**
  * The versions, oldest first.
@@ -1573,7 +1636,7 @@ export type ListArticleVersionsResponse = Message<"articles.api.v1.ListArticleVe
  * Use `create(ListArticleVersionsResponseSchema)` to create a new message.
  */
 export const ListArticleVersionsResponseSchema: GenMessage<ListArticleVersionsResponse> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 28);
+  messageDesc(file_articles_api_v1_articles, 29);
 
 /**
  * One version.
@@ -1601,7 +1664,7 @@ export type GetArticleVersionRequest = Message<"articles.api.v1.GetArticleVersio
  * Use `create(GetArticleVersionRequestSchema)` to create a new message.
  */
 export const GetArticleVersionRequestSchema: GenMessage<GetArticleVersionRequest> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 29);
+  messageDesc(file_articles_api_v1_articles, 30);
 
 /**
  * The version with its content.
@@ -1622,7 +1685,7 @@ export type GetArticleVersionResponse = Message<"articles.api.v1.GetArticleVersi
  * Use `create(GetArticleVersionResponseSchema)` to create a new message.
  */
 export const GetArticleVersionResponseSchema: GenMessage<GetArticleVersionResponse> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 30);
+  messageDesc(file_articles_api_v1_articles, 31);
 
 /**
  * A restore.
@@ -1657,7 +1720,7 @@ export type RestoreArticleVersionRequest = Message<"articles.api.v1.RestoreArtic
  * Use `create(RestoreArticleVersionRequestSchema)` to create a new message.
  */
 export const RestoreArticleVersionRequestSchema: GenMessage<RestoreArticleVersionRequest> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 31);
+  messageDesc(file_articles_api_v1_articles, 32);
 
 /**
  * The article, the restored text current as a new version.
@@ -1685,7 +1748,7 @@ export type RestoreArticleVersionResponse = Message<"articles.api.v1.RestoreArti
  * Use `create(RestoreArticleVersionResponseSchema)` to create a new message.
  */
 export const RestoreArticleVersionResponseSchema: GenMessage<RestoreArticleVersionResponse> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 32);
+  messageDesc(file_articles_api_v1_articles, 33);
 
 /**
  * An edit: the fields of PATCH /v1/articles/{id}'s body.
@@ -1734,7 +1797,7 @@ export type UpdateArticleRequest = Message<"articles.api.v1.UpdateArticleRequest
  * Use `create(UpdateArticleRequestSchema)` to create a new message.
  */
 export const UpdateArticleRequestSchema: GenMessage<UpdateArticleRequest> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 33);
+  messageDesc(file_articles_api_v1_articles, 34);
 
 /**
  * The edited article.
@@ -1762,7 +1825,7 @@ export type UpdateArticleResponse = Message<"articles.api.v1.UpdateArticleRespon
  * Use `create(UpdateArticleResponseSchema)` to create a new message.
  */
 export const UpdateArticleResponseSchema: GenMessage<UpdateArticleResponse> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 34);
+  messageDesc(file_articles_api_v1_articles, 35);
 
 /**
  * An export of the current content.
@@ -1790,7 +1853,7 @@ export type ExportArticleContentRequest = Message<"articles.api.v1.ExportArticle
  * Use `create(ExportArticleContentRequestSchema)` to create a new message.
  */
 export const ExportArticleContentRequestSchema: GenMessage<ExportArticleContentRequest> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 35);
+  messageDesc(file_articles_api_v1_articles, 36);
 
 /**
  * The content in that format.
@@ -1832,7 +1895,7 @@ export type ExportArticleContentResponse = Message<"articles.api.v1.ExportArticl
  * Use `create(ExportArticleContentResponseSchema)` to create a new message.
  */
 export const ExportArticleContentResponseSchema: GenMessage<ExportArticleContentResponse> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 36);
+  messageDesc(file_articles_api_v1_articles, 37);
 
 /**
  * A deletion.
@@ -1846,6 +1909,13 @@ export type DeleteArticleRequest = Message<"articles.api.v1.DeleteArticleRequest
    * @generated from field: string id = 1;
    */
   id: string;
+
+  /**
+   * True: the article's posts on WordPress and Ghost are deleted too (HTTP: ?unpublish=true).
+   *
+   * @generated from field: bool unpublish = 2;
+   */
+  unpublish: boolean;
 };
 
 /**
@@ -1853,7 +1923,7 @@ export type DeleteArticleRequest = Message<"articles.api.v1.DeleteArticleRequest
  * Use `create(DeleteArticleRequestSchema)` to create a new message.
  */
 export const DeleteArticleRequestSchema: GenMessage<DeleteArticleRequest> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 37);
+  messageDesc(file_articles_api_v1_articles, 38);
 
 /**
  * As DELETE /v1/articles/{id} answers.
@@ -1881,7 +1951,7 @@ export type DeleteArticleResponse = Message<"articles.api.v1.DeleteArticleRespon
  * Use `create(DeleteArticleResponseSchema)` to create a new message.
  */
 export const DeleteArticleResponseSchema: GenMessage<DeleteArticleResponse> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 38);
+  messageDesc(file_articles_api_v1_articles, 39);
 
 /**
  * A retry.
@@ -1902,7 +1972,7 @@ export type RetryArticleRequest = Message<"articles.api.v1.RetryArticleRequest">
  * Use `create(RetryArticleRequestSchema)` to create a new message.
  */
 export const RetryArticleRequestSchema: GenMessage<RetryArticleRequest> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 39);
+  messageDesc(file_articles_api_v1_articles, 40);
 
 /**
  * The article queued again.
@@ -1930,7 +2000,294 @@ export type RetryArticleResponse = Message<"articles.api.v1.RetryArticleResponse
  * Use `create(RetryArticleResponseSchema)` to create a new message.
  */
 export const RetryArticleResponseSchema: GenMessage<RetryArticleResponse> = /*@__PURE__*/
-  messageDesc(file_articles_api_v1_articles, 40);
+  messageDesc(file_articles_api_v1_articles, 41);
+
+/**
+ * A section operation: the fields of POST /v1/articles/{id}/revisions' body.
+ *
+ * @generated from message articles.api.v1.ReviseArticleSectionRequest
+ */
+export type ReviseArticleSectionRequest = Message<"articles.api.v1.ReviseArticleSectionRequest"> & {
+  /**
+   * Numeric id or external_id.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * The H2 section: its index (from 1, as digits) or its heading text.
+   *
+   * @generated from field: string section = 2;
+   */
+  section: string;
+
+  /**
+   * rewrite (needs instruction), expand, shorten, regenerate, translate (needs language) or humanize.
+   *
+   * @generated from field: string action = 3;
+   */
+  action: string;
+
+  /**
+   * What to change (up to 2,000 characters).
+   *
+   * @generated from field: optional string instruction = 4;
+   */
+  instruction?: string | undefined;
+
+  /**
+   * Words the section should have (50 to 5,000); unset: its current length.
+   *
+   * @generated from field: optional int32 target_words = 5;
+   */
+  targetWords?: number | undefined;
+
+  /**
+   * A translation's language code.
+   *
+   * @generated from field: optional string language = 6;
+   */
+  language?: string | undefined;
+
+  /**
+   * Makes a repeat of the same request answer the first revision (HTTP: the Idempotency-Key header).
+   *
+   * @generated from field: optional string idempotency_key = 7;
+   */
+  idempotencyKey?: string | undefined;
+};
+
+/**
+ * Describes the message articles.api.v1.ReviseArticleSectionRequest.
+ * Use `create(ReviseArticleSectionRequestSchema)` to create a new message.
+ */
+export const ReviseArticleSectionRequestSchema: GenMessage<ReviseArticleSectionRequest> = /*@__PURE__*/
+  messageDesc(file_articles_api_v1_articles, 42);
+
+/**
+ * The revision queued.
+ *
+ * @generated from message articles.api.v1.ReviseArticleSectionResponse
+ */
+export type ReviseArticleSectionResponse = Message<"articles.api.v1.ReviseArticleSectionResponse"> & {
+  /**
+   * The revision.
+   *
+   * @generated from field: articles.api.v1.ArticleRevision revision = 1;
+   */
+  revision?: ArticleRevision | undefined;
+
+  /**
+   * What happened.
+   *
+   * @generated from field: string message = 2;
+   */
+  message: string;
+};
+
+/**
+ * Describes the message articles.api.v1.ReviseArticleSectionResponse.
+ * Use `create(ReviseArticleSectionResponseSchema)` to create a new message.
+ */
+export const ReviseArticleSectionResponseSchema: GenMessage<ReviseArticleSectionResponse> = /*@__PURE__*/
+  messageDesc(file_articles_api_v1_articles, 43);
+
+/**
+ * One H2 section of an article.
+ *
+ * @generated from message articles.api.v1.ArticleSection
+ */
+export type ArticleSection = Message<"articles.api.v1.ArticleSection"> & {
+  /**
+   * From 1.
+   *
+   * @generated from field: int32 index = 1;
+   */
+  index: number;
+
+  /**
+   * Its heading text.
+   *
+   * @generated from field: string heading = 2;
+   */
+  heading: string;
+
+  /**
+   * Words of its text.
+   *
+   * @generated from field: int32 word_count = 3;
+   */
+  wordCount: number;
+};
+
+/**
+ * Describes the message articles.api.v1.ArticleSection.
+ * Use `create(ArticleSectionSchema)` to create a new message.
+ */
+export const ArticleSectionSchema: GenMessage<ArticleSection> = /*@__PURE__*/
+  messageDesc(file_articles_api_v1_articles, 44);
+
+/**
+ * One section revision.
+ *
+ * @generated from message articles.api.v1.ArticleRevision
+ */
+export type ArticleRevision = Message<"articles.api.v1.ArticleRevision"> & {
+  /**
+   * Its number within the article, from 1.
+   *
+   * @generated from field: int32 number = 1;
+   */
+  number: number;
+
+  /**
+   * queued, running, completed or failed.
+   *
+   * @generated from field: string status = 2;
+   */
+  status: string;
+
+  /**
+   * The action.
+   *
+   * @generated from field: string action = 3;
+   */
+  action: string;
+
+  /**
+   * The section's index when asked.
+   *
+   * @generated from field: int32 section_index = 4;
+   */
+  sectionIndex: number;
+
+  /**
+   * The section's heading when asked.
+   *
+   * @generated from field: string section_heading = 5;
+   */
+  sectionHeading: string;
+
+  /**
+   * A rewrite's instruction.
+   *
+   * @generated from field: optional string instruction = 6;
+   */
+  instruction?: string | undefined;
+
+  /**
+   * The words asked for.
+   *
+   * @generated from field: optional int32 target_words = 7;
+   */
+  targetWords?: number | undefined;
+
+  /**
+   * A translation's language.
+   *
+   * @generated from field: optional string language = 8;
+   */
+  language?: string | undefined;
+
+  /**
+   * Words held for it.
+   *
+   * @generated from field: int32 reserved_words = 9;
+   */
+  reservedWords: number;
+
+  /**
+   * Words it wrote, once completed.
+   *
+   * @generated from field: optional int32 written_words = 10;
+   */
+  writtenWords?: number | undefined;
+
+  /**
+   * The version it made, once completed.
+   *
+   * @generated from field: optional int64 version_id = 11;
+   */
+  versionId?: bigint | undefined;
+
+  /**
+   * Why it failed.
+   *
+   * @generated from field: optional string failure_reason = 12;
+   */
+  failureReason?: string | undefined;
+
+  /**
+   * When it was asked for.
+   *
+   * @generated from field: google.protobuf.Timestamp created_at = 13;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * When it completed or failed.
+   *
+   * @generated from field: optional google.protobuf.Timestamp finished_at = 14;
+   */
+  finishedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message articles.api.v1.ArticleRevision.
+ * Use `create(ArticleRevisionSchema)` to create a new message.
+ */
+export const ArticleRevisionSchema: GenMessage<ArticleRevision> = /*@__PURE__*/
+  messageDesc(file_articles_api_v1_articles, 45);
+
+/**
+ * Which article.
+ *
+ * @generated from message articles.api.v1.ListArticleRevisionsRequest
+ */
+export type ListArticleRevisionsRequest = Message<"articles.api.v1.ListArticleRevisionsRequest"> & {
+  /**
+   * Numeric id or external_id.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message articles.api.v1.ListArticleRevisionsRequest.
+ * Use `create(ListArticleRevisionsRequestSchema)` to create a new message.
+ */
+export const ListArticleRevisionsRequestSchema: GenMessage<ListArticleRevisionsRequest> = /*@__PURE__*/
+  messageDesc(file_articles_api_v1_articles, 46);
+
+/**
+ * Its sections and revisions.
+ *
+ * @generated from message articles.api.v1.ListArticleRevisionsResponse
+ */
+export type ListArticleRevisionsResponse = Message<"articles.api.v1.ListArticleRevisionsResponse"> & {
+  /**
+   * The current content's H2 sections.
+   *
+   * @generated from field: repeated articles.api.v1.ArticleSection sections = 1;
+   */
+  sections: ArticleSection[];
+
+  /**
+   * Newest first.
+   *
+   * @generated from field: repeated articles.api.v1.ArticleRevision revisions = 2;
+   */
+  revisions: ArticleRevision[];
+};
+
+/**
+ * Describes the message articles.api.v1.ListArticleRevisionsResponse.
+ * Use `create(ListArticleRevisionsResponseSchema)` to create a new message.
+ */
+export const ListArticleRevisionsResponseSchema: GenMessage<ListArticleRevisionsResponse> = /*@__PURE__*/
+  messageDesc(file_articles_api_v1_articles, 47);
 
 /**
  * Articles: create, read, list, follow, cancel, estimate and cost.
@@ -2073,8 +2430,9 @@ export const ArticleService: GenService<{
   /**
    * Deletes the article and erases its data in every service (DELETE /v1/articles/{id}): a running
    * article is cancelled first; what is still reserved is given back; an erasure record without
-   * content stays for billing. Posts already on WordPress or Ghost stay. The article is then
-   * NOT_FOUND; a repeat answers the same. Needs update access.
+   * content stays for billing. Posts already on WordPress or Ghost stay unless unpublish is true
+   * (they are deleted first; a site that fails is UNAVAILABLE and nothing is erased). The article
+   * is then NOT_FOUND; a repeat answers the same. Needs update access.
    *
    * @generated from rpc articles.api.v1.ArticleService.DeleteArticle
    */
@@ -2096,6 +2454,31 @@ export const ArticleService: GenService<{
     methodKind: "unary";
     input: typeof RetryArticleRequestSchema;
     output: typeof RetryArticleResponseSchema;
+  },
+  /**
+   * Rewrites, expands, shortens, regenerates, translates or humanizes one H2 section of a
+   * completed or published article (POST /v1/articles/{id}/revisions): queued on the
+   * generation-runner, reusing the article's research; 120% of the section's words is held and
+   * what is written is settled; it ends in a new version where only that section changed.
+   * ABORTED when the article is not completed or published, or a revision of it is under way.
+   *
+   * @generated from rpc articles.api.v1.ArticleService.ReviseArticleSection
+   */
+  reviseArticleSection: {
+    methodKind: "unary";
+    input: typeof ReviseArticleSectionRequestSchema;
+    output: typeof ReviseArticleSectionResponseSchema;
+  },
+  /**
+   * The article's H2 sections (what a revision names) and its revisions, newest first
+   * (GET /v1/articles/{id}/revisions).
+   *
+   * @generated from rpc articles.api.v1.ArticleService.ListArticleRevisions
+   */
+  listArticleRevisions: {
+    methodKind: "unary";
+    input: typeof ListArticleRevisionsRequestSchema;
+    output: typeof ListArticleRevisionsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_articles_api_v1_articles, 0);

@@ -22,7 +22,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file articles/article_store/v1/versions.proto.
  */
 export const file_articles_article_store_v1_versions: GenFile = /*@__PURE__*/
-  fileDesc("CihhcnRpY2xlcy9hcnRpY2xlX3N0b3JlL3YxL3ZlcnNpb25zLnByb3RvEhlhcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxIvAECg5BcnRpY2xlVmVyc2lvbhIKCgJpZBgBIAEoAxIOCgZudW1iZXIYAiABKAUSDAoEa2luZBgDIAEoCRISCgp3b3JkX2NvdW50GAQgASgFEi4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhsKDm1hZGVfYnlfa2V5X2lkGAYgASgDSACIAQESHQoQbWFkZV9ieV93b3JrbG9hZBgHIAEoCUgBiAEBEhoKDXJlc3RvcmVkX2Zyb20YCCABKAVIAogBARIUCgdjb250ZW50GAkgASgJSAOIAQESGAoLZGVzY3JpcHRpb24YCiABKAlIBIgBARI5Cgdzb3VyY2VzGAsgAygLMiguYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5BcnRpY2xlU291cmNlEhkKEWNpdGF0aW9uc19yZW1vdmVkGAwgASgFEh8KEmFpX2RldGVjdGlvbl9zY29yZRgNIAEoBUgFiAEBEj8KFm9yaWdpbmFsaXR5X2NoZWNrZWRfYXQYDiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAaIAQESKAoHcXVhbGl0eRgPIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCEQoPX21hZGVfYnlfa2V5X2lkQhMKEV9tYWRlX2J5X3dvcmtsb2FkQhAKDl9yZXN0b3JlZF9mcm9tQgoKCF9jb250ZW50Qg4KDF9kZXNjcmlwdGlvbkIVChNfYWlfZGV0ZWN0aW9uX3Njb3JlQhkKF19vcmlnaW5hbGl0eV9jaGVja2VkX2F0IioKE0xpc3RWZXJzaW9uc1JlcXVlc3QSEwoLZXh0ZXJuYWxfaWQYASABKAkiiAEKFExpc3RWZXJzaW9uc1Jlc3BvbnNlEjMKB2FydGljbGUYASABKAsyIi5hcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxLkFydGljbGUSOwoIdmVyc2lvbnMYAiADKAsyKS5hcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxLkFydGljbGVWZXJzaW9uIjgKEUdldFZlcnNpb25SZXF1ZXN0EhMKC2V4dGVybmFsX2lkGAEgASgJEg4KBm51bWJlchgCIAEoBSKFAQoSR2V0VmVyc2lvblJlc3BvbnNlEjMKB2FydGljbGUYASABKAsyIi5hcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxLkFydGljbGUSOgoHdmVyc2lvbhgCIAEoCzIpLmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuQXJ0aWNsZVZlcnNpb24ifgoVUmVzdG9yZVZlcnNpb25SZXF1ZXN0EhMKC2V4dGVybmFsX2lkGAEgASgJEg4KBm51bWJlchgCIAEoBRIcCg9iYXNlX3ZlcnNpb25faWQYAyABKANIAIgBARIOCgZrZXlfaWQYBCABKANCEgoQX2Jhc2VfdmVyc2lvbl9pZCKJAQoWUmVzdG9yZVZlcnNpb25SZXNwb25zZRIzCgdhcnRpY2xlGAEgASgLMiIuYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5BcnRpY2xlEjoKB3ZlcnNpb24YAiABKAsyKS5hcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxLkFydGljbGVWZXJzaW9uIrkBChJFZGl0QXJ0aWNsZVJlcXVlc3QSEwoLZXh0ZXJuYWxfaWQYASABKAkSFwoPYmFzZV92ZXJzaW9uX2lkGAIgASgDEhQKB2NvbnRlbnQYAyABKAlIAIgBARIYCgtkZXNjcmlwdGlvbhgEIAEoCUgBiAEBEhkKEWNsZWFyX2Rlc2NyaXB0aW9uGAUgASgIEg4KBmtleV9pZBgGIAEoA0IKCghfY29udGVudEIOCgxfZGVzY3JpcHRpb24ihgEKE0VkaXRBcnRpY2xlUmVzcG9uc2USMwoHYXJ0aWNsZRgBIAEoCzIiLmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuQXJ0aWNsZRI6Cgd2ZXJzaW9uGAIgASgLMikuYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5BcnRpY2xlVmVyc2lvbjLYAwoVQXJ0aWNsZVZlcnNpb25TZXJ2aWNlEm8KDExpc3RWZXJzaW9ucxIuLmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuTGlzdFZlcnNpb25zUmVxdWVzdBovLmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuTGlzdFZlcnNpb25zUmVzcG9uc2USaQoKR2V0VmVyc2lvbhIsLmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuR2V0VmVyc2lvblJlcXVlc3QaLS5hcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxLkdldFZlcnNpb25SZXNwb25zZRJ1Cg5SZXN0b3JlVmVyc2lvbhIwLmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuUmVzdG9yZVZlcnNpb25SZXF1ZXN0GjEuYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5SZXN0b3JlVmVyc2lvblJlc3BvbnNlEmwKC0VkaXRBcnRpY2xlEi0uYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5FZGl0QXJ0aWNsZVJlcXVlc3QaLi5hcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxLkVkaXRBcnRpY2xlUmVzcG9uc2ViBnByb3RvMw", [file_articles_article_store_v1_articles, file_google_protobuf_struct, file_google_protobuf_timestamp]);
+  fileDesc("CihhcnRpY2xlcy9hcnRpY2xlX3N0b3JlL3YxL3ZlcnNpb25zLnByb3RvEhlhcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxIrIFCg5BcnRpY2xlVmVyc2lvbhIKCgJpZBgBIAEoAxIOCgZudW1iZXIYAiABKAUSDAoEa2luZBgDIAEoCRISCgp3b3JkX2NvdW50GAQgASgFEi4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhsKDm1hZGVfYnlfa2V5X2lkGAYgASgDSACIAQESHQoQbWFkZV9ieV93b3JrbG9hZBgHIAEoCUgBiAEBEhoKDXJlc3RvcmVkX2Zyb20YCCABKAVIAogBARIUCgdjb250ZW50GAkgASgJSAOIAQESGAoLZGVzY3JpcHRpb24YCiABKAlIBIgBARI5Cgdzb3VyY2VzGAsgAygLMiguYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5BcnRpY2xlU291cmNlEhkKEWNpdGF0aW9uc19yZW1vdmVkGAwgASgFEh8KEmFpX2RldGVjdGlvbl9zY29yZRgNIAEoBUgFiAEBEj8KFm9yaWdpbmFsaXR5X2NoZWNrZWRfYXQYDiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wSAaIAQESKAoHcXVhbGl0eRgPIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSQAoIcmV2aXNpb24YECABKAsyLi5hcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxLlZlcnNpb25SZXZpc2lvbk5vdGVCEQoPX21hZGVfYnlfa2V5X2lkQhMKEV9tYWRlX2J5X3dvcmtsb2FkQhAKDl9yZXN0b3JlZF9mcm9tQgoKCF9jb250ZW50Qg4KDF9kZXNjcmlwdGlvbkIVChNfYWlfZGV0ZWN0aW9uX3Njb3JlQhkKF19vcmlnaW5hbGl0eV9jaGVja2VkX2F0IrMBChNWZXJzaW9uUmV2aXNpb25Ob3RlEg4KBm51bWJlchgBIAEoBRIOCgZhY3Rpb24YAiABKAkSFQoNc2VjdGlvbl9pbmRleBgDIAEoBRIXCg9zZWN0aW9uX2hlYWRpbmcYBCABKAkSGAoLaW5zdHJ1Y3Rpb24YBSABKAlIAIgBARIVCghsYW5ndWFnZRgGIAEoCUgBiAEBQg4KDF9pbnN0cnVjdGlvbkILCglfbGFuZ3VhZ2UiKgoTTGlzdFZlcnNpb25zUmVxdWVzdBITCgtleHRlcm5hbF9pZBgBIAEoCSKIAQoUTGlzdFZlcnNpb25zUmVzcG9uc2USMwoHYXJ0aWNsZRgBIAEoCzIiLmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuQXJ0aWNsZRI7Cgh2ZXJzaW9ucxgCIAMoCzIpLmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuQXJ0aWNsZVZlcnNpb24iOAoRR2V0VmVyc2lvblJlcXVlc3QSEwoLZXh0ZXJuYWxfaWQYASABKAkSDgoGbnVtYmVyGAIgASgFIoUBChJHZXRWZXJzaW9uUmVzcG9uc2USMwoHYXJ0aWNsZRgBIAEoCzIiLmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuQXJ0aWNsZRI6Cgd2ZXJzaW9uGAIgASgLMikuYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5BcnRpY2xlVmVyc2lvbiJ+ChVSZXN0b3JlVmVyc2lvblJlcXVlc3QSEwoLZXh0ZXJuYWxfaWQYASABKAkSDgoGbnVtYmVyGAIgASgFEhwKD2Jhc2VfdmVyc2lvbl9pZBgDIAEoA0gAiAEBEg4KBmtleV9pZBgEIAEoA0ISChBfYmFzZV92ZXJzaW9uX2lkIokBChZSZXN0b3JlVmVyc2lvblJlc3BvbnNlEjMKB2FydGljbGUYASABKAsyIi5hcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxLkFydGljbGUSOgoHdmVyc2lvbhgCIAEoCzIpLmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuQXJ0aWNsZVZlcnNpb24iuQEKEkVkaXRBcnRpY2xlUmVxdWVzdBITCgtleHRlcm5hbF9pZBgBIAEoCRIXCg9iYXNlX3ZlcnNpb25faWQYAiABKAMSFAoHY29udGVudBgDIAEoCUgAiAEBEhgKC2Rlc2NyaXB0aW9uGAQgASgJSAGIAQESGQoRY2xlYXJfZGVzY3JpcHRpb24YBSABKAgSDgoGa2V5X2lkGAYgASgDQgoKCF9jb250ZW50Qg4KDF9kZXNjcmlwdGlvbiKGAQoTRWRpdEFydGljbGVSZXNwb25zZRIzCgdhcnRpY2xlGAEgASgLMiIuYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5BcnRpY2xlEjoKB3ZlcnNpb24YAiABKAsyKS5hcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxLkFydGljbGVWZXJzaW9uMtgDChVBcnRpY2xlVmVyc2lvblNlcnZpY2USbwoMTGlzdFZlcnNpb25zEi4uYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5MaXN0VmVyc2lvbnNSZXF1ZXN0Gi8uYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5MaXN0VmVyc2lvbnNSZXNwb25zZRJpCgpHZXRWZXJzaW9uEiwuYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5HZXRWZXJzaW9uUmVxdWVzdBotLmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuR2V0VmVyc2lvblJlc3BvbnNlEnUKDlJlc3RvcmVWZXJzaW9uEjAuYXJ0aWNsZXMuYXJ0aWNsZV9zdG9yZS52MS5SZXN0b3JlVmVyc2lvblJlcXVlc3QaMS5hcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxLlJlc3RvcmVWZXJzaW9uUmVzcG9uc2USbAoLRWRpdEFydGljbGUSLS5hcnRpY2xlcy5hcnRpY2xlX3N0b3JlLnYxLkVkaXRBcnRpY2xlUmVxdWVzdBouLmFydGljbGVzLmFydGljbGVfc3RvcmUudjEuRWRpdEFydGljbGVSZXNwb25zZWIGcHJvdG8z", [file_articles_article_store_v1_articles, file_google_protobuf_struct, file_google_protobuf_timestamp]);
 
 /**
  * One version of an article.
@@ -45,7 +45,7 @@ export type ArticleVersion = Message<"articles.article_store.v1.ArticleVersion">
   number: number;
 
   /**
-   * generated, humanized, edited or restored.
+   * generated, humanized, edited, restored or section_rewrite.
    *
    * @generated from field: string kind = 3;
    */
@@ -134,6 +134,13 @@ export type ArticleVersion = Message<"articles.article_store.v1.ArticleVersion">
    * @generated from field: google.protobuf.Struct quality = 15;
    */
   quality?: JsonObject | undefined;
+
+  /**
+   * A section revision's section, action and instruction (kind "section_rewrite").
+   *
+   * @generated from field: articles.article_store.v1.VersionRevisionNote revision = 16;
+   */
+  revision?: VersionRevisionNote | undefined;
 };
 
 /**
@@ -142,6 +149,62 @@ export type ArticleVersion = Message<"articles.article_store.v1.ArticleVersion">
  */
 export const ArticleVersionSchema: GenMessage<ArticleVersion> = /*@__PURE__*/
   messageDesc(file_articles_article_store_v1_versions, 0);
+
+/**
+ * What a section revision changed.
+ *
+ * @generated from message articles.article_store.v1.VersionRevisionNote
+ */
+export type VersionRevisionNote = Message<"articles.article_store.v1.VersionRevisionNote"> & {
+  /**
+   * The revision's number within the article.
+   *
+   * @generated from field: int32 number = 1;
+   */
+  number: number;
+
+  /**
+   * rewrite, expand, shorten, regenerate, translate or humanize.
+   *
+   * @generated from field: string action = 2;
+   */
+  action: string;
+
+  /**
+   * The section's index among the H2 sections (from 1).
+   *
+   * @generated from field: int32 section_index = 3;
+   */
+  sectionIndex: number;
+
+  /**
+   * The section's heading before the revision.
+   *
+   * @generated from field: string section_heading = 4;
+   */
+  sectionHeading: string;
+
+  /**
+   * A rewrite's instruction.
+   *
+   * @generated from field: optional string instruction = 5;
+   */
+  instruction?: string | undefined;
+
+  /**
+   * A translation's language.
+   *
+   * @generated from field: optional string language = 6;
+   */
+  language?: string | undefined;
+};
+
+/**
+ * Describes the message articles.article_store.v1.VersionRevisionNote.
+ * Use `create(VersionRevisionNoteSchema)` to create a new message.
+ */
+export const VersionRevisionNoteSchema: GenMessage<VersionRevisionNote> = /*@__PURE__*/
+  messageDesc(file_articles_article_store_v1_versions, 1);
 
 /**
  * Which article's history.
@@ -162,7 +225,7 @@ export type ListVersionsRequest = Message<"articles.article_store.v1.ListVersion
  * Use `create(ListVersionsRequestSchema)` to create a new message.
  */
 export const ListVersionsRequestSchema: GenMessage<ListVersionsRequest> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_versions, 1);
+  messageDesc(file_articles_article_store_v1_versions, 2);
 
 /**
  * The article and its versions.
@@ -190,7 +253,7 @@ export type ListVersionsResponse = Message<"articles.article_store.v1.ListVersio
  * Use `create(ListVersionsResponseSchema)` to create a new message.
  */
 export const ListVersionsResponseSchema: GenMessage<ListVersionsResponse> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_versions, 2);
+  messageDesc(file_articles_article_store_v1_versions, 3);
 
 /**
  * One version.
@@ -218,7 +281,7 @@ export type GetVersionRequest = Message<"articles.article_store.v1.GetVersionReq
  * Use `create(GetVersionRequestSchema)` to create a new message.
  */
 export const GetVersionRequestSchema: GenMessage<GetVersionRequest> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_versions, 3);
+  messageDesc(file_articles_article_store_v1_versions, 4);
 
 /**
  * The article and the version.
@@ -246,7 +309,7 @@ export type GetVersionResponse = Message<"articles.article_store.v1.GetVersionRe
  * Use `create(GetVersionResponseSchema)` to create a new message.
  */
 export const GetVersionResponseSchema: GenMessage<GetVersionResponse> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_versions, 4);
+  messageDesc(file_articles_article_store_v1_versions, 5);
 
 /**
  * A restore.
@@ -288,7 +351,7 @@ export type RestoreVersionRequest = Message<"articles.article_store.v1.RestoreVe
  * Use `create(RestoreVersionRequestSchema)` to create a new message.
  */
 export const RestoreVersionRequestSchema: GenMessage<RestoreVersionRequest> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_versions, 5);
+  messageDesc(file_articles_article_store_v1_versions, 6);
 
 /**
  * The article and the new version.
@@ -316,7 +379,7 @@ export type RestoreVersionResponse = Message<"articles.article_store.v1.RestoreV
  * Use `create(RestoreVersionResponseSchema)` to create a new message.
  */
 export const RestoreVersionResponseSchema: GenMessage<RestoreVersionResponse> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_versions, 6);
+  messageDesc(file_articles_article_store_v1_versions, 7);
 
 /**
  * An edit.
@@ -372,7 +435,7 @@ export type EditArticleRequest = Message<"articles.article_store.v1.EditArticleR
  * Use `create(EditArticleRequestSchema)` to create a new message.
  */
 export const EditArticleRequestSchema: GenMessage<EditArticleRequest> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_versions, 7);
+  messageDesc(file_articles_article_store_v1_versions, 8);
 
 /**
  * The article and the new version.
@@ -400,7 +463,7 @@ export type EditArticleResponse = Message<"articles.article_store.v1.EditArticle
  * Use `create(EditArticleResponseSchema)` to create a new message.
  */
 export const EditArticleResponseSchema: GenMessage<EditArticleResponse> = /*@__PURE__*/
-  messageDesc(file_articles_article_store_v1_versions, 8);
+  messageDesc(file_articles_article_store_v1_versions, 9);
 
 /**
  * Version history of articles.

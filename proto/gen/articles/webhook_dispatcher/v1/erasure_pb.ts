@@ -3,8 +3,9 @@
 /* eslint-disable */
 
 // webhook-dispatcher's part in erasing an article (DELETE /v1/articles/{id}): its frozen
-// completion messages, and its webhook deliveries and publications still queued. Posts already on
-// WordPress or Ghost stay. (Credential and error codes as in publishing.proto.)
+// completion messages, and its webhook deliveries and publications still queued; and, when the
+// client asks (unpublish=true), the posts its publications made on WordPress or Ghost.
+// (Credential and error codes as in publishing.proto.)
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
@@ -14,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file articles/webhook_dispatcher/v1/erasure.proto.
  */
 export const file_articles_webhook_dispatcher_v1_erasure: GenFile = /*@__PURE__*/
-  fileDesc("CixhcnRpY2xlcy93ZWJob29rX2Rpc3BhdGNoZXIvdjEvZXJhc3VyZS5wcm90bxIeYXJ0aWNsZXMud2ViaG9va19kaXNwYXRjaGVyLnYxIi0KFkVyYXNlRGVsaXZlcmllc1JlcXVlc3QSEwoLZXh0ZXJuYWxfaWQYASABKAkiLwoXRXJhc2VEZWxpdmVyaWVzUmVzcG9uc2USFAoMam9ic19yZW1vdmVkGAEgASgFMp0BChZEZWxpdmVyeUVyYXN1cmVTZXJ2aWNlEoIBCg9FcmFzZURlbGl2ZXJpZXMSNi5hcnRpY2xlcy53ZWJob29rX2Rpc3BhdGNoZXIudjEuRXJhc2VEZWxpdmVyaWVzUmVxdWVzdBo3LmFydGljbGVzLndlYmhvb2tfZGlzcGF0Y2hlci52MS5FcmFzZURlbGl2ZXJpZXNSZXNwb25zZWIGcHJvdG8z");
+  fileDesc("CixhcnRpY2xlcy93ZWJob29rX2Rpc3BhdGNoZXIvdjEvZXJhc3VyZS5wcm90bxIeYXJ0aWNsZXMud2ViaG9va19kaXNwYXRjaGVyLnYxIi0KFkVyYXNlRGVsaXZlcmllc1JlcXVlc3QSEwoLZXh0ZXJuYWxfaWQYASABKAkiLwoXRXJhc2VEZWxpdmVyaWVzUmVzcG9uc2USFAoMam9ic19yZW1vdmVkGAEgASgFInoKElJlbW92ZVBvc3RzUmVxdWVzdBITCgtleHRlcm5hbF9pZBgBIAEoCRISCgpwcm9qZWN0X2lkGAIgASgDEjsKBXBvc3RzGAMgAygLMiwuYXJ0aWNsZXMud2ViaG9va19kaXNwYXRjaGVyLnYxLlBvc3RUb1JlbW92ZSJMCgxQb3N0VG9SZW1vdmUSFgoOZGVzdGluYXRpb25faWQYASABKAMSFgoJcmVtb3RlX2lkGAIgASgJSACIAQFCDAoKX3JlbW90ZV9pZCImChNSZW1vdmVQb3N0c1Jlc3BvbnNlEg8KB3JlbW92ZWQYASABKAUylQIKFkRlbGl2ZXJ5RXJhc3VyZVNlcnZpY2USggEKD0VyYXNlRGVsaXZlcmllcxI2LmFydGljbGVzLndlYmhvb2tfZGlzcGF0Y2hlci52MS5FcmFzZURlbGl2ZXJpZXNSZXF1ZXN0GjcuYXJ0aWNsZXMud2ViaG9va19kaXNwYXRjaGVyLnYxLkVyYXNlRGVsaXZlcmllc1Jlc3BvbnNlEnYKC1JlbW92ZVBvc3RzEjIuYXJ0aWNsZXMud2ViaG9va19kaXNwYXRjaGVyLnYxLlJlbW92ZVBvc3RzUmVxdWVzdBozLmFydGljbGVzLndlYmhvb2tfZGlzcGF0Y2hlci52MS5SZW1vdmVQb3N0c1Jlc3BvbnNlYgZwcm90bzM");
 
 /**
  * Which article.
@@ -59,6 +60,90 @@ export const EraseDeliveriesResponseSchema: GenMessage<EraseDeliveriesResponse> 
   messageDesc(file_articles_webhook_dispatcher_v1_erasure, 1);
 
 /**
+ * The article's posts to remove.
+ *
+ * @generated from message articles.webhook_dispatcher.v1.RemovePostsRequest
+ */
+export type RemovePostsRequest = Message<"articles.webhook_dispatcher.v1.RemovePostsRequest"> & {
+  /**
+   * The article's public id (its posts' marker).
+   *
+   * @generated from field: string external_id = 1;
+   */
+  externalId: string;
+
+  /**
+   * The article's project, whose destinations they are.
+   *
+   * @generated from field: int64 project_id = 2;
+   */
+  projectId: bigint;
+
+  /**
+   * Its publications.
+   *
+   * @generated from field: repeated articles.webhook_dispatcher.v1.PostToRemove posts = 3;
+   */
+  posts: PostToRemove[];
+};
+
+/**
+ * Describes the message articles.webhook_dispatcher.v1.RemovePostsRequest.
+ * Use `create(RemovePostsRequestSchema)` to create a new message.
+ */
+export const RemovePostsRequestSchema: GenMessage<RemovePostsRequest> = /*@__PURE__*/
+  messageDesc(file_articles_webhook_dispatcher_v1_erasure, 2);
+
+/**
+ * One publication's post.
+ *
+ * @generated from message articles.webhook_dispatcher.v1.PostToRemove
+ */
+export type PostToRemove = Message<"articles.webhook_dispatcher.v1.PostToRemove"> & {
+  /**
+   * The destination it was published to.
+   *
+   * @generated from field: int64 destination_id = 1;
+   */
+  destinationId: bigint;
+
+  /**
+   * The post's id there, when recorded.
+   *
+   * @generated from field: optional string remote_id = 2;
+   */
+  remoteId?: string | undefined;
+};
+
+/**
+ * Describes the message articles.webhook_dispatcher.v1.PostToRemove.
+ * Use `create(PostToRemoveSchema)` to create a new message.
+ */
+export const PostToRemoveSchema: GenMessage<PostToRemove> = /*@__PURE__*/
+  messageDesc(file_articles_webhook_dispatcher_v1_erasure, 3);
+
+/**
+ * What was removed.
+ *
+ * @generated from message articles.webhook_dispatcher.v1.RemovePostsResponse
+ */
+export type RemovePostsResponse = Message<"articles.webhook_dispatcher.v1.RemovePostsResponse"> & {
+  /**
+   * Posts deleted (a destination without the article's post counts none).
+   *
+   * @generated from field: int32 removed = 1;
+   */
+  removed: number;
+};
+
+/**
+ * Describes the message articles.webhook_dispatcher.v1.RemovePostsResponse.
+ * Use `create(RemovePostsResponseSchema)` to create a new message.
+ */
+export const RemovePostsResponseSchema: GenMessage<RemovePostsResponse> = /*@__PURE__*/
+  messageDesc(file_articles_webhook_dispatcher_v1_erasure, 4);
+
+/**
  * Called by the gateway.
  *
  * @generated from service articles.webhook_dispatcher.v1.DeliveryErasureService
@@ -74,6 +159,19 @@ export const DeliveryErasureService: GenService<{
     methodKind: "unary";
     input: typeof EraseDeliveriesRequestSchema;
     output: typeof EraseDeliveriesResponseSchema;
+  },
+  /**
+   * Deletes the article's posts at the destinations named (found by the post id recorded, else by
+   * the article's marker, as publishing finds them). UNAVAILABLE when a site could not be reached
+   * or refused (nothing else is erased then; call again). A post already gone, or a destination
+   * deleted since, is no failure. Idempotent.
+   *
+   * @generated from rpc articles.webhook_dispatcher.v1.DeliveryErasureService.RemovePosts
+   */
+  removePosts: {
+    methodKind: "unary";
+    input: typeof RemovePostsRequestSchema;
+    output: typeof RemovePostsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_articles_webhook_dispatcher_v1_erasure, 0);
