@@ -1,7 +1,9 @@
 // Articles: listed with filters, created, and opened with live progress over the event stream.
-// Everything an article carries (title, content, step names, error texts) is put in the page as
-// text: the content shows as its Markdown source, never parsed as HTML.
+// Everything an article carries (title, step names, error texts) is put in the page as text; its
+// content is shown rendered from the service's sanitised HTML and as its Markdown source (as
+// text), with its versions and the edit form (article-versions.ts).
 import { api } from "./api.ts";
+import { renderedContent, versionsAndEdits } from "./article-versions.ts";
 import { errorsOf, field, form, h, say, show, when } from "./dom.ts";
 
 const STATUSES = ["queued", "batching", "writing", "polishing", "completed", "published", "failed"];
@@ -121,7 +123,7 @@ export async function articlePage(id: string): Promise<void> {
     h("p", {}, "Status: ", status, " · cost so far (USD): ", cost),
     a.error_message ? h("p", { class: "error" }, a.error_message) : null,
     progress,
-    a.content ? h("section", {}, h("h2", {}, "Content"), h("div", { class: "article-content", "data-testid": "article-content" }, a.content)) : null,
+    await renderedContent(a),
     steps?.status === 200
       ? h(
           "section",
@@ -137,6 +139,8 @@ export async function articlePage(id: string): Promise<void> {
     (a.sources ?? []).length ? h("section", {}, h("h2", {}, "Sources"), h("ul", {}, ...a.sources.map((s: any) => h("li", {}, `${s.title ?? ""} ${s.url ?? ""}`.trim())))) : null,
   );
   if (a.status === "completed" || a.status === "published") await offerPublishing(a);
+  const versions = await versionsAndEdits(a, () => void articlePage(id));
+  if (versions) document.getElementById("main")!.appendChild(versions);
   if (ENDED.has(a.status)) return;
   closeStream();
   // Live progress: each event shown as text; the article is read again once it ends.
@@ -164,8 +168,8 @@ export async function articlePage(id: string): Promise<void> {
 }
 
 /** A finished article is published to one of its project's destinations (queued; progress shows on the article). */
-async function offerPublishing(a: { id: number; project_id: number }): Promise<void> {
-  const destinations = (await api("GET", `/projects/${a.project_id}/destinations`)).body?.data ?? [];
+async function offerPublishing(a: { id: number; project: { id: number } }): Promise<void> {
+  const destinations = (await api("GET", `/projects/${a.project.id}/destinations`)).body?.data ?? [];
   if (!destinations.length) return;
   const target = h("select", { name: "destination_id" }, ...destinations.map((d: any) => h("option", { value: d.id }, `${d.name} (${d.kind})`)));
   const publish = form(

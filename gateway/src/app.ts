@@ -156,10 +156,11 @@ export function buildApp(deps: GatewayDeps, core: GatewayCore = gatewayCore(deps
         publicHttps: strictTransport(process.env),
       }),
     )
-    // The workflow and publishing routes' own handlers, for a session on the dashboard's API.
+    // The workflow, publishing, endpoint and article-version routes' own handlers, for a session on the dashboard's API.
     .use(workflowRoutes(gate, core.workflows, sessionMount(gate)))
     .use(publishingRoutes(gate, core.publishing, sessionMount(gate)))
-    .use(webhookEndpointRoutes(gate, core.endpoints, sessionMount(gate)));
+    .use(webhookEndpointRoutes(gate, core.endpoints, sessionMount(gate)))
+    .use(articleVersionRoutes(gate, core.articles, sessionMount(gate)));
 }
 
 export type GatewayApp = ReturnType<typeof buildApp>;

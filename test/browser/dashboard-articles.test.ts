@@ -1,6 +1,7 @@
 // The dashboard's articles and usage in Chromium: an article created from the page is watched
 // to completion live over the event stream; the usage page shows the ledger's words; a title,
-// content and step name carrying <script> and <img onerror> render inert (asserted in the DOM);
+// content and step name carrying <script> and <img onerror> render inert (asserted in the DOM); an
+// article is edited on its page and an earlier version restored;
 // a forged cross-site POST from another site's page is refused and changes nothing.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Browser } from "playwright-core";
@@ -53,7 +54,7 @@ test("an article created from the page completes live, and the usage page shows 
     // Progress arrives over the stream, and the status turns without a reload.
     await page.getByTestId("progress").locator("li").first().waitFor();
     await page.getByTestId("article-status").filter({ hasText: "completed" }).waitFor({ timeout: 30_000 });
-    await page.getByTestId("article-content").waitFor();
+    await page.getByTestId("article-rendered").waitFor();
     expect((await page.getByTestId("progress").innerText()).toLowerCase()).toContain("step started");
   });
   const completed = (await api.get(`/v1/articles/${id}`)).body.data;
@@ -95,14 +96,44 @@ test("a title, content and step name carrying <script> and <img onerror> render 
     await page.reload();
     await page.getByRole("link", { name: `Beans ${HOSTILE}` }).waitFor();
     await page.goto(`${stack.baseUrl}/dashboard/#/articles/${article.id}`);
-    await page.getByTestId("article-content").waitFor();
+    await page.getByTestId("article-rendered").getByText("ends here").waitFor();
     expect(await page.getByTestId("article-title").textContent()).toBe(`Beans ${HOSTILE}`);
+    // The Markdown source, as text (under a closed "Markdown source").
     expect(await page.getByTestId("article-content").textContent()).toContain(HOSTILE);
     expect(await page.locator("main").innerText()).toContain(`Step ${HOSTILE}`);
-    // Nothing the tenant or the model wrote became an element or ran.
-    expect(await page.locator("main script, main img").count()).toBe(0);
+    // Nothing the tenant or the model wrote ran or carries a handler: the rendered content is the
+    // service's sanitised HTML (an <img> may stay, without its onerror), everything else is text.
+    expect(await page.locator("main script").count()).toBe(0);
+    const handlers = await page.locator("main *").evaluateAll((elements) => elements.flatMap((e) => e.getAttributeNames().filter((n) => n.startsWith("on")).map((n) => `${e.tagName} ${n}`)));
+    expect(handlers).toEqual([]);
+    expect(await page.locator("main img:not([data-testid='article-rendered'] img)").count()).toBe(0);
     expect(await page.evaluate(() => (window as { __pwned?: string }).__pwned)).toBeUndefined();
   });
+}, 60_000);
+
+test("an article is edited on its page as a new version, and an earlier version restored", async () => {
+  const { page } = tab;
+  await createWorkflow(api, tenant.projectId, "versioned-brew", [{ step_name: "Write", user: "[[sim:echo]]# Brewing at home\n\nThe first draft, as generated." }]);
+  const article = await createArticle(api, articleBody(tenant.projectId, { title: "Brewing at home", article_type: "versioned-brew", target_word_count: 100 }));
+  await eventually(() => api.get(`/v1/articles/${article.id}`), (r) => r.body.data.status === "completed", 30_000, "the article completed");
+  await step(page, "article-versions", async () => {
+    await page.goto(`${stack.baseUrl}/dashboard/#/articles/${article.id}`);
+    // This article's page (the one before had a version 1 too), then its versions, added after its content.
+    await page.getByTestId("article-title").filter({ hasText: "Brewing at home" }).waitFor();
+    await page.getByTestId("version-1").getByText("current").waitFor();
+    await page.getByLabel("Content (Markdown)").fill("# Brewed by hand\n\nA paragraph written in the dashboard.");
+    await page.getByRole("button", { name: "Save as a new version" }).click();
+    await page.getByTestId("article-rendered").getByRole("heading", { name: "Brewed by hand" }).waitFor();
+    expect(await page.getByTestId("version-2").innerText()).toContain("edited");
+    await page.getByRole("button", { name: "Restore version 1" }).click();
+    await page.getByTestId("version-3").getByText("current").waitFor();
+    await page.getByTestId("article-rendered").getByText("The first draft, as generated.").waitFor();
+  });
+  const restored = (await api.get(`/v1/articles/${article.id}`)).body.data;
+  const versions = (await api.get(`/v1/articles/${article.id}/versions`)).body.data;
+  expect(versions.map((v: { number: number; kind: string }) => `${v.number} ${v.kind}`)).toEqual(["1 generated", "2 edited", "3 restored"]);
+  expect(restored.current_version_id).toBe(versions[2].id);
+  expect(restored.content).toBe(restored.original_content);
 }, 60_000);
 
 test("a forged cross-site POST from another site's page is refused and changes nothing", async () => {
