@@ -375,3 +375,28 @@ test("an edit whose originality check was lost (the runner away when the gateway
   expect((await api.get(`/v1/articles/${id}/versions/2`)).body.data.ai_detection_score).toBe(checked.ai_detection_score);
   expect(checked.quality.checks.find((c: { name: string }) => c.name === "length")).toMatchObject({ status: "failed", value: checked.actual_word_count });
 }, 90_000);
+
+test("a section revision whose job was lost with Redis runs once the reconciler hands its article's job out again", async () => {
+  const { tenant, api } = await tenantWithApi();
+  const created = await createArticle(api, articleBody(tenant.projectId, { target_word_count: 300 }));
+  const done = await waitForArticle(api, created.external_id, (x) => x.status === "completed" && x.ai_detection_score !== null, 30_000);
+  // The runner away, so the revision's job waits in the queue; then the queue is emptied.
+  await stack.kill("generationRunner");
+  try {
+    const queued = await api.post(`/v1/articles/${done.external_id}/revisions`, { section: 2, action: "expand" });
+    expect(queued.status).toBe(202);
+    await eventually(() => jobExists("generation", done.external_id), (exists) => exists, 10_000, "the revision's job queued");
+    await wipeQueue("generation");
+  } finally {
+    await stack.start("generationRunner");
+  }
+  const revised = await eventually(
+    async () => (await api.get(`/v1/articles/${done.external_id}/revisions`)).body.data.revisions,
+    (revisions: { status: string }[]) => revisions[0]?.status === "completed",
+    30_000,
+    "the revision completed",
+  );
+  expect(revised).toHaveLength(1);
+  const versions = (await api.get(`/v1/articles/${done.external_id}/versions`)).body.data;
+  expect(versions.map((v: { kind: string }) => v.kind)).toEqual(["generated", "section_rewrite"]);
+}, 90_000);

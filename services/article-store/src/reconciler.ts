@@ -39,7 +39,7 @@ import { redisScript } from "../../kit/src/redis-scripts.ts";
 import { ReservationState, type QuotaService } from "../../../proto/gen/articles/accounts_billing/v1/quota_pb.ts";
 import type { Db } from "./db/client.ts";
 import { referencesWithoutArticle } from "./domain/held-reservations.ts";
-import { owedJob, unfinishedArticlesAfter, type OwedJob, type UnfinishedArticle } from "./domain/unfinished-work.ts";
+import { articlesWithStaleRevisions, owedJob, unfinishedArticlesAfter, type OwedJob, type TakenUpArticle } from "./domain/unfinished-work.ts";
 import { within } from "../../kit/src/deadline.ts";
 
 export interface ReconcilerOptions {
@@ -160,7 +160,7 @@ export function startReconciler(opts: ReconcilerOptions): Reconciler {
 
   const takeUpKey = (externalId: string) => redisKey(opts.redisPrefix, "reconciler", "taken", externalId);
 
-  async function takeUp(article: UnfinishedArticle, owed: OwedJob): Promise<boolean> {
+  async function takeUp(article: TakenUpArticle, owed: OwedJob): Promise<boolean> {
     const { externalId, status } = article;
     // Whichever job is owed, a live generation job still has the article (its run hands off the webhook itself).
     const generation = await stateOf(await generationQueue.getJob(externalId));
@@ -236,6 +236,23 @@ export function startReconciler(opts: ReconcilerOptions): Reconciler {
     return released;
   }
 
+  /** Finished articles whose section revision's job was lost: their generation job again. */
+  async function takeUpLostRevisions(): Promise<number> {
+    const revised = await articlesWithStaleRevisions(db, settings.staleAfterMs, batchSize);
+    const outcomes = await bounded(
+      Promise.all(
+        revised.map((article) =>
+          takeUp(article, { queue: "generation", finishedIsLost: true }).catch((error) => {
+            logger.error("could not take a section revision up again", { externalId: article.externalId, error: (error as Error).message });
+            return false;
+          }),
+        ),
+      ),
+      "checking the revisions' jobs",
+    );
+    return outcomes.filter(Boolean).length;
+  }
+
   async function sweep(): Promise<SweepSummary> {
     const summary = { examined: 0, takenUp: 0, reservationsReleased: 0 };
     if (!(await takeLead())) return summary;
@@ -262,6 +279,7 @@ export function startReconciler(opts: ReconcilerOptions): Reconciler {
       summary.takenUp += outcomes.filter(Boolean).length;
       if (cursor === 0) break;
     }
+    if (!stopped) summary.takenUp += await takeUpLostRevisions();
     if (!stopped) summary.reservationsReleased = await releaseLeftReservations();
     if (summary.takenUp > 0 || summary.reservationsReleased > 0) logger.info("reconcile sweep", summary);
     return summary;

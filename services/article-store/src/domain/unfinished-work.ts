@@ -1,10 +1,11 @@
 // What background work still owes an article, as the reconciler sees it: generation under way (or
-// its hand-offs: originality, settlement, webhook), or a completion webhook never delivered. Read
+// its hand-offs: originality, settlement, webhook), a completion webhook never delivered, or a
+// section revision whose run was lost. Read
 // by id in bounded batches through the articles_unfinished_work index, so a sweep costs the same
 // with a million finished articles as with none.
 import { and, asc, gt, inArray, sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
-import { articles, deliveryAttempts, unfinishedWork, type ArticleStatus } from "../db/schema.ts";
+import { articles, deliveryAttempts, sectionRevisions, unfinishedWork, type ArticleStatus } from "../db/schema.ts";
 import { isRunningStatus } from "../../../kit/src/rules/article-statuses.ts";
 
 export interface UnfinishedArticle {
@@ -78,4 +79,24 @@ export function owedJob(a: UnfinishedArticle): OwedJob | undefined {
   if (a.status === "published") return undefined;
   if (a.webhookUrl && !a.deliveryFailed && !a.deliveryRecorded && a.currentVersionId !== null) return { queue: "webhooks", versionId: a.currentVersionId };
   return undefined;
+}
+
+/** An article as the reconciler hands its generation job out again. */
+export type TakenUpArticle = Pick<UnfinishedArticle, "id" | "externalId" | "accountId" | "status">;
+
+/**
+ * Finished articles with a section revision queued or running for longer than the bound, at most
+ * `limit`: each is owed the generation job that runs its revision (the runner finds the revision
+ * pending), should that job have been lost (Redis emptied, say). A live job is left alone by the
+ * reconciler; a finished one with the revision still pending counts as lost. Read through the
+ * one-pending-revision index, so the walk costs what the pending revisions do.
+ */
+export async function articlesWithStaleRevisions(db: Db, staleAfterMs: number, limit: number): Promise<TakenUpArticle[]> {
+  return db
+    .select({ id: articles.id, externalId: articles.externalId, accountId: articles.accountId, status: articles.status })
+    .from(sectionRevisions)
+    .innerJoin(articles, sql`${articles.id} = ${sectionRevisions.articleId}`)
+    .where(sql`${sectionRevisions.status} in ('queued', 'running') and ${sectionRevisions.createdAt} < now() - ${staleAfterMs}::float8 * interval '1 millisecond'`)
+    .orderBy(asc(sectionRevisions.articleId))
+    .limit(limit);
 }
