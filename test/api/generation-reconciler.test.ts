@@ -182,7 +182,7 @@ test("a slow but live job is left alone: its step runs once", async () => {
   const { tenant, api } = await tenantWithApi();
   const type = marker("slow");
   // Longer than RECONCILE_STALE_AFTER_MS (3 s in the test stack), over several sweeps.
-  await createWorkflow(api, tenant.projectId, type, [{ step_name: "Very slow", user: "[[sim:sleep=8000]][[sim:echo]]slow {title}" }]);
+  await createWorkflow(api, tenant.projectId, type, [{ step_name: "Very slow", user: "[[sim:sleep=6000]][[sim:echo]]slow {title}" }]);
   const title = marker("article");
   const { external_id: id } = await createArticle(api, articleBody(tenant.projectId, { article_type: type, title }));
   const done = await waitForArticle(api, id, (x) => x.status === "completed" && x.ai_detection_score !== null, 40_000);
@@ -197,7 +197,7 @@ test("a run still in flight whose job was wiped is not started a second time", a
   try {
     const type = marker("orphan");
     await createWorkflow(api, tenant.projectId, type, [
-      { step_name: "Very slow", user: "[[sim:sleep=8000]][[sim:echo]]slow {title}" },
+      { step_name: "Very slow", user: "[[sim:sleep=6000]][[sim:echo]]slow {title}" },
       { step_name: "After", user: "[[sim:echo]]after {title}" },
     ]);
     const title = marker("article");

@@ -38,6 +38,8 @@ export const TEST_STACK_ENV: Record<string, string> = {
   PROVIDER_RETRY_DELAY_MS: "50",
   PROVIDER_BREAKER_COOLDOWN_MS: "500",
   RUNNER_LOCK_MS: "5000",
+  // A run cut short by article-store or accounts-billing being away runs again after 0.25, 0.5, 1 s, … rather than 1, 2, 4 s.
+  RUNNER_DEPENDENCY_WAIT_MS: "250",
   // A dead dispatcher's deliveries and publications go out again after 5 s rather than 30.
   DISPATCHER_LOCK_MS: "5000",
   // The reconciler sweeps every second and takes up an article unchanged for 3 s with no live job.

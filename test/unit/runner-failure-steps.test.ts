@@ -112,6 +112,7 @@ describe("the worker's failure policy", () => {
   test("the wait for a dependency doubles with the tries it already waited, 1 s to 30 s", () => {
     expect([1, 2, 3, 4, 5, 6, 7, 10].map((started) => dependencyWaitMs(started, 0))).toEqual([1000, 2000, 4000, 8000, 16_000, 30_000, 30_000, 30_000]);
     expect(dependencyWaitMs(3, 2)).toBe(1000);
+    expect([1, 2, 3].map((started) => dependencyWaitMs(started, 0, 250))).toEqual([250, 500, 1000]);
   });
 
   test("an article the runner could not fail (found finished, or article-store unreachable) has its job run again later, for a day at most", () => {

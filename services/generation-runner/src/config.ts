@@ -40,6 +40,8 @@ export interface RunnerConfig {
   outageLimitMs: number;
   /** PROVIDER_RETRY_DELAY_MS: first wait before a model call goes again after a server error (doubling). */
   providerRetryDelayMs: number;
+  /** RUNNER_DEPENDENCY_WAIT_MS: first wait before a run cut short by article-store or accounts-billing being away runs again (doubling to 30 s). */
+  dependencyWaitMs: number;
   /** PROVIDER_BREAKER_COOLDOWN_MS: how long an opened circuit breaker waits before its first probe (doubling up to the probe cadence's bound). */
   breakerCooldownMs: number;
   /** SEARCH_REQUESTS_PER_MINUTE: the research search engine's limit (null: learned from its answers). */
@@ -71,6 +73,7 @@ export function loadRunnerConfig(env: Env = process.env): RunnerConfig {
     progressKeepAliveMs: Math.floor(loadReconcileSettings(env).staleAfterMs / 4),
     outageLimitMs: envInt(env, "PROVIDER_OUTAGE_LIMIT_MS", 6 * 3_600_000, { min: 10_000, max: 7 * 86_400_000 }),
     providerRetryDelayMs: envInt(env, "PROVIDER_RETRY_DELAY_MS", 1000, { min: 10, max: 60_000 }),
+    dependencyWaitMs: envInt(env, "RUNNER_DEPENDENCY_WAIT_MS", 1000, { min: 10, max: 30_000 }),
     breakerCooldownMs: envInt(env, "PROVIDER_BREAKER_COOLDOWN_MS", 5000, { min: 100, max: 600_000 }),
     searchRequestsPerMinute: envOptional(env, "SEARCH_REQUESTS_PER_MINUTE") === undefined ? null : envInt(env, "SEARCH_REQUESTS_PER_MINUTE", 60, { min: 1, max: 1_000_000 }),
     repairCalls: envInt(env, "QUALITY_REPAIR_CALLS", 3, { min: 0, max: 20 }),

@@ -52,9 +52,12 @@ export function runFailureOf(error: unknown, job: { ageMs: number; finalAttempt:
   };
 }
 
-/** The wait for a dependency: doubling with the tries it already waited (attempts started, not made), 1 s to 30 s. */
-export function dependencyWaitMs(attemptsStarted: number, attemptsMade: number): number {
-  return Math.min(30_000, 1000 * 2 ** Math.min(Math.max(attemptsStarted - attemptsMade - 1, 0), 5));
+/**
+ * The wait for a dependency: doubling with the tries it already waited (attempts started, not
+ * made), from `firstMs` (RUNNER_DEPENDENCY_WAIT_MS, 1 s) to 30 s.
+ */
+export function dependencyWaitMs(attemptsStarted: number, attemptsMade: number, firstMs = 1000): number {
+  return Math.min(30_000, firstMs * 2 ** Math.min(Math.max(attemptsStarted - attemptsMade - 1, 0), 5));
 }
 
 /** How failing the article ended: failed, found finished (completed meanwhile, or unknown), or article-store unreachable. */

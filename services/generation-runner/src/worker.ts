@@ -258,7 +258,7 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
       const failure = runFailureOf(error, { ageMs: Date.now() - job.timestamp, finalAttempt: control.finalAttempt });
       const step = runFailureStep(failure, runner.outageLimitMs);
       if (step === "wait-for-dependency") {
-        const waitMs = dependencyWaitMs(job.attemptsStarted, job.attemptsMade);
+        const waitMs = dependencyWaitMs(job.attemptsStarted, job.attemptsMade, runner.dependencyWaitMs);
         logger.warn("a dependency is unavailable: the article waits for it", { externalId, waitMs, error: failure.dependencyOutage });
         // Awaited here, so the job's DelayedError is handled while `finally` gives the account's slot back.
         return await control.resumeLater(waitMs);
