@@ -7,7 +7,7 @@
 import { Elysia } from "elysia";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { fromServiceError, HttpError, plainError } from "../errors.ts";
-import type { DashboardDeps } from "./dashboard-api.ts";
+import type { V1Gate } from "../plugins/caller.ts";
 import { forgedRequest } from "./dashboard-session.ts";
 import { bodyOf, clientAddress, type PeerServer } from "./request-parts.ts";
 import { DASHBOARD_PATH, sameOrigin } from "./session-cookie.ts";
@@ -30,7 +30,16 @@ const closedOr = (error: unknown): never => {
   throw error instanceof ConnectError ? fromServiceError(error) : error;
 };
 
-export function mailedLinks(deps: Pick<DashboardDeps, "gate" | "passwordResetLimits" | "signUpLimits" | "signUpPlan">) {
+/** What the two requests need of the dashboard's settings (dashboard-api.ts's DashboardDeps has them). */
+export interface MailedLinkDeps {
+  gate: V1Gate;
+  passwordResetLimits: SignInLimits;
+  signUpLimits: SignInLimits;
+  /** SIGNUP_PLAN; unset: no sign-up (404). */
+  signUpPlan: string | undefined;
+}
+
+export function mailedLinks(deps: MailedLinkDeps) {
   const { clients } = deps.gate;
   return new Elysia({ name: "dashboard-mailed-links" })
     .post(`${API}/forgot-password`, async ({ request, body, set, server }) => {

@@ -3,34 +3,26 @@
 // check, completion with its score, quota settlement and the webhook hand-off. Every stage can be repeated
 // after a crash: finished work is read back from checkpoints, and the article-store, quota and
 // queue calls are idempotent.
-import { Code, ConnectError, type Client } from "@connectrpc/connect";
-import type { Article, ArticleLifecycleService, ArticleStoreService } from "../../../../proto/gen/articles/article_store/v1/articles_pb.ts";
-import type { QuotaService } from "../../../../proto/gen/articles/accounts_billing/v1/quota_pb.ts";
-import type { GetSnapshotResponse, SnapshotStep } from "../../../../proto/gen/articles/workflow_catalog/v1/snapshots_pb.ts";
+import { Code, ConnectError } from "@connectrpc/connect";
+import type { Article } from "../../../../proto/gen/articles/article_store/v1/articles_pb.ts";
+import type { SnapshotStep } from "../../../../proto/gen/articles/workflow_catalog/v1/snapshots_pb.ts";
 import { renderTemplate, temperatureForTone, type StepFlags } from "../../../kit/src/rules/prompt-template.ts";
-import type { Logger } from "../../../kit/src/logger.ts";
 import { publishOptionsRecord } from "../../../kit/src/publish-options.ts";
-import type { PublishingJob, WebhookJob } from "../../../kit/src/queues.ts";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { Db } from "../db/client.ts";
-import { articleResearch, researchText, type ResearchTools } from "../research/article-research.ts";
+import { articleResearch, researchText } from "../research/article-research.ts";
 import { advanceBatch } from "./batch-mode.ts";
 import { findRun, finishRun, imagesOf, openedNow, pickUpRun, researchOf, runCost, saveStepCheckpoint, stepCheckpointsOf, updateRun, type RunRow, type StepCheckpoint, type StepStart, type StoredImage } from "./checkpoints.ts";
 import { articleImageOf, generateImages, placedImages } from "./article-images.ts";
 import { humanize } from "./finishing.ts";
 import { recordStepStart } from "./step-attempts.ts";
 import { withImages } from "./image-placement.ts";
-import type { ImageStores } from "./image-store.ts";
 import { callModel, StepFailure, type CallTurn, type ChatRequest } from "./model-call.ts";
 import type { Parking } from "./parking.ts";
-import type { Pacer } from "./paced-call.ts";
 import type { WaitReason } from "./pacing-ticket.ts";
 import { stepDuration } from "../../../kit/src/metrics.ts";
 import { findModelAndFallback, type CatalogModel } from "./model-catalog.ts";
-import type { OriginalityDetector } from "./originality.ts";
-import type { PinnedSnapshotMemory } from "./pinned-snapshots.ts";
 import { ProgressReports } from "./progress-reports.ts";
-import type { ModelClients } from "./providers.ts";
 import { citationStyleOf, citedText, humanizeCitationNote, promptWithCitations, sourcesText, writesArticleText } from "./cited-writing.ts";
 import { descriptionOf, outlineOf, requirementsOf, templateValues, type RunContext } from "./step-values.ts";
 import { checkVersionOriginality } from "./version-originality.ts";
@@ -38,64 +30,15 @@ import { bodyOf } from "../../../kit/src/article-envelope.ts";
 import { formatUsd, sumUsd } from "../../../kit/src/rules/usd.ts";
 import { isCancelledArticle } from "../../../kit/src/article-events.ts";
 import { ArticleCancelled } from "./cancellation.ts";
-import { RunEvents, type ArticleEventLog } from "./run-events.ts";
+import { RunEvents } from "./run-events.ts";
 import type { FinishingCall } from "./length-control.ts";
 import { qualityOf, reportOf } from "./quality-report.ts";
 import { finishToBrief, type BriefFinishing } from "./brief-finishing.ts";
 import { finishingCall, isBuiltinArticle, namedAfter } from "./finishing-calls.ts";
-import type { ArticleRevisionService } from "../../../../proto/gen/articles/article_store/v1/revisions_pb.ts";
 import { runSectionRevision, type RevisionOutcome } from "./section-revision.ts";
+import type { JobControl, PipelineDeps } from "./pipeline-deps.ts";
 
-export interface PipelineDeps {
-  db: Db;
-  logger: Logger;
-  clients: ModelClients;
-  /** Paces provider calls to their budgets, shared by every replica (paced-call.ts). */
-  pacer: Pacer;
-  articles: Client<typeof ArticleStoreService>;
-  /** The article as the store has it now (undefined when unknown); reads of runs starting together share a call (article-reads.ts). */
-  readArticle: (externalId: string) => Promise<Article | undefined>;
-  lifecycle: Client<typeof ArticleLifecycleService>;
-  /** Pinned snapshots from workflow-catalog, remembered per revision (they never change). */
-  snapshots: PinnedSnapshotMemory<GetSnapshotResponse>;
-  quota: Client<typeof QuotaService>;
-  enqueueWebhook(job: WebhookJob): Promise<void>;
-  /** Queues the publication an article asked for at creation (`publish`) once it completes. */
-  enqueuePublication(job: PublishingJob): Promise<void>;
-  detector: OriginalityDetector;
-  research?: ResearchTools;
-  imageModel: string;
-  /** Where image bytes go (an S3-compatible bucket, else the runner's table). */
-  imageStores: ImageStores;
-  /** Where clients reach the gateway; image URLs in content start with it. */
-  publicBaseUrl: string;
-  batchPoll: { firstMs: number; maxMs: number };
-  /** A run silent this long repeats its latest progress report (see ProgressReports); undefined: never. */
-  progressKeepAliveMs?: number;
-  /** The most repair calls an article gets for its failed brief checks (brief-repairs.ts); undefined: none. */
-  repairCalls?: number;
-  /** Where live watchers read the run's events (GET /v1/articles/{id}/events); undefined: not logged. */
-  eventLog?: ArticleEventLog;
-  /** The account's weight in the fair shares of the provider budgets (its plan's); 1 when undefined. */
-  shareWeight?: (account: string) => Promise<number>;
-  /** Section revisions of finished articles (section-revision.ts); undefined: none are run. */
-  revisions?: Client<typeof ArticleRevisionService>;
-  /** Scores a version made after generation and measures its brief checks (rpc-originality.ts); undefined: left unchecked. */
-  checkVersion?: (externalId: string, number: number) => Promise<number>;
-}
-
-export interface JobControl {
-  /** The job's last attempt: finishing touches then degrade instead of failing the article. */
-  finalAttempt: boolean;
-  /** Parks the job and resumes it after delayMs (batch polling); never returns. */
-  resumeLater(delayMs: number): Promise<never>;
-  /** Aborted when the article's client cancels it: the running model call stops, no later step starts. */
-  signal?: AbortSignal;
-  /** Parks the job while a live step's call waits long for its provider (parking.ts); undefined: calls wait in the job. */
-  parking?: Parking;
-  /** This pickup resumes a parked attempt: its step goes on, it is not tried again. */
-  resumedFromPark?: boolean;
-}
+export type { JobControl, PipelineDeps } from "./pipeline-deps.ts";
 
 /** The article cannot run at all (no model, empty snapshot): retrying would not help. */
 export class ArticleCannotRun extends Error {

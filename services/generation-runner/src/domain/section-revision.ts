@@ -20,7 +20,7 @@ import { finishingCall } from "./finishing-calls.ts";
 import { findModelAndFallback } from "./model-catalog.ts";
 import { ProviderOutage } from "./paced-call.ts";
 import { ArticleCancelled } from "./cancellation.ts";
-import type { JobControl, PipelineDeps } from "./pipeline.ts";
+import type { JobControl, PipelineDeps } from "./pipeline-deps.ts";
 
 // A section's call is short: a few hundred words.
 const REVISION_TIMEOUT_MS = 120_000;
