@@ -9,6 +9,7 @@ import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import { Webhook } from "standardwebhooks";
+import postgres from "postgres";
 import { TenantAdminService } from "../../proto/gen/articles/accounts_billing/v1/self_service_pb.ts";
 import { eventually } from "../harness/eventually.ts";
 import { apiClient } from "../harness/http.ts";
@@ -17,6 +18,7 @@ import { useStack, type TestStack } from "../harness/stack.ts";
 import { addMemberWithKey, createTenant } from "../harness/tenants.ts";
 import { startReceiver, type Receiver } from "../harness/webhook-receiver.ts";
 import { createQuickArticle, webhookTenant, type WebhookTenant } from "./webhooks-fixtures.ts";
+import { waitForArticle } from "./generation-support.ts";
 
 let stack: TestStack;
 let tenant: WebhookTenant;
@@ -139,6 +141,50 @@ describe("webhook endpoints", () => {
     expect((await tenant.api.delete(`/v1/articles/${article.id}`)).status).toBe(200);
     expect(await deliveries(some.id)).toEqual([]);
     for (const id of [onFailure.id, some.id]) await tenant.api.delete(`${endpointsPath()}/${id}`);
+  });
+
+  test("an edit and a restore each reach an endpoint subscribed to article.version_created", async () => {
+    const article = await createQuickArticle(tenant, {});
+    await waitForArticle(tenant.api, article.external_id, (a) => a.status === "completed");
+    const hook = receiver.hook();
+    const endpoint = await addEndpoint(hook.url, ["article.version_created"]);
+    const current = await tenant.api.get(`/v1/articles/${article.id}`);
+    const edited = await tenant.api.patch(`/v1/articles/${article.id}`, { content: "# Webhook delivery check\n\nOne paragraph, edited." }, { headers: { "if-match": current.headers.get("etag")! } });
+    expect(edited.status).toBe(200);
+    expect((await tenant.api.post(`/v1/articles/${article.id}/versions/1/restore`)).status).toBe(200);
+    const [edit, restore] = await hook.waitForRequests(2, 15_000);
+    expect(new Webhook(endpoint.secret).verify(edit!.body, edit!.headers)).toMatchObject({ type: "article.version_created", data: { external_id: article.external_id, kind: "edited", number: 2 } });
+    expect(restore!.json).toMatchObject({ type: "article.version_created", data: { kind: "restored", number: 3, restored_from: 1 } });
+    await tenant.api.delete(`${endpointsPath()}/${endpoint.id}`);
+  });
+
+  test("the events of a replica killed before its hand-over reach the endpoints: another sweeps its stale mark", async () => {
+    // An article that completed before its project had an endpoint was handed over to none, as a
+    // killed replica's would be; the mark it would have left (renewed last a minute ago, covering
+    // up to before the completion) makes the running replica hand its events over again.
+    const own = await webhookTenant(stack);
+    const article = await createQuickArticle(own, {});
+    const completed = await waitForArticle(own.api, article.external_id, (a) => a.status === "completed");
+    const hook = receiver.hook();
+    expect((await own.api.post(`/v1/projects/${own.projectId}/webhook-endpoints`, { url: hook.url, events: ["article.completed"] })).status).toBe(201);
+    const sql = postgres(stack.databaseUrl, { max: 1, onnotice: () => {} });
+    try {
+      const replica = `killed-${article.external_id}`;
+      const before = new Date(new Date(completed.updated_at).getTime() - 1000);
+      await sql`insert into article_store.endpoint_handover_marks (replica, covered_until, seen_at) values (${replica}, ${before}, now() - interval '1 minute')`;
+      const [event] = await hook.waitForRequests(1, 20_000);
+      expect(event!.json).toMatchObject({ type: "article.completed", data: { external_id: article.external_id, status: "completed" } });
+      await eventually(() => sql`select 1 from article_store.endpoint_handover_marks where replica = ${replica}`, (rows) => rows.length === 0, 10_000, "the swept mark to be removed");
+      // A second sweep of the same changes (another replica's mark) delivers nothing twice.
+      await sql`insert into article_store.endpoint_handover_marks (replica, covered_until, seen_at) values (${replica + "-2"}, ${before}, now() - interval '1 minute')`;
+      await eventually(() => sql`select 1 from article_store.endpoint_handover_marks where replica = ${replica + "-2"}`, (rows) => rows.length === 0, 10_000, "the second mark to be swept");
+      const res = await own.api.get(`/v1/projects/${own.projectId}/webhook-endpoints`);
+      const log = await own.api.get(`/v1/projects/${own.projectId}/webhook-endpoints/${res.body.data[0].id}/deliveries`);
+      expect(log.body.data.filter((d: any) => d.event_type === "article.completed")).toHaveLength(1);
+      expect(hook.requests).toHaveLength(1);
+    } finally {
+      await sql.end();
+    }
   });
 
   test("quota.low fires once at 80% and once at 95% of the month's words", async () => {

@@ -9,7 +9,7 @@ import { QuotaService } from "../../../proto/gen/articles/accounts_billing/v1/qu
 import { serviceClient } from "../../kit/src/clients.ts";
 import { openQueue, type EndpointEventJob, type GenerationJob, type WebhookJob } from "../../kit/src/queues.ts";
 import type { Queue } from "bullmq";
-import { handOverEndpointEvents, startEndpointEventBacklog, type EndpointEventHandover } from "./endpoint-event-handover.ts";
+import { handOverEndpointEvents, HandoverCover, startEndpointEventBacklog, type EndpointEventHandover } from "./endpoint-event-handover.ts";
 import { FairDispatch } from "../../kit/src/fair-dispatch.ts";
 import { connectRedis, type RedisConnection } from "../../kit/src/redis.ts";
 import { runService } from "../../kit/src/service-process.ts";
@@ -58,11 +58,14 @@ const queues = lazyRedis();
 const announcements = lazyRedis({ enableAutoPipelining: true });
 // Article events for the projects' webhook endpoints, their queue opened on first use.
 let endpointEvents: Queue<EndpointEventJob> | undefined;
+// The calls this replica is handing over: the interceptor adds them, the background pass marks how far they are done.
+const handoverCover = new HandoverCover();
 const endpointHandover = (db: EndpointEventHandover["db"], config: PlatformConfig, logger: Logger): EndpointEventHandover => ({
   db,
   redis: announcements.of(config, logger),
   redisPrefix: config.redisPrefix,
   queue: () => (endpointEvents ??= openQueue<EndpointEventJob>("endpoint-events", queues.of(config, logger), config.redisPrefix)),
+  cover: handoverCover,
 });
 
 await runService({

@@ -103,7 +103,7 @@ const settingsOf = (s: SettingsMessage | undefined): GenerationSettings => {
   };
 };
 
-const sourceMessage = (s: ArticleSourceRecord): MessageInitShape<typeof ArticleSourceSchema> => ({ ...s, fetchedAt: ts(new Date(s.fetchedAt)) });
+export const sourceMessage = (s: ArticleSourceRecord): MessageInitShape<typeof ArticleSourceSchema> => ({ ...s, fetchedAt: ts(new Date(s.fetchedAt)) });
 const sourceOf = (s: SourceMessage): ArticleSourceRecord => ({
   number: s.number,
   url: s.url,
@@ -113,7 +113,7 @@ const sourceOf = (s: SourceMessage): ArticleSourceRecord => ({
   cited: s.cited,
 });
 
-const articleMessage = (a: store.ArticleRecord): MessageInitShape<typeof ArticleSchema> => ({
+export const articleMessage = (a: store.ArticleRecord): MessageInitShape<typeof ArticleSchema> => ({
   id: big(a.id),
   externalId: a.externalId,
   projectId: big(a.projectId),

@@ -484,3 +484,16 @@ export const sectionRevisions = articleStoreSchema.table(
     uniqueIndex("section_revisions_idempotency_key").on(t.articleId, t.idempotencyKey),
   ],
 );
+
+/**
+ * Each replica's mark of how far its endpoint hand-overs are complete: every change it committed
+ * before `covered_until` has had its endpoint events handed over (or kept in the backlog above).
+ * Renewed every few seconds (`seen_at`); a replica gone without removing its mark (killed, its
+ * node lost) leaves it stale, and another replica hands over again the events of the changes made
+ * since (domain/endpoint-handover-marks.ts).
+ */
+export const endpointHandoverMarks = articleStoreSchema.table("endpoint_handover_marks", {
+  replica: text("replica").primaryKey(),
+  coveredUntil: at("covered_until").notNull(),
+  seenAt: at("seen_at").notNull().default(sql`now()`),
+});
