@@ -1,8 +1,9 @@
 // The one allowed direction of imports (docs/architecture.md, "Imports"): each process (the gateway,
 // each service) imports its own folder, the kit and proto/gen, never another process's source; the
 // kit and proto/gen import no process; the client package imports nothing of the repository; deploy/
-// imports no test code. And no module reaches itself again through runtime imports, so load order
-// never hands a module another's half-initialised exports.
+// imports no test code; the runner reaches its scheduler through scheduler/index.ts. And no module
+// reaches itself again through runtime imports, so load order never hands a module another's
+// half-initialised exports.
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -41,8 +42,13 @@ function ownerOf(file: string): string {
 
 const isProcess = (owner: string) => owner === "gateway" || owner.startsWith("services/");
 
+const SCHEDULER = "services/generation-runner/src/scheduler/";
+
 /** Why `from` may not import `to`, or undefined when the import goes the allowed way. */
 function refusal(from: string, to: string): string | undefined {
+  if (to.startsWith(SCHEDULER) && from.startsWith("services/") && !from.startsWith(SCHEDULER) && to !== `${SCHEDULER}index.ts`) {
+    return "the runner reaches its scheduler through scheduler/index.ts only";
+  }
   const source = ownerOf(from);
   const target = ownerOf(to);
   if (source === target) return undefined;
@@ -136,6 +142,9 @@ describe("import boundaries", () => {
     expect(refusal("services/generation-runner/src/a.ts", "proto/gen/x_pb.ts")).toBeUndefined();
     expect(refusal("test/api/a.test.ts", "services/article-store/src/b.ts")).toBeUndefined();
     expect(refusal("deploy/local/stack.ts", "gateway/src/config.ts")).toBeUndefined();
+    expect(refusal("services/generation-runner/src/worker.ts", "services/generation-runner/src/scheduler/fair-gate.ts")).toBeDefined();
+    expect(refusal("services/generation-runner/src/worker.ts", "services/generation-runner/src/scheduler/index.ts")).toBeUndefined();
+    expect(refusal("test/unit/provider-budgets.test.ts", "services/generation-runner/src/scheduler/fair-gate.ts")).toBeUndefined();
     expect(cyclesOf(new Map([["a", ["b"]], ["b", ["c"]], ["c", ["a"]], ["d", ["a"]]]))).toEqual([["a", "b", "c"]]);
   });
 });

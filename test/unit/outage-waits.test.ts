@@ -3,8 +3,8 @@
 // not wait out its park's five-minute safety.
 import { afterAll, expect, test } from "bun:test";
 import { CircuitBreakers } from "../../services/generation-runner/src/domain/circuit-breaker.ts";
-import { OutageWaits, type ParkedOnOutage } from "../../services/generation-runner/src/domain/outage-waits.ts";
-import { NO_LIMITS } from "../../services/generation-runner/src/domain/provider-capacity.ts";
+import { OutageWaits, type ParkedOnOutage } from "../../services/generation-runner/src/scheduler/outage-waits.ts";
+import { NO_LIMITS } from "../../services/generation-runner/src/scheduler/provider-capacity.ts";
 import { connectRedis } from "../../services/kit/src/redis.ts";
 import { eventually } from "../harness/eventually.ts";
 

@@ -5,7 +5,7 @@ import { expect, test } from "bun:test";
 import IORedis from "ioredis";
 import { FairDispatch } from "../../services/kit/src/fair-dispatch.ts";
 import { announcePlanWeights, followPlanWeights, lineWeightsKey } from "../../services/kit/src/plan-weights.ts";
-import { AccountShares } from "../../services/generation-runner/src/domain/account-shares.ts";
+import { AccountShares } from "../../services/generation-runner/src/scheduler/account-shares.ts";
 import { useGenerationLines } from "../harness/generation-lines.ts";
 
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";

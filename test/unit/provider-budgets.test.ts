@@ -3,10 +3,10 @@
 // their own) and again on a private Redis Cluster, where every script's keys must share a slot.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { parseResetDuration, readLimitReport, retryDelayOf } from "../../services/generation-runner/src/domain/rate-limit-headers.ts";
-import { ProviderCapacity, NO_LIMITS } from "../../services/generation-runner/src/domain/provider-capacity.ts";
+import { ProviderCapacity, NO_LIMITS } from "../../services/generation-runner/src/scheduler/provider-capacity.ts";
 import { CircuitBreakers, FAILURES_TO_OPEN, MAX_PROBE_GAP_MS } from "../../services/generation-runner/src/domain/circuit-breaker.ts";
-import { FairGate } from "../../services/generation-runner/src/domain/fair-gate.ts";
-import { AccountShares } from "../../services/generation-runner/src/domain/account-shares.ts";
+import { FairGate } from "../../services/generation-runner/src/scheduler/fair-gate.ts";
+import { AccountShares } from "../../services/generation-runner/src/scheduler/account-shares.ts";
 import { connectRedis, type RedisConnection } from "../../services/kit/src/redis.ts";
 import { dropTestData } from "../harness/stack.ts";
 import { eventually } from "../harness/eventually.ts";
@@ -169,6 +169,23 @@ function pacingSuites(where: string, connect: () => Promise<{ redis: RedisConnec
         // tag, it would take two in a row (1 and 2, the tie).
         expect(await turns(capacity, budget, 4)).toEqual(["a", "b", "b", "a"]);
       });
+      test("a plan change reaches the turns of an account that never stopped waiting, whichever runner grants them", async () => {
+        const capacity = new ProviderCapacity(redis, prefix);
+        const budget = `reweighed-${crypto.randomUUID()}`;
+        const asks = (claims: { account: string; weight: number }[]) => capacity.admit(budget, NO_LIMITS, claims.map((c) => ({ ...c, tokens: 0 })), "");
+        // Both wait at weight 1; then "b"'s plan becomes weight 3, said in the next claim its runner offers.
+        await asks([{ account: "a", weight: 1 }, { account: "b", weight: 1 }]);
+        await asks([{ account: "b", weight: 3 }]);
+        // A runner holding only "a" asks on: "b"'s turns (still waiting, held elsewhere) are granted to it
+        // at its new weight, three for each of "a"'s.
+        let admittedA = 0;
+        let grantedB = 0;
+        for (let i = 0; i < 16; i++) {
+          if ((await asks([{ account: "a", weight: 1 }])).admitted) admittedA++;
+          else grantedB++;
+        }
+        expect(grantedB / admittedA).toBe(3);
+      });
     });
 
     describe("the fair gate", () => {
@@ -243,7 +260,7 @@ function pacingSuites(where: string, connect: () => Promise<{ redis: RedisConnec
         expect(await capacity.takeWoken(budget, "article-2")).toBe(true);
         // Asked once: the next look finds no mark.
         expect(await capacity.takeWoken(budget, "article-2")).toBe(false);
-        const back = await gate.enter({ account: "a", since: 2, tokens: 0, woken: true, parking: parking("article-2") });
+        const back = await gate.enter({ account: "a", since: 2, tokens: 0, parking: parking("article-2") }, { woken: true });
         expect(back.waitedMs).toBeLessThan(500);
       });
 
@@ -258,7 +275,7 @@ function pacingSuites(where: string, connect: () => Promise<{ redis: RedisConnec
         // A woken job comes back 100 ms later and makes its call, which goes without a new turn.
         const gate: FairGate = new FairGate(capacity, budget, () => limits, async (article) => {
           woken.push(Date.now() - started);
-          calls.push(Bun.sleep(100).then(async () => gate.enter({ account: "a", since: 0, tokens: 0, woken: await capacity.takeWoken(budget, article), parking: parking(article) })));
+          calls.push(Bun.sleep(100).then(async () => gate.enter({ account: "a", since: 0, tokens: 0, parking: parking(article) }, { woken: await capacity.takeWoken(budget, article) })));
         });
         for (let i = 0; i < 60; i++) gate.enterParked({ account: "a", since: i, tokens: 0, parking: parking(`article-${i}`) });
         await eventually(async () => woken.length, (n) => n === 60, 15_000, "every parked article woken");

@@ -6,15 +6,15 @@ import { describe, expect, test } from "bun:test";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { CallFailed, CallTimeout, ProviderOutage } from "../../services/generation-runner/src/domain/call-failures.ts";
 import { CallTries, FAILURE_STEPS, OUTAGE_TRIES, providerWaitMs, stepAfterBreaker } from "../../services/generation-runner/src/domain/call-tries.ts";
-import type { PacedTarget, PacingTicket } from "../../services/generation-runner/src/domain/pacing-ticket.ts";
-import { NO_LIMITS } from "../../services/generation-runner/src/domain/provider-capacity.ts";
+import type { PacedTarget, Ticket } from "../../services/generation-runner/src/scheduler/ticket.ts";
+import { NO_LIMITS } from "../../services/generation-runner/src/scheduler/provider-capacity.ts";
 import { ArticleCannotRun } from "../../services/generation-runner/src/domain/pipeline.ts";
 import { PARK_LIMIT_MS, dependencyWaitMs, runFailureOf, runFailureStep, stepAfterFailing } from "../../services/generation-runner/src/run-failures.ts";
 
 const target = (id: string): PacedTarget => ({ id, limits: NO_LIMITS });
 const [primary, fallback] = [target("primary"), target("fallback")];
-const ticket = (extra: Partial<PacingTicket> = {}): PacingTicket => ({ account: "1", since: 0, tokens: 0, ...extra });
-const parkedTicket = (outage?: { since?: number; tries: number }): PacingTicket =>
+const ticket = (extra: Partial<Ticket> = {}): Ticket => ({ account: "1", since: 0, tokens: 0, ...extra });
+const parkedTicket = (outage?: { since?: number; tries: number }): Ticket =>
   ticket({ parking: { article: "a", outage, park: async () => { throw new Error("unused"); }, outageEnded: async () => {} } });
 
 describe("a paced call's steps", () => {

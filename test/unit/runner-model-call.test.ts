@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startSimulator, type RunningSimulator } from "../../services/model-simulator/src/simulator.ts";
 import { callModel, chatBody, StepFailure, type ChatRequest, type ModelCalls } from "../../services/generation-runner/src/domain/model-call.ts";
 import { Pacer } from "../../services/generation-runner/src/domain/paced-call.ts";
-import { ProviderCapacity } from "../../services/generation-runner/src/domain/provider-capacity.ts";
+import { ProviderCapacity } from "../../services/generation-runner/src/scheduler/provider-capacity.ts";
 import { CircuitBreakers } from "../../services/generation-runner/src/domain/circuit-breaker.ts";
 import { connectRedis } from "../../services/kit/src/redis.ts";
 import { dropTestData } from "../harness/stack.ts";

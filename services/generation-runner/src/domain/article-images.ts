@@ -14,7 +14,7 @@ import { DEFAULT_ASPECT_RATIO, imageSizeFor } from "./image-sizes.ts";
 import type { ImageStores } from "./image-store.ts";
 import { StepFailure, type CallTurn } from "./model-call.ts";
 import { CallFailed, type Pacer } from "./paced-call.ts";
-import { NO_LIMITS } from "./provider-capacity.ts";
+import { NO_LIMITS } from "../scheduler/index.ts";
 import type { ModelClients } from "./providers.ts";
 
 const IMAGE_TIMEOUT_MS = 180_000;

@@ -9,7 +9,7 @@ import type { Db } from "../db/client.ts";
 import { updateRun, type RunRow } from "./checkpoints.ts";
 import { chatBody, replyText, StepFailure, type ChatRequest, type ModelCalls } from "./model-call.ts";
 import { CallFailed } from "./paced-call.ts";
-import { NO_LIMITS } from "./provider-capacity.ts";
+import { NO_LIMITS } from "../scheduler/index.ts";
 import type { CatalogModel } from "./model-catalog.ts";
 import { costOfUsage, type Picodollars } from "../../../kit/src/rules/usd.ts";
 

@@ -4,8 +4,7 @@
 // budget's turn and try it → a failure: the step the table names.
 import { capacityWaits } from "../../../kit/src/metrics.ts";
 import { CallFailed, ProviderOutage, describeFailures, type FailureKind } from "./call-failures.ts";
-import type { OutageSoFar } from "./parking.ts";
-import type { PacedTarget, PacingTicket, WaitReason } from "./pacing-ticket.ts";
+import type { OutageSoFar, PacedTarget, Ticket, WaitReason } from "../scheduler/index.ts";
 
 /** Outage errors a call rides out (with backoff, trying its other targets first) before failing, while the breaker stays closed. */
 export const OUTAGE_TRIES = 3;
@@ -63,7 +62,7 @@ export class CallTries {
 
   constructor(
     private readonly targets: PacedTarget[],
-    private readonly ticket: PacingTicket,
+    private readonly ticket: Ticket,
   ) {
     this.outageSince = ticket.parking?.outage?.since;
     this.outageTries = ticket.parking?.outage?.tries ?? 0;

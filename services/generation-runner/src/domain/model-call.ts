@@ -6,9 +6,8 @@ import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/ch
 import type { CatalogModel } from "./model-catalog.ts";
 import type { ModelClients } from "./providers.ts";
 import { CallFailed, CallTimeout, type Pacer, type ProviderAnswer } from "./paced-call.ts";
-import type { PacedTarget, WaitReason } from "./pacing-ticket.ts";
+import type { PacedTarget, WaitReason, Parking } from "../scheduler/index.ts";
 import { costOfUsage } from "../../../kit/src/rules/usd.ts";
-import type { Parking } from "./parking.ts";
 import { modelCalls, recordModelUsage } from "../../../kit/src/metrics.ts";
 import { inSpan } from "../../../kit/src/tracing.ts";
 import type { CallAccount } from "./call-account.ts";

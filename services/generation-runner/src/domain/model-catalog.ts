@@ -8,7 +8,7 @@ import type { Db } from "../db/client.ts";
 import { preparedPerDatabase } from "../../../kit/src/prepared-statements.ts";
 import { models } from "../db/schema.ts";
 import { CatalogMemory } from "./catalog-memory.ts";
-import { NO_LIMITS } from "./provider-capacity.ts";
+import { NO_LIMITS } from "../scheduler/index.ts";
 import { formatUsd, isUsdDecimal, parseUsd } from "../../../kit/src/rules/usd.ts";
 
 export interface CatalogModel {

@@ -11,15 +11,11 @@ import OpenAI from "openai";
 import type { Logger } from "../../../kit/src/logger.ts";
 import { budgetLimit, budgetRemaining, providerAnswers, recordBreakerState } from "../../../kit/src/metrics.ts";
 import { CircuitBreakers } from "./circuit-breaker.ts";
-import { FairGate, type Admitted } from "./fair-gate.ts";
-import { OutageWaits, type ParkedOnOutage } from "./outage-waits.ts";
-import { CallParked, PARK_SAFETY_MS, type OutageSoFar } from "./parking.ts";
+import { FairGate, type Admitted, OutageWaits, type ParkedOnOutage, CallParked, PARK_SAFETY_MS, type OutageSoFar, type PacedTarget, type Ticket, ProviderCapacity, type BudgetState, type ConfiguredLimits } from "../scheduler/index.ts";
 
 export { CallFailed, CallTimeout, ProviderOutage, failureKind, type FailureKind } from "./call-failures.ts";
-import type { PacedTarget, PacingTicket } from "./pacing-ticket.ts";
 import { CallFailed, CallTimeout, ProviderOutage, describe, failureKind } from "./call-failures.ts";
 import { CallTries, FAILURE_STEPS, providerWaitMs, stepAfterBreaker } from "./call-tries.ts";
-import { ProviderCapacity, type BudgetState, type ConfiguredLimits } from "./provider-capacity.ts";
 import { readLimitReport, retryDelayOf } from "./rate-limit-headers.ts";
 
 
@@ -110,7 +106,7 @@ export class Pacer {
    * primary), within the ticket's turn in the budget, until it answers or fails for good.
    * `timeoutMs` bounds each try of the call, not the waits between them.
    */
-  async run<T>(targets: PacedTarget[], ticket: PacingTicket, timeoutMs: number, calls: ProviderCalls<T>): Promise<PacedResult<T>> {
+  async run<T>(targets: PacedTarget[], ticket: Ticket, timeoutMs: number, calls: ProviderCalls<T>): Promise<PacedResult<T>> {
     const tries = new CallTries(targets, ticket);
     for (;;) {
       ticket.signal?.throwIfAborted();
@@ -154,7 +150,7 @@ export class Pacer {
   }
 
   /** No target lets the call through: the article parks until a probe finds one back (never returns), or the call waits here. */
-  private async waitForProvider(tries: CallTries, candidates: PacedTarget[], retryInMs: number, ticket: PacingTicket, probe: ProviderCalls<unknown>["probe"], timeoutMs: number): Promise<void> {
+  private async waitForProvider(tries: CallTries, candidates: PacedTarget[], retryInMs: number, ticket: Ticket, probe: ProviderCalls<unknown>["probe"], timeoutMs: number): Promise<void> {
     tries.noTarget(candidates, this.outageLimitMs);
     tries.waiting("provider_unavailable", candidates[0]!.id);
     if (ticket.parking) {
@@ -166,7 +162,7 @@ export class Pacer {
   }
 
   /** One try of the call on `chosen`, in its turn of the budget: its result, or undefined to go round again. */
-  private async tryTarget<T>(chosen: PacedTarget, streak: boolean, candidates: PacedTarget[], tries: CallTries, ticket: PacingTicket, timeoutMs: number, calls: ProviderCalls<T>): Promise<PacedResult<T> | undefined> {
+  private async tryTarget<T>(chosen: PacedTarget, streak: boolean, candidates: PacedTarget[], tries: CallTries, ticket: Ticket, timeoutMs: number, calls: ProviderCalls<T>): Promise<PacedResult<T> | undefined> {
     if (calls.readLimits) await this.readLimitsOnce(chosen, calls.readLimits);
     // An unbounded budget (nothing configured, learned or paused) costs no Redis call, before or after.
     const bounded = !(await this.capacity.isUnbounded(chosen.id, chosen.limits));
@@ -237,11 +233,11 @@ export class Pacer {
    * The call's turn in a bounded budget: its place in the budget's line (parking the article when
    * it waits long), or, for an article woken because its turn came, the budget's next room.
    */
-  private async admission(target: PacedTarget, ticket: PacingTicket, outage: OutageSoFar | undefined, onWait: () => void): Promise<Admitted> {
+  private async admission(target: PacedTarget, ticket: Ticket, outage: OutageSoFar | undefined, onWait: () => void): Promise<Admitted> {
     const { parking } = ticket;
     const woken = parking ? await this.capacity.takeWoken(target.id, parking.article) : false;
     try {
-      return await this.gate(target).enter({ ...ticket, woken, onWait });
+      return await this.gate(target).enter(ticket, { woken, onWait });
     } catch (error) {
       if (error instanceof CallParked) return await parking!.park(PARK_SAFETY_MS, outage);
       throw error;

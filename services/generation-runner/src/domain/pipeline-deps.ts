@@ -12,7 +12,7 @@ import type { Db } from "../db/client.ts";
 import type { ResearchTools } from "../research/article-research.ts";
 import type { ImageStores } from "./image-store.ts";
 import type { Pacer } from "./paced-call.ts";
-import type { Parking } from "./parking.ts";
+import type { Parking } from "../scheduler/index.ts";
 import type { OriginalityDetector } from "./originality.ts";
 import type { PinnedSnapshotMemory } from "./pinned-snapshots.ts";
 import type { ModelClients } from "./providers.ts";

@@ -5,7 +5,7 @@
 // seconds): a spent monthly quota holds research until it renews or the outage bound passes.
 // Searches take turns in arrival order (they are one call per article).
 import { CallFailed, type Pacer } from "../domain/paced-call.ts";
-import type { ConfiguredLimits } from "../domain/provider-capacity.ts";
+import type { ConfiguredLimits } from "../scheduler/index.ts";
 import { SearchProviderError, type SearchOutcome, type SearchProvider } from "./search-provider.ts";
 
 const SEARCH_TIMEOUT_MS = 15_000;

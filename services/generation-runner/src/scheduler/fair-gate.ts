@@ -9,26 +9,17 @@
 import { randomBytes } from "node:crypto";
 import type { ProviderCapacity, ConfiguredLimits } from "./provider-capacity.ts";
 import { CallParked, PARK_AFTER_MS, type Parking } from "./parking.ts";
+import type { Ticket } from "./ticket.ts";
 
 /** Accounts offered to the budget at each ask; with more, the offer moves round the others in turn. */
 const MAX_CLAIMS = 16;
 
-export interface CallTicket {
-  /** Whose turn it is: the account the article belongs to. */
-  account: string;
-  /** The account's weight in the fair shares (its plan's; 1 when unset). */
-  weight?: number;
-  /** Orders an account's calls: the article's creation time. */
-  since: number;
-  /** The call's estimated tokens, reserved from the budget. */
-  tokens: number;
-  signal?: AbortSignal;
-  /** Told once when the call has to wait, with how long the budget asked for. */
-  onWait?: (waitMs: number) => void;
-  /** Given: a call that waits PARK_AFTER_MS is parked (its promise rejects with CallParked). */
-  parking?: Parking;
+/** How a call takes its turn in the line, beside its ticket. */
+export interface Turn {
   /** The call of an article woken for its turn: it goes as soon as the budget has room. */
   woken?: boolean;
+  /** Told once when the call has to wait, with how long the budget asked for. */
+  onWait?: (waitMs: number) => void;
 }
 
 /** An admitted call: it holds its concurrency slot (if the budget caps calls) until settled. */
@@ -37,8 +28,8 @@ export interface Admitted {
   waitedMs: number;
 }
 
-interface Waiter {
-  ticket: CallTicket;
+interface Waiter extends Turn {
+  ticket: Ticket;
   enteredAt: number;
   told: boolean;
   resolve(admitted: Admitted): void;
@@ -48,7 +39,7 @@ interface Waiter {
 }
 
 /** A call of an article woken for its turn, back in its job. */
-const isWokenCall = (w: Waiter) => Boolean(w.ticket.woken) && !w.parked;
+const isWokenCall = (w: Waiter) => Boolean(w.woken) && !w.parked;
 
 /** How long the loop sleeps at most before asking again (a pause may be lifted, a slot freed). */
 const MAX_NAP_MS = 1000;
@@ -73,7 +64,7 @@ export class FairGate {
     return n;
   }
 
-  enter(ticket: CallTicket): Promise<Admitted> {
+  enter(ticket: Ticket, { woken, onWait }: Turn = {}): Promise<Admitted> {
     ticket.signal?.throwIfAborted();
     return new Promise<Admitted>((resolve, reject) => {
       const signal = ticket.signal;
@@ -82,6 +73,8 @@ export class FairGate {
       const settled = () => (signal?.removeEventListener("abort", onAbort), clearTimeout(parkTimer));
       const waiter: Waiter = {
         ticket,
+        woken,
+        onWait,
         enteredAt: Date.now(),
         told: false,
         resolve: (admitted) => (settled(), resolve(admitted)),
@@ -91,7 +84,7 @@ export class FairGate {
       signal?.addEventListener("abort", onAbort, { once: true });
       const parking = ticket.parking;
       // A woken article's call has its turn: it waits only for the budget's room, in its job.
-      if (parking && !ticket.woken) {
+      if (parking && !woken) {
         // Still in line after a while: the ticket keeps the place, the job lets go.
         parkTimer = setTimeout(() => {
           waiter.parked = parking.article;
@@ -103,7 +96,7 @@ export class FairGate {
   }
 
   /** Puts a parked article's ticket in line (its job waits delayed): its turn wakes it. */
-  enterParked(ticket: CallTicket & { parking: Parking }): void {
+  enterParked(ticket: Ticket & { parking: Parking }): void {
     const none = () => {};
     this.queue({ ticket, enteredAt: Date.now(), told: true, resolve: none, reject: none, parked: ticket.parking.article });
   }
@@ -117,7 +110,7 @@ export class FairGate {
     }
     // Oldest article first; equal times keep their arrival order. A woken article's call had its
     // turn: it goes before the account's others (behind those woken before it).
-    const ahead = (w: Waiter) => (ticket.woken ? isWokenCall(w) : isWokenCall(w) || w.ticket.since <= ticket.since);
+    const ahead = (w: Waiter) => (waiter.woken ? isWokenCall(w) : isWokenCall(w) || w.ticket.since <= ticket.since);
     let at = queue.length;
     while (at > 0 && !ahead(queue[at - 1]!)) at--;
     queue.splice(at, 0, waiter);
@@ -174,12 +167,12 @@ export class FairGate {
         const leaseId = limits.maxConcurrentCalls ? randomBytes(8).toString("hex") : undefined;
         let admission;
         try {
-          const claims = heads.map(({ ticket, parked }) => ({
+          const claims = heads.map(({ ticket, parked, woken }) => ({
             account: ticket.account,
             weight: ticket.weight ?? 1,
             tokens: ticket.tokens,
             wake: parked,
-            woken: !parked && ticket.woken ? ticket.parking?.article : undefined,
+            woken: !parked && woken ? ticket.parking?.article : undefined,
           }));
           admission = await this.capacity.admit(this.budget, limits, claims, leaseId ?? "");
         } catch (error) {
@@ -212,7 +205,7 @@ export class FairGate {
           for (const w of queue) {
             if (w.told) continue;
             w.told = true;
-            w.ticket.onWait?.(admission.waitMs);
+            w.onWait?.(admission.waitMs);
           }
         }
         await Bun.sleep(Math.min(admission.waitMs, MAX_NAP_MS));

@@ -1,6 +1,7 @@
-// What a paced provider call is about, apart from the pacing itself (paced-call.ts): the provider
-// it goes to and the article's ticket for its turn. Kept apart so outage-waits.ts, which the pacer
-// uses, can name them without importing the pacer back.
+// The one ticket of the scheduler: an article's provider call waiting for its turn, whether in a
+// budget's line (fair-gate.ts), parked there (parking.ts) or through an outage (outage-waits.ts),
+// and the provider it goes to. The pacer (domain/paced-call.ts) makes it; the lines never copy it
+// into a ticket of their own.
 import type { Parking } from "./parking.ts";
 import type { ConfiguredLimits } from "./provider-capacity.ts";
 
@@ -12,7 +13,7 @@ export interface PacedTarget {
   limits: ConfiguredLimits;
 }
 
-export interface PacingTicket {
+export interface Ticket {
   account: string;
   /** The account's weight in the fair shares between accounts (1 when unset). */
   weight?: number;

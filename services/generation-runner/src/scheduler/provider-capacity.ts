@@ -15,6 +15,9 @@ import { LUA_CLOCK, redisScript } from "../../../kit/src/redis-scripts.ts";
 import FAIR_QUEUING from "../../../kit/src/lua/fair-queuing.lua" with { type: "text" };
 import BUDGET_LIMITS from "./lua/budget-limits.lua" with { type: "text" };
 import ADMIT from "./lua/budget-admit.lua" with { type: "text" };
+import LEAVE from "./lua/budget-leave.lua" with { type: "text" };
+import SETTLE from "./lua/budget-settle.lua" with { type: "text" };
+import REPORT from "./lua/budget-report.lua" with { type: "text" };
 
 export interface ConfiguredLimits {
   requestsPerMinute: number | null;
@@ -75,49 +78,14 @@ ${BUDGET_LIMITS}
 // those of the worker slots' lines (kit/src/lua/fair-queuing.lua).
 const admitScript = redisScript(`${PRELUDE}\n${FAIR_QUEUING}\n${ADMIT}`);
 
-// KEYS: fair heads zset, fair presence zset, grants hash. ARGV: account. The account has no call
-// waiting in this runner any more: it leaves the heads, with any request granted to it (a replica
-// still holding its calls puts it back at its next ask).
-const leaveScript = redisScript(`
-redis.call('ZREM', KEYS[1], ARGV[1])
-redis.call('ZREM', KEYS[2], ARGV[1])
-redis.call('HDEL', KEYS[3], ARGV[1])
-return 1
-`);
+// KEYS: fair heads zset, fair presence zset, grants hash (lua/budget-leave.lua).
+const leaveScript = redisScript(LEAVE);
 
-// KEYS: budget hash, leases zset. ARGV: token difference (real - estimated), tpm, headroom, lease id.
-const settleScript = redisScript(`${PRELUDE}
-local tpm = tighter(tonumber(ARGV[2]), tonumber(redis.call('HGET', KEYS[1], 'learned_tpm') or '0'))
-local ttat = tonumber(redis.call('HGET', KEYS[1], 'ttat') or '0')
-if tpm > 0 and ttat > 0 then
-  redis.call('HSET', KEYS[1], 'ttat', math.max(ttat + tonumber(ARGV[1]) * 60000 / (tpm * tonumber(ARGV[3])), now))
-end
-if ARGV[4] ~= '' then redis.call('ZREM', KEYS[2], ARGV[4]) end
-return 1
-`);
+// KEYS: budget hash, leases zset (lua/budget-settle.lua).
+const settleScript = redisScript(`${PRELUDE}\n${SETTLE}`);
 
-// KEYS: budget hash. ARGV: pause ms, reported rpm, reported tpm, refused (1 for a 429), calls this
-// the fleet made in the last minute, ttl ms. Returns the limits now in force as learned.
-const reportScript = redisScript(`${PRELUDE}
-local b = KEYS[1]
-local pauseMs = tonumber(ARGV[1])
-if pauseMs > 0 then
-  local pauseUntil = now + pauseMs
-  if pauseUntil > tonumber(redis.call('HGET', b, 'pause_until') or '0') then redis.call('HSET', b, 'pause_until', pauseUntil) end
-end
-local rpm, tpm = tonumber(ARGV[2]), tonumber(ARGV[3])
-if rpm > 0 then redis.call('HSET', b, 'learned_rpm', rpm, 'learned_from', 'headers') end
-if tpm > 0 then redis.call('HSET', b, 'learned_tpm', tpm) end
-if rpm == 0 and ARGV[4] == '1' then
-  local f = redis.call('HMGET', b, 'learned_rpm', 'learned_from')
-  local learned = tonumber(f[1] or '0')
-  if learned > 0 and f[2] == '429' then learned = math.max(1, math.floor(learned * 0.8))
-  elseif learned == 0 then learned = math.max(1, math.floor(tonumber(ARGV[5]) * 0.9)) end
-  if f[2] ~= 'headers' then redis.call('HSET', b, 'learned_rpm', learned, 'learned_from', '429', 'last_refusal', now) end
-end
-redis.call('PEXPIRE', b, tonumber(ARGV[6]))
-return redis.call('HMGET', b, 'learned_rpm', 'learned_tpm', 'pause_until')
-`);
+// KEYS: budget hash (lua/budget-report.lua).
+const reportScript = redisScript(`${PRELUDE}\n${REPORT}`);
 
 /** What a budget holds now, as this runner last read it. */
 export interface BudgetState {
@@ -215,7 +183,7 @@ export class ProviderCapacity {
   /** The account has no call waiting for the budget in this runner any more. */
   async leave(budget: string, account: string): Promise<void> {
     const [heads, , present, , grants] = this.fairKeys(budget);
-    await leaveScript.run(this.redis, [heads, present, grants], [account]);
+    await leaveScript.run(this.redis, [heads, present, grants], [JSON.stringify({ account })]);
   }
 
   private fairKeys(budget: string): [string, string, string, string, string, string, string] {
@@ -274,7 +242,8 @@ export class ProviderCapacity {
   /** Settles a call's reservation to the tokens it really used and frees its concurrency slot. */
   async settle(budget: string, limits: ConfiguredLimits, tokenDifference: number, leaseId: string | undefined): Promise<void> {
     if (tokenDifference === 0 && leaseId === undefined) return;
-    await settleScript.run(this.redis, this.keys(budget), [Math.round(tokenDifference), limitOf(limits.tokensPerMinute), HEADROOM, leaseId ?? ""]);
+    const args = { tokenDifference: Math.round(tokenDifference), tpm: limitOf(limits.tokensPerMinute), headroom: HEADROOM, leaseId: leaseId ?? "" };
+    await settleScript.run(this.redis, this.keys(budget), [JSON.stringify(args)]);
   }
 
   /**
@@ -282,14 +251,15 @@ export class ProviderCapacity {
    * retry delay, or a budget reported empty until its reset). `refused` is a 429.
    */
   async report(budget: string, report: { pauseMs?: number; requestsPerMinute?: number; tokensPerMinute?: number; refused: boolean }): Promise<BudgetState> {
-    const reply = (await reportScript.run(this.redis, [this.keys(budget)[0]], [
-      Math.max(0, Math.ceil(report.pauseMs ?? 0)),
-      report.requestsPerMinute ?? 0,
-      report.tokensPerMinute ?? 0,
-      report.refused ? 1 : 0,
-      await this.callsInLastMinute(budget),
-      BUDGET_TTL_MS,
-    ])) as (string | null)[];
+    const args = {
+      pauseMs: Math.max(0, Math.ceil(report.pauseMs ?? 0)),
+      rpm: report.requestsPerMinute ?? 0,
+      tpm: report.tokensPerMinute ?? 0,
+      refused: report.refused,
+      callsLastMinute: await this.callsInLastMinute(budget),
+      ttlMs: BUDGET_TTL_MS,
+    };
+    const reply = (await reportScript.run(this.redis, [this.keys(budget)[0]], [JSON.stringify(args)])) as (string | null)[];
     return this.remember(budget, reply);
   }
 

@@ -5,14 +5,14 @@
 // a ticket's models answers again, the ticket is released to it: into its budget's line, or its job
 // woken at once when the budget is unbounded.
 import { recordBreakerState } from "../../../kit/src/metrics.ts";
-import type { CircuitBreakers } from "./circuit-breaker.ts";
-import type { PacedTarget, PacingTicket } from "./pacing-ticket.ts";
+import type { CircuitBreakers } from "../domain/circuit-breaker.ts";
+import type { PacedTarget, Ticket } from "./ticket.ts";
 import type { Parking } from "./parking.ts";
 
 /** A call parked because none of its models was available. */
 export interface ParkedOnOutage {
   targets: PacedTarget[];
-  ticket: PacingTicket & { parking: Parking };
+  ticket: Ticket & { parking: Parking };
   /** The small call that tests a model. */
   probe: (target: PacedTarget, signal: AbortSignal) => Promise<unknown>;
   timeoutMs: number;

@@ -46,8 +46,10 @@ for i = 0, #claims - 1 do
   if not tag then
     tag = joining_tag(tonumber(redis.call('ZSCORE', tags, account)), vtime)
     redis.call('ZADD', heads, tag, account)
-    redis.call('HSET', weights, account, claim.weight)
   end
+  -- With every claim, not only on joining: a plan changed while the account kept waiting weighs
+  -- its next turn, even one granted by a runner that does not hold its calls.
+  redis.call('HSET', weights, account, claim.weight)
   if kind == 't' then
     -- Its turn was taken when it was woken: it goes first, and is owed nothing more.
     redis.call('ZREM', woken, string.sub(claim.kind, 3))
