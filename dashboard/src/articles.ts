@@ -4,6 +4,7 @@
 // text), with its versions and the edit form (article-versions.ts).
 import { api } from "./api.ts";
 import { renderedContent, versionsAndEdits } from "./article-versions.ts";
+import { sectionRevisions } from "./section-revisions.ts";
 import { errorsOf, field, form, h, say, show, when } from "./dom.ts";
 
 const STATUSES = ["queued", "batching", "writing", "polishing", "completed", "published", "failed"];
@@ -141,6 +142,8 @@ export async function articlePage(id: string): Promise<void> {
   if (a.status === "completed" || a.status === "published") await offerPublishing(a);
   const versions = await versionsAndEdits(a, () => void articlePage(id));
   if (versions) document.getElementById("main")!.appendChild(versions);
+  const revisions = await sectionRevisions(a, () => void articlePage(id));
+  if (revisions) document.getElementById("main")!.appendChild(revisions);
   if (ENDED.has(a.status)) return;
   closeStream();
   // Live progress: each event shown as text; the article is read again once it ends.

@@ -1,7 +1,7 @@
 // The dashboard's articles and usage in Chromium: an article created from the page is watched
 // to completion live over the event stream; the usage page shows the ledger's words; a title,
 // content and step name carrying <script> and <img onerror> render inert (asserted in the DOM); an
-// article is edited on its page and an earlier version restored;
+// article is edited on its page and an earlier version restored; one section is revised there;
 // a forged cross-site POST from another site's page is refused and changes nothing.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Browser } from "playwright-core";
@@ -134,6 +134,30 @@ test("an article is edited on its page as a new version, and an earlier version 
   expect(versions.map((v: { number: number; kind: string }) => `${v.number} ${v.kind}`)).toEqual(["1 generated", "2 edited", "3 restored"]);
   expect(restored.current_version_id).toBe(versions[2].id);
   expect(restored.content).toBe(restored.original_content);
+}, 60_000);
+
+test("one section is revised from the article's page: a new version where only that section changed", async () => {
+  const { page } = tab;
+  const first = "Grind size sets how fast water pulls flavour from the coffee.";
+  await createWorkflow(api, tenant.projectId, "sectioned-brew", [{ step_name: "Write", user: `[[sim:echo]]# Brewing by the section\n\nAn opening.\n\n## Grind\n\n${first}\n\n## Water\n\nSoft water at ninety-four degrees.` }]);
+  const article = await createArticle(api, articleBody(tenant.projectId, { title: "Brewing by the section", article_type: "sectioned-brew", target_word_count: 100 }));
+  await eventually(() => api.get(`/v1/articles/${article.id}`), (r) => r.body.data.status === "completed", 30_000, "the article completed");
+  await step(page, "section-revisions", async () => {
+    await page.goto(`${stack.baseUrl}/dashboard/#/articles/${article.id}`);
+    await page.getByTestId("article-title").filter({ hasText: "Brewing by the section" }).waitFor();
+    await page.getByRole("combobox", { name: /^Section/ }).selectOption("2");
+    await page.getByRole("combobox", { name: /^Action/ }).selectOption("rewrite");
+    await page.getByLabel("Instruction").fill("Say why the temperature matters.");
+    await page.getByRole("button", { name: "Queue the revision" }).click();
+    // Queued, then the page shows the article again once the revision ended.
+    await page.getByTestId("revision-1").getByText("completed").waitFor({ timeout: 30_000 });
+    await page.getByTestId("version-2").getByText("section_rewrite").waitFor();
+  });
+  const revised = (await api.get(`/v1/articles/${article.id}`)).body.data;
+  expect(revised.content).toContain(`## Grind\n\n${first}\n\n## Water`);
+  expect(revised.content.split("## Water")[1]!.trim()).not.toBe("Soft water at ninety-four degrees.");
+  const versions = (await api.get(`/v1/articles/${article.id}/versions`)).body.data;
+  expect(versions.map((v: { number: number; kind: string }) => `${v.number} ${v.kind}`)).toEqual(["1 generated", "2 section_rewrite"]);
 }, 60_000);
 
 test("a forged cross-site POST from another site's page is refused and changes nothing", async () => {
