@@ -16,7 +16,7 @@ import { onJobsStalledTooOften } from "./stalled-jobs.ts";
 import { CancelWatch } from "./domain/cancellation.ts";
 import { articleDuration, countWorkerJobs, watchArticlesInLines, watchQueueDepth, watchWaitingCalls } from "../../kit/src/metrics.ts";
 import { inJobSpan } from "../../kit/src/tracing.ts";
-import { AccountShares, PARK_MS, SlotFeeder, ProviderCapacity, wakeJob } from "./scheduler/index.ts";
+import { AccountShares, PARK_MS, ParkedJobs, SlotFeeder, ProviderCapacity, wakeJob } from "./scheduler/index.ts";
 import { FairDispatch } from "../../kit/src/fair-dispatch.ts";
 import { followPlanWeights } from "../../kit/src/plan-weights.ts";
 import { CircuitBreakers } from "./domain/circuit-breaker.ts";
@@ -24,7 +24,7 @@ import { Pacer } from "./domain/paced-call.ts";
 import { settledWithin } from "../../kit/src/deadline.ts";
 import { isRunningStatus } from "../../kit/src/rules/article-statuses.ts";
 import { pipelineDeps, runnerClients } from "./pipeline-wiring.ts";
-import { DelayedJobs, jobControl } from "./job-control.ts";
+import { jobControl } from "./job-control.ts";
 import { afterRunError, failArticle, type FailedRunDeps } from "./failed-runs.ts";
 
 // A job that stalls (its worker died) more often than this is failed for good: a run that keeps
@@ -40,7 +40,7 @@ interface JobRunning {
   shares: AccountShares;
   feeder: SlotFeeder;
   cancels: CancelWatch;
-  delayed: DelayedJobs;
+  parked: ParkedJobs;
 }
 
 export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, runner: RunnerConfig): Promise<() => Promise<void>> {
@@ -96,8 +96,8 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
   const cancels = new CancelWatch(subscriber, config.redisPrefix, logger, (externalId) => {
     wakeJob(generationQueue, externalId).catch(() => {});
   });
-  const delayed = new DelayedJobs(runner.lockDurationMs);
-  const running: JobRunning = { deps, failures, shares, feeder, cancels, delayed };
+  const parked = new ParkedJobs(runner.lockDurationMs);
+  const running: JobRunning = { deps, failures, shares, feeder, cancels, parked };
 
   // BullMQ leaves connections it was handed open on close; these are closed in the stop function.
   const workerConnection = connectRedis(config.redisUrl);
@@ -110,7 +110,7 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
   });
   worker.on("error", (error) => {
     const renewed = /^could not renew lock for job (.+)$/.exec(error.message)?.[1];
-    if (renewed !== undefined && delayed.movedAwayFrom(renewed)) return logger.debug("no lock to renew: the job was parked", { jobId: renewed });
+    if (renewed !== undefined && parked.movedAwayFrom(renewed)) return logger.debug("no lock to renew: the job was parked", { jobId: renewed });
     logger.error("generation worker error", { error: error.message });
   });
   countWorkerJobs(worker);
@@ -158,10 +158,10 @@ async function runJob(running: JobRunning, job: Job<GenerationJob>, token?: stri
   }
 }
 
-async function runJobInSpan({ deps, failures, shares, cancels, delayed }: JobRunning, job: Job<GenerationJob>, token?: string): Promise<string> {
+async function runJobInSpan({ deps, failures, shares, cancels, parked }: JobRunning, job: Job<GenerationJob>, token?: string): Promise<string> {
   const { externalId } = job.data;
   const watched = cancels.watch(externalId);
-  const control = jobControl(job, token, delayed, watched.signal, deps.logger);
+  const control = jobControl(job, token, parked, watched.signal, deps.logger);
   let share: { account: string } | undefined;
   try {
     const article = await deps.readArticle(externalId);
@@ -169,7 +169,7 @@ async function runJobInSpan({ deps, failures, shares, cancels, delayed }: JobRun
     if (article && isRunningStatus(article.status)) {
       const account = String(article.accountId);
       if (!(await shares.take(account, externalId, timestampMs(article.createdAt)))) {
-        await delayed.move(job, Date.now() + PARK_MS, token);
+        await parked.park(job, Date.now() + PARK_MS, token);
         // A place given while the job was parking found it not yet delayed: it wakes itself.
         if (await shares.holds(account, externalId)) await job.promote();
         throw new DelayedError();

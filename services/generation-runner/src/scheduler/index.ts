@@ -9,12 +9,12 @@
 //   accounts' weights (ProviderCapacity; the calls of this runner wait in a FairGate).
 // - Outages: calls whose models are all unavailable wait for the provider's return (OutageWaits).
 //
-// One ticket (ticket.ts) describes a waiting call wherever it waits; one park (parking.ts: the job
-// delayed, holding nothing) and one wake (job-waking.ts) serve every line; one fair-queuing rule
+// One ticket (ticket.ts) describes a waiting call wherever it waits; one park (the job delayed,
+// holding nothing) and one wake serve every line (job-parking.ts); one fair-queuing rule
 // (kit/src/lua/fair-queuing.lua) orders the slot lines and the budgets alike.
 export type { PacedTarget, Ticket, WaitReason } from "./ticket.ts";
 export { CallParked, PARK_SAFETY_MS, type OutageSoFar, type Parking } from "./parking.ts";
-export { wakeJob } from "./job-waking.ts";
+export { ParkedJobs, wakeJob } from "./job-parking.ts";
 export { SlotFeeder } from "./slot-feeder.ts";
 export { AccountShares, PARK_MS } from "./account-shares.ts";
 export { NO_LIMITS, ProviderCapacity, type BudgetState, type ConfiguredLimits } from "./provider-capacity.ts";
