@@ -11,7 +11,20 @@ import OpenAI from "openai";
 import type { Logger } from "../../../kit/src/logger.ts";
 import { budgetLimit, budgetRemaining, providerAnswers, recordBreakerState } from "../../../kit/src/metrics.ts";
 import { CircuitBreakers } from "./circuit-breaker.ts";
-import { FairGate, type Admitted, OutageWaits, type ParkedOnOutage, CallParked, PARK_SAFETY_MS, type OutageSoFar, type PacedTarget, type Ticket, ProviderCapacity, type BudgetState, type ConfiguredLimits } from "../scheduler/index.ts";
+import {
+  CallParked,
+  FairGate,
+  OutageWaits,
+  PARK_SAFETY_MS,
+  ProviderCapacity,
+  type Admitted,
+  type BudgetState,
+  type ConfiguredLimits,
+  type OutageSoFar,
+  type PacedTarget,
+  type ParkedOnOutage,
+  type Ticket,
+} from "../scheduler/index.ts";
 
 export { CallFailed, CallTimeout, ProviderOutage, failureKind, type FailureKind } from "./call-failures.ts";
 import { CallFailed, CallTimeout, ProviderOutage, describe, failureKind } from "./call-failures.ts";
