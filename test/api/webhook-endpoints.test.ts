@@ -10,6 +10,7 @@ import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import { Webhook } from "standardwebhooks";
 import postgres from "postgres";
+import IORedis from "ioredis";
 import { TenantAdminService } from "../../proto/gen/articles/accounts_billing/v1/self_service_pb.ts";
 import { eventually } from "../harness/eventually.ts";
 import { apiClient } from "../harness/http.ts";
@@ -18,6 +19,7 @@ import { useStack, type TestStack } from "../harness/stack.ts";
 import { addMemberWithKey, createTenant } from "../harness/tenants.ts";
 import { startReceiver, type Receiver } from "../harness/webhook-receiver.ts";
 import { createQuickArticle, webhookTenant, type WebhookTenant } from "./webhooks-fixtures.ts";
+import { ArticleVersionService } from "../../proto/gen/articles/article_store/v1/versions_pb.ts";
 import { waitForArticle } from "./generation-support.ts";
 
 let stack: TestStack;
@@ -186,6 +188,40 @@ describe("webhook endpoints", () => {
       await sql.end();
     }
   });
+
+  test("an article-store killed between an edit's commit and its hand-over loses none of its endpoint events", async () => {
+    // An edit: its caller does not call again once it committed (a completion's runner does, and its
+    // repeated call hands the event over anyway), so only the dead replica's mark can bring it back.
+    const own = await webhookTenant(stack);
+    const article = await createQuickArticle(own, {});
+    const done = await waitForArticle(own.api, article.external_id, (a) => a.status === "completed");
+    const hook = receiver.hook();
+    expect((await own.api.post(`/v1/projects/${own.projectId}/webhook-endpoints`, { url: hook.url, events: ["article.version_created"] })).status).toBe(201);
+    const sql = postgres(stack.databaseUrl, { max: 1, onnotice: () => {} });
+    const redis = new IORedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
+    const versions = stackClient(stack, ArticleVersionService, stack.env.ARTICLE_STORE_URL, "gateway");
+    try {
+      // Redis's writes are held: the edit commits in Postgres and its hand-over then waits on Redis
+      // (half a second at most) while the process is killed.
+      await redis.call("CLIENT", "PAUSE", "5000", "WRITE");
+      const edit = versions.editArticle({ externalId: article.external_id, baseVersionId: BigInt(done.current_version_id), content: "# Webhook delivery check\n\nEdited as the process died." }).catch((error: Error) => error);
+      const versionsOf = async () => (await sql`select count(*)::int as n from article_store.article_versions v join article_store.articles a on a.id = v.article_id where a.external_id = ${article.external_id}`)[0]!.n as number;
+      await eventually(versionsOf, (n) => n === 2, 10_000, "the edit committed");
+      await stack.kill("articleStore");
+      await redis.call("CLIENT", "UNPAUSE");
+      expect(await edit).toBeInstanceOf(Error);
+      await stack.start("articleStore");
+      const [event] = await hook.waitForRequests(1, 20_000);
+      expect(event!.json).toMatchObject({ type: "article.version_created", data: { external_id: article.external_id, kind: "edited", number: 2 } });
+      await eventually(() => sql`select 1 from article_store.endpoint_handover_marks where seen_at < now() - interval '3 seconds'`, (rows) => rows.length === 0, 10_000, "no stale mark left");
+      expect(hook.requests).toHaveLength(1);
+    } finally {
+      await redis.call("CLIENT", "UNPAUSE").catch(() => {});
+      redis.disconnect();
+      await sql.end();
+      if (stack.processes.get("articleStore")?.exitCode !== null) await stack.start("articleStore");
+    }
+  }, 60_000);
 
   test("quota.low fires once at 80% and once at 95% of the month's words", async () => {
     // A plan of 1,000 words: the shared tenant's is large, so this account is made apart.

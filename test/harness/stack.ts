@@ -40,6 +40,8 @@ export const TEST_STACK_ENV: Record<string, string> = {
   RUNNER_LOCK_MS: "5000",
   // A run cut short by article-store or accounts-billing being away runs again after 0.25, 0.5, 1 s, … rather than 1, 2, 4 s.
   RUNNER_DEPENDENCY_WAIT_MS: "250",
+  // article-store's endpoint hand-over pass every 0.5 s: a killed replica's mark is stale after 3 s, not 30.
+  ENDPOINT_HANDOVER_PASS_MS: "500",
   // A dead dispatcher's deliveries and publications go out again after 5 s rather than 30.
   DISPATCHER_LOCK_MS: "5000",
   // The reconciler sweeps every second and takes up an article unchanged for 3 s with no live job.

@@ -33,8 +33,8 @@ import { startChangeFolding } from "../../kit/src/change-folding.ts";
 // As the event log's writes: a lifecycle call waits this long at most when Redis is away.
 const HANDOVER_TIMEOUT_MS = 500;
 const ENDING_METHODS = new Set(["CompleteGeneration", "AddVersion", "MarkPublished", "FailArticle", "RecordDeliveries", "RecordPublication"]);
-// A mark is renewed with every background pass (5 s); one not renewed for this long is a replica gone.
-const MARK_STALE_MS = 30_000;
+// A mark is renewed with every background pass; one not renewed for six passes is a replica gone.
+const PASSES_TO_STALE = 6;
 // Articles' times are Postgres's clock and the marks this process's: a sweep starts this much earlier.
 const CLOCK_SLACK_MS = 5_000;
 
@@ -110,9 +110,9 @@ async function handOver({ redis, redisPrefix, queue }: EndpointEventHandover, ev
 }
 
 /** Hands over again the events of every change since a gone replica's mark, then removes the mark; 1 when there was one, else 0. */
-async function sweepStaleMark(handover: EndpointEventHandover, logger: Logger): Promise<number> {
+async function sweepStaleMark(handover: EndpointEventHandover, logger: Logger, staleMs: number): Promise<number> {
   const { db, redis, redisPrefix } = handover;
-  const mark = await claimStaleMark(db, MARK_STALE_MS);
+  const mark = await claimStaleMark(db, staleMs);
   if (!mark) return 0;
   const projectIds = (await redis.smembers(endpointProjectsKey(redisPrefix))).map(Number);
   const since = new Date(mark.coveredUntil.getTime() - CLOCK_SLACK_MS);
@@ -151,17 +151,17 @@ async function sweepStaleMark(handover: EndpointEventHandover, logger: Logger): 
  * The background pass: the events kept while Redis was away, this replica's mark renewed, and the
  * marks of replicas gone swept. `stop` removes this replica's mark (its calls have drained).
  */
-export function startEndpointEventBacklog(handover: EndpointEventHandover, logger: Logger) {
+export function startEndpointEventBacklog(handover: EndpointEventHandover, logger: Logger, passMs = 5_000) {
   const { db, cover } = handover;
   const folding = startChangeFolding({
     what: "kept endpoint event",
     fold: async () => {
       await markCovered(db, cover.replica, cover.coveredUntil());
-      while ((await sweepStaleMark(handover, logger)) > 0);
+      while ((await sweepStaleMark(handover, logger, PASSES_TO_STALE * passMs)) > 0);
       return handOverKept(db, (event) => handOver(handover, event));
     },
     batch: 200,
-    everyMs: 5_000,
+    everyMs: passMs,
     logger,
   });
   return {

@@ -27,11 +27,13 @@ import { forgetErasedInRedis } from "./erasure-rpc.ts";
 import { logRetries } from "./retry-rpc.ts";
 import { logRevisions } from "./revision-rpc.ts";
 import { startLogArchiveUpkeep } from "./log-archiver.ts";
-import { failOnConfigError, loadReconcileSettings, type PlatformConfig } from "../../kit/src/config.ts";
+import { envInt, failOnConfigError, loadReconcileSettings, type PlatformConfig } from "../../kit/src/config.ts";
 import type { Logger } from "../../kit/src/logger.ts";
 import type { RedisOptions } from "ioredis";
 
 const reconcile = failOnConfigError(() => loadReconcileSettings());
+// How often the endpoint hand-over's background pass runs (its mark renewed, the backlog handed over).
+const handoverPassMs = failOnConfigError(() => envInt(process.env, "ENDPOINT_HANDOVER_PASS_MS", 5_000, { min: 100, max: 60_000 }));
 
 // The relay starts after the server (runService order); creations before that wait for its first pass.
 let relay: OutboxRelay | undefined;
@@ -100,7 +102,7 @@ await runService({
     const quota = serviceClient(QuotaService, { baseUrl: config.services.accountsBilling, credential });
     const reconciler = startReconciler({ db: database.db, redis: queues.of(config, logger), redisPrefix: config.redisPrefix, generationQueue, dispatch, webhookQueue, quota, logger, settings: reconcile });
     const logUpkeep = startLogArchiveUpkeep({ db: database.db, redis: queues.of(config, logger), redisPrefix: config.redisPrefix, logger });
-    const endpointBacklog = startEndpointEventBacklog(endpointHandover(database.db, config, logger), logger);
+    const endpointBacklog = startEndpointEventBacklog(endpointHandover(database.db, config, logger), logger, handoverPassMs);
     return async () => {
       await endpointBacklog.stop();
       await logUpkeep.stop();
