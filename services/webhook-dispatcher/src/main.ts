@@ -44,14 +44,11 @@ function connectServices(urls: ServiceUrls, credential: Credential) {
 }
 // Made with the process's own credential when the service starts (routes come first).
 let services: ReturnType<typeof connectServices>;
-// Publish requests are queued from the RPC handlers; the queue opens with the background work.
+// The RPC handlers' queues (publish requests, an erased article's queued jobs looked for, test
+// events and redeliveries), on one Redis connection opened on first use.
+let handlersRedis: RedisConnection | undefined;
 let publishingQueue: Queue<PublishingJob> | undefined;
-// An erased article's queued jobs are looked for on queues of their own, opened on first use.
-let erasureRedis: RedisConnection | undefined;
-let erasureWebhooks: Queue<WebhookJob> | undefined;
-let erasurePublishing: Queue<PublishingJob> | undefined;
-// Test events and redeliveries are queued from the RPC handlers, on a connection opened on first use.
-let endpointRedis: RedisConnection | undefined;
+let webhooksQueue: Queue<WebhookJob> | undefined;
 let endpointDeliveries: Queue<EndpointDeliveryJob> | undefined;
 
 await runService({
@@ -64,6 +61,8 @@ await runService({
   access: webhookDispatcherAccess,
   routes: ({ database, config, credential, logger }) => {
     settings = failOnConfigError(() => loadDispatcherSettings(process.env));
+    const redis = () => (handlersRedis ??= connectRedis(config.redisUrl));
+    const publishingJobs = () => (publishingQueue ??= openQueue<PublishingJob>("publishing", redis(), config.redisPrefix));
     services = connectServices(config.services, credential);
     const signing = webhookDispatcherRoutes(database.db, settings.secretKey, services.accounts);
     const publishing = publishingRoutes({
@@ -72,23 +71,21 @@ await runService({
       accounts: services.accounts,
       articles: services.articles,
       lifecycle: services.lifecycle,
-      queue: () => (publishingQueue ??= openQueue<PublishingJob>("publishing", connectRedis(config.redisUrl), config.redisPrefix)),
+      queue: publishingJobs,
       fetch: guardedFetch({ allowPrivate: settings.allowPrivateUrls, logger }),
       allowPlainHttp: settings.allowPrivateUrls,
     });
-    const redis = () => (erasureRedis ??= connectRedis(config.redisUrl));
     const erasure = deliveryErasureHandlers(database.db, () => ({
       redis: redis(),
-      webhooks: (erasureWebhooks ??= openQueue<WebhookJob>("webhooks", redis(), config.redisPrefix)),
-      publishing: (erasurePublishing ??= openQueue<PublishingJob>("publishing", redis(), config.redisPrefix)),
+      webhooks: (webhooksQueue ??= openQueue<WebhookJob>("webhooks", redis(), config.redisPrefix)),
+      publishing: publishingJobs(),
     }), { secretKey: settings.secretKey, fetch: guardedFetch({ allowPrivate: settings.allowPrivateUrls, logger }) });
-    const endpointConnection = () => (endpointRedis ??= connectRedis(config.redisUrl));
     const endpoints = endpointRoutes({
       db: database.db,
       secretKey: settings.secretKey,
-      redis: endpointConnection,
+      redis,
       redisPrefix: config.redisPrefix,
-      deliveries: () => (endpointDeliveries ??= openQueue<EndpointDeliveryJob>("endpoint-deliveries", endpointConnection(), config.redisPrefix)),
+      deliveries: () => (endpointDeliveries ??= openQueue<EndpointDeliveryJob>("endpoint-deliveries", redis(), config.redisPrefix)),
       logger,
     });
     return (router) => {
@@ -145,8 +142,8 @@ await runService({
     });
     return async () => {
       await Promise.all([stopPublishing(), stopDeliveries(), stopEndpoints()]);
-      await publishingQueue?.close();
-      await endpointDeliveries?.close();
+      await Promise.all([publishingQueue?.close(), webhooksQueue?.close(), endpointDeliveries?.close()]);
+      handlersRedis?.disconnect();
     };
   },
 });

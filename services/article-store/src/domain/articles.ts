@@ -3,13 +3,13 @@ import { eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { preparedPerDatabase } from "../../../kit/src/prepared-statements.ts";
 import { articles, type ArticleStatus, type GenerationSettings } from "../db/schema.ts";
-import { articleStatement } from "../db/article-rows.ts";
+import { articleStatement, type ArticleRecord } from "../db/article-rows.ts";
 import { conflict, invalidFields, notFound, throwIfAny } from "../../../kit/src/errors.ts";
 import { articleIdentifier, isUuid } from "../../../kit/src/rules/identifiers.ts";
 import { bindArticleToKey, lockLiveKey, type IdempotencyRequest } from "./idempotency.ts";
 import { INITIAL_STATUSES, type InitialStatus } from "../../../kit/src/rules/article-statuses.ts";
 
-export type ArticleRecord = typeof articles.$inferSelect;
+export type { ArticleRecord } from "../db/article-rows.ts";
 
 /** An article's status right after creation: anything else would skip generation. */
 
