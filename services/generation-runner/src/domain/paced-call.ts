@@ -11,20 +11,7 @@ import OpenAI from "openai";
 import type { Logger } from "../../../kit/src/logger.ts";
 import { budgetLimit, budgetRemaining, providerAnswers, recordBreakerState } from "../../../kit/src/metrics.ts";
 import { CircuitBreakers } from "./circuit-breaker.ts";
-import {
-  CallParked,
-  FairGate,
-  OutageWaits,
-  PARK_SAFETY_MS,
-  ProviderCapacity,
-  type Admitted,
-  type BudgetState,
-  type ConfiguredLimits,
-  type OutageSoFar,
-  type PacedTarget,
-  type ParkedOnOutage,
-  type Ticket,
-} from "../scheduler/index.ts";
+import { ProviderCapacity, ProviderLines, type BudgetState, type PacedTarget, type Ticket } from "../scheduler/index.ts";
 
 export { CallFailed, CallTimeout, ProviderOutage, failureKind, type FailureKind } from "./call-failures.ts";
 import { CallFailed, CallTimeout, ProviderOutage, describe, failureKind } from "./call-failures.ts";
@@ -69,11 +56,9 @@ function headersOf(error: unknown): Headers | undefined {
 }
 
 export class Pacer {
-  private readonly gates = new Map<string, FairGate>();
-  private readonly limits = new Map<string, ConfiguredLimits>();
   /** Budgets whose limits this runner has looked up (or is looking up) before its first call. */
   private readonly limitsRead = new Map<string, Promise<void>>();
-  private readonly outages: OutageWaits;
+  private readonly lines: ProviderLines;
 
   constructor(
     readonly capacity: ProviderCapacity,
@@ -84,34 +69,14 @@ export class Pacer {
     /** The first wait before a call tries again after an outage error (doubling; PROVIDER_RETRY_DELAY_MS). */
     readonly retryDelayMs = 1000,
     /** Wakes a parked article's job (its turn came, or its provider is back). */
-    private readonly wake: (article: string) => Promise<void> = async () => {},
+    wake: (article: string) => Promise<void> = async () => {},
   ) {
-    this.outages = new OutageWaits({
-      breakers,
-      probe: (target, parked) => this.probe(target, parked.probe, parked.timeoutMs),
-      release: (target, parked) => this.releaseParked(target, parked),
-    });
-  }
-
-  private gate(target: PacedTarget): FairGate {
-    this.limits.set(target.id, target.limits);
-    let gate = this.gates.get(target.id);
-    if (!gate) this.gates.set(target.id, (gate = new FairGate(this.capacity, target.id, () => this.limits.get(target.id)!, this.wake)));
-    return gate;
-  }
-
-  /** A parked article's model answers again: it joins the budget's line, or wakes at once when the budget is unbounded. */
-  private async releaseParked(target: PacedTarget, parked: ParkedOnOutage): Promise<void> {
-    const { ticket } = parked;
-    if (await this.capacity.isUnbounded(target.id, target.limits)) return this.wake(ticket.parking.article);
-    this.gate(target).enterParked({ account: ticket.account, weight: ticket.weight, since: ticket.since, tokens: ticket.tokens, parking: ticket.parking });
+    this.lines = new ProviderLines(capacity, breakers, (target, parked) => this.probe(target, parked.probe, parked.timeoutMs), wake);
   }
 
   /** Calls waiting in this runner, per budget (a gauge of the metrics): in its line (parked or not) or on its open breaker. */
   waitingCalls(): Map<string, number> {
-    const waiting = new Map([...this.gates].map(([id, gate]) => [id, gate.waiting]));
-    for (const [model, parked] of this.outages.parkedByModel()) waiting.set(model, (waiting.get(model) ?? 0) + parked);
-    return waiting;
+    return this.lines.waitingCalls();
   }
 
   /**
@@ -166,11 +131,7 @@ export class Pacer {
   private async waitForProvider(tries: CallTries, candidates: PacedTarget[], retryInMs: number, ticket: Ticket, probe: ProviderCalls<unknown>["probe"], timeoutMs: number): Promise<void> {
     tries.noTarget(candidates, this.outageLimitMs);
     tries.waiting("provider_unavailable", candidates[0]!.id);
-    if (ticket.parking) {
-      // The breaker's watcher wakes the article when a probe finds one of its models back.
-      this.outages.park({ targets: candidates, ticket: { ...ticket, signal: undefined, onWait: undefined, parking: ticket.parking }, probe, timeoutMs });
-      return await ticket.parking.park(PARK_SAFETY_MS, tries.outageSoFar());
-    }
+    if (ticket.parking) return await this.lines.parkOnOutage(candidates, { ...ticket, parking: ticket.parking }, tries.outageSoFar(), probe, timeoutMs);
     await this.nap(tries, providerWaitMs(retryInMs), ticket.signal);
   }
 
@@ -179,7 +140,7 @@ export class Pacer {
     if (calls.readLimits) await this.readLimitsOnce(chosen, calls.readLimits);
     // An unbounded budget (nothing configured, learned or paused) costs no Redis call, before or after.
     const bounded = !(await this.capacity.isUnbounded(chosen.id, chosen.limits));
-    const admitted = bounded ? await this.admission(chosen, ticket, tries.outageSoFar(), () => tries.waiting("capacity", chosen.id)) : (this.capacity.countCall(chosen.id), { leaseId: undefined, waitedMs: 0 });
+    const admitted = bounded ? await this.lines.turn(chosen, ticket, tries.outageSoFar(), () => tries.waiting("capacity", chosen.id)) : (this.capacity.countCall(chosen.id), { leaseId: undefined, waitedMs: 0 });
     tries.waitedMs += admitted.waitedMs;
     let answer: ProviderAnswer<T>;
     try {
@@ -240,21 +201,6 @@ export class Pacer {
   private async nap(tries: CallTries, ms: number, signal: AbortSignal | undefined): Promise<void> {
     await sleep(ms, signal);
     tries.waitedMs += ms;
-  }
-
-  /**
-   * The call's turn in a bounded budget: its place in the budget's line (parking the article when
-   * it waits long), or, for an article woken because its turn came, the budget's next room.
-   */
-  private async admission(target: PacedTarget, ticket: Ticket, outage: OutageSoFar | undefined, onWait: () => void): Promise<Admitted> {
-    const { parking } = ticket;
-    const woken = parking ? await this.capacity.takeWoken(target.id, parking.article) : false;
-    try {
-      return await this.gate(target).enter(ticket, { woken, onWait });
-    } catch (error) {
-      if (error instanceof CallParked) return await parking!.park(PARK_SAFETY_MS, outage);
-      throw error;
-    }
   }
 
   /**

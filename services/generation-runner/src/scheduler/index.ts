@@ -6,17 +6,16 @@
 // - Plans' shares: an account's weight in every turn and its optional cap on articles in flight
 //   (AccountShares).
 // - Provider budgets: the fleet's requests and tokens per minute of each model, turns taken by the
-//   accounts' weights (ProviderCapacity; the calls of this runner wait in a FairGate).
-// - Outages: calls whose models are all unavailable wait for the provider's return (OutageWaits).
+//   accounts' weights (ProviderCapacity), and this runner's calls waiting for their turn or, while
+//   every model of a call is unavailable, for the provider's return (ProviderLines).
 //
 // One ticket (ticket.ts) describes a waiting call wherever it waits; one park (the job delayed,
 // holding nothing) and one wake serve every line (job-parking.ts); one fair-queuing rule
 // (kit/src/lua/fair-queuing.lua) orders the slot lines and the budgets alike.
 export type { PacedTarget, Ticket, WaitReason } from "./ticket.ts";
-export { CallParked, PARK_SAFETY_MS, type OutageSoFar, type Parking } from "./parking.ts";
+export type { OutageSoFar, Parking } from "./parking.ts";
 export { ParkedJobs, wakeJob } from "./job-parking.ts";
 export { SlotFeeder } from "./slot-feeder.ts";
 export { AccountShares, PARK_MS } from "./account-shares.ts";
 export { NO_LIMITS, ProviderCapacity, type BudgetState, type ConfiguredLimits } from "./provider-capacity.ts";
-export { FairGate, type Admitted } from "./fair-gate.ts";
-export { OutageWaits, type ParkedOnOutage } from "./outage-waits.ts";
+export { ProviderLines } from "./provider-lines.ts";
