@@ -10,15 +10,24 @@ const ACTIONS = ["rewrite", "expand", "shorten", "regenerate", "translate", "hum
 const UNDER_WAY = new Set(["queued", "running"]);
 const RECHECK_MS = 2_000;
 
+/** The article whose revisions are being looked at, so a page drawn again starts no second look. */
+let watched: number | undefined;
+
 async function reopenWhenEnded(id: number, reopen: () => void): Promise<void> {
+  if (watched === id) return;
+  watched = id;
   const here = location.hash;
-  while (location.hash === here) {
-    await new Promise((resolve) => setTimeout(resolve, RECHECK_MS));
-    const again = await api("GET", `/articles/${id}/revisions`);
-    if (again.status !== 200 || !again.body.data.revisions.some((r: any) => UNDER_WAY.has(r.status))) {
-      if (location.hash === here) reopen();
-      return;
+  try {
+    while (location.hash === here) {
+      await new Promise((resolve) => setTimeout(resolve, RECHECK_MS));
+      const again = await api("GET", `/articles/${id}/revisions`);
+      if (again.status !== 200 || !again.body.data.revisions.some((r: any) => UNDER_WAY.has(r.status))) {
+        if (location.hash === here) reopen();
+        return;
+      }
     }
+  } finally {
+    watched = undefined;
   }
 }
 

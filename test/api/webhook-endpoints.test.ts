@@ -48,6 +48,16 @@ async function deliveries(endpointId: string): Promise<any[]> {
   return res.body.data;
 }
 
+/** A tenant of its own with one completed article, then an endpoint of its project subscribed to `event`. */
+async function completedBeforeItsEndpoint(event: string) {
+  const own = await webhookTenant(stack);
+  const article = await createQuickArticle(own, {});
+  const completed = await waitForArticle(own.api, article.external_id, (a) => a.status === "completed");
+  const hook = receiver.hook();
+  expect((await own.api.post(`/v1/projects/${own.projectId}/webhook-endpoints`, { url: hook.url, events: [event] })).status).toBe(201);
+  return { own, article, completed, hook };
+}
+
 describe("webhook endpoints", () => {
   test("an endpoint is created with its secret shown once; a test event arrives signed; the log shows the attempt; a redelivery repeats it", async () => {
     const hook = receiver.hook(() => new Response("thanks, received"));
@@ -164,11 +174,7 @@ describe("webhook endpoints", () => {
     // An article that completed before its project had an endpoint was handed over to none, as a
     // killed replica's would be; the mark it would have left (renewed last a minute ago, covering
     // up to before the completion) makes the running replica hand its events over again.
-    const own = await webhookTenant(stack);
-    const article = await createQuickArticle(own, {});
-    const completed = await waitForArticle(own.api, article.external_id, (a) => a.status === "completed");
-    const hook = receiver.hook();
-    expect((await own.api.post(`/v1/projects/${own.projectId}/webhook-endpoints`, { url: hook.url, events: ["article.completed"] })).status).toBe(201);
+    const { own, article, completed, hook } = await completedBeforeItsEndpoint("article.completed");
     const sql = postgres(stack.databaseUrl, { max: 1, onnotice: () => {} });
     try {
       const replica = `killed-${article.external_id}`;
@@ -192,11 +198,7 @@ describe("webhook endpoints", () => {
   test("an article-store killed between an edit's commit and its hand-over loses none of its endpoint events", async () => {
     // An edit: its caller does not call again once it committed (a completion's runner does, and its
     // repeated call hands the event over anyway), so only the dead replica's mark can bring it back.
-    const own = await webhookTenant(stack);
-    const article = await createQuickArticle(own, {});
-    const done = await waitForArticle(own.api, article.external_id, (a) => a.status === "completed");
-    const hook = receiver.hook();
-    expect((await own.api.post(`/v1/projects/${own.projectId}/webhook-endpoints`, { url: hook.url, events: ["article.version_created"] })).status).toBe(201);
+    const { article, completed: done, hook } = await completedBeforeItsEndpoint("article.version_created");
     const sql = postgres(stack.databaseUrl, { max: 1, onnotice: () => {} });
     const redis = new IORedis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379");
     const versions = stackClient(stack, ArticleVersionService, stack.env.ARTICLE_STORE_URL, "gateway");

@@ -19,7 +19,8 @@ import type { VersionSummary } from "./article-versions.ts";
 const ENDED = ["completed", "failed", "published"] as const;
 /** The versions a client's change adds (an edit, a restore, a section revision): article.version_created. */
 const CLIENT_VERSION_KINDS = ["edited", "restored", "section_rewrite"];
-const PAGE = 200;
+/** Rows a sweep reads at a time. */
+export const SWEEP_PAGE = 200;
 
 /** Renews this replica's mark. */
 export async function markCovered(db: Db, replica: string, coveredUntil: Date): Promise<void> {
@@ -70,7 +71,7 @@ export async function endedSince(db: Db, projectIds: number[], since: Date, from
     .from(articles)
     .where(and(inProjects(projectIds), inArray(articles.status, [...ENDED]), after(articles.updatedAt, articles.id, from, since)))
     .orderBy(asc(articles.updatedAt), asc(articles.id))
-    .limit(PAGE);
+    .limit(SWEEP_PAGE);
 }
 
 /** A page of the versions clients' changes added since to the articles of these projects, with their articles. */
@@ -88,7 +89,6 @@ export async function clientVersionsSince(db: Db, projectIds: number[], since: D
       ),
     )
     .orderBy(asc(articleVersions.createdAt), asc(articleVersions.id))
-    .limit(PAGE);
+    .limit(SWEEP_PAGE);
 }
 
-export const SWEEP_PAGE = PAGE;

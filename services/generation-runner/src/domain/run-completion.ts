@@ -72,7 +72,7 @@ function briefFinishing(deps: PipelineDeps, run: ArticleRun, sourcesRead: Polish
 }
 
 async function polish(deps: PipelineDeps, run: ArticleRun): Promise<Polished> {
-  const { article, settings, steps, snapshot, outputs, externalId } = run;
+  const { settings, steps, snapshot, outputs, externalId } = run;
   const last = steps[steps.length - 1]!;
   // A built-in workflow's article, or a custom one's whose workflow opted in (brief_repairs at the
   // pinned revision), is brought within tolerance of its target first (length-control.ts), then repaired.
