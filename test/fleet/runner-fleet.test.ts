@@ -31,8 +31,8 @@ beforeAll(async () => {
   infra = await startPrivateStack({
     PROVIDER_FLAKY_BASE_URL: `${flaky.url}/v1`,
     PROVIDER_LIMITED_BASE_URL: `${limited.url}/v1`,
-    // The production default: probes double from 5 s, bounded by the probe cadence.
-    PROVIDER_BREAKER_COOLDOWN_MS: "5000",
+    // The production default: the first probe after 2 s, then every 2 s (plus jitter).
+    PROVIDER_BREAKER_COOLDOWN_MS: "2000",
   });
   stack = infra.stack;
   const catalog = modelCatalogClient(stack);

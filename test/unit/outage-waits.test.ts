@@ -15,8 +15,7 @@ afterAll(() => redis.disconnect());
 const parkedOn = (model: string, article: string): ParkedOnOutage => ({
   targets: [{ id: model, limits: NO_LIMITS }],
   ticket: { account: "a", since: 1, tokens: 0, parking: { article, park: async () => { throw new Error("unused"); }, outageEnded: async () => {} } },
-  probe: async () => undefined,
-  timeoutMs: 1000,
+  probe: async () => true,
 });
 
 test("a release that fails is tried again at the watcher's next look", async () => {
@@ -25,7 +24,6 @@ test("a release that fails is tried again at the watcher's next look", async () 
   const waits = new OutageWaits({
     // The model's breaker is closed: the watcher finds it back at its first look.
     breakers: new CircuitBreakers(redis, prefix),
-    probe: async () => true,
     async release(_target, parked) {
       releases.push(parked.ticket.parking.article);
       if (failures-- > 0) throw new Error("Redis is away");

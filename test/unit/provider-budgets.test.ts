@@ -356,7 +356,7 @@ function pacingSuites(where: string, connect: () => Promise<{ redis: RedisConnec
 
       test("failed probes double the cool-down only up to the probe cadence's bound, with jitter", async () => {
         const model = `model-${crypto.randomUUID()}`;
-        const breakers = new CircuitBreakers(redis, prefix, 2000);
+        const breakers = new CircuitBreakers(redis, prefix, 500);
         for (let i = 1; i < FAILURES_TO_OPEN; i++) await breakers.failed(model, false);
         const waits: number[] = [];
         const opened = await breakers.failed(model, false);
@@ -366,10 +366,11 @@ function pacingSuites(where: string, connect: () => Promise<{ redis: RedisConnec
           if (state.open) waits.push(state.retryInMs);
         }
         expect(waits).toHaveLength(7);
-        // 2, 4, then 5 s at most (the bound), each plus up to 0.4 s of jitter.
-        expect(waits[0]).toBeGreaterThanOrEqual(1990);
-        expect(waits[0]).toBeLessThanOrEqual(2400);
-        expect(waits[1]).toBeGreaterThanOrEqual(3990);
+        // 0.5, 1, then 2 s at most (the bound), each plus up to a fifth of it in jitter.
+        expect(waits[0]).toBeGreaterThanOrEqual(490);
+        expect(waits[0]).toBeLessThanOrEqual(600);
+        expect(waits[1]).toBeGreaterThanOrEqual(990);
+        expect(waits[1]).toBeLessThanOrEqual(1100);
         for (const wait of waits.slice(2)) {
           expect(wait).toBeGreaterThanOrEqual(MAX_PROBE_GAP_MS - 10);
           expect(wait).toBeLessThanOrEqual(MAX_PROBE_GAP_MS + 400);

@@ -6,6 +6,7 @@ import { startSimulator, type RunningSimulator } from "../../services/model-simu
 import { callModel, chatBody, StepFailure, type ChatRequest, type ModelCalls } from "../../services/generation-runner/src/domain/model-call.ts";
 import { Pacer } from "../../services/generation-runner/src/domain/paced-call.ts";
 import { ProviderCapacity } from "../../services/generation-runner/src/scheduler/provider-capacity.ts";
+import { ProviderLines } from "../../services/generation-runner/src/scheduler/provider-lines.ts";
 import { CircuitBreakers } from "../../services/generation-runner/src/domain/circuit-breaker.ts";
 import { connectRedis } from "../../services/kit/src/redis.ts";
 import { dropTestData } from "../harness/stack.ts";
@@ -58,7 +59,8 @@ beforeAll(async () => {
   sim = await startSimulator({ port: 0, batchDelayMs: 100 });
   clients = new ModelClients(providersFromEnv({ SIMULATOR_URL: sim.url }));
   // Server errors are tried again after 20 ms (doubling) in these tests.
-  calls = { clients, pacer: new Pacer(new ProviderCapacity(redis, redisPrefix), new CircuitBreakers(redis, redisPrefix), silentLogger, 60_000, 20) };
+  const breakers = new CircuitBreakers(redis, redisPrefix);
+  calls = { clients, pacer: new Pacer(new ProviderLines(new ProviderCapacity(redis, redisPrefix), breakers), breakers, silentLogger, 60_000, 20) };
 });
 
 afterAll(async () => {

@@ -74,7 +74,7 @@ export function loadRunnerConfig(env: Env = process.env): RunnerConfig {
     outageLimitMs: envInt(env, "PROVIDER_OUTAGE_LIMIT_MS", 6 * 3_600_000, { min: 10_000, max: 7 * 86_400_000 }),
     providerRetryDelayMs: envInt(env, "PROVIDER_RETRY_DELAY_MS", 1000, { min: 10, max: 60_000 }),
     dependencyWaitMs: envInt(env, "RUNNER_DEPENDENCY_WAIT_MS", 1000, { min: 10, max: 30_000 }),
-    breakerCooldownMs: envInt(env, "PROVIDER_BREAKER_COOLDOWN_MS", 5000, { min: 100, max: 600_000 }),
+    breakerCooldownMs: envInt(env, "PROVIDER_BREAKER_COOLDOWN_MS", 2000, { min: 100, max: 600_000 }),
     searchRequestsPerMinute: envOptional(env, "SEARCH_REQUESTS_PER_MINUTE") === undefined ? null : envInt(env, "SEARCH_REQUESTS_PER_MINUTE", 60, { min: 1, max: 1_000_000 }),
     repairCalls: envInt(env, "QUALITY_REPAIR_CALLS", 3, { min: 0, max: 20 }),
     accountInFlight: envOptional(env, "RUNNER_ACCOUNT_IN_FLIGHT") === undefined ? undefined : envInt(env, "RUNNER_ACCOUNT_IN_FLIGHT", 0, { min: 1, max: 100_000 }),

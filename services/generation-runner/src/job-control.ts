@@ -6,21 +6,21 @@ import { DelayedError, type Job } from "bullmq";
 import type { GenerationJob } from "../../kit/src/queues.ts";
 import type { Logger } from "../../kit/src/logger.ts";
 import type { JobControl } from "./domain/pipeline.ts";
-import type { ParkedJobs } from "./scheduler/index.ts";
+import type { Scheduler } from "./scheduler/index.ts";
 
 /** The job's data without the outage a parked article carried. */
 export function withoutOutage({ outage: _, ...data }: GenerationJob): GenerationJob {
   return data;
 }
 
-export function jobControl(job: Job<GenerationJob>, token: string | undefined, parked: ParkedJobs, signal: AbortSignal, logger: Logger): JobControl {
+export function jobControl(job: Job<GenerationJob>, token: string | undefined, scheduler: Pick<Scheduler, "park">, signal: AbortSignal, logger: Logger): JobControl {
   const { externalId } = job.data;
   const control: JobControl = {
     signal,
     finalAttempt: job.attemptsMade + 1 >= (job.opts.attempts ?? 1),
     resumedFromPark: job.data.parkedInAttempt === job.attemptsMade,
     async resumeLater(delayMs) {
-      await parked.park(job, Date.now() + delayMs, token);
+      await scheduler.park(job, Date.now() + delayMs, token);
       throw new DelayedError();
     },
     parking: {

@@ -16,9 +16,7 @@ import { onJobsStalledTooOften } from "./stalled-jobs.ts";
 import { CancelWatch } from "./domain/cancellation.ts";
 import { articleDuration, countWorkerJobs, watchArticlesInLines, watchQueueDepth, watchWaitingCalls } from "../../kit/src/metrics.ts";
 import { inJobSpan } from "../../kit/src/tracing.ts";
-import { AccountShares, PARK_MS, ParkedJobs, SlotFeeder, ProviderCapacity, wakeJob } from "./scheduler/index.ts";
-import { FairDispatch } from "../../kit/src/fair-dispatch.ts";
-import { followPlanWeights } from "../../kit/src/plan-weights.ts";
+import { Scheduler } from "./scheduler/index.ts";
 import { CircuitBreakers } from "./domain/circuit-breaker.ts";
 import { Pacer } from "./domain/paced-call.ts";
 import { settledWithin } from "../../kit/src/deadline.ts";
@@ -37,10 +35,8 @@ const DRAIN_MS = 20_000;
 interface JobRunning {
   deps: PipelineDeps;
   failures: FailedRunDeps;
-  shares: AccountShares;
-  feeder: SlotFeeder;
+  scheduler: Scheduler;
   cancels: CancelWatch;
-  parked: ParkedJobs;
 }
 
 export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, runner: RunnerConfig): Promise<() => Promise<void>> {
@@ -59,45 +55,35 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
   const generationQueue = openQueue<GenerationJob>("generation", connection, config.redisPrefix);
   const clients = runnerClients(ctx);
 
-  const pacer = new Pacer(
-    new ProviderCapacity(pacingConnection, config.redisPrefix),
-    new CircuitBreakers(pacingConnection, config.redisPrefix, runner.breakerCooldownMs),
-    logger,
-    runner.outageLimitMs,
-    runner.providerRetryDelayMs,
-    // A call's turn can come while its article is still on its way to parking: waited for 5 s.
-    (externalId) => wakeJob(generationQueue, externalId, 5000).then(() => undefined).catch((error) => logger.warn("could not wake a parked article", { externalId, error: (error as Error).message })),
-  );
-  watchWaitingCalls(() => pacer.waitingCalls());
-  // New articles reach the worker slots in the accounts' fair turns (kit/src/fair-dispatch.ts).
-  const dispatch = new FairDispatch(connection, generationQueue);
-  const feeder = new SlotFeeder(dispatch, runner.concurrency, logger, subscriber);
-  watchArticlesInLines(() => dispatch.waiting());
-  const shares = new AccountShares(pacingConnection, config.redisPrefix, {
-    defaultCap: runner.accountInFlight,
+  const breakers = new CircuitBreakers(pacingConnection, config.redisPrefix, runner.breakerCooldownMs);
+  const scheduler = new Scheduler({
+    queue: generationQueue,
+    queueConnection: connection,
+    pacingConnection,
+    subscriber,
+    redisPrefix: config.redisPrefix,
+    concurrency: runner.concurrency,
+    lockDurationMs: runner.lockDurationMs,
+    defaultAccountCap: runner.accountInFlight,
     async shareOf(account) {
       const share = await clients.quota.getGenerationShare({ accountId: BigInt(account) });
-      const weight = share.shareWeight || 1;
-      // accounts-billing writes each plan change's weight (kit/src/plan-weights.ts); this restores a Redis that lost it.
-      await dispatch.setWeight(account, weight).catch(() => {});
-      return { cap: share.articlesInFlight, weight };
+      return { cap: share.articlesInFlight, weight: share.shareWeight || 1 };
     },
-    // False for an article whose job has ended meanwhile (cancelled, failed): its place goes on to the next.
-    wake: (externalId) => wakeJob(generationQueue, externalId),
+    breakers,
+    logger,
   });
-  followPlanWeights(subscriber, config.redisPrefix, (weights) => {
-    for (const { account, weight } of weights) shares.planChanged(account, weight);
-  }).catch((error) => logger.error("could not listen for plans' weights", { error: (error as Error).message }));
+  watchWaitingCalls(() => scheduler.waitingCalls());
+  watchArticlesInLines(() => scheduler.articlesInLines());
+  const pacer = new Pacer(scheduler, breakers, logger, runner.outageLimitMs, runner.providerRetryDelayMs);
 
-  const deps = pipelineDeps(ctx, runner, { clients, pacer, webhooks, publications, eventLog: eventLogConnection, shareWeight: async (account) => (await shares.share(account)).weight });
+  const deps = pipelineDeps(ctx, runner, { clients, pacer, webhooks, publications, eventLog: eventLogConnection, shareWeight: (account) => scheduler.weightOf(account) });
   const failures: FailedRunDeps = { ...deps, outageLimitMs: runner.outageLimitMs, dependencyWaitMs: runner.dependencyWaitMs };
   // A job parked between batch polls, or waiting in its account's line, is woken by its article's
   // cancel, to end it at once.
   const cancels = new CancelWatch(subscriber, config.redisPrefix, logger, (externalId) => {
-    wakeJob(generationQueue, externalId).catch(() => {});
+    scheduler.wake(externalId).catch(() => {});
   });
-  const parked = new ParkedJobs(runner.lockDurationMs);
-  const running: JobRunning = { deps, failures, shares, feeder, cancels, parked };
+  const running: JobRunning = { deps, failures, scheduler, cancels };
 
   // BullMQ leaves connections it was handed open on close; these are closed in the stop function.
   const workerConnection = connectRedis(config.redisUrl);
@@ -110,7 +96,7 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
   });
   worker.on("error", (error) => {
     const renewed = /^could not renew lock for job (.+)$/.exec(error.message)?.[1];
-    if (renewed !== undefined && parked.movedAwayFrom(renewed)) return logger.debug("no lock to renew: the job was parked", { jobId: renewed });
+    if (renewed !== undefined && scheduler.parkedAway(renewed)) return logger.debug("no lock to renew: the job was parked", { jobId: renewed });
     logger.error("generation worker error", { error: error.message });
   });
   countWorkerJobs(worker);
@@ -128,8 +114,7 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
   logger.info("generation worker started", { concurrency: runner.concurrency, lockDurationMs: runner.lockDurationMs, modelCallsOnFetch: FETCH_SHARE });
   return async () => {
     stopCollecting();
-    shares.stop();
-    await feeder.stop();
+    await scheduler.stop();
     if (!(await settledWithin(worker.close(), DRAIN_MS))) await worker.close(true);
     await webhooks.close();
     await publications.close();
@@ -142,7 +127,7 @@ export async function startGenerationWorker(ctx: ServiceContext<typeof schema>, 
 async function runJob(running: JobRunning, job: Job<GenerationJob>, token?: string): Promise<string> {
   const started = performance.now();
   let outcome = "error";
-  running.feeder.taken();
+  running.scheduler.slotTaken();
   try {
     // The run's log lines, calls and webhook carry the id of the request that created the article.
     outcome = await withRequestId(job.data.requestId, () =>
@@ -153,27 +138,22 @@ async function runJob(running: JobRunning, job: Job<GenerationJob>, token?: stri
     outcome = error instanceof DelayedError ? "parked" : "error";
     throw error;
   } finally {
-    running.feeder.freed();
+    running.scheduler.slotFreed();
     articleDuration.labels(outcome).observe((performance.now() - started) / 1000);
   }
 }
 
-async function runJobInSpan({ deps, failures, shares, cancels, parked }: JobRunning, job: Job<GenerationJob>, token?: string): Promise<string> {
+async function runJobInSpan({ deps, failures, scheduler, cancels }: JobRunning, job: Job<GenerationJob>, token?: string): Promise<string> {
   const { externalId } = job.data;
   const watched = cancels.watch(externalId);
-  const control = jobControl(job, token, parked, watched.signal, deps.logger);
+  const control = jobControl(job, token, scheduler, watched.signal, deps.logger);
   let share: { account: string } | undefined;
   try {
     const article = await deps.readArticle(externalId);
     // Over its account's cap, the article waits in the account's line without holding a worker slot.
     if (article && isRunningStatus(article.status)) {
       const account = String(article.accountId);
-      if (!(await shares.take(account, externalId, timestampMs(article.createdAt)))) {
-        await parked.park(job, Date.now() + PARK_MS, token);
-        // A place given while the job was parking found it not yet delayed: it wakes itself.
-        if (await shares.holds(account, externalId)) await job.promote();
-        throw new DelayedError();
-      }
+      await scheduler.enqueue({ reason: "account_share", account, article: externalId, since: timestampMs(article.createdAt), job, token });
       share = { account };
     }
     return await generateArticle(deps, externalId, control, article);
@@ -183,6 +163,6 @@ async function runJobInSpan({ deps, failures, shares, cancels, parked }: JobRunn
     return await afterRunError(failures, job, control, error);
   } finally {
     watched.done();
-    if (share) await shares.release(share.account, externalId).catch((error) => deps.logger.warn("could not give an account's slot back", { externalId, error: (error as Error).message }));
+    if (share) await scheduler.release(share.account, externalId).catch((error) => deps.logger.warn("could not give an account's slot back", { externalId, error: (error as Error).message }));
   }
 }

@@ -18,7 +18,7 @@ export const FAILURES_TO_OPEN = 5;
  * provider's return is noticed within about this long, at the cost of one probe per gap for the
  * whole fleet while it is down.
  */
-export const MAX_PROBE_GAP_MS = 5000;
+export const MAX_PROBE_GAP_MS = 2000;
 /** The jitter added to each cool-down, as a share of it (at most a second). */
 const JITTER_SHARE = 0.2;
 /** A failure streak older than this starts over. */
@@ -79,7 +79,7 @@ export class CircuitBreakers {
     private readonly redis: RedisConnection,
     private readonly redisPrefix: string,
     /** The first cool-down of an opened breaker (PROVIDER_BREAKER_COOLDOWN_MS); it doubles at each failed probe. */
-    private readonly cooldownMs = 5000,
+    private readonly cooldownMs = MAX_PROBE_GAP_MS,
   ) {
     this.maxCooldownMs = Math.max(cooldownMs, MAX_PROBE_GAP_MS);
   }

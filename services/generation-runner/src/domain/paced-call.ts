@@ -11,7 +11,7 @@ import OpenAI from "openai";
 import type { Logger } from "../../../kit/src/logger.ts";
 import { budgetLimit, budgetRemaining, providerAnswers, recordBreakerState } from "../../../kit/src/metrics.ts";
 import { CircuitBreakers } from "./circuit-breaker.ts";
-import { ProviderCapacity, ProviderLines, type BudgetState, type PacedTarget, type Ticket } from "../scheduler/index.ts";
+import type { BudgetState, CallScheduling, PacedTarget, Ticket } from "../scheduler/index.ts";
 
 export { CallFailed, CallTimeout, ProviderOutage, failureKind, type FailureKind } from "./call-failures.ts";
 import { CallFailed, CallTimeout, ProviderOutage, describe, failureKind } from "./call-failures.ts";
@@ -58,26 +58,17 @@ function headersOf(error: unknown): Headers | undefined {
 export class Pacer {
   /** Budgets whose limits this runner has looked up (or is looking up) before its first call. */
   private readonly limitsRead = new Map<string, Promise<void>>();
-  private readonly lines: ProviderLines;
 
   constructor(
-    readonly capacity: ProviderCapacity,
+    /** The budgets' lines the calls wait in, and what they spend (the runner's scheduler). */
+    private readonly scheduler: CallScheduling,
     readonly breakers: CircuitBreakers,
     private readonly logger: Logger,
     /** How long a call waits out an outage before it fails (PROVIDER_OUTAGE_LIMIT_MS). */
     readonly outageLimitMs: number,
     /** The first wait before a call tries again after an outage error (doubling; PROVIDER_RETRY_DELAY_MS). */
     readonly retryDelayMs = 1000,
-    /** Wakes a parked article's job (its turn came, or its provider is back). */
-    wake: (article: string) => Promise<void> = async () => {},
-  ) {
-    this.lines = new ProviderLines(capacity, breakers, (target, parked) => this.probe(target, parked.probe, parked.timeoutMs), wake);
-  }
-
-  /** Calls waiting in this runner, per budget (a gauge of the metrics): in its line (parked or not) or on its open breaker. */
-  waitingCalls(): Map<string, number> {
-    return this.lines.waitingCalls();
-  }
+  ) {}
 
   /**
    * Runs `calls.call` on the first target whose breaker lets it through (the fallbacks follow the
@@ -131,7 +122,10 @@ export class Pacer {
   private async waitForProvider(tries: CallTries, candidates: PacedTarget[], retryInMs: number, ticket: Ticket, probe: ProviderCalls<unknown>["probe"], timeoutMs: number): Promise<void> {
     tries.noTarget(candidates, this.outageLimitMs);
     tries.waiting("provider_unavailable", candidates[0]!.id);
-    if (ticket.parking) return await this.lines.parkOnOutage(candidates, { ...ticket, parking: ticket.parking }, tries.outageSoFar(), probe, timeoutMs);
+    if (ticket.parking) {
+      const parked = { ...ticket, parking: ticket.parking };
+      return await this.scheduler.enqueue({ reason: "provider_unavailable", targets: candidates, ticket: parked, outage: tries.outageSoFar(), probe: (target) => this.probe(target, probe, timeoutMs) });
+    }
     await this.nap(tries, providerWaitMs(retryInMs), ticket.signal);
   }
 
@@ -139,8 +133,11 @@ export class Pacer {
   private async tryTarget<T>(chosen: PacedTarget, streak: boolean, candidates: PacedTarget[], tries: CallTries, ticket: Ticket, timeoutMs: number, calls: ProviderCalls<T>): Promise<PacedResult<T> | undefined> {
     if (calls.readLimits) await this.readLimitsOnce(chosen, calls.readLimits);
     // An unbounded budget (nothing configured, learned or paused) costs no Redis call, before or after.
-    const bounded = !(await this.capacity.isUnbounded(chosen.id, chosen.limits));
-    const admitted = bounded ? await this.lines.turn(chosen, ticket, tries.outageSoFar(), () => tries.waiting("capacity", chosen.id)) : (this.capacity.countCall(chosen.id), { leaseId: undefined, waitedMs: 0 });
+    const { budgets } = this.scheduler;
+    const bounded = !(await budgets.isUnbounded(chosen.id, chosen.limits));
+    const admitted = bounded
+      ? await this.scheduler.enqueue({ reason: "capacity", target: chosen, ticket, outage: tries.outageSoFar(), onWait: () => tries.waiting("capacity", chosen.id) })
+      : (budgets.countCall(chosen.id), { leaseId: undefined, waitedMs: 0 });
     tries.waitedMs += admitted.waitedMs;
     let answer: ProviderAnswer<T>;
     try {
@@ -214,7 +211,7 @@ export class Pacer {
     let reading = this.limitsRead.get(target.id);
     if (!reading) {
       reading = (async () => {
-        const state = await this.capacity.state(target.id);
+        const state = await this.scheduler.budgets.state(target.id);
         if (state.learnedRequestsPerMinute || state.learnedTokensPerMinute) return;
         const headers = await withTimeout(LIMITS_READ_MS, undefined, (signal) => readLimits(target, signal)).catch((error) => headersOf(error));
         await this.learn(target, headers);
@@ -242,7 +239,7 @@ export class Pacer {
 
   /** Settles a bounded budget's reservation to the tokens used, and frees its concurrency slot. */
   private async settle(target: PacedTarget, estimated: number, used: number, leaseId: string | undefined): Promise<void> {
-    await this.capacity.settle(target.id, target.limits, used - estimated, leaseId).catch((error) =>
+    await this.scheduler.budgets.settle(target.id, target.limits, used - estimated, leaseId).catch((error) =>
       this.logger.warn("could not settle a provider budget", { budget: target.id, error: (error as Error).message }),
     );
   }
@@ -252,7 +249,7 @@ export class Pacer {
     const headers = headersOf(error);
     const report = readLimitReport(headers);
     const pauseMs = retryDelayOf(headers) ?? DEFAULT_RATE_LIMIT_PAUSE_MS;
-    const state = await this.capacity.report(target.id, { pauseMs, requestsPerMinute: report.requestsPerMinute, tokensPerMinute: report.tokensPerMinute, refused: true });
+    const state = await this.scheduler.budgets.report(target.id, { pauseMs, requestsPerMinute: report.requestsPerMinute, tokensPerMinute: report.tokensPerMinute, refused: true });
     showLimits(target, state);
     this.logger.info("provider rate limit: budget paused", { budget: target.id, pauseMs, learnedRequestsPerMinute: state.learnedRequestsPerMinute || undefined });
   }
@@ -262,8 +259,8 @@ export class Pacer {
     const report = readLimitReport(headers);
     if (report.remainingRequests !== undefined) budgetRemaining.labels(target.id, "requests").set(report.remainingRequests);
     if (report.remainingTokens !== undefined) budgetRemaining.labels(target.id, "tokens").set(report.remainingTokens);
-    if (!this.capacity.isNews(target.id, report)) return;
-    await this.capacity
+    if (!this.scheduler.budgets.isNews(target.id, report)) return;
+    await this.scheduler.budgets
       .report(target.id, { pauseMs: report.exhaustedForMs, requestsPerMinute: report.requestsPerMinute, tokensPerMinute: report.tokensPerMinute, refused: false })
       .then((state) => showLimits(target, state))
       .catch((error) => this.logger.warn("could not record a provider's limits", { budget: target.id, error: (error as Error).message }));

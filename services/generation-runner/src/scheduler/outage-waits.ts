@@ -13,15 +13,12 @@ import type { Parking } from "./parking.ts";
 export interface ParkedOnOutage {
   targets: PacedTarget[];
   ticket: Ticket & { parking: Parking };
-  /** The small call that tests a model. */
-  probe: (target: PacedTarget, signal: AbortSignal) => Promise<unknown>;
-  timeoutMs: number;
+  /** Runs the fleet's probe of a model (the breaker told of its outcome): true when it answered. */
+  probe: (target: PacedTarget) => Promise<boolean>;
 }
 
 export interface OutageWaitsDeps {
   breakers: CircuitBreakers;
-  /** Runs the fleet's probe of the model: true when it answered. */
-  probe(target: PacedTarget, parked: ParkedOnOutage): Promise<boolean>;
   /** The model answers again: the ticket goes on with it. */
   release(target: PacedTarget, parked: ParkedOnOutage): Promise<void>;
 }
@@ -55,7 +52,7 @@ export class OutageWaits {
       try {
         const passage = await this.deps.breakers.pass(target.id);
         retryInMs = passage.retryInMs;
-        const back = passage.probe ? await this.deps.probe(target, tickets.values().next().value!) : passage.go;
+        const back = passage.probe ? await tickets.values().next().value!.probe(target) : passage.go;
         recordBreakerState(target.id, back ? "closed" : "open");
         if (back) this.releaseAll(target, tickets);
       } catch {
