@@ -4,7 +4,8 @@
 // workflows of three steps, 32 clients; POST: creations on a one-step workflow, 16 clients) and prints each
 // process's CPU per request (from /proc), the load generator's, Postgres's and Redis's, Postgres
 // commits and row changes per request, the calls between processes per request (from each
-// service's metrics) and how long each process took to answer a metrics scrape after the load.
+// service's metrics), the calls each process answered in over 0.1 s and 0.5 s (from its latency
+// histograms: where a slow tail waits) and how long each process took to answer a metrics scrape after the load.
 // With PROFILE=<process> (e.g. articleStore) that process also writes a profile to
 // .local/profiles; with STRACE=<process>, strace counts that process's system calls during the
 // load alone and their calls per request are printed (strace must be installed).
@@ -18,6 +19,27 @@ import { OperatorService } from "../../proto/gen/articles/accounts_billing/v1/op
 import { serviceClient } from "../../services/kit/src/clients.ts";
 import { benchDatabaseUrl } from "./context.ts";
 import { cpuCounters, load, printTable } from "./measure.ts";
+
+/** Calls and requests each process answered in over 0.1 s and over 0.5 s, by method or route, since it started. */
+async function slowCalls(env: Record<string, string | undefined>) {
+  const rows: { "answered by": string; call: string; total: number; "over 0.1 s": number; "over 0.5 s": number }[] = [];
+  for (const [name, port] of Object.entries(env)) {
+    if (!name.endsWith("_METRICS_PORT") || !port || port === "0") continue;
+    const text = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text(), () => "");
+    const byCall = new Map<string, Map<string, number>>();
+    for (const match of text.matchAll(/^(?:rpc_server|http_request)_duration_seconds_bucket\{([^}]*)\} (\d+)/gm)) {
+      const labels = Object.fromEntries([...match[1]!.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+      const call = labels.rpc_method ? `${labels.rpc_service?.split(".").at(-1)}/${labels.rpc_method}` : `${labels.method} ${labels.route}`;
+      if (!byCall.has(call)) byCall.set(call, new Map());
+      byCall.get(call)!.set(labels.le!, Number(match[2]));
+    }
+    for (const [call, buckets] of byCall) {
+      const total = buckets.get("+Inf") ?? 0;
+      rows.push({ "answered by": name.replace(/_METRICS_PORT$/, "").toLowerCase(), call, total, "over 0.1 s": total - (buckets.get("0.1") ?? total), "over 0.5 s": total - (buckets.get("0.5") ?? total) });
+    }
+  }
+  return rows.sort((a, b) => b["over 0.1 s"] - a["over 0.1 s"]);
+}
 
 const mode = (["post", "list", "workflows"] as const).find((m) => m === process.argv[2]) ?? "get";
 
@@ -118,6 +140,10 @@ try {
       .filter((row) => Number(row["per request"]) > 0)
       .sort((a, b) => Number(b["per request"]) - Number(a["per request"])),
   );
+  // The slow tail, by who answered it (server side, from each process's latency histograms):
+  // a call slow here but quick in the process it called waited in the caller or on the way.
+  console.log();
+  printTable((await slowCalls(stack.env)).filter((row) => row["over 0.1 s"] > 0));
   console.log(`\nmetrics scrape after the load, ms: ${[...scrapeMs].map(([name, ms]) => `${name} ${ms.toFixed(1)}`).join(", ")}`);
   if (strace) {
     // strace -c: "% time, seconds, usecs/call, calls, errors, syscall" rows between dashed lines.

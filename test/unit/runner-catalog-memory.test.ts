@@ -1,6 +1,6 @@
-// The runner's memory of the model catalog: one read answers lookups for at most half a second,
-// lookups at once share it, the process's own changes drop it, failures are not remembered, and a
-// catalog past the bound is not held.
+// The runner's memory of the model catalog: one read answers lookups for half a second at most,
+// the next beginning at a quarter; lookups at once share it, the process's own changes drop it,
+// failures are not remembered, and a catalog past the bound is not held.
 import { describe, expect, test } from "bun:test";
 import { CATALOG_MEMORY_MS, CatalogMemory } from "../../services/generation-runner/src/domain/catalog-memory.ts";
 
@@ -19,16 +19,50 @@ describe("CatalogMemory", () => {
     expect(reads).toBe(1);
   });
 
-  test("a read lapses after the memory time, counted from when it began", async () => {
+  test("the next read begins once the last is a quarter of a second old, the last answering until it is in", async () => {
     let now = 0;
     let price = 1;
-    const memory = new CatalogMemory(async () => [model("sim:a", price)], 500, 1000, () => now);
+    let reads = 0;
+    const memory = new CatalogMemory(async () => (reads++, [model("sim:a", price)]), 500, 1000, () => now, 250);
     expect((await memory.view())!.byId.get("sim:a")!.price).toBe(1);
     price = 2;
-    now = 499;
+    now = 249;
+    expect((await memory.view())!.byId.get("sim:a")!.price).toBe(1);
+    expect(reads).toBe(1);
+    now = 250;
+    expect((await memory.view())!.byId.get("sim:a")!.price).toBe(1);
+    await Bun.sleep(1); // the next read is in
+    expect((await memory.view())!.byId.get("sim:a")!.price).toBe(2);
+    expect(reads).toBe(2);
+  });
+
+  test("no lookup is answered from a read older than the memory time, counted from when it began: it waits for the next", async () => {
+    let now = 0;
+    let price = 1;
+    let release = () => {};
+    const memory = new CatalogMemory(
+      async () => {
+        if (price === 2) await new Promise<void>((resolve) => (release = resolve));
+        return [model("sim:a", price)];
+      },
+      500,
+      1000,
+      () => now,
+      250,
+    );
+    expect((await memory.view())!.byId.get("sim:a")!.price).toBe(1);
+    price = 2;
+    now = 300;
+    // The next read is held back (a pool busy with the runs' writes): the last one answers.
     expect((await memory.view())!.byId.get("sim:a")!.price).toBe(1);
     now = 500;
-    expect((await memory.view())!.byId.get("sim:a")!.price).toBe(2);
+    const waiting = memory.view();
+    let answered = false;
+    void waiting.then(() => (answered = true));
+    await Bun.sleep(5);
+    expect(answered).toBe(false);
+    release();
+    expect((await waiting)!.byId.get("sim:a")!.price).toBe(2);
   });
 
   test("forget drops the catalog at once (the process's own changes)", async () => {

@@ -1,14 +1,14 @@
-// generation-runner settings: a thousand articles in flight and a 150 MiB soft memory limit by
+// generation-runner settings: a thousand articles in flight and a 400 MiB soft memory limit by
 // default, both overridable, and a bad value refused naming its variable.
 import { describe, expect, test } from "bun:test";
 import { ConfigError } from "../../services/kit/src/config.ts";
 import { loadRunnerConfig } from "../../services/generation-runner/src/config.ts";
 
 describe("runner settings", () => {
-  test("defaults: 1000 articles in flight, garbage collected past 150 MiB", () => {
+  test("defaults: 1000 articles in flight, garbage collected past 400 MiB", () => {
     const config = loadRunnerConfig({ SIMULATOR_URL: "http://127.0.0.1:8090" });
     expect(config.concurrency).toBe(1000);
-    expect(config.memorySoftLimitBytes).toBe(150 * 2 ** 20);
+    expect(config.memorySoftLimitBytes).toBe(400 * 2 ** 20);
   });
 
   test("RUNNER_CONCURRENCY and RUNNER_MEMORY_MIB are read", () => {

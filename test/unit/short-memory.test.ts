@@ -48,4 +48,53 @@ describe("ShortMemory", () => {
     await memory.get("id-0", async () => ((asked = true), 0));
     expect(asked).toBe(true);
   });
+
+  describe("refreshing ahead", () => {
+    /** A lookup whose answers are counted and which takes `ms` to answer. */
+    const counted = (ms: number) => {
+      const lookup = async () => {
+        lookup.calls++;
+        await Bun.sleep(ms);
+        if (lookup.failing) throw new Error("refused");
+        return lookup.calls;
+      };
+      lookup.calls = 0;
+      lookup.failing = false;
+      return lookup;
+    };
+
+    test("an answer past its refresh age is served at once while one lookup replaces it", async () => {
+      const memory = new ShortMemory<number>(1000, 10, 50);
+      const lookup = counted(100);
+      expect(await memory.get("m", lookup)).toBe(1);
+      await Bun.sleep(60);
+      // Past the refresh age: answered from memory (the old answer), not after the new lookup.
+      const answers = await Promise.all(Array.from({ length: 5 }, () => memory.get("m", lookup)));
+      expect(answers).toEqual([1, 1, 1, 1, 1]);
+      expect(lookup.calls).toBe(2);
+      // Once the refresh is in, it is the answer.
+      await Bun.sleep(150);
+      expect(await memory.get("m", lookup)).toBe(2);
+    });
+
+    test("never serves an answer older than the memory's limit, however it is asked", async () => {
+      const memory = new ShortMemory<number>(100, 10, 50);
+      const lookup = counted(0);
+      expect(await memory.get("m", lookup)).toBe(1);
+      await Bun.sleep(120);
+      // Expired: looked up again and waited for, not served stale.
+      expect(await memory.get("m", lookup)).toBe(2);
+    });
+
+    test("a refresh that fails forgets the answer, so the next request sees the refusal", async () => {
+      const memory = new ShortMemory<number>(1000, 10, 20);
+      const lookup = counted(0);
+      expect(await memory.get("m", lookup)).toBe(1);
+      await Bun.sleep(30);
+      lookup.failing = true;
+      expect(await memory.get("m", lookup)).toBe(1);
+      await Bun.sleep(10);
+      await expect(memory.get("m", lookup)).rejects.toThrow("refused");
+    });
+  });
 });

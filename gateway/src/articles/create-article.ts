@@ -63,12 +63,17 @@ export function readCreationBody(body: unknown): { v: Validator; request: Articl
 // The model catalog is the operator's, the same for every tenant, and every creation asks it which
 // model to use: its answers are remembered for half a second (ShortMemory, as keys and projects
 // are), so a model switched off or a provider gone is followed within that. Refusals are not kept.
+// The catalog is served by generation-runner, whose event loop is busiest exactly when creations
+// come fast (it runs what they create), so an answer is looked up again in the background once it
+// is a quarter of a second old, while it is still served: under steady traffic no creation waits
+// for the lookup, and none is answered from one older than half a second.
 const rememberedModels = new WeakMap<ServiceClients["models"], ShortMemory<Model>>();
 const KNOWN_MODELS_AT_MOST = 256;
+const MODEL_REFRESH_AFTER_MS = SHORT_MEMORY_MS / 2;
 
 function resolveModel(clients: ServiceClients, requested: string): Promise<Model> {
   let memory = rememberedModels.get(clients.models);
-  if (!memory) rememberedModels.set(clients.models, (memory = new ShortMemory<Model>(SHORT_MEMORY_MS, KNOWN_MODELS_AT_MOST)));
+  if (!memory) rememberedModels.set(clients.models, (memory = new ShortMemory<Model>(SHORT_MEMORY_MS, KNOWN_MODELS_AT_MOST, MODEL_REFRESH_AFTER_MS)));
   return memory.get(requested, async () => (await clients.models.resolveModel({ model: requested })).model!);
 }
 

@@ -58,7 +58,7 @@ export function loadRunnerConfig(env: Env = process.env): RunnerConfig {
   const openAiKey = envOptional(env, "OPENAI_API_KEY");
   return {
     concurrency: envInt(env, "RUNNER_CONCURRENCY", 1000, { min: 1, max: 10_000 }),
-    memorySoftLimitBytes: envInt(env, "RUNNER_MEMORY_MIB", 150, { min: 64, max: 1_048_576 }) * 2 ** 20,
+    memorySoftLimitBytes: envInt(env, "RUNNER_MEMORY_MIB", 400, { min: 64, max: 1_048_576 }) * 2 ** 20,
     lockDurationMs: envInt(env, "RUNNER_LOCK_MS", 20_000, { min: 5_000, max: 600_000 }),
     clients: new ModelClients(providers),
     imageModel: envString(env, "IMAGE_MODEL", simulator ? "simulator:sim-image" : "openai:gpt-image-1"),

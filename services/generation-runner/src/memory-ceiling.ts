@@ -2,6 +2,8 @@
 // flight that garbage alone (request objects, promises, replies already checkpointed) can carry a
 // runner past its container's memory limit while its live data is a fraction of it. Past a soft
 // limit, a full collection runs, and again only once the process has grown further since.
+// A forced collection stops the event loop (up to a second with hundreds of articles in flight),
+// so the limit belongs near the container's (RUNNER_MEMORY_MIB), not below the working set.
 
 const CHECK_EVERY_MS = 500;
 /** Growth since the last forced collection before another one is worth its pause. */

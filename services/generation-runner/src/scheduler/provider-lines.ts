@@ -39,6 +39,7 @@ export interface CallScheduling {
   readonly budgets: ProviderCapacity;
   enqueue(entry: CallInLine): Promise<Admitted>;
   enqueue(entry: CallOnOutage): Promise<never>;
+  enqueue(entry: CallInLine | CallOnOutage): Promise<Admitted>;
   waitingCalls(): Map<string, number>;
 }
 
@@ -64,6 +65,7 @@ export class ProviderLines implements CallScheduling {
    */
   enqueue(entry: CallInLine): Promise<Admitted>;
   enqueue(entry: CallOnOutage): Promise<never>;
+  enqueue(entry: CallInLine | CallOnOutage): Promise<Admitted>;
   async enqueue(entry: CallInLine | CallOnOutage): Promise<Admitted> {
     if (entry.reason === "provider_unavailable") {
       const { targets, ticket, outage, probe } = entry;

@@ -106,8 +106,9 @@ export class Scheduler implements CallScheduling {
   enqueue(entry: ArticleInLine): Promise<void>;
   enqueue(entry: CallInLine): Promise<Admitted>;
   enqueue(entry: CallOnOutage): Promise<never>;
+  enqueue(entry: CallInLine | CallOnOutage): Promise<Admitted>;
   async enqueue(entry: ArticleInLine | CallInLine | CallOnOutage): Promise<void | Admitted> {
-    if (entry.reason !== "account_share") return this.lines.enqueue(entry as CallInLine);
+    if (entry.reason !== "account_share") return this.lines.enqueue(entry);
     const { account, article, since, job, token } = entry;
     if (await this.shares.take(account, article, since)) return;
     await this.park(job, Date.now() + PARK_MS, token);
