@@ -20,22 +20,23 @@ import { serviceClient } from "../../services/kit/src/clients.ts";
 import { benchDatabaseUrl } from "./context.ts";
 import { cpuCounters, load, printTable } from "./measure.ts";
 
-/** Calls and requests each process answered in over 0.1 s and over 0.5 s, by method or route, since it started. */
-async function slowCalls(env: Record<string, string | undefined>) {
+/** A metric line's labels, `a="x",b="y"` → { a: "x", b: "y" }. */
+const labelsOf = (text: string): Record<string, string | undefined> => Object.fromEntries([...text.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+
+/** Calls and requests each process answered in over 0.1 s and over 0.5 s, by method or route, since it started (from its metrics' text). */
+function slowCalls(scrapes: Map<string, string>) {
   const rows: { "answered by": string; call: string; total: number; "over 0.1 s": number; "over 0.5 s": number }[] = [];
-  for (const [name, port] of Object.entries(env)) {
-    if (!name.endsWith("_METRICS_PORT") || !port || port === "0") continue;
-    const text = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text(), () => "");
+  for (const [processName, text] of scrapes) {
     const byCall = new Map<string, Map<string, number>>();
     for (const match of text.matchAll(/^(?:rpc_server|http_request)_duration_seconds_bucket\{([^}]*)\} (\d+)/gm)) {
-      const labels = Object.fromEntries([...match[1]!.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+      const labels = labelsOf(match[1]!);
       const call = labels.rpc_method ? `${labels.rpc_service?.split(".").at(-1)}/${labels.rpc_method}` : `${labels.method} ${labels.route}`;
       if (!byCall.has(call)) byCall.set(call, new Map());
       byCall.get(call)!.set(labels.le!, Number(match[2]));
     }
     for (const [call, buckets] of byCall) {
       const total = buckets.get("+Inf") ?? 0;
-      rows.push({ "answered by": name.replace(/_METRICS_PORT$/, "").toLowerCase(), call, total, "over 0.1 s": total - (buckets.get("0.1") ?? total), "over 0.5 s": total - (buckets.get("0.5") ?? total) });
+      rows.push({ "answered by": processName, call, total, "over 0.1 s": total - (buckets.get("0.1") ?? total), "over 0.5 s": total - (buckets.get("0.5") ?? total) });
     }
   }
   return rows.sort((a, b) => b["over 0.1 s"] - a["over 0.1 s"]);
@@ -73,15 +74,19 @@ try {
   // Calls each service answered so far, by method, read from the processes' metrics ports; and
   // how long each process took to answer its scrape (a scrape runs on the process's event loop).
   const scrapeMs = new Map<string, number>();
+  /** Each process's metrics as last scraped. */
+  const scrapes = new Map<string, string>();
   const rpcCalls = async () => {
     const counts = new Map<string, number>();
     for (const [name, value] of Object.entries(stack.env)) {
       if (!name.endsWith("_METRICS_PORT") || value === "0") continue;
       const started = performance.now();
       const text = await fetch(`http://127.0.0.1:${value}/metrics`).then((r) => r.text(), () => "");
-      scrapeMs.set(name.replace(/_METRICS_PORT$/, "").toLowerCase(), performance.now() - started);
+      const processName = name.replace(/_METRICS_PORT$/, "").toLowerCase();
+      scrapeMs.set(processName, performance.now() - started);
+      scrapes.set(processName, text);
       for (const match of text.matchAll(/^rpc_server_requests_total\{([^}]*)\} (\d+)/gm)) {
-        const labels = Object.fromEntries([...match[1].matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+        const labels = labelsOf(match[1]!);
         const method = `${labels.rpc_service?.split(".").at(-1)}/${labels.rpc_method}`;
         counts.set(method, (counts.get(method) ?? 0) + Number(match[2]));
       }
@@ -143,7 +148,7 @@ try {
   // The slow tail, by who answered it (server side, from each process's latency histograms):
   // a call slow here but quick in the process it called waited in the caller or on the way.
   console.log();
-  printTable((await slowCalls(stack.env)).filter((row) => row["over 0.1 s"] > 0));
+  printTable(slowCalls(scrapes).filter((row) => row["over 0.1 s"] > 0));
   console.log(`\nmetrics scrape after the load, ms: ${[...scrapeMs].map(([name, ms]) => `${name} ${ms.toFixed(1)}`).join(", ")}`);
   if (strace) {
     // strace -c: "% time, seconds, usecs/call, calls, errors, syscall" rows between dashed lines.

@@ -18,7 +18,8 @@ interface Entry<V> {
   expires: number;
   value: Promise<V>;
   settled: boolean;
-  refreshing: boolean;
+  /** The lookup replacing it, while one runs. */
+  refreshing?: Promise<V>;
 }
 
 export class ShortMemory<V> {
@@ -39,12 +40,14 @@ export class ShortMemory<V> {
       if (this.refreshAfterMs !== undefined && cached.settled && !cached.refreshing && now - cached.at >= this.refreshAfterMs) this.refresh(id, cached, lookup);
       return cached.value;
     }
+    // Lapsed while its replacement is on the way: that lookup is the answer, not another one.
+    if (cached?.refreshing) return cached.refreshing;
     if (this.entries.size >= this.maxEntries) this.evict(now);
     return this.remember(id, now, lookup()).value;
   }
 
   private remember(id: string, at: number, lookedUp: Promise<V>): Entry<V> {
-    const entry: Entry<V> = { at, expires: at + this.ttlMs, value: lookedUp, settled: false, refreshing: false };
+    const entry: Entry<V> = { at, expires: at + this.ttlMs, value: lookedUp, settled: false };
     entry.value = lookedUp.then(
       (value) => ((entry.settled = true), value),
       (error) => {
@@ -58,16 +61,19 @@ export class ShortMemory<V> {
 
   /** Looks `id` up again while `entry` is served; the new answer replaces it once it is in. */
   private refresh(id: string, entry: Entry<V>, lookup: () => Promise<V>): void {
-    entry.refreshing = true;
     const at = Date.now();
-    lookup().then(
+    entry.refreshing = lookup().then(
       (value) => {
         if (this.entries.get(id) === entry) this.remember(id, at, Promise.resolve(value));
+        return value;
       },
-      () => {
+      (error) => {
         if (this.entries.get(id) === entry) this.entries.delete(id);
+        throw error;
       },
     );
+    // Its failure reaches only the requests that wait for it (above).
+    entry.refreshing.catch(() => {});
   }
 
   private evict(now: number): void {
