@@ -3,7 +3,8 @@
 // and on one that pipelines a turn's commands; a final event is not repeated, also once the
 // stream has gone to the archive, whose ids a new stream then follows; an archived stream expires
 // soon unless an entry came after the archived ones; a write the log refuses is tried again until
-// it lands, the article's later writes waiting behind it, and a retried batch is not written twice.
+// it lands, the article's later writes waiting behind it, and a retried batch is not written twice;
+// a run's events land before another process logs the article's end.
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import IORedis from "ioredis";
@@ -19,6 +20,8 @@ import {
   type StreamEntry,
 } from "../../services/kit/src/article-events.ts";
 import { logWritesOf, OrderedLogWrites } from "../../services/kit/src/ordered-log-writes.ts";
+import { RunEvents } from "../../services/generation-runner/src/domain/run-events.ts";
+import type { Logger } from "../../services/kit/src/logger.ts";
 import { eventually } from "../harness/eventually.ts";
 
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -155,4 +158,23 @@ test("a write refused for longer than the retry window is given up and reported,
   expect(given).toEqual(["CLUSTERDOWN The cluster is down"]);
   expect(attempts).toBeGreaterThan(1);
   expect(writes.pending).toBe(0);
+});
+
+test("a run's events refused by the log land before the end another process logs: its log never has a step after the final event", async () => {
+  const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+  const key = articleEventsKey(plain, prefix, "ending");
+  await plain.set(key, "not a stream");
+  const events = new RunEvents({ redis: plain, redisPrefix: prefix }, "ending", quiet);
+  const step = { stepNumber: 1, stepName: "Draft", batched: false, output: "", completedAt: new Date() };
+  events.stepFinished({ ...step, model: "m", usedFallback: false, promptTokens: 1, completionTokens: 1, cost: 0n, waitedMs: 0 }, 0n, 10);
+  // `flush` lets the run go on after half a second while the write is tried again; `landed` does not.
+  await events.flush();
+  const waiting = events.landed().then(() => "landed");
+  expect(await Promise.race([waiting, Bun.sleep(0).then(() => "still waiting")])).toBe("still waiting");
+  expect(await plain.type(key)).toBe("string");
+  await plain.del(key);
+  await waiting;
+  // What article-store logs at completion (its own connection and queue) comes after the step.
+  await appendEndingEvents(pipelining, prefix, "ending", [{ event: "completed", data: { status: "completed" } }], { unlessRepeated: "completed" });
+  expect((await logOf("ending")).map((e) => e!.event)).toEqual(["step_finished", "completed"]);
 });

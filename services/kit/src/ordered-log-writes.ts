@@ -30,6 +30,11 @@ export class OrderedLogWrites {
     return landed;
   }
 
+  /** Resolves once every write queued so far for the article has landed or been given up. */
+  settled(externalId: string): Promise<void> {
+    return this.tails.get(externalId) ?? Promise.resolve();
+  }
+
   /** Articles with a write under way or waiting. */
   get pending(): number {
     return this.tails.size;

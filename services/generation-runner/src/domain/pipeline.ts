@@ -57,8 +57,13 @@ async function catalogModels(db: Db, id: string): Promise<{ requested: CatalogMo
 /** Runs the article; `known` is the article as just read, when the caller has it. */
 export async function generateArticle(deps: PipelineDeps, externalId: string, job: JobControl, known?: Article): Promise<RunOutcome> {
   const reports = new ProgressReports((report) => deps.lifecycle.recordProgress({ externalId, ...report }), undefined, deps.progressKeepAliveMs);
+  const events = new RunEvents(deps.eventLog, externalId, deps.logger);
   try {
-    return await runArticle(deps, externalId, job, reports, new RunEvents(deps.eventLog, externalId, deps.logger), known);
+    return await runArticle(deps, externalId, job, reports, events, known);
+  } catch (error) {
+    // The worker then fails, parks or retries the article; its log has what the run did first.
+    await events.landed();
+    throw error;
   } finally {
     // A run that ends (or parks) sends nothing more: a later pickup reports for itself.
     reports.stop();

@@ -136,7 +136,7 @@ async function complete(deps: PipelineDeps, run: ArticleRun, polished: Polished)
   const [totalCost] = await Promise.all([
     article.humanize || lengthControlled ? runCost(deps.db, externalId) : sumUsd([...run.checkpoints.values()].map((cp) => cp.cost)),
     article.humanize ? reports.flush() : reports.supersede(),
-    events.flush(),
+    events.landed(),
   ]);
   run.stopIfCancelled();
   // The text of the final version without its images is scored before it is stored, so the score
@@ -181,7 +181,7 @@ async function humanized(deps: PipelineDeps, run: ArticleRun, polished: Polished
     onWait: run.onWait("Humanizing"),
     citationNote: humanizeCitationNote(citations, sourcesRead),
   });
-  await run.events.flush();
+  await run.events.landed();
   // The pass rewrites the whole text, and a model rewriting 3,000 words returns fewer: its output
   // gets length control and the checks again, with the repair calls the first round left
   // (a keyword it dropped from the introduction), its tasks named "after humanize: …".

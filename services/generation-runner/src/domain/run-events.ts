@@ -2,12 +2,14 @@
 // watchers: state changes, each step started and finished, research sources kept, images made.
 // Writes go out one at a time in order without holding the run up, and the events made while one
 // is under way (or in the same turn, as a step's end and the next one's start are) go out
-// together in the next; `flush` waits for them, so they land before the article-store call that
-// ends the run logs its final event. A write the log refuses (a cluster between masters) is tried
-// again behind the caller's back until it lands (kit/src/ordered-log-writes.ts): the run waits
-// half a second for each at most.
+// together in the next; `flush` waits for them (half a second each at most). A write the log
+// refuses (a cluster between masters) is tried again behind the caller's back until it lands
+// (kit/src/ordered-log-writes.ts). The article's end is logged by article-store, another process
+// whose writes this one's queue does not order: a run waits with `landed` before that call, so
+// no step of its log lands after the final event a replay stops at.
 import type { RedisConnection } from "../../../kit/src/redis.ts";
 import { tryAppendArticleEvents, type ArticleEvent } from "../../../kit/src/article-events.ts";
+import { logWritesOf } from "../../../kit/src/ordered-log-writes.ts";
 import type { Logger } from "../../../kit/src/logger.ts";
 import type { StepCheckpoint, StoredImage } from "./checkpoints.ts";
 import { formatUsd, type Picodollars } from "../../../kit/src/rules/usd.ts";
@@ -78,6 +80,15 @@ export class RunEvents {
   /** Waits until every event written so far is in the log, or being tried again after half a second. */
   flush(): Promise<void> {
     return this.sending ?? Promise.resolve();
+  }
+
+  /**
+   * Waits until every event written so far has landed in the log (or been given up after the
+   * retries' window): normally at once, during a cluster's failover until it takes writes again.
+   */
+  async landed(): Promise<void> {
+    await this.flush();
+    if (this.log) await logWritesOf(this.log.redis).settled(this.externalId);
   }
 
   private write(event: ArticleEvent): void {
