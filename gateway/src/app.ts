@@ -12,6 +12,7 @@ import { KeyResolver } from "./plugins/key-resolver.ts";
 import { ProjectAuthorizer } from "./plugins/project-authorizer.ts";
 import { ArticleMemory } from "./articles/article-memory.ts";
 import { WorkflowMemory } from "./workflows/workflow-memory.ts";
+import { ModelMemory } from "./articles/model-memory.ts";
 import { ArticleEventHub } from "./articles/event-stream.ts";
 import { ArchivedArticleEvents } from "./articles/archived-events.ts";
 import { ArticleOperations } from "./articles/article-operations.ts";
@@ -83,6 +84,7 @@ export function gatewayCore(deps: GatewayDeps): GatewayCore {
     keys: new KeyResolver(deps.clients),
     projects: new ProjectAuthorizer(deps.clients),
     workflows: new WorkflowMemory(deps.redis, deps.subscriber, deps.redisPrefix, deps.logger),
+    models: new ModelMemory(deps.subscriber, deps.redisPrefix, deps.logger),
   };
   const memory = new ArticleMemory(deps.subscriber, deps.redisPrefix, deps.logger);
   const archive = new ArchivedArticleEvents(deps.clients.articles);

@@ -14,7 +14,6 @@ import type { Logger } from "../../../services/kit/src/logger.ts";
 import { validationError } from "../errors.ts";
 import type { Caller, V1Gate } from "../plugins/caller.ts";
 import { MalformedBody } from "../plugins/json-body.ts";
-import { SHORT_MEMORY_MS, ShortMemory } from "../plugins/short-memory.ts";
 import type { ServiceClients } from "../services.ts";
 import { Validator } from "../validation.ts";
 import { readArticleRequest, type ArticleRequest } from "./creation-request.ts";
@@ -60,22 +59,9 @@ export function readCreationBody(body: unknown): { v: Validator; request: Articl
   return { v, request: readArticleRequest(v) };
 }
 
-// The model catalog is the operator's, the same for every tenant, and every creation asks it which
-// model to use: its answers are remembered for half a second (ShortMemory, as keys and projects
-// are), so a model switched off or a provider gone is followed within that. Refusals are not kept.
-// The catalog is served by generation-runner, whose event loop is busiest exactly when creations
-// come fast (it runs what they create), so an answer is looked up again in the background once it
-// is a quarter of a second old, while it is still served: under steady traffic no creation waits
-// for the lookup, and none is answered from one older than half a second.
-const rememberedModels = new WeakMap<ServiceClients["models"], ShortMemory<Model>>();
-const KNOWN_MODELS_AT_MOST = 256;
-const MODEL_REFRESH_AFTER_MS = SHORT_MEMORY_MS / 2;
-
-function resolveModel(clients: ServiceClients, requested: string): Promise<Model> {
-  let memory = rememberedModels.get(clients.models);
-  if (!memory) rememberedModels.set(clients.models, (memory = new ShortMemory<Model>(SHORT_MEMORY_MS, KNOWN_MODELS_AT_MOST, MODEL_REFRESH_AFTER_MS)));
-  return memory.get(requested, async () => (await clients.models.resolveModel({ model: requested })).model!);
-}
+/** The model catalog's answer for the request, from the gateway's memory of it (model-memory.ts). */
+const resolveModel = (gate: V1Gate, requested: string): Promise<Model> =>
+  gate.models.resolve(requested, async () => (await gate.clients.models.resolveModel({ model: requested })).model!);
 
 /** The rules that need the project's catalog, styles and the model catalog; failures go to `v`. */
 export async function resolveAgainstProject(gate: V1Gate, v: Validator, request: ArticleRequest, project: Project | undefined): Promise<Resolved> {
@@ -92,7 +78,7 @@ export async function resolveAgainstProject(gate: V1Gate, v: Validator, request:
           v,
           "model",
           request.model ? `The selected model ${request.model} is not an active model.` : "No active model is available.",
-          () => resolveModel(clients, request.model),
+          () => resolveModel(gate, request.model),
           [Code.InvalidArgument, Code.NotFound, Code.FailedPrecondition],
         )
       : undefined,

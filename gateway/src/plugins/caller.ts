@@ -9,6 +9,7 @@ import { RateLimiter, rateLimitHeaders } from "./rate-limiter.ts";
 import type { KeyResolver } from "./key-resolver.ts";
 import { keyReach, type ProjectAuthorizer, type Reach } from "./project-authorizer.ts";
 import type { WorkflowMemory } from "../workflows/workflow-memory.ts";
+import type { ModelMemory } from "../articles/model-memory.ts";
 import { noteCaller } from "../../../services/kit/src/request-context.ts";
 
 export interface Caller {
@@ -53,6 +54,8 @@ export interface V1Gate {
   projects: ProjectAuthorizer;
   /** Which revision a project's article type resolves to, remembered until a change (workflow-memory.ts). */
   workflows: WorkflowMemory;
+  /** The model catalog's answers, remembered until a change is announced (model-memory.ts). */
+  models: ModelMemory;
 }
 
 /**

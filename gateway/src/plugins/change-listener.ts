@@ -14,9 +14,9 @@ export class ChangeListener {
   /**
    * `subscriber` is a connection in subscriber mode, which several listeners may share. `heard`
    * runs for each announcement on `channel`; `stopped` when listening lapses (everything
-   * remembered must then be forgotten).
+   * remembered must then be forgotten); `started` each time listening begins (again).
    */
-  constructor(subscriber: RedisConnection, channel: string, logger: Logger, heard: (message: string) => void, stopped: () => void) {
+  constructor(subscriber: RedisConnection, channel: string, logger: Logger, heard: (message: string) => void, stopped: () => void, started?: () => void) {
     const stopListening = () => {
       this.listening = false;
       stopped();
@@ -31,7 +31,10 @@ export class ChangeListener {
     // ioredis subscribes again after a reconnect; remembering resumes once it has.
     subscriber.on("ready", () => {
       subscriber.subscribe(channel).then(
-        () => (this.listening = true),
+        () => {
+          this.listening = true;
+          started?.();
+        },
         (error) => logger.warn("could not listen to changes", { channel, error: (error as Error).message }),
       );
     });

@@ -46,6 +46,11 @@ export class ShortMemory<V> {
     return this.remember(id, now, lookup()).value;
   }
 
+  /** Forgets every answer; lookups under way still answer their callers but are not remembered. */
+  clear(): void {
+    this.entries.clear();
+  }
+
   private remember(id: string, at: number, lookedUp: Promise<V>): Entry<V> {
     const entry: Entry<V> = { at, expires: at + this.ttlMs, value: lookedUp, settled: false };
     entry.value = lookedUp.then(

@@ -15,6 +15,8 @@ import { runErasureHandlers } from "./rpc-erasure.ts";
 import { RunErasureService } from "../../../proto/gen/articles/generation_runner/v1/erasure_pb.ts";
 import { openQueue, type GenerationJob } from "../../kit/src/queues.ts";
 import { connectRedis, type RedisConnection } from "../../kit/src/redis.ts";
+import { announceModelCatalogChange, CATALOG_UNANNOUNCED_FOLLOWED_MS } from "../../kit/src/model-catalog-changes.ts";
+import { Code, ConnectError } from "@connectrpc/connect";
 import type { Queue } from "bullmq";
 import { serviceClient } from "../../kit/src/clients.ts";
 import { ArticleLifecycleService, ArticleStoreService } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
@@ -23,6 +25,9 @@ import { ArticleVersionService } from "../../../proto/gen/articles/article_store
 import { OriginalityCheckService } from "../../../proto/gen/articles/generation_runner/v1/originality_pb.ts";
 
 const runner = failOnConfigError(() => loadRunnerConfig());
+// The connection the calls' own work in Redis uses (catalog announcements, erasures' queue), opened on first use.
+let callsRedis: RedisConnection | undefined;
+const redisOfCalls = (url: string) => (callsRedis ??= connectRedis(url));
 // The generation queue as erasures see it (a waiting job of an erased article is removed), opened on first use.
 let erasureQueue: { queue: Queue<GenerationJob>; redis: RedisConnection } | undefined;
 const queueOn = (redis: RedisConnection, redisPrefix: string) => ({ queue: openQueue<GenerationJob>("generation", redis, redisPrefix), redis });
@@ -36,10 +41,23 @@ await runService({
   usesRedis: true,
   access: generationRunnerAccess,
   routes: ({ database, logger, config, credential }) => {
+    const announceChange = async () => {
+      try {
+        await announceModelCatalogChange(redisOfCalls(config.redisUrl), config.redisPrefix);
+      } catch (error) {
+        // Gateways keep an answer a few seconds at most without hearing of a change: repeating the call announces it.
+        logger.warn("could not announce a model catalog change", { error: (error as Error).message });
+        const within = CATALOG_UNANNOUNCED_FOLLOWED_MS / 1000;
+        throw new ConnectError(`The change is saved, but the gateways could not be told of it (Redis): repeat the call, or they follow it within ${within} seconds.`, Code.Unavailable);
+      }
+    };
     // Seeded as the server comes up; catalog calls wait for it, so the first article never
     // finds an empty catalog.
-    const seeded = ensureSeedModels(database.db, seedModels({ simulator: runner.clients.providers.has("simulator"), openai: runner.realOpenAi })).then((count) => {
-      if (count > 0) logger.info("seeded the model catalog", { models: count });
+    const seeded = ensureSeedModels(database.db, seedModels({ simulator: runner.clients.providers.has("simulator"), openai: runner.realOpenAi })).then(async (count) => {
+      if (count > 0) {
+        logger.info("seeded the model catalog", { models: count });
+        await announceChange().catch(() => {});
+      }
       logger.info("model providers", { providers: [...runner.clients.providers.keys()] });
     });
     // A runner without its catalog cannot serve: say why and stop, rather than fail every call.
@@ -48,7 +66,7 @@ await runService({
       process.exit(1);
     });
     const stores = new ImageStores(database.db, runner.imageBucket);
-    const catalogAndRuns = generationRunnerRoutes(database.db, (id) => runner.clients.isConfigured(id), seeded, { stores, publicBaseUrl: runner.publicBaseUrl });
+    const catalogAndRuns = generationRunnerRoutes(database.db, (id) => runner.clients.isConfigured(id), seeded, { stores, publicBaseUrl: runner.publicBaseUrl }, announceChange);
     // Edited versions are scored on request (the gateway asks after an edit).
     const articleStore = { baseUrl: config.services.articleStore, credential };
     const checks = originalityCheckHandlers({
@@ -60,7 +78,7 @@ await runService({
     return (router) => {
       catalogAndRuns(router);
       router.service(OriginalityCheckService, checks);
-      router.service(RunErasureService, runErasureHandlers(database.db, stores, () => (erasureQueue ??= queueOn(connectRedis(config.redisUrl), config.redisPrefix))));
+      router.service(RunErasureService, runErasureHandlers(database.db, stores, () => (erasureQueue ??= queueOn(redisOfCalls(config.redisUrl), config.redisPrefix))));
     };
   },
   background: (ctx) => startGenerationWorker(ctx, runner),

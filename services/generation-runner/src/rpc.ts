@@ -88,8 +88,11 @@ export interface ImageServing {
   publicBaseUrl: string;
 }
 
-/** `seeded` settles once the catalog's seed models are in place. */
-export function generationRunnerRoutes(db: Db, reachable: ProviderCheck, seeded: Promise<void>, images: ImageServing) {
+/**
+ * `seeded` settles once the catalog's seed models are in place; `announceChange` tells the
+ * gateways the catalog changed (kit/src/model-catalog-changes.ts), before the change's answer.
+ */
+export function generationRunnerRoutes(db: Db, reachable: ProviderCheck, seeded: Promise<void>, images: ImageServing, announceChange: () => Promise<void>) {
   return (router: ConnectRouter) => {
     router.service(ModelCatalogService, {
       async resolveModel(req) {
@@ -104,21 +107,19 @@ export function generationRunnerRoutes(db: Db, reachable: ProviderCheck, seeded:
         await seeded;
         if (!req.model) throw invalidFields({ model: ["model is required."] });
         const m = req.model;
-        return {
-          model: modelMessage(
-            await catalog.addModel(db, {
-              id: m.id,
-              active: m.active,
-              supportsBatch: m.supportsBatch,
-              inputPricePerMillion: m.inputPricePerMillion,
-              outputPricePerMillion: m.outputPricePerMillion,
-              fallbackModel: m.fallbackModel ?? null,
-              requestsPerMinute: m.requestsPerMinute ?? null,
-              tokensPerMinute: int64Limit(m.tokensPerMinute) ?? null,
-              maxConcurrentCalls: m.maxConcurrentCalls ?? null,
-            }),
-          ),
-        };
+        const added = await catalog.addModel(db, {
+          id: m.id,
+          active: m.active,
+          supportsBatch: m.supportsBatch,
+          inputPricePerMillion: m.inputPricePerMillion,
+          outputPricePerMillion: m.outputPricePerMillion,
+          fallbackModel: m.fallbackModel ?? null,
+          requestsPerMinute: m.requestsPerMinute ?? null,
+          tokensPerMinute: int64Limit(m.tokensPerMinute) ?? null,
+          maxConcurrentCalls: m.maxConcurrentCalls ?? null,
+        });
+        await announceChange();
+        return { model: modelMessage(added) };
       },
       async updateModel(req) {
         const errors: Record<string, string[]> = {};
@@ -133,7 +134,9 @@ export function generationRunnerRoutes(db: Db, reachable: ProviderCheck, seeded:
           maxConcurrentCalls: limitChange("max_concurrent_calls", req.maxConcurrentCalls, req.clearMaxConcurrentCalls, errors),
         };
         throwIfAny(errors);
-        return { model: modelMessage(await catalog.updateModel(db, req.id, changes)) };
+        const updated = await catalog.updateModel(db, req.id, changes);
+        await announceChange();
+        return { model: modelMessage(updated) };
       },
     });
 

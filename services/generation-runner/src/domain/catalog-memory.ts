@@ -10,10 +10,12 @@
 // it. So the next read begins once the last is a quarter of a second old, while the last still
 // answers: the lookups wait only for a read that takes longer than that.
 
+import { CATALOG_ANSWER_AGE_MAX_MS } from "../../../kit/src/model-catalog-changes.ts";
+
 /** How old a read is when the next one begins (the last answering meanwhile). */
 export const CATALOG_REFRESH_AFTER_MS = 250;
-/** How long a read answers at most. */
-export const CATALOG_MEMORY_MS = 500;
+/** How long a read answers at most (gateways count on this bound after a change they hear of). */
+export const CATALOG_MEMORY_MS = CATALOG_ANSWER_AGE_MAX_MS;
 /** Larger catalogs are not held in memory. */
 export const CATALOG_MEMORY_MAX_MODELS = 1000;
 
