@@ -1,8 +1,9 @@
 // One H2 section of an opened article rewritten, expanded, shortened, regenerated, translated or
 // humanized, through the article API's section revisions (POST …/revisions: a new version where
 // only that section changed), and the article's revisions with their status. While one is queued
-// or running, its end is looked for every two seconds and the page then shows the article again
-// (not before: a page redrawn meanwhile would take the keyboard's focus away).
+// or running (or one ended after the article shown was read), its end is looked for every two
+// seconds and the page then shows the article again (not before: a page redrawn meanwhile would
+// take the keyboard's focus away).
 import { api } from "./api.ts";
 import { errorsOf, field, form, h, say, when } from "./dom.ts";
 
@@ -31,7 +32,7 @@ async function reopenWhenEnded(id: number, reopen: () => void): Promise<void> {
   }
 }
 
-export async function sectionRevisions(a: { id: number; status: string }, reopen: () => void): Promise<HTMLElement | null> {
+export async function sectionRevisions(a: { id: number; status: string; current_version_id?: number | null }, reopen: () => void): Promise<HTMLElement | null> {
   if (a.status !== "completed" && a.status !== "published") return null;
   const answer = await api("GET", `/articles/${a.id}/revisions`);
   if (answer.status !== 200) return null;
@@ -48,7 +49,10 @@ export async function sectionRevisions(a: { id: number; status: string }, reopen
       h("td", {}, when(r.created_at)),
     ),
   );
-  if (revisions.some((r) => UNDER_WAY.has(r.status))) void reopenWhenEnded(a.id, reopen);
+  // A revision that ended after the article was read (a fast one, between the page's reads) made
+  // a version the page does not show yet: the page is drawn again as for one under way.
+  const endedSinceRead = revisions.some((r) => r.status === "completed" && r.version_id !== null && r.version_id > (a.current_version_id ?? 0));
+  if (endedSinceRead || revisions.some((r) => UNDER_WAY.has(r.status))) void reopenWhenEnded(a.id, reopen);
   const section = h("select", { name: "section" }, ...sections.map((s) => h("option", { value: String(s.index) }, `${s.index}. ${s.heading} (${s.word_count} words)`)));
   const action = h("select", { name: "action" }, ...ACTIONS.map((name) => h("option", { value: name }, name)));
   const instruction = h("textarea", { name: "instruction", rows: 3, maxlength: 2000 });
