@@ -9,6 +9,7 @@ import { endsMidSentence, lengthTolerance } from "./length-control.ts";
 import { fillerIn, placeholdersIn } from "./filler.ts";
 import { proseOf, readabilityOf } from "./readability.ts";
 import type { BriefCheck, QualityReport } from "../../../kit/src/rules/quality-report.ts";
+import { truncateWords } from "../../../kit/src/words.ts";
 
 /** What the client asked for that the text can be measured against. */
 export interface Brief {
@@ -99,15 +100,8 @@ function occurrencesInNormal(keyword: string, haystack: string, language: string
   return count;
 }
 
-/** The first `max` words of a text's prose (the introduction a reader meets), read no further than them. */
-function openingWords(prose: string, max: number): string {
-  const words: string[] = [];
-  for (const word of prose.matchAll(/\S+/g)) {
-    if (words.length === max) break;
-    words.push(word[0]);
-  }
-  return words.join(" ");
-}
+/** The first `max` words of a text's prose (the introduction a reader meets), counted as the article's words are. */
+const openingWords = (prose: string, max: number): string => truncateWords(prose, max);
 
 // Headings an FAQ section goes by in the service's languages.
 const FAQ_HEADING = /\bfaqs?\b|frequently asked|preguntas frecuentes|questions fréquentes|foire aux questions|häufig gestellte fragen|häufige fragen|domande frequenti|perguntas frequentes|часто задаваемые вопросы|よくある質問|자주 묻는 질문|常见问题|常見問題/i;
