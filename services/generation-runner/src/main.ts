@@ -17,6 +17,7 @@ import { openQueue, type GenerationJob } from "../../kit/src/queues.ts";
 import { connectRedis, type RedisConnection } from "../../kit/src/redis.ts";
 import { announceModelCatalogChange, CATALOG_UNANNOUNCED_FOLLOWED_MS } from "../../kit/src/model-catalog-changes.ts";
 import { Code, ConnectError } from "@connectrpc/connect";
+import { within } from "../../kit/src/deadline.ts";
 import type { Queue } from "bullmq";
 import { serviceClient } from "../../kit/src/clients.ts";
 import { ArticleLifecycleService, ArticleStoreService } from "../../../proto/gen/articles/article_store/v1/articles_pb.ts";
@@ -25,6 +26,7 @@ import { ArticleVersionService } from "../../../proto/gen/articles/article_store
 import { OriginalityCheckService } from "../../../proto/gen/articles/generation_runner/v1/originality_pb.ts";
 
 const runner = failOnConfigError(() => loadRunnerConfig());
+const ANNOUNCE_TIMEOUT_MS = 2_000;
 // The connection the calls' own work in Redis uses (catalog announcements, erasures' queue), opened on first use.
 let callsRedis: RedisConnection | undefined;
 const redisOfCalls = (url: string) => (callsRedis ??= connectRedis(url));
@@ -43,20 +45,22 @@ await runService({
   routes: ({ database, logger, config, credential }) => {
     const announceChange = async () => {
       try {
-        await announceModelCatalogChange(redisOfCalls(config.redisUrl), config.redisPrefix);
+        // Bounded: a connection waiting for Redis holds its commands for as long as it is away.
+        await within(announceModelCatalogChange(redisOfCalls(config.redisUrl), config.redisPrefix), ANNOUNCE_TIMEOUT_MS);
       } catch (error) {
         // Gateways keep an answer a few seconds at most without hearing of a change: repeating the call announces it.
         logger.warn("could not announce a model catalog change", { error: (error as Error).message });
-        const within = CATALOG_UNANNOUNCED_FOLLOWED_MS / 1000;
-        throw new ConnectError(`The change is saved, but the gateways could not be told of it (Redis): repeat the call, or they follow it within ${within} seconds.`, Code.Unavailable);
+        const seconds = CATALOG_UNANNOUNCED_FOLLOWED_MS / 1000;
+        throw new ConnectError(`The change is saved, but the gateways could not be told of it (Redis): repeat the call, or they follow it within ${seconds} seconds.`, Code.Unavailable);
       }
     };
     // Seeded as the server comes up; catalog calls wait for it, so the first article never
     // finds an empty catalog.
-    const seeded = ensureSeedModels(database.db, seedModels({ simulator: runner.clients.providers.has("simulator"), openai: runner.realOpenAi })).then(async (count) => {
+    const seeded = ensureSeedModels(database.db, seedModels({ simulator: runner.clients.providers.has("simulator"), openai: runner.realOpenAi })).then((count) => {
       if (count > 0) {
         logger.info("seeded the model catalog", { models: count });
-        await announceChange().catch(() => {});
+        // Catalog calls do not wait for it: a gateway that misses it follows within seconds.
+        void announceChange().catch(() => {});
       }
       logger.info("model providers", { providers: [...runner.clients.providers.keys()] });
     });
