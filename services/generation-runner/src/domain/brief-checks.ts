@@ -10,6 +10,7 @@ import { fillerIn, placeholdersIn } from "./filler.ts";
 import { proseOf, readabilityOf } from "./readability.ts";
 import type { BriefCheck, QualityReport } from "../../../kit/src/rules/quality-report.ts";
 import { truncateWords } from "../../../kit/src/words.ts";
+import { plainlyWrittenIn } from "./language-signs.ts";
 
 /** What the client asked for that the text can be measured against. */
 export interface Brief {
@@ -145,8 +146,11 @@ function headingChecks(headings: Heading[]): BriefCheck[] {
 
 function languageCheck(brief: Brief, prose: string): BriefCheck {
   const target = brief.language;
+  const sample = leadingText(prose, LANGUAGE_SAMPLE);
+  // Prose plainly in the language asked needs no detector (language-signs.ts: where it says so, the detector agrees).
+  if (plainlyWrittenIn(sample, target)) return check("language", true, target, target);
   // The detector's best guess over the opening prose; too little prose gives no guess.
-  const guess = detectAll(leadingText(prose, LANGUAGE_SAMPLE))[0];
+  const guess = detectAll(sample)[0];
   if (!guess) return notMeasured("language", target);
   return check("language", guess.lang === target, guess.lang, target);
 }
