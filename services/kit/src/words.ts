@@ -8,17 +8,13 @@
 // counts what it writes as it writes it.
 const WORDLIKE = /[\p{L}\p{N}]/u;
 
-// Hiragana and katakana (without the middle dot ・), CJK ideographs (extension A, the unified block,
-// compatibility), katakana phonetic extensions and half-width katakana; the supplementary
-// ideographs (U+20000-U+2FFFF) are matched by their high surrogate, one word per pair.
-const isCjkUnit = (c: number) =>
-  (c >= 0x3040 && c <= 0x30ff && c !== 0x30fb) ||
-  (c >= 0x3400 && c <= 0x4dbf) ||
-  (c >= 0x4e00 && c <= 0x9fff) ||
-  (c >= 0xf900 && c <= 0xfaff) ||
-  (c >= 0x31f0 && c <= 0x31ff) ||
-  (c >= 0xff66 && c <= 0xff9f) ||
-  (c >= 0xd840 && c <= 0xd87f);
+/** Hiragana and katakana (without the middle dot ・), katakana phonetic extensions and half-width katakana, by UTF-16 code unit. */
+export const isKana = (c: number) => (c >= 0x3040 && c <= 0x30ff && c !== 0x30fb) || (c >= 0x31f0 && c <= 0x31ff) || (c >= 0xff66 && c <= 0xff9f);
+/** CJK ideographs of the basic plane (extension A, the unified block, compatibility), by UTF-16 code unit. */
+export const isHan = (c: number) => (c >= 0x3400 && c <= 0x4dbf) || (c >= 0x4e00 && c <= 0x9fff) || (c >= 0xf900 && c <= 0xfaff);
+// A word of its own in countWords: kana, an ideograph, or the high surrogate of a supplementary
+// ideograph (U+20000-U+2FFFF), one word per pair. CJK below is the same ranges for regular expressions.
+const isCjkUnit = (c: number) => isKana(c) || isHan(c) || (c >= 0xd840 && c <= 0xd87f);
 const CJK = "\\u3040-\\u30fa\\u30fc-\\u30ff\\u3400-\\u4dbf\\u4e00-\\u9fff\\uf900-\\ufaff\\u31f0-\\u31ff\\uff66-\\uff9f";
 /** A word's piece as `countWords` reads it: one ideograph or kana, or a run of other non-space characters. */
 const PIECE = new RegExp(`[${CJK}]|[\\u{20000}-\\u{2ffff}]|[^\\s${CJK}\\u{20000}-\\u{2ffff}]+`, "gu");

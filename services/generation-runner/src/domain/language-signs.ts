@@ -7,16 +7,19 @@
 // It only ever says yes, and only when the signs are overwhelming; anything less (a text mixing
 // languages, a language outside the ten, a near neighbour such as Catalan, Galician or Dutch) is
 // left to the detector. Its test pins that wherever it says yes, the detector agrees.
+import { isHan, isKana } from "../../../kit/src/words.ts";
 
 /** Commonest words of each Latin-script language of the ten that none of the other five uses as often. */
-const COMMON_WORDS: Record<string, ReadonlySet<string>> = {
-  en: new Set("the and of to is that it for with you are this be your can how what from was have".split(" ")),
-  de: new Set("der die und das ist nicht mit den ein eine sich auf für dem auch wird sind werden oder wie".split(" ")),
-  fr: new Set("les des et est une pour dans du qui pas vous sur au avec sont ce cette plus nous".split(" ")),
-  es: new Set("el los las y más pero sus muy también hay cuando puede sin".split(" ")),
-  it: new Set("di che per non sono della gli è anche più questo dei nel alla delle degli questa molto".split(" ")),
-  pt: new Set("os um uma não em com ao são você pelo pela seu sua isso muito também há".split(" ")),
+const COMMON_WORDS: Record<string, string> = {
+  en: "the and of to is that it for with you are this be your can how what from was have",
+  de: "der die und das ist nicht mit den ein eine sich auf für dem auch wird sind werden oder wie",
+  fr: "les des et est une pour dans du qui pas vous sur au avec sont ce cette plus nous",
+  es: "el los las y más pero sus muy también hay cuando puede sin",
+  it: "di che per non sono della gli è anche più questo dei nel alla delle degli questa molto",
+  pt: "os um uma não em com ao são você pelo pela seu sua isso muito também há",
 };
+/** Each of those words with its language (no word is in two lists). */
+const LANGUAGE_OF_WORD = new Map(Object.entries(COMMON_WORDS).flatMap(([language, words]) => words.split(" ").map((word) => [word, language] as const)));
 /** Share of the words the asked language's common words must make, and how many times any other's. */
 const COMMON_SHARE = 0.1;
 const DOMINANCE = 4;
@@ -44,8 +47,8 @@ function lettersOf(text: string): Letters {
     if ((c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || (c >= 0xc0 && c <= 0x24f && c !== 0xd7 && c !== 0xf7)) counts.latin++;
     else if (c >= 0x400 && c <= 0x4ff) counts.cyrillic++;
     else if ((c >= 0xac00 && c <= 0xd7af) || (c >= 0x1100 && c <= 0x11ff) || (c >= 0x3130 && c <= 0x318f)) counts.hangul++;
-    else if (c >= 0x3040 && c <= 0x30ff && c !== 0x30fb) counts.kana++;
-    else if ((c >= 0x4e00 && c <= 0x9fff) || (c >= 0x3400 && c <= 0x4dbf)) counts.han++;
+    else if (isKana(c)) counts.kana++;
+    else if (isHan(c)) counts.han++;
     else continue;
     counts.all++;
   }
@@ -57,7 +60,8 @@ function plainlyLatin(text: string, language: string): boolean {
   let words = 0;
   for (const [word] of text.toLowerCase().matchAll(/\p{L}+/gu)) {
     words++;
-    for (const [name, common] of Object.entries(COMMON_WORDS)) if (common.has(word)) hits.set(name, (hits.get(name) ?? 0) + 1);
+    const of = LANGUAGE_OF_WORD.get(word);
+    if (of) hits.set(of, (hits.get(of) ?? 0) + 1);
   }
   if (words < MIN_WORDS) return false;
   const ownHits = hits.get(language) ?? 0;
