@@ -45,7 +45,18 @@ export const PROCESS_START_ENV: Partial<Record<keyof ServiceUrls, Record<string,
  * with it off the stack creates 555-570 articles a second instead of 483-522, p99 58-66 ms
  * instead of 67-74, and the P4 peak is about 20 MiB lower (docs/performance-history.md, item 35).
  */
-export const RUNTIME_START_ENV: Record<string, string> = { BUN_JSC_useFTLJIT: "0" };
+export const IMAGE_ENGINE_ENV: Record<string, string> = { BUN_JSC_useFTLJIT: "0" };
+/**
+ * The memory each process's engine sizes its heap by: what a container of the manifests holds
+ * (on Kubernetes each container is given its own memory limit, deploy/k8s/base). Left alone, JSC
+ * sizes its heap's growth by the machine's RAM (24 GiB here, a node's on Kubernetes), and a busy
+ * process keeps garbage for it: with 512 MiB, P4's runner peaks at 246-251 MiB instead of 318-343
+ * and the stack at 812-828 instead of 906-987, creation and the burst unchanged
+ * (docs/performance-history.md, item 49).
+ */
+const PROCESS_MEMORY_BYTES = 512 * 2 ** 20;
+/** The engine settings every process of the local stack starts with (a value in the environment wins). */
+export const RUNTIME_START_ENV: Record<string, string> = { ...IMAGE_ENGINE_ENV, BUN_JSC_forceRAMSize: String(PROCESS_MEMORY_BYTES) };
 const SIMULATOR_ENTRY = "services/model-simulator/src/main.ts";
 const GATEWAY_ENTRY = "gateway/src/main.ts";
 
