@@ -34,8 +34,18 @@ export const SERVICE_ENTRIES: Record<keyof ServiceUrls, string> = {
 // Settings a process reads only when it starts, so they are given at its start; a value in the
 // environment wins. The runner's fetch carries 4,096 requests at once instead of Bun's 256, so its
 // model calls travel on it (services/generation-runner/src/domain/provider-connections.ts).
+// The runner's engine sizes its heap by 512 MiB of RAM (on Kubernetes, its container's memory
+// limit: CONTAINER_SIZED_ENV) rather than the machine's: JSC lets a heap grow in proportion to the
+// RAM it believes it has, and with 1,000 runs in flight the runner held three times its live
+// objects (P4's runner peak 318-343 MiB, 246-256 with it; docs/performance-history.md, item 49).
+// The other processes keep the engine's default: given the same, the webhook path delivered 9%
+// fewer a second (P5) for 40-60 MiB less at P4's peak.
 export const PROCESS_START_ENV: Partial<Record<keyof ServiceUrls, Record<string, string>>> = {
-  generationRunner: { BUN_CONFIG_MAX_HTTP_REQUESTS: "4096" },
+  generationRunner: { BUN_CONFIG_MAX_HTTP_REQUESTS: "4096", BUN_JSC_forceRAMSize: String(512 * 2 ** 20) },
+};
+/** Start settings that the manifests take from the container itself (the Downward API) instead of a fixed value. */
+export const CONTAINER_SIZED_ENV: Record<string, { resourceFieldRef: { resource: string } }> = {
+  BUN_JSC_forceRAMSize: { resourceFieldRef: { resource: "limits.memory" } },
 };
 /**
  * Given to every process at its start (a value in the environment wins), and set in the image
@@ -45,18 +55,7 @@ export const PROCESS_START_ENV: Partial<Record<keyof ServiceUrls, Record<string,
  * with it off the stack creates 555-570 articles a second instead of 483-522, p99 58-66 ms
  * instead of 67-74, and the P4 peak is about 20 MiB lower (docs/performance-history.md, item 35).
  */
-export const IMAGE_ENGINE_ENV: Record<string, string> = { BUN_JSC_useFTLJIT: "0" };
-/**
- * The memory each process's engine sizes its heap by: what a container of the manifests holds
- * (on Kubernetes each container is given its own memory limit, deploy/k8s/base). Left alone, JSC
- * sizes its heap's growth by the machine's RAM (24 GiB here, a node's on Kubernetes), and a busy
- * process keeps garbage for it: with 512 MiB, P4's runner peaks at 246-251 MiB instead of 318-343
- * and the stack at 812-828 instead of 906-987, creation and the burst unchanged
- * (docs/performance-history.md, item 49).
- */
-const PROCESS_MEMORY_BYTES = 512 * 2 ** 20;
-/** The engine settings every process of the local stack starts with (a value in the environment wins). */
-export const RUNTIME_START_ENV: Record<string, string> = { ...IMAGE_ENGINE_ENV, BUN_JSC_forceRAMSize: String(PROCESS_MEMORY_BYTES) };
+export const RUNTIME_START_ENV: Record<string, string> = { BUN_JSC_useFTLJIT: "0" };
 const SIMULATOR_ENTRY = "services/model-simulator/src/main.ts";
 const GATEWAY_ENTRY = "gateway/src/main.ts";
 
