@@ -2,7 +2,7 @@
 // own of PROCESS_START_ENV (deploy/local/stack.ts): read from each running process's own environment.
 import { beforeAll, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
-import { PROCESS_START_ENV, RUNTIME_START_ENV } from "../../deploy/local/stack.ts";
+import { PROCESS_START_ENV, RUNTIME_START_ENV, type ProcessName } from "../../deploy/local/stack.ts";
 import { useStack, type TestStack } from "../harness/stack.ts";
 
 let stack: TestStack;
@@ -26,7 +26,7 @@ test("every process runs with the engine settings the stack gives it", () => {
 });
 
 test("each process runs with its own start settings (the runner's engine sized by 512 MiB of RAM among them)", () => {
-  for (const [name, settings] of Object.entries(PROCESS_START_ENV)) {
+  for (const [name, settings] of Object.entries(PROCESS_START_ENV) as [ProcessName, Record<string, string>][]) {
     const env = environmentOf(stack.processes.get(name)!.pid);
     for (const [key, value] of Object.entries(settings)) expect({ name, [key]: env[key] }).toEqual({ name, [key]: value });
   }
