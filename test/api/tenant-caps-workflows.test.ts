@@ -74,6 +74,11 @@ describe("steps per workflow", () => {
     expect(Object.keys(past.body)).toEqual(["message", "errors"]);
     expect(past.body.errors.article_type[0]).toContain("steps_per_workflow");
     expect(past.body.errors.article_type[0]).toContain("at most 2");
+    // A field the gateway refuses and the full workflow, in one 422.
+    const both = await t.api.post(t.base, stepBody({ step_number: 3, step_name: 42 }));
+    expect(both.status).toBe(422);
+    expect(Object.keys(both.body.errors).sort()).toEqual(["article_type", "step_name"]);
+    expect(both.body.errors.article_type).toEqual(past.body.errors.article_type);
 
     const elsewhere = await t.api.post(t.base, stepBody({ article_type: "other_page", step_number: 3 }));
     expect(elsewhere.status).toBe(201);
@@ -145,6 +150,15 @@ describe("workflows per project", () => {
     const third = await t.api.post(t.base, stepBody({ article_type: "third" }));
     expect(third.status).toBe(422);
     expect(third.body.errors.article_type[0]).toContain("workflows_per_project");
+    // A field the gateway refuses is named with the full project, by POST and by a PATCH moving a step.
+    const both = await t.api.post(t.base, stepBody({ article_type: "third", step_name: 42 }));
+    expect(both.status).toBe(422);
+    expect(Object.keys(both.body.errors).sort()).toEqual(["article_type", "step_name"]);
+    expect(both.body.errors.article_type).toEqual(third.body.errors.article_type);
+    const movedWithBadField = await t.api.patch(`${t.base}/${second.body.data.id}`, { article_type: "third", step_name: 42 });
+    expect(movedWithBadField.status).toBe(422);
+    expect(Object.keys(movedWithBadField.body.errors).sort()).toEqual(["article_type", "step_name"]);
+    expect(movedWithBadField.body.errors.article_type[0]).toContain("workflows_per_project");
     expect((await t.api.post(t.base, stepBody({ article_type: "first", step_number: 2 }))).status).toBe(201);
 
     const moved = await t.api.patch(`${t.base}/${second.body.data.id}`, { article_type: "third" });

@@ -29,7 +29,7 @@ import {
 import { DEFAULT_TIMEOUT_SECONDS, type OutputFormat } from "../../../kit/src/rules/workflow-steps.ts";
 import { pageWindow } from "../../../kit/src/rules/page-window.ts";
 import { preparedPerDatabase } from "../../../kit/src/prepared-statements.ts";
-import { assertRoomForStep, assertRoomForWorkflow, checkCopiedSteps, checkPromptLengths, NO_CAPS, type WorkflowCaps } from "./workflow-caps.ts";
+import { assertRoomForStep, assertRoomForWorkflow, checkCopiedSteps, checkPromptLengths, NO_CAPS, noteRoomForStep, type WorkflowCaps } from "./workflow-caps.ts";
 
 export const STEP_NOT_FOUND = "Workflow step not found.";
 export const FOREIGN_STEPS = "One or more steps do not belong to this project; no step was changed.";
@@ -283,7 +283,10 @@ export async function createStep(db: Db, projectId: number, input: NewStep, opts
   checkStep(errors, fields);
   const caps = opts.caps ?? NO_CAPS;
   checkPromptLengths(errors, caps, fields);
-  if (Object.keys(errors).length > 0 || opts.validateOnly) await noteTakenStepNumber(db, errors, projectId, slug, fields.step_number);
+  if (Object.keys(errors).length > 0 || opts.validateOnly) {
+    await noteTakenStepNumber(db, errors, projectId, slug, fields.step_number);
+    await noteRoomForStep(db, errors, projectId, slug, caps, "article_type");
+  }
   throwIfAny(errors);
   if (opts.validateOnly) return null;
   const step = await inChange(db, async (tx) => {
@@ -319,7 +322,10 @@ export async function updateStep(db: Db, projectId: number, stepId: number, chan
     const caps = opts.caps ?? NO_CAPS;
     checkPromptLengths(errors, caps, fields, current);
     const moving = changes.article_type !== undefined && changes.article_type !== workflow.slug;
-    if (Object.keys(errors).length > 0 || opts.validateOnly) await noteTakenStepNumber(tx, errors, projectId, moving ? changes.article_type! : workflow.slug, fields.step_number, step.id);
+    if (Object.keys(errors).length > 0 || opts.validateOnly) {
+      await noteTakenStepNumber(tx, errors, projectId, moving ? changes.article_type! : workflow.slug, fields.step_number, step.id);
+      if (moving) await noteRoomForStep(tx, errors, projectId, changes.article_type!, caps, "article_type");
+    }
     throwIfAny(errors);
     if (opts.validateOnly) return null;
     // A change that changes nothing is not a change: no new revision, updated_at as it was.

@@ -4,7 +4,7 @@
 // the locks of the change that would pass them (the workflow's row lock, a project lock for new
 // workflows), so concurrent requests on any number of replicas cannot together go past a cap.
 // Only what adds is refused: a workflow already over a cap keeps running, and may shrink.
-import { eq, ne, sql } from "drizzle-orm";
+import { and, eq, ne, sql } from "drizzle-orm";
 import { invalidFields, type FieldErrors } from "../../../kit/src/errors.ts";
 import type { Db } from "../db/client.ts";
 import { workflows, workflowSteps } from "../db/schema.ts";
@@ -50,13 +50,19 @@ export function checkCopiedSteps(errors: FieldErrors, field: string, caps: Workf
   if (problems.length > 0) (errors[field] ??= []).push(...problems);
 }
 
+const workflowFull = (slug: string, steps: number, cap: number) =>
+  `The "${slug}" workflow already has ${steps} steps; this plan allows at most ${cap} in one workflow (steps_per_workflow).`;
+const projectFull = (workflows: number, cap: number) =>
+  `The project already has ${workflows} custom workflows; this plan allows at most ${cap} in one project (workflows_per_project).`;
+
+const stepCount = async (tx: Db, workflowId: number): Promise<number> =>
+  (await tx.select({ steps: sql<number>`count(*)::int` }).from(workflowSteps).where(eq(workflowSteps.workflowId, workflowId)))[0]!.steps;
+
 /** Before a step joins `workflow` (locked by the caller): refused when it already holds the cap. */
 export async function assertRoomForStep(tx: Db, workflow: WorkflowRow, caps: WorkflowCaps, field: string): Promise<void> {
   if (caps.stepsPerWorkflow === Infinity) return;
-  const [{ steps }] = await tx.select({ steps: sql<number>`count(*)::int` }).from(workflowSteps).where(eq(workflowSteps.workflowId, workflow.id));
-  if (steps >= caps.stepsPerWorkflow) {
-    throw invalidFields({ [field]: [`The "${workflow.slug}" workflow already has ${steps} steps; this plan allows at most ${caps.stepsPerWorkflow} in one workflow (steps_per_workflow).`] });
-  }
+  const steps = await stepCount(tx, workflow.id);
+  if (steps >= caps.stepsPerWorkflow) throw invalidFields({ [field]: [workflowFull(workflow.slug, steps, caps.stepsPerWorkflow)] });
 }
 
 /**
@@ -70,9 +76,25 @@ export async function assertRoomForWorkflow(tx: Db, projectId: number, slug: str
   await tx.execute(sql`select pg_advisory_xact_lock(hashtext('workflow_catalog:new-workflow'), hashtext(${String(projectId)}))`);
   // Counted without the type itself: one that appeared while this change waited makes none more.
   const { own, others } = await countWorkflows(tx, projectId, slug);
-  if (own === 0 && others >= caps.workflowsPerProject) {
-    throw invalidFields({ [field]: [`The project already has ${others} custom workflows; this plan allows at most ${caps.workflowsPerProject} in one project (workflows_per_project).`] });
+  if (own === 0 && others >= caps.workflowsPerProject) throw invalidFields({ [field]: [projectFull(others, caps.workflowsPerProject)] });
+}
+
+/**
+ * A step joining the project's workflow `slug`, checked without writing (validate_only, or a
+ * request refused for other fields): a full workflow or a full project joins the other problems
+ * under `field`, so one 422 names them all. Read without the change's locks: the change itself
+ * decides again under them (assertRoomForWorkflow, assertRoomForStep).
+ */
+export async function noteRoomForStep(tx: Db, errors: FieldErrors, projectId: number, slug: string, caps: WorkflowCaps, field: string): Promise<void> {
+  if (errors[field] || (caps.stepsPerWorkflow === Infinity && caps.workflowsPerProject === Infinity)) return;
+  const [existing] = await tx.select({ id: workflows.id }).from(workflows).where(and(eq(workflows.projectId, projectId), eq(workflows.slug, slug)));
+  if (existing) {
+    const steps = caps.stepsPerWorkflow === Infinity ? 0 : await stepCount(tx, existing.id);
+    if (steps >= caps.stepsPerWorkflow) errors[field] = [workflowFull(slug, steps, caps.stepsPerWorkflow)];
+    return;
   }
+  const { others } = await countWorkflows(tx, projectId, slug);
+  if (others >= caps.workflowsPerProject) errors[field] = [projectFull(others, caps.workflowsPerProject)];
 }
 
 async function countWorkflows(tx: Db, projectId: number, slug: string): Promise<{ own: number; others: number }> {
