@@ -37,7 +37,7 @@ export const SERVICE_ENTRIES: Record<keyof ServiceUrls, string> = {
 // The runner's engine sizes its heap by 512 MiB of RAM (on Kubernetes, its container's memory
 // limit: CONTAINER_SIZED_ENV) rather than the machine's: JSC lets a heap grow in proportion to the
 // RAM it believes it has, and with 1,000 runs in flight the runner held three times its live
-// objects (P4's runner peak 318-343 MiB, 246-256 with it; docs/performance-history.md, item 49).
+// objects (P4's runner peak 318-343 MiB, 243-256 with it; docs/performance-history.md, item 49).
 // The other processes keep the engine's default: given the same, the webhook path delivered 9%
 // fewer a second (P5) for 40-60 MiB less at P4's peak.
 export const PROCESS_START_ENV: Partial<Record<keyof ServiceUrls, Record<string, string>>> = {
