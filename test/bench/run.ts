@@ -16,7 +16,7 @@ import type { Stack } from "../../deploy/local/stack.ts";
 import { load, printTable, pssMiB, ratioOf, rssMiB, type Figure } from "./measure.ts";
 import { measureReads } from "./reads.ts";
 import { measureLists } from "./lists.ts";
-import { measureCreation } from "./creation.ts";
+import { HELD_MS, measureCreation, measureCreationAlone } from "./creation.ts";
 import { benchWorkflow } from "./workflows.ts";
 import { measureFleetBurst, measureOrchestration, measureRunnerInFlight } from "./orchestration.ts";
 import { measureWebhookDeliveries } from "./webhooks.ts";
@@ -154,6 +154,8 @@ try {
     const watch = memoryWatch(stack);
     const [creation] = await measureCreation(ctx, echo, floor);
     record({ ...creation, detail: { ...creation.detail, "stack peak RSS MiB": watch.stop().peak } });
+    const held = await benchWorkflow(ctx, "held", [`[[sim:sleep=${HELD_MS}]] [[sim:words=100]] Write about {title}.`]);
+    record(...(await measureCreationAlone(ctx, held)));
   }
   if (wanted("P3")) record(...(await measureOrchestration(ctx)));
   if (wanted("P4")) {
