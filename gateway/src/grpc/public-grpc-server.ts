@@ -14,7 +14,7 @@ import { traceServerInterceptor, tracingEnabled } from "../../../services/kit/sr
 import { addReflection } from "../../../services/kit/src/reflection.ts";
 import { renewCertificates } from "../../../services/kit/src/server.ts";
 import type { ListenerTls } from "../../../services/kit/src/tls.ts";
-import { BOUNDED_COMPRESSIONS, listenerLimits, PUBLIC_DEADLINE_CAP_MS } from "../../../services/kit/src/message-limits.ts";
+import { BOUNDED_COMPRESSIONS, listenerLimits, PUBLIC_DEADLINE_CAP_MS, withDeadlineCap } from "../../../services/kit/src/message-limits.ts";
 import type { GatewayCore } from "../app.ts";
 import { articleService } from "./article-service.ts";
 import { publicCalls, type PublicWorkloads } from "./public-calls.ts";
@@ -70,7 +70,7 @@ export async function startPublicGrpcServer(opts: {
   const interceptors = [answerRequestIds(), ...(tracingEnabled() ? [traceServerInterceptor()] : []), callLog(opts.logger, opts.accessLogSample)];
   // Requests as large as the HTTP API takes (checked, inflated and parsed before the caller's key
   // is); answers as large as a page of 100 articles.
-  const handler = connectNodeAdapter({ routes, interceptors, ...listenerLimits(PUBLIC_DEADLINE_CAP_MS), acceptCompression: BOUNDED_COMPRESSIONS });
+  const handler = withDeadlineCap(connectNodeAdapter({ routes, interceptors, ...listenerLimits(PUBLIC_DEADLINE_CAP_MS), acceptCompression: BOUNDED_COMPRESSIONS }), PUBLIC_DEADLINE_CAP_MS);
   const server = opts.tls ? http2.createSecureServer({ cert: opts.tls.cert, key: opts.tls.key }, handler) : http2.createServer(handler);
   const stopRenewals = opts.tls ? renewCertificates(opts.tls, server as http2.Http2SecureServer, opts.logger) : () => {};
   await new Promise<void>((resolve, reject) => {

@@ -19,7 +19,7 @@ import { authorizeCallers, type ServiceAccess } from "./access-policy.ts";
 import type { CallerVerifier } from "./workload-identity.ts";
 import type { ListenerTls } from "./tls.ts";
 import { callLog } from "./call-log.ts";
-import { BOUNDED_COMPRESSIONS, listenerLimits, REQUEST_MESSAGE_BYTES, SERVICE_DEADLINE_CAP_MS } from "./message-limits.ts";
+import { BOUNDED_COMPRESSIONS, capDeadline, listenerLimits, REQUEST_MESSAGE_BYTES, SERVICE_DEADLINE_CAP_MS, withDeadlineCap } from "./message-limits.ts";
 import { traceServerInterceptor, tracingEnabled } from "./tracing.ts";
 import { settledWithin } from "./deadline.ts";
 
@@ -161,6 +161,7 @@ export async function startServiceServer(opts: ServiceServerOptions): Promise<Se
     // A body without a declared length stops here; one that declares too much never reaches this (unaryFetchHandler).
     maxRequestBodySize: REQUEST_MESSAGE_BYTES + ENVELOPE_BYTES,
     fetch(request) {
+      capDeadline(request.headers, SERVICE_DEADLINE_CAP_MS);
       const url = request.url;
       const start = url.indexOf("/", url.indexOf("//") + 2);
       const query = url.indexOf("?", start);
@@ -170,7 +171,8 @@ export async function startServiceServer(opts: ServiceServerOptions): Promise<Se
   });
   // gRPC last: Kubernetes probes it, so once it answers both listeners are up. Only it carries
   // reflection (grpcurl, grpcui): a bidirectional stream, which HTTP/1.1 cannot carry anyway.
-  const grpcHandler = connectNodeAdapter({ interceptors, ...limits, acceptCompression: BOUNDED_COMPRESSIONS, routes: (router) => { routes(router); addReflection(router); } });
+  const grpcAdapter = connectNodeAdapter({ interceptors, ...limits, acceptCompression: BOUNDED_COMPRESSIONS, routes: (router) => { routes(router); addReflection(router); } });
+  const grpcHandler = withDeadlineCap(grpcAdapter, SERVICE_DEADLINE_CAP_MS);
   const grpc = opts.tls ? http2.createSecureServer({ cert: opts.tls.cert, key: opts.tls.key }, grpcHandler) : http2.createServer(grpcHandler);
   const stopRenewals = opts.tls ? renewCertificates(opts.tls, grpc as http2.Http2SecureServer, opts.logger) : () => {};
   await new Promise<void>((resolve, reject) => {
