@@ -11,6 +11,7 @@ import { createTenant, type Tenant } from "../harness/tenants.ts";
 import { schema, type Db } from "../../services/article-store/src/db/client.ts";
 import { createArticle, getArticleByExternalId, type NewArticle } from "../../services/article-store/src/domain/articles.ts";
 import { cancelArticle, completeGeneration, recordProgress } from "../../services/article-store/src/domain/lifecycle.ts";
+import { claimIdempotencyKey, KEY_LIFETIME_HOURS } from "../../services/article-store/src/domain/idempotency.ts";
 import { articleStoreDatabase, holdGeneration, storedArticle, type GenerationHold } from "./articles-fixtures.ts";
 
 let stack: TestStack;
@@ -75,6 +76,26 @@ describe("article changes made in one statement", () => {
     const replay = await createArticle(db, { ...input, externalId: randomUUID() }, key);
     expect(replay.replayed).toBe(true);
     expect(replay.article.externalId).toBe(input.externalId);
+  });
+
+  test("an idempotency claim in one statement: a new key claims, a live one is joined (concurrent claims share it), another body conflicts, an expired one is claimed afresh", async () => {
+    const accountId = tenant.accountId;
+    const key = `claim-${randomUUID()}`;
+    const claims = await Promise.all(Array.from({ length: 6 }, () => claimIdempotencyKey(db, accountId, { key, requestHash: "h1" })));
+    expect(new Set(claims.map((c) => c.externalId)).size).toBe(1);
+    expect(claims[0]).toMatchObject({ requestHash: "h1", firstResponse: null });
+    expect(await kindOf(claimIdempotencyKey(db, accountId, { key, requestHash: "h2" }))).toBe("conflict");
+
+    // Created under the claim, the key replays the article.
+    const input = newArticle({ externalId: claims[0]!.externalId });
+    const created = await createArticle(db, input, { key, requestHash: "h1" });
+    expect((await claimIdempotencyKey(db, accountId, { key, requestHash: "h1" })).firstResponse).toEqual(created.article);
+
+    // Past its lifetime the key binds the next request, whatever its body.
+    await db.update(schema.idempotencyKeys).set({ createdAt: new Date(Date.now() - (KEY_LIFETIME_HOURS + 1) * 3_600_000) }).where(eq(schema.idempotencyKeys.key, key));
+    const afresh = await claimIdempotencyKey(db, accountId, { key, requestHash: "h2" });
+    expect(afresh).toMatchObject({ requestHash: "h2", firstResponse: null });
+    expect(afresh.externalId).not.toBe(claims[0]!.externalId);
   });
 
   test("progress answers the stored record; a finished article is left as it is, a failed one refuses, an unknown one is not found", async () => {

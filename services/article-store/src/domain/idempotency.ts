@@ -50,31 +50,40 @@ function claimOf(row: KeyRow): IdempotencyClaim {
 }
 
 /**
- * Takes (or joins) the account's claim on the key inside the caller's transaction and locks it.
- * An expired claim is started afresh. A claim bound to another request hash is a conflict.
+ * Takes (or joins) the account's claim on the key and locks it until the caller's transaction
+ * ends. An expired claim is started afresh. A claim bound to another request hash is a conflict.
+ * One statement claims a new key (or an expired one afresh); a live claim is locked by that same
+ * statement without being changed (ON CONFLICT DO UPDATE locks the row its condition passes over)
+ * and read by a second, which sees a claim a concurrent request has just committed.
  */
 export async function lockLiveKey(tx: Db, accountId: number, request: IdempotencyRequest, proposedExternalId: string): Promise<IdempotencyClaim> {
   checkRequest(accountId, request);
-  const match = and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, request.key));
   const fresh = { accountId, key: request.key, requestHash: request.requestHash, externalId: proposedExternalId };
-  await tx.insert(idempotencyKeys).values(fresh).onConflictDoNothing();
-  let [row] = await tx.select().from(idempotencyKeys).where(match).for("update");
-  // The purge removed an expired claim between the two statements: claim afresh.
-  if (!row) [row] = await tx.insert(idempotencyKeys).values(fresh).returning();
-  const [stale] = await tx
-    .update(idempotencyKeys)
-    .set({ requestHash: request.requestHash, externalId: proposedExternalId, articleId: null, firstResponse: null, createdAt: sql`now()` })
-    .where(and(match, expired))
-    .returning();
-  if (stale) row = stale;
-  if (row.requestHash !== request.requestHash) {
-    throw conflict("This Idempotency-Key was already used with a different request body; use a new key for a different request.");
+  for (let attempt = 1; ; attempt++) {
+    let [row] = await tx
+      .insert(idempotencyKeys)
+      .values(fresh)
+      .onConflictDoUpdate({
+        target: [idempotencyKeys.accountId, idempotencyKeys.key],
+        set: { requestHash: fresh.requestHash, externalId: fresh.externalId, articleId: null, firstResponse: null, createdAt: sql`now()` },
+        setWhere: expired,
+      })
+      .returning();
+    [row] = row ? [row] : await tx.select().from(idempotencyKeys).where(and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, request.key)));
+    if (row) {
+      if (row.requestHash !== request.requestHash) {
+        throw conflict("This Idempotency-Key was already used with a different request body; use a new key for a different request.");
+      }
+      return claimOf(row);
+    }
+    // Outside a transaction the purge may remove an expired claim between the two statements: claim again.
+    if (attempt === 3) throw new Error(`idempotency key of account ${accountId}: no claim found after ${attempt} attempts`);
   }
-  return claimOf(row);
 }
 
+/** Claims the key (or finds its live claim) before the cross-service work of a creation. */
 export async function claimIdempotencyKey(db: Db, accountId: number, request: IdempotencyRequest): Promise<IdempotencyClaim> {
-  return db.transaction(async (t) => lockLiveKey(t as unknown as Db, accountId, request, randomUUID()));
+  return lockLiveKey(db, accountId, request, randomUUID());
 }
 
 /** The live claim on a key, if any (a read only: nothing is claimed). */
