@@ -1,7 +1,7 @@
 // `npm run bench:cpu -- get|list|workflows|post`: where one request's CPU goes. Boots the stack, loads one
 // endpoint for 5 s (GET: one completed ~1,000-word article, 32 clients; list: a page of 20 such
 // articles, 32 clients, of BENCH_WORDS words each when set; workflows: a page of a project's 20
-// workflows of three steps, 32 clients; POST: creations on a one-step workflow, 16 clients) and prints each
+// workflows of three steps, 32 clients; POST: creations on a one-step workflow, 16 clients, each with its own Idempotency-Key as P2 sends) and prints each
 // process's CPU per request (from /proc), the load generator's, Postgres's and Redis's, Postgres
 // commits and row changes per request, the calls between processes per request (from each
 // service's metrics), the calls each process answered in over 0.1 s and 0.5 s (from its latency
@@ -113,7 +113,7 @@ try {
       ? await load("GET /v1/projects/{id}/workflows?per_page=20", async () => (await api.get(`/v1/projects/${projectId}/workflows?per_page=20`)).body.data?.length === 20, { concurrency: 32, durationMs: 5000 })
       : mode === "list"
       ? await load("GET /v1/articles?per_page=20", async () => (await api.get("/v1/articles?per_page=20&status=completed")).body.data?.length === 20, { concurrency: 32, durationMs: 5000 })
-      : await load("POST /v1/articles", async () => (await api.post("/v1/articles", body(i++))).status === 201, { concurrency: 16, durationMs: 5000 });
+      : await load("POST /v1/articles", async () => (await api.post("/v1/articles", body(i++), { headers: { "idempotency-key": crypto.randomUUID() } })).status === 201, { concurrency: 16, durationMs: 5000 });
   const self = process.cpuUsage(selfBefore);
   if (strace) {
     strace.kill("SIGINT");

@@ -1,4 +1,4 @@
-// P2: POST /v1/articles from 16 concurrent clients while the created articles generate, every one
+// P2: POST /v1/articles (each with an Idempotency-Key) from 16 concurrent clients while the created articles generate, every one
 // of them followed to completed; and the same load with the articles' generation held (their model
 // calls wait minutes, then the articles are cancelled): creation alone, as where the runners have
 // cores of their own (Kubernetes), beside creation sharing two cores with the work it brings.
@@ -25,15 +25,12 @@ async function createUnderLoad(ctx: BenchContext, articleType: string, seconds: 
   return load(
     "POST /v1/articles",
     async () => {
-      const res = await ctx.api.post("/v1/articles", {
-        project_id: ctx.projectId,
-        title: `Created under load ${i++}`,
-        article_type: articleType,
-        target_word_count: 100,
-        tone: "friendly",
-        point_of_view: "second_person",
-        language: "en",
-      });
+      // Each with its own Idempotency-Key, as a client importing a batch sends it to retry safely.
+      const res = await ctx.api.post(
+        "/v1/articles",
+        { project_id: ctx.projectId, title: `Created under load ${i++}`, article_type: articleType, target_word_count: 100, tone: "friendly", point_of_view: "second_person", language: "en" },
+        { headers: { "idempotency-key": crypto.randomUUID() } },
+      );
       if (res.status === 201) created.push(res.body.data.id);
       return res.status === 201;
     },
