@@ -3,7 +3,7 @@
 // A claim is taken before any cross-service work so that concurrent identical requests share
 // one external_id (the quota reservation's reference too): one article, one reservation.
 import { randomUUID } from "node:crypto";
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, not, sql } from "drizzle-orm";
 import type { Db } from "../db/client.ts";
 import { idempotencyKeys } from "../db/schema.ts";
 import { conflict, throwIfAny } from "../../../kit/src/errors.ts";
@@ -49,18 +49,26 @@ function claimOf(row: KeyRow): IdempotencyClaim {
   return { externalId: row.externalId, requestHash: row.requestHash, firstResponse: row.firstResponse ? reviveArticle(row.firstResponse) : null };
 }
 
+const keyOf = (accountId: number, key: string) => and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, key));
+
+function checkedClaim(row: KeyRow, request: IdempotencyRequest): IdempotencyClaim {
+  if (row.requestHash !== request.requestHash) {
+    throw conflict("This Idempotency-Key was already used with a different request body; use a new key for a different request.");
+  }
+  return claimOf(row);
+}
+
 /**
- * Takes (or joins) the account's claim on the key and locks it until the caller's transaction
- * ends. An expired claim is started afresh. A claim bound to another request hash is a conflict.
- * One statement claims a new key (or an expired one afresh); a live claim is locked by that same
- * statement without being changed (ON CONFLICT DO UPDATE locks the row its condition passes over)
- * and read by a second, which sees a claim a concurrent request has just committed.
+ * Takes (or joins) the account's claim on the key; inside a transaction the claim stays locked
+ * until it ends. An expired claim is started afresh. A claim bound to another request hash is a
+ * conflict. One statement claims a new key (or an expired one afresh); a live claim is locked by
+ * that same statement without being changed (ON CONFLICT DO UPDATE locks the row its condition
+ * passes over) and read by a second, which sees a claim a concurrent request has just committed.
  */
-export async function lockLiveKey(tx: Db, accountId: number, request: IdempotencyRequest, proposedExternalId: string): Promise<IdempotencyClaim> {
-  checkRequest(accountId, request);
+async function claimKey(db: Db, accountId: number, request: IdempotencyRequest, proposedExternalId: string): Promise<IdempotencyClaim> {
   const fresh = { accountId, key: request.key, requestHash: request.requestHash, externalId: proposedExternalId };
   for (let attempt = 1; ; attempt++) {
-    let [row] = await tx
+    let [row] = await db
       .insert(idempotencyKeys)
       .values(fresh)
       .onConflictDoUpdate({
@@ -69,21 +77,32 @@ export async function lockLiveKey(tx: Db, accountId: number, request: Idempotenc
         setWhere: expired,
       })
       .returning();
-    [row] = row ? [row] : await tx.select().from(idempotencyKeys).where(and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, request.key)));
-    if (row) {
-      if (row.requestHash !== request.requestHash) {
-        throw conflict("This Idempotency-Key was already used with a different request body; use a new key for a different request.");
-      }
-      return claimOf(row);
-    }
+    [row] = row ? [row] : await db.select().from(idempotencyKeys).where(keyOf(accountId, request.key));
+    if (row) return checkedClaim(row, request);
     // Outside a transaction the purge may remove an expired claim between the two statements: claim again.
     if (attempt === 3) throw new Error(`idempotency key of account ${accountId}: no claim found after ${attempt} attempts`);
   }
 }
 
+/**
+ * Locks the account's live claim on the key inside the caller's transaction, in one statement
+ * when the creation's request claimed it first (as the gateway does); claims it when there is
+ * none, or only an expired one.
+ */
+export async function lockLiveKey(tx: Db, accountId: number, request: IdempotencyRequest, proposedExternalId: string): Promise<IdempotencyClaim> {
+  checkRequest(accountId, request);
+  const [live] = await tx
+    .select()
+    .from(idempotencyKeys)
+    .where(and(keyOf(accountId, request.key), not(expired)))
+    .for("update");
+  return live ? checkedClaim(live, request) : claimKey(tx, accountId, request, proposedExternalId);
+}
+
 /** Claims the key (or finds its live claim) before the cross-service work of a creation. */
 export async function claimIdempotencyKey(db: Db, accountId: number, request: IdempotencyRequest): Promise<IdempotencyClaim> {
-  return lockLiveKey(db, accountId, request, randomUUID());
+  checkRequest(accountId, request);
+  return claimKey(db, accountId, request, randomUUID());
 }
 
 /** The live claim on a key, if any (a read only: nothing is claimed). */
@@ -92,7 +111,7 @@ export async function findIdempotencyClaim(db: Db, accountId: number, key: strin
   const [row] = await db
     .select()
     .from(idempotencyKeys)
-    .where(and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, key), sql`not (${expired})`));
+    .where(and(keyOf(accountId, key), not(expired)));
   return row ? claimOf(row) : null;
 }
 
@@ -101,7 +120,7 @@ export async function bindArticleToKey(tx: Db, accountId: number, key: string, a
   await tx
     .update(idempotencyKeys)
     .set({ articleId: article.id, firstResponse: article })
-    .where(and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, key)));
+    .where(keyOf(accountId, key));
 }
 
 /** Forgets keys past their lifetime (their articles stay). */
