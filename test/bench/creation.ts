@@ -1,15 +1,15 @@
-// P2: POST /v1/articles (each with an Idempotency-Key) from 16 concurrent clients while the created articles generate, every one
-// of them followed to completed; and the same load with the articles' generation held (their model
-// calls wait minutes, then the articles are cancelled): creation alone, as where the runners have
-// cores of their own (Kubernetes), beside creation sharing two cores with the work it brings.
-// Each timed load follows as long a load of the same kind, whose articles generate into it: a cold
-// stack (code not yet compiled by the JIT's upper tiers in seven processes sharing two cores,
-// connection pools and prepared statements still opening) is not what a service that has been up
-// for a while answers with. Three 10 s passes over one stack read about
-// 320, 390 and 395 created/s, the first with p99 125-137 ms and its slowest requests in its first
-// two seconds, the later ones 77-99 ms; the cold pass's figures are in the detail. Three timed
-// passes follow it back to back; the figure is their median rate with their median p99, each
-// pass in the detail.
+// P2: POST /v1/articles, each with an Idempotency-Key, from 16 concurrent clients while the
+// created articles generate, every one of them followed to completed; and the same load with the
+// articles' generation held (their model calls wait minutes, then the articles are cancelled):
+// creation alone, as where the runners have cores of their own (Kubernetes), beside creation
+// sharing two cores with the work it brings. Each timed load follows as long a load of the same
+// kind, whose articles generate into it: a cold stack (code not yet compiled by the JIT's upper
+// tiers in seven processes sharing two cores, connection pools and prepared statements still
+// opening) is not what a service that has been up for a while answers with. Three 10 s passes over
+// one stack read about 320, 390 and 395 created/s, the first with p99 125-137 ms and its slowest
+// requests in its first two seconds, the later ones 77-99 ms; the cold pass's figures are in the
+// detail. Three timed passes follow it back to back; the figure is their median rate with their
+// median p99, each pass in the detail.
 import type { BenchContext } from "./context.ts";
 import { load, type Figure, type LoadResult } from "./measure.ts";
 import { waitForArticles } from "./workflows.ts";
@@ -76,7 +76,7 @@ export async function measureCreation(ctx: BenchContext, articleType: string, ht
   return [
     {
       id: "P2 create",
-      what: `POST /v1/articles, ${CONCURRENCY} concurrent, one-step workflow generating alongside: the median of ${PASSES} passes of ${ctx.seconds} s (after ${ctx.seconds} s of the same load)`,
+      what: `POST /v1/articles with an Idempotency-Key each, ${CONCURRENCY} concurrent, one-step workflow generating alongside: the median of ${PASSES} passes of ${ctx.seconds} s (after ${ctx.seconds} s of the same load)`,
       value: perSecond,
       unit: "created/s",
       baseline: { what: "HTTP floor: Bun fetch → bare Bun.serve", value: httpFloor.perSecond },
@@ -117,7 +117,7 @@ export async function measureCreationAlone(ctx: BenchContext, heldArticleType: s
   return [
     {
       id: "P2 create alone",
-      what: `POST /v1/articles, ${CONCURRENCY} concurrent, generation held (each article's model call waits ${HELD_MS / 60_000} min; cancelled after): the median of ${PASSES} passes of ${ctx.seconds} s (after ${ctx.seconds} s of the same load)`,
+      what: `POST /v1/articles with an Idempotency-Key each, ${CONCURRENCY} concurrent, generation held (each article's model call waits ${HELD_MS / 60_000} min; cancelled after): the median of ${PASSES} passes of ${ctx.seconds} s (after ${ctx.seconds} s of the same load)`,
       value: perSecond,
       unit: "created/s",
       goal: "≥ 250/s, p99 ≤ 100 ms (medians)",
